@@ -1,0 +1,141 @@
+import './module-paths';
+import { createHttpApp } from '@openbot/api';
+import {
+  ConfigError,
+  createDataSource,
+  migrate,
+  parseConfig,
+  resolveSecrets,
+  type Config,
+  type RuntimeConfig,
+} from '@openbot/openbot';
+import { MIGRATIONS } from '../../../migrations';
+import { openDatabase, type Database } from './database';
+import { lockDataDir } from './instance-lock';
+
+const USAGE = `Usage: openbot <command>
+
+Commands:
+  start     apply pending migrations, then serve (what npm start runs)
+  serve     serve the API; never changes the schema (waits on /readyz until migrated)
+  migrate   apply pending migrations and exit (holds an advisory lock)
+`;
+
+type Cleanup = () => Promise<void> | void;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const command = argv[0];
+  if (command !== 'start' && command !== 'serve' && command !== 'migrate') {
+    process.stdout.write(USAGE);
+    return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  }
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`openbot: invalid configuration: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const cleanups: Cleanup[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const step of cleanups.reverse().splice(0)) await step();
+  };
+  try {
+    if (config.databaseUrl === null) cleanups.push(lockDataDir(config.dataDir));
+    const database = await openDatabase(config, (line) => process.stderr.write(`${line}\n`));
+    if (database.embedded) cleanups.push(() => database.embedded?.stop());
+    if (command === 'migrate' || command === 'start') await runMigrations(database);
+    if (command === 'migrate') {
+      await cleanup();
+      return 0;
+    }
+    return await serve(config, database, cleanups, cleanup);
+  } catch (error) {
+    process.stderr.write(`openbot: ${error instanceof Error ? error.message : String(error)}\n`);
+    await cleanup().catch(() => undefined);
+    return 1;
+  }
+}
+
+async function runMigrations(database: Database): Promise<void> {
+  const dataSource = await createDataSource({ url: database.url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
+  try {
+    const { applied } = await migrate(dataSource);
+    process.stderr.write(applied.length > 0 ? `openbot: applied migrations: ${applied.join(', ')}\n` : 'openbot: schema is up to date\n');
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+async function serve(config: Config, database: Database, cleanups: Cleanup[], cleanup: () => Promise<void>): Promise<number> {
+  const secrets = await resolveSecrets(config);
+  const runtime: RuntimeConfig = { ...config, databaseUrl: database.url, masterKey: secrets.masterKey, adminToken: secrets.adminToken };
+  const app = await createHttpApp({ config: runtime, migrations: MIGRATIONS });
+  cleanups.push(() => app.close());
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  printBanner(config, base, database, secrets);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) {
+        process.stderr.write(`openbot: ${signal} again, exiting now\n`);
+        void Promise.resolve(database.embedded?.stop()).finally(() => resolve(130));
+        return;
+      }
+      stopping = true;
+      process.stderr.write(`openbot: ${signal} received, draining requests and shutting down\n`);
+      const force = setTimeout(() => {
+        process.stderr.write('openbot: shutdown timed out, stopping the database now\n');
+        void Promise.resolve(database.embedded?.stop()).finally(() => resolve(1));
+      }, config.shutdownTimeoutMs + 5_000);
+      force.unref();
+      cleanup().then(
+        () => resolve(0),
+        (error: unknown) => {
+          process.stderr.write(`openbot: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+function printBanner(config: Config, base: string, database: Database, secrets: Awaited<ReturnType<typeof resolveSecrets>>): void {
+  const lines = [
+    '',
+    '  OpenBot is running',
+    `  API       ${base}`,
+    `  Docs      ${base}/docs`,
+    `  Health    ${base}/readyz`,
+    `  Database  ${database.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
+    `  Data dir  ${config.dataDir}`,
+  ];
+  if (!config.production && config.adminToken === null && secrets.adminToken !== null) {
+    lines.push(`  Admin     ${secrets.adminToken}  (stored in ${config.dataDir}/admin-token)`);
+  }
+  if (config.masterKey === null) {
+    lines.push(
+      '',
+      `  WARNING: OPENBOT_MASTER_KEY is unset; sealed records use a development key ${secrets.generatedMasterKey ? 'generated' : 'stored'} in`,
+      `  ${config.dataDir}/master-key. Anyone who reads that file reads every secret. Set OPENBOT_MASTER_KEY in production.`,
+    );
+  }
+  lines.push('', '  Press Ctrl-C to stop.', '');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`openbot: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

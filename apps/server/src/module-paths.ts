@@ -1,0 +1,16 @@
+import Module from 'node:module';
+import { join } from 'node:path';
+
+/**
+ * Resolves the monorepo's `@openbot/<lib>` imports in the compiled output (tsc keeps the
+ * specifiers as written; tsconfig `paths` only informs the compiler). Imported first by main.
+ */
+const distRoot = join(__dirname, '..', '..', '..');
+type Resolve = (request: string, ...rest: unknown[]) => string;
+const moduleWithResolve = Module as unknown as { _resolveFilename: Resolve };
+const original = moduleWithResolve._resolveFilename;
+moduleWithResolve._resolveFilename = function resolveOpenbot(request: string, ...rest: unknown[]): string {
+  const match = /^@openbot\/([a-z-]+)$/.exec(request);
+  const target = match ? join(distRoot, 'libs', match[1]!, 'src', 'index.js') : request;
+  return original.call(this, target, ...rest);
+};

@@ -1,0 +1,56 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { parsePageRequest, type MemberCaller } from '@openbot/domain';
+import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/openbot';
+import { Access, CurrentMember } from '../auth/access.decorator';
+import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiPageQuery } from '../shared-page';
+import { ApiKeyBody, ApiKeyPage, CreateApiKeyRequest, CreatedApiKeyBody, toApiKeyBody } from './api-key.dto';
+
+@ApiTags('api-keys')
+@ApiBearerAuth()
+@Access('member')
+@Controller('v1/api-keys')
+export class ApiKeysController {
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Create an API key acting as the calling member; the secret is shown once' })
+  @ApiCreatedResponse({ type: CreatedApiKeyBody })
+  @ApiErrors(400, 401, 403)
+  async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyBody> {
+    const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt);
+    const key = await this.commands.execute(new CreateApiKey(caller, body.name.trim(), expiresAt));
+    return { ...toApiKeyBody(key), secret: key.secret };
+  }
+
+  @Get()
+  @ApiOperation({
+    summary: 'List API keys, oldest first',
+    description: 'Owners and admins see every key of the organization; members see their own.',
+  })
+  @ApiPageQuery()
+  @ApiOkResponse({ type: ApiKeyPage })
+  @ApiErrors(400, 401, 403)
+  async list(
+    @CurrentMember() caller: MemberCaller,
+    @Query('after') after?: string,
+    @Query('limit') limit?: string,
+  ): Promise<ApiKeyPage> {
+    const page = await this.queries.execute(new ListApiKeys(caller, parsePageRequest(after, limit)));
+    return { data: page.data.map(toApiKeyBody), next: page.next };
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Revoke an API key at once; revoking a revoked key changes nothing' })
+  @ApiOkResponse({ type: ApiKeyBody })
+  @ApiErrors(401, 403, 404)
+  async revoke(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ApiKeyBody> {
+    return toApiKeyBody(await this.commands.execute(new RevokeApiKey(caller, id)));
+  }
+}

@@ -1,0 +1,29 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ApiKeysController } from './api-keys/api-keys.controller';
+import { BearerGuard } from './auth/bearer.guard';
+import { StartupGateGuard } from './auth/startup-gate.guard';
+import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
+import { RouteIndex } from './errors/route-index';
+import { HealthController } from './health/health.controller';
+import { MeController } from './me/me.controller';
+import { OrganizationsController } from './organizations/organizations.controller';
+import { inputValidationPipe } from './validation/input-validation.pipe';
+
+/** The public HTTP API: controllers only dispatch to the command and query buses. */
+@Module({
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController],
+  providers: [
+    { provide: APP_FILTER, useClass: ErrorBoundaryFilter },
+    // Guards run in this order: the startup gate first, then authentication.
+    { provide: APP_GUARD, useClass: StartupGateGuard },
+    { provide: APP_GUARD, useClass: BearerGuard },
+    { provide: APP_PIPE, useFactory: inputValidationPipe },
+  ],
+})
+export class ApiModule {
+  /** `routes` is filled by Fastify's onRoute hook as Nest registers the controllers. */
+  static forRoot(routes: RouteIndex): DynamicModule {
+    return { module: ApiModule, providers: [{ provide: RouteIndex, useValue: routes }] };
+  }
+}

@@ -1,0 +1,37 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** The public error shapes of API.md, as OpenAPI schemas. */
+export class DeclaredErrorBody {
+  @ApiProperty({ description: 'Stable error type name', example: 'ApiKeyNotFound' })
+  type!: string;
+
+  @ApiProperty({ description: 'Human-readable explanation, safe to show' })
+  message!: string;
+}
+
+export class InputIssueBody {
+  @ApiProperty({ description: 'Dotted path of the offending field (`tools.0.name`); empty for the whole body' })
+  path!: string;
+
+  @ApiProperty()
+  message!: string;
+}
+
+export class InvalidInputBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['InvalidInput'] })
+  declare type: string;
+
+  @ApiProperty({ type: [InputIssueBody] })
+  issues!: InputIssueBody[];
+}
+
+export class RequestFailedBody {
+  @ApiProperty({ enum: ['RequestFailed'] })
+  type!: 'RequestFailed';
+
+  @ApiProperty({ enum: ['internal', 'unavailable', 'timeout'] })
+  category!: 'internal' | 'unavailable' | 'timeout';
+
+  @ApiProperty({ description: 'Also sent as the `openbot-error-id` header; names the sealed error record' })
+  errorId!: string;
+}

@@ -1,0 +1,32 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { DeclaredErrorBody, InvalidInputBody, RequestFailedBody } from '../errors/error-bodies';
+
+/** Builds the OpenAPI 3.1 document from the controllers and serves it with Swagger UI. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('OpenBot API')
+    .setDescription(
+      'Headless API of OpenBot, a self-hosted platform for running AI agents durably. ' +
+        'Authenticate with `Authorization: Bearer <API key>`; platform routes take the administrator token. ' +
+        'Errors: declared errors carry `{ type, message }` (400 adds `issues`); server faults answer ' +
+        '`RequestFailed` with `category` and `errorId`, also sent as the `openbot-error-id` header. ' +
+        'Lists are paginated with `?after=&limit=` and answer `{ data, next }`.',
+    )
+    .setVersion('0.1.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (`obk_…`) or the platform admin token' })
+    .build();
+  return SwaggerModule.createDocument(app, config, {
+    extraModels: [DeclaredErrorBody, InvalidInputBody, RequestFailedBody],
+    operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+  });
+}
+
+export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+    customSiteTitle: 'OpenBot API',
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * Typed domain failures. Business code throws these; only the HTTP boundary in libs/api
+ * maps them to status codes and public bodies (ARCH-03, ERR-02).
+ */
+export type FailureKind =
+  | 'invalid-input'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'rate-limited'
+  | 'unavailable';
+
+export interface InputIssue {
+  /** Dotted path of the offending field, e.g. `tools.0.name`; empty for the whole body. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export abstract class DomainFailure extends Error {
+  abstract readonly kind: FailureKind;
+  /** Stable public type name, e.g. `OrganizationNotFound`. */
+  abstract readonly type: string;
+}
+
+export class InvalidInput extends DomainFailure {
+  readonly kind = 'invalid-input';
+  readonly type = 'InvalidInput';
+  constructor(
+    readonly issues: readonly InputIssue[],
+    message = 'The request is not valid.',
+  ) {
+    super(message);
+  }
+}
+
+export class Unauthenticated extends DomainFailure {
+  readonly kind = 'unauthenticated';
+  readonly type = 'Unauthenticated';
+  constructor(message = 'A valid API key is required.') {
+    super(message);
+  }
+}
+
+export class Forbidden extends DomainFailure {
+  readonly kind = 'forbidden';
+  readonly type = 'Forbidden';
+  constructor(message = 'This credential may not perform this action.') {
+    super(message);
+  }
+}
+
+/** `<Resource>NotFound`; also used for malformed IDs and other organizations' resources. */
+export class NotFound extends DomainFailure {
+  readonly kind = 'not-found';
+  readonly type: string;
+  constructor(readonly resource: string) {
+    super(`${resource} not found.`);
+    this.type = `${resource}NotFound`;
+  }
+}
+
+export class Conflict extends DomainFailure {
+  readonly kind = 'conflict';
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class RateLimited extends DomainFailure {
+  readonly kind = 'rate-limited';
+  readonly type = 'RateLimited';
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'Too many requests.',
+  ) {
+    super(message);
+  }
+}
+
+/** A dependency the request needs is not available (database down, startup gate closed). */
+export class Unavailable extends DomainFailure {
+  readonly kind = 'unavailable';
+  readonly type = 'RequestFailed';
+  constructor(message = 'A required service is unavailable.') {
+    super(message);
+  }
+}

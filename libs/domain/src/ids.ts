@@ -1,0 +1,19 @@
+/** Branded identifiers: a MemberId can never be passed where an OrganizationId is expected. */
+declare const brand: unique symbol;
+export type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type OrganizationId = Brand<string, 'OrganizationId'>;
+export type MemberId = Brand<string, 'MemberId'>;
+export type ApiKeyId = Brand<string, 'ApiKeyId'>;
+export type ErrorId = Brand<string, 'ErrorId'>;
+export type SealedRecordId = Brand<string, 'SealedRecordId'>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Resource IDs are UUIDs; anything else is treated as an unknown resource by callers
+ * (a malformed ID answers exactly like a missing one, API.md).
+ */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

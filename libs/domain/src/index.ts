@@ -1,0 +1,6 @@
+export * from './ids';
+export * from './failures';
+export * from './pagination';
+export * from './roles';
+export * from './error-category';
+export * from './caller';

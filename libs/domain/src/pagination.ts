@@ -1,0 +1,51 @@
+import { InvalidInput } from './failures';
+import { isUuid } from './ids';
+
+/** Cursor pagination as API.md fixes it: `?after=&limit=` answering `{ data, next }`. */
+export interface PageRequest {
+  /** Exclusive lower bound: the `next` value of the previous page. */
+  readonly after: string | null;
+  readonly limit: number;
+}
+
+export interface Page<T> {
+  readonly data: readonly T[];
+  readonly next: string | null;
+}
+
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 200;
+
+/**
+ * Parses raw query values. Cursors are the UUIDv7 of the last row, so pages are stable
+ * under concurrent inserts and the order is creation order.
+ */
+export function parsePageRequest(after: unknown, limit: unknown): PageRequest {
+  const issues = [];
+  let parsedLimit = DEFAULT_PAGE_LIMIT;
+  if (limit !== undefined && limit !== '') {
+    const n = typeof limit === 'string' && /^\d+$/.test(limit) ? Number(limit) : NaN;
+    if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_LIMIT) {
+      issues.push({ path: 'limit', message: `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}` });
+    } else {
+      parsedLimit = n;
+    }
+  }
+  let parsedAfter: string | null = null;
+  if (after !== undefined && after !== '') {
+    if (typeof after !== 'string' || !isUuid(after)) {
+      issues.push({ path: 'after', message: 'after must be a cursor returned as next' });
+    } else {
+      parsedAfter = after.toLowerCase();
+    }
+  }
+  if (issues.length > 0) throw new InvalidInput(issues);
+  return { after: parsedAfter, limit: parsedLimit };
+}
+
+/** Builds a page from `limit + 1` fetched rows: the extra row only says a next page exists. */
+export function toPage<T extends { readonly id: string }>(rows: readonly T[], limit: number): Page<T> {
+  const data = rows.slice(0, limit);
+  const next = rows.length > limit && data.length > 0 ? data[data.length - 1]!.id : null;
+  return { data, next };
+}

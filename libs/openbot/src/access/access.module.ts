@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { AuthenticateBearerHandler } from './commands/authenticate-bearer.command';
+
+@Module({ providers: [AuthenticateBearerHandler] })
+export class AccessModule {}

@@ -1,0 +1,173 @@
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+
+/** A configuration value that stops the process at boot; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable}: ${detail}`);
+  }
+}
+
+export interface MasterKey {
+  readonly id: string;
+  readonly key: Buffer;
+}
+
+export interface S3Config {
+  readonly endpoint: string | null;
+  readonly bucket: string;
+  readonly region: string;
+  readonly accessKeyId: string | null;
+  readonly secretAccessKey: string | null;
+  readonly forcePathStyle: boolean;
+}
+
+/** The whole configuration, parsed once at boot (API.md "Configuration"). */
+export interface Config {
+  readonly production: boolean;
+  readonly host: string;
+  readonly port: number;
+  /** null: start the embedded PostgreSQL under `dataDir`. */
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  /** null: generated into the data dir (development) or platform routes disabled (production). */
+  readonly adminToken: string | null;
+  /** null: generated into the data dir in development; refused in production. */
+  readonly masterKey: MasterKey | null;
+  readonly oldMasterKeys: readonly MasterKey[];
+  readonly egressAllow: readonly string[];
+  readonly objectStore: { readonly kind: 'fs' } | ({ readonly kind: 's3' } & S3Config);
+  readonly nodeId: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Largest accepted request body in bytes. */
+  readonly bodyLimit: number;
+  /** How long graceful shutdown waits for in-flight work before giving up, in ms. */
+  readonly shutdownTimeoutMs: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Parses the environment; throws ConfigError for the first invalid variable. */
+export function parseConfig(env: Env, cwd = process.cwd()): Config {
+  const production = env.NODE_ENV === 'production';
+  const databaseUrl = optional(env, 'DATABASE_URL');
+  if (databaseUrl !== null) parseDatabaseUrl(databaseUrl);
+  if (production && databaseUrl === null) {
+    throw new ConfigError('DATABASE_URL', 'is required in production (the embedded PostgreSQL is for development only)');
+  }
+  const masterKey = optional(env, 'OPENBOT_MASTER_KEY');
+  if (production && masterKey === null) {
+    throw new ConfigError('OPENBOT_MASTER_KEY', 'is required in production (generated keys are for development only)');
+  }
+  const adminToken = optional(env, 'OPENBOT_ADMIN_TOKEN');
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new ConfigError('OPENBOT_ADMIN_TOKEN', 'must be at least 16 characters long');
+  }
+  const store = optional(env, 'OBJECT_STORE') ?? 'fs';
+  if (store !== 'fs' && store !== 's3') throw new ConfigError('OBJECT_STORE', `must be "fs" or "s3", not "${store}"`);
+  if (production && store === 'fs') {
+    throw new ConfigError('OBJECT_STORE', 'must be "s3" in production (the fs store is for development only)');
+  }
+  const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return {
+    production,
+    host: optional(env, 'HOST') ?? '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl,
+    dataDir: resolve(cwd, optional(env, 'OPENBOT_DATA_DIR') ?? '.openbot'),
+    adminToken,
+    masterKey: masterKey === null ? null : parseMasterKey('OPENBOT_MASTER_KEY', masterKey),
+    oldMasterKeys: list(env, 'OPENBOT_MASTER_KEYS_OLD').map((k) => parseMasterKey('OPENBOT_MASTER_KEYS_OLD', k)),
+    egressAllow: list(env, 'OPENBOT_EGRESS_ALLOW').map((entry) => parseEgressEntry(entry)),
+    objectStore: store === 'fs' ? { kind: 'fs' } : { kind: 's3', ...parseS3(env) },
+    nodeId: optional(env, 'OPENBOT_NODE_ID') ?? `${hostname()}-${process.pid}`,
+    logLevel: logLevel as Config['logLevel'],
+    bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+}
+
+/** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (API.md). */
+export function parseMasterKey(variable: string, value: string): MasterKey {
+  const colon = value.indexOf(':');
+  const id = colon === -1 ? 'k1' : value.slice(0, colon);
+  const encoded = colon === -1 ? value : value.slice(colon + 1);
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) {
+    throw new ConfigError(variable, 'key ID must be 1-64 characters of letters, digits, ".", "_" or "-"');
+  }
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw new ConfigError(variable, 'key must be base64');
+  const key = Buffer.from(encoded, 'base64');
+  if (key.length !== 32) throw new ConfigError(variable, `key must decode to 32 bytes, not ${key.length}`);
+  return { id, key };
+}
+
+function parseDatabaseUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'is not a URL (expected postgres://user:password@host:port/database)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError('DATABASE_URL', 'must start with postgres:// or postgresql://');
+  }
+}
+
+function parseEgressEntry(entry: string): string {
+  const [address, bits] = entry.split('/');
+  if (bits !== undefined) {
+    const version = isIP(address ?? '');
+    const max = version === 4 ? 32 : 128;
+    if (version === 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
+      throw new ConfigError('OPENBOT_EGRESS_ALLOW', `"${entry}" is not a host or CIDR`);
+    }
+  } else if (!/^[A-Za-z0-9.:-]+$/.test(entry)) {
+    throw new ConfigError('OPENBOT_EGRESS_ALLOW', `"${entry}" is not a host or CIDR`);
+  }
+  return entry;
+}
+
+function parseS3(env: Env): S3Config {
+  const bucket = optional(env, 'S3_BUCKET');
+  if (bucket === null) throw new ConfigError('S3_BUCKET', 'is required when OBJECT_STORE=s3');
+  const forcePathStyle = optional(env, 'S3_FORCE_PATH_STYLE') ?? 'false';
+  if (forcePathStyle !== 'true' && forcePathStyle !== 'false') {
+    throw new ConfigError('S3_FORCE_PATH_STYLE', 'must be "true" or "false"');
+  }
+  return {
+    endpoint: optional(env, 'S3_ENDPOINT'),
+    bucket,
+    region: optional(env, 'S3_REGION') ?? 'us-east-1',
+    accessKeyId: optional(env, 'S3_ACCESS_KEY_ID'),
+    secretAccessKey: optional(env, 'S3_SECRET_ACCESS_KEY'),
+    forcePathStyle: forcePathStyle === 'true',
+  };
+}
+
+function optional(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? null : value;
+}
+
+function list(env: Env, name: string): string[] {
+  const value = optional(env, name);
+  return value === null ? [] : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = optional(env, name);
+  if (value === null) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return Number(value);
+}

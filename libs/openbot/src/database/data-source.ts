@@ -1,0 +1,33 @@
+import { DataSource, type MigrationInterface } from 'typeorm';
+import { ENTITIES } from './entities';
+
+export interface DataSourceOptions {
+  readonly url: string;
+  readonly migrations?: ReadonlyArray<new () => MigrationInterface>;
+  readonly poolSize?: number;
+  readonly applicationName?: string;
+}
+
+/**
+ * The one DataSource shape used by the server, the migrate command, ormconfig.ts and tests.
+ * It never synchronizes the schema: only migrations change it (MIG-01).
+ */
+export function createDataSource(options: DataSourceOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    entities: [...ENTITIES],
+    migrations: [...(options.migrations ?? [])],
+    migrationsTableName: 'typeorm_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    poolSize: options.poolSize ?? 10,
+    applicationName: options.applicationName ?? 'openbot',
+    extra: {
+      // A request that needs the database answers 503 quickly instead of hanging (API.md).
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+    },
+  });
+}

@@ -1,0 +1,27 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { SealedRecordEntity } from '../../sealing/storage/sealed-record.entity';
+
+/** A server fault: its public face (ID, category) in clear, its full cause in a sealed record (ERR-01). */
+@Entity({ name: 'error_records' })
+export class ErrorRecordEntity {
+  @PrimaryColumn('uuid', { primaryKeyConstraintName: 'error_records_pkey' })
+  id!: string;
+
+  @Column('text')
+  category!: string;
+
+  /** Where it happened, e.g. `http POST /v1/organizations`; never user input. */
+  @Column('text')
+  origin!: string;
+
+  @Index('error_records_cause_id_idx')
+  @Column('uuid', { name: 'cause_id' })
+  causeId!: string;
+
+  @ManyToOne(() => SealedRecordEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'cause_id', foreignKeyConstraintName: 'error_records_cause_id_fkey' })
+  cause?: SealedRecordEntity;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}

@@ -1,0 +1,44 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { StartupGate } from '../startup-gate';
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly database: 'up' | 'down';
+  readonly gate: 'open' | 'closed';
+  readonly pendingMigrations: readonly string[];
+}
+
+/** `/readyz` answers within 1 second whatever the database does (API.md). */
+const DATABASE_PROBE_MS = 900;
+
+export class CheckReadiness extends Query<Readiness> {}
+
+@QueryHandler(CheckReadiness)
+export class CheckReadinessHandler implements IQueryHandler<CheckReadiness> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(StartupGate) private readonly gate: StartupGate,
+  ) {}
+
+  async execute(): Promise<Readiness> {
+    const database = (await this.probe()) ? 'up' : 'down';
+    const gate = database === 'up' && (await this.gate.check()) ? 'open' : 'closed';
+    return { ready: database === 'up' && gate === 'open', database, gate, pendingMigrations: this.gate.pendingMigrations };
+  }
+
+  private async probe(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_PROBE_MS)));
+    const query = this.dataSource.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([query, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

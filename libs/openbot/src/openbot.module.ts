@@ -1,0 +1,48 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import type { MigrationInterface } from 'typeorm';
+import { AccessModule } from './access/access.module';
+import { ApiKeysModule } from './api-keys/api-keys.module';
+import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
+import { DatabaseModule } from './database/database.module';
+import { ErrorsModule } from './errors/errors.module';
+import { HealthModule } from './health/health.module';
+import { OrganizationsModule } from './organizations/organizations.module';
+import { SealingModule } from './sealing/sealing.module';
+
+@Global()
+@Module({})
+class ConfigModule {
+  static forRoot(config: RuntimeConfig): DynamicModule {
+    return {
+      module: ConfigModule,
+      providers: [{ provide: RUNTIME_CONFIG, useValue: config }],
+      exports: [RUNTIME_CONFIG],
+    };
+  }
+}
+
+/** Every feature module of the product, composed for one node. */
+@Module({})
+export class OpenbotModule {
+  static forRoot(options: {
+    readonly config: RuntimeConfig;
+    readonly migrations: ReadonlyArray<new () => MigrationInterface>;
+  }): DynamicModule {
+    return {
+      module: OpenbotModule,
+      imports: [
+        ConfigModule.forRoot(options.config),
+        CqrsModule.forRoot(),
+        DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
+        SealingModule,
+        HealthModule,
+        ErrorsModule,
+        AccessModule,
+        OrganizationsModule,
+        ApiKeysModule,
+      ],
+      exports: [CqrsModule, ConfigModule],
+    };
+  }
+}

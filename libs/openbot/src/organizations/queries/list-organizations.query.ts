@@ -1,0 +1,35 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import { toPage, type OrganizationId, type Page, type PageRequest, type PlatformAdmin } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+
+export interface OrganizationView {
+  readonly id: OrganizationId;
+  readonly name: string;
+  readonly createdAt: Date;
+}
+
+/** Platform administrators list every organization, oldest first. */
+export class ListOrganizations extends Query<Page<OrganizationView>> {
+  constructor(
+    readonly caller: PlatformAdmin,
+    readonly page: PageRequest,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(ListOrganizations)
+export class ListOrganizationsHandler implements IQueryHandler<ListOrganizations> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ page }: ListOrganizations): Promise<Page<OrganizationView>> {
+    const rows = (await this.dataSource.query(
+      `SELECT id, name, created_at AS "createdAt" FROM organizations
+        WHERE $1::uuid IS NULL OR id > $1::uuid
+        ORDER BY id LIMIT $2`,
+      [page.after, page.limit + 1],
+    )) as OrganizationView[];
+    return toPage(rows, page.limit);
+  }
+}

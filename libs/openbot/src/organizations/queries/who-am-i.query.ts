@@ -1,0 +1,42 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type { ApiKeyId, Caller, MemberId, MemberRole, OrganizationId } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+
+export type WhoAmI =
+  | { readonly kind: 'platform-admin' }
+  | {
+      readonly kind: 'member';
+      readonly organization: { readonly id: OrganizationId; readonly name: string };
+      readonly member: { readonly id: MemberId; readonly role: MemberRole };
+      readonly apiKey: { readonly id: ApiKeyId; readonly name: string } | null;
+    };
+
+/** `GET /v1/me`: the caller's organization, member and credential. */
+export class GetWhoAmI extends Query<WhoAmI> {
+  constructor(readonly caller: Caller) {
+    super();
+  }
+}
+
+@QueryHandler(GetWhoAmI)
+export class GetWhoAmIHandler implements IQueryHandler<GetWhoAmI> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller }: GetWhoAmI): Promise<WhoAmI> {
+    if (caller.kind === 'platform-admin') return { kind: 'platform-admin' };
+    const [row] = (await this.dataSource.query(
+      `SELECT o.name AS "organizationName", k.name AS "keyName"
+         FROM organizations o
+         LEFT JOIN api_keys k ON k.id = $2::uuid AND k.organization_id = o.id
+        WHERE o.id = $1`,
+      [caller.organizationId, caller.apiKeyId],
+    )) as Array<{ organizationName: string; keyName: string | null }>;
+    return {
+      kind: 'member',
+      organization: { id: caller.organizationId, name: row?.organizationName ?? '' },
+      member: { id: caller.memberId, role: caller.role },
+      apiKey: caller.apiKeyId !== null && row?.keyName != null ? { id: caller.apiKeyId, name: row.keyName } : null,
+    };
+  }
+}

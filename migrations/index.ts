@@ -1,0 +1,5 @@
+import type { MigrationInterface } from 'typeorm';
+import { Baseline1764500000000 } from './1764500000000-baseline';
+
+/** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
+export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [Baseline1764500000000];
