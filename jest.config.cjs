@@ -1,0 +1,21 @@
+/**
+ * One run, three tiers (ARCHITECTURE.md "Test layers"): unit specs next to the code in libs/,
+ * integration and e2e specs in test/ on a real PostgreSQL, system specs spawning real processes.
+ * ts-jest only transpiles (type errors are caught by `npm run build`, which `npm test` runs first).
+ */
+module.exports = {
+  rootDir: '.',
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
+  moduleNameMapper: {
+    '^@openbot/(.*)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.toolchain/'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
+};

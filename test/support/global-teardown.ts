@@ -1,0 +1,5 @@
+import type { EmbeddedPostgres } from '../../libs/openbot/src/database/embedded-postgres';
+
+export default async function globalTeardown(): Promise<void> {
+  await (globalThis as { __openbotTestCluster?: EmbeddedPostgres }).__openbotTestCluster?.stop();
+}
