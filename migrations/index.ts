@@ -1,5 +1,6 @@
 import type { MigrationInterface } from 'typeorm';
 import { Baseline1764500000000 } from './1764500000000-baseline';
+import { Engine1764600000000 } from './1764600000000-engine';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
-export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [Baseline1764500000000];
+export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [Baseline1764500000000, Engine1764600000000];

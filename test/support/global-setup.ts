@@ -1,3 +1,4 @@
+import './register-aliases';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ExecutionsController } from './executions/executions.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
@@ -12,9 +13,10 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController],
   providers: [
-    { provide: APP_FILTER, useClass: ErrorBoundaryFilter },
+    ErrorBoundaryFilter,
+    { provide: APP_FILTER, useExisting: ErrorBoundaryFilter },
     // Guards run in this order: the startup gate first, then authentication.
     { provide: APP_GUARD, useClass: StartupGateGuard },
     { provide: APP_GUARD, useClass: BearerGuard },

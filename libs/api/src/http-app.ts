@@ -1,18 +1,18 @@
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { newId, OpenbotModule, type RuntimeConfig } from '@openbot/openbot';
+import { newId } from '@openbot/domain';
+import { OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DestinationStream } from 'pino';
-import type { MigrationInterface } from 'typeorm';
 import { ApiModule } from './api.module';
 import { RouteIndex } from './errors/route-index';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi';
 
 export interface HttpAppOptions {
   readonly config: RuntimeConfig;
-  readonly migrations: ReadonlyArray<new () => MigrationInterface>;
+  readonly migrations: ReadonlyArray<MigrationClass>;
   /** Where JSON log lines go (default: stdout). Tests capture them here. */
   readonly logDestination?: DestinationStream;
   /** Extra modules composed into the app (tests add probe controllers). */

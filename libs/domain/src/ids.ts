@@ -17,3 +17,5 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
+export type ExecutionId = Brand<string, 'ExecutionId'>;
+export type ServiceId = Brand<string, 'ServiceId'>;

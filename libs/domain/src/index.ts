@@ -4,3 +4,5 @@ export * from './pagination';
 export * from './roles';
 export * from './error-category';
 export * from './caller';
+export * from './execution-state';
+export * from './new-id';

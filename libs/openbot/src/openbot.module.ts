@@ -5,7 +5,9 @@ import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
+import { EngineModule } from './engine/engine.module';
 import { ErrorsModule } from './errors/errors.module';
+import { ExecutionsModule } from './executions/executions.module';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -41,6 +43,8 @@ export class OpenbotModule {
         AccessModule,
         OrganizationsModule,
         ApiKeysModule,
+        EngineModule,
+        ExecutionsModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

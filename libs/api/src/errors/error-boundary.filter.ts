@@ -1,7 +1,7 @@
-import { Catch, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Injectable, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import type { ErrorId } from '@openbot/domain';
-import { newId, RecordFailure } from '@openbot/openbot';
+import { newId, type ErrorCategory, type ErrorId } from '@openbot/domain';
+import { RecordFailure } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { classifyError } from './classify-error';
 import { declared, type PublicError } from './public-error';
@@ -17,6 +17,7 @@ const RECORD_WAIT_WHEN_UNAVAILABLE_MS = 1_000;
  * other fault answers RequestFailed with a category and an error ID; its full cause goes into
  * a sealed error record and never into the ordinary log, which only gets the ID.
  */
+@Injectable()
 @Catch()
 export class ErrorBoundaryFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorBoundary');
@@ -49,14 +50,25 @@ export class ErrorBoundaryFilter implements ExceptionFilter {
       await reply.status(decision.status).send(decision.body);
       return;
     }
+    const body = await this.recordFault(decision, `http ${request.method} ${request.routeOptions.url ?? 'unmatched'}`, request.id);
+    await reply.status(decision.status).header(ERROR_ID_HEADER, body.errorId).send(body);
+  }
+
+  /**
+   * Records a server fault (sealed cause + error record) and answers its public body. Used by
+   * this filter and by streams that already started, which send the body as an `error` event (ERR-03).
+   */
+  async recordFault(
+    fault: unknown,
+    origin: string,
+    reqId?: unknown,
+  ): Promise<{ type: 'RequestFailed'; category: ErrorCategory; errorId: ErrorId }> {
+    const decision = isFaultDecision(fault) ? fault : classifyError(fault);
+    const category = decision.kind === 'fault' ? decision.category : 'internal';
     const errorId = newId<ErrorId>();
-    const origin = `http ${request.method} ${request.routeOptions.url ?? 'unmatched'}`;
-    await this.record(errorId, decision, origin);
-    this.logger.error({ errorId, category: decision.category, origin, reqId: request.id }, 'request failed');
-    await reply
-      .status(decision.status)
-      .header(ERROR_ID_HEADER, errorId)
-      .send({ type: 'RequestFailed', category: decision.category, errorId });
+    await this.record(errorId, decision.kind === 'fault' ? decision : { kind: 'fault', status: 500, category, cause: fault }, origin);
+    this.logger.error({ errorId, category, origin, reqId }, 'request failed');
+    return { type: 'RequestFailed', category, errorId };
   }
 
   private async record(errorId: ErrorId, decision: Extract<PublicError, { kind: 'fault' }>, origin: string): Promise<void> {
@@ -65,8 +77,8 @@ export class ErrorBoundaryFilter implements ExceptionFilter {
       if (decision.category === 'unavailable') {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), RECORD_WAIT_WHEN_UNAVAILABLE_MS)));
-        const outcome = await Promise.race([saving, timeout]);
-        clearTimeout(timer);
+        // A rejected save must clear the timer too, or it holds the event loop (shutdown, test workers).
+        const outcome = await Promise.race([saving, timeout]).finally(() => clearTimeout(timer));
         if (outcome === 'timeout') {
           saving.catch(() => this.logger.warn({ errorId }, 'error record could not be saved (database unavailable)'));
         }
@@ -78,4 +90,8 @@ export class ErrorBoundaryFilter implements ExceptionFilter {
       this.logger.warn({ errorId }, 'error record could not be saved');
     }
   }
+}
+
+function isFaultDecision(value: unknown): value is Extract<PublicError, { kind: 'fault' }> {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'fault' && 'cause' in value;
 }

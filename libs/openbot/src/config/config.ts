@@ -47,6 +47,8 @@ export interface Config {
   readonly bodyLimit: number;
   /** How long graceful shutdown waits for in-flight work before giving up, in ms. */
   readonly shutdownTimeoutMs: number;
+  /** Execution lease length in seconds: a dead node's work is taken over after about this long. */
+  readonly leaseSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -93,6 +95,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     logLevel: logLevel as Config['logLevel'],
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
   };
 }
 
@@ -123,11 +126,11 @@ function parseDatabaseUrl(value: string): void {
 }
 
 function parseEgressEntry(entry: string): string {
-  const [address, bits] = entry.split('/');
+  const [address, bits, ...rest] = entry.split('/');
   if (bits !== undefined) {
     const version = isIP(address ?? '');
     const max = version === 4 ? 32 : 128;
-    if (version === 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
+    if (version === 0 || rest.length > 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
       throw new ConfigError('OPENBOT_EGRESS_ALLOW', `"${entry}" is not a host or CIDR`);
     }
   } else if (!/^[A-Za-z0-9.:-]+$/.test(entry)) {

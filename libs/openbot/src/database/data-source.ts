@@ -1,6 +1,9 @@
 import { DataSource, type MigrationInterface } from 'typeorm';
 import { ENTITIES } from './entities';
 
+/** A TypeORM migration class, as handed to createDataSource and OpenbotModule.forRoot. */
+export type MigrationClass = new () => MigrationInterface;
+
 export interface DataSourceOptions {
   readonly url: string;
   readonly migrations?: ReadonlyArray<new () => MigrationInterface>;

@@ -1,3 +1,4 @@
+import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
@@ -5,4 +6,11 @@ import { OrganizationEntity } from '../organizations/storage/organization.entity
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
-export const ENTITIES = [SealedRecordEntity, ErrorRecordEntity, OrganizationEntity, MemberEntity, ApiKeyEntity] as const;
+export const ENTITIES = [
+  SealedRecordEntity,
+  ErrorRecordEntity,
+  OrganizationEntity,
+  MemberEntity,
+  ApiKeyEntity,
+  ...ENGINE_ENTITIES,
+] as const;

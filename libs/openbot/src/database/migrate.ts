@@ -1,3 +1,5 @@
+import { ADVANCE_QUEUE } from '@openbot/engine';
+import { PgBoss } from 'pg-boss';
 import type { DataSource } from 'typeorm';
 
 /** Any fixed 64-bit number; every node running `openbot migrate` takes the same lock. */
@@ -18,6 +20,7 @@ export async function migrate(dataSource: DataSource): Promise<MigrationResult> 
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
+      await installQueues(connectionString(dataSource));
       return { applied: applied.map((m) => m.name) };
     } finally {
       await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]);
@@ -36,8 +39,33 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
   const [{ table }] = (await dataSource.query(`SELECT to_regclass('typeorm_migrations')::text AS "table"`)) as [
     { table: string | null },
   ];
-  if (table === null) return known;
+  const [{ boss }] = (await dataSource.query(`SELECT to_regclass('pgboss.version')::text AS "boss"`)) as [{ boss: string | null }];
+  const queues = boss === null ? ['pg-boss schema'] : [];
+  if (table === null) return [...known, ...queues];
   const rows = (await dataSource.query('SELECT name FROM typeorm_migrations')) as Array<{ name: string }>;
   const applied = new Set(rows.map((r) => r.name));
-  return known.filter((name) => !applied.has(name));
+  return [...known.filter((name) => !applied.has(name)), ...queues];
+}
+
+/**
+ * pg-boss keeps its jobs in its own schema; installing or upgrading it and creating the
+ * engine's queue is DDL, so it happens here and never in `openbot serve` (MIG-01).
+ */
+async function installQueues(url: string): Promise<void> {
+  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  try {
+    if ((await boss.getQueue(ADVANCE_QUEUE)) === null) {
+      await boss.createQueue(ADVANCE_QUEUE, { retryLimit: 5, retryDelay: 1, retryBackoff: true });
+    }
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
+function connectionString(dataSource: DataSource): string {
+  const url = (dataSource.options as { url?: string }).url;
+  if (url === undefined) throw new Error('the DataSource has no url');
+  return url;
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SealedRecordId } from '@openbot/domain';
 import { DataSource, type EntityManager } from 'typeorm';
-import { newId } from '../shared/ids';
+import { newId } from '@openbot/domain';
 import { Sealer } from './sealer';
 import { SealedRecordEntity } from './storage/sealed-record.entity';
 
@@ -35,6 +35,7 @@ export class SealedRecords {
   }
 }
 
-function associatedData(id: string, purpose: string): string {
+/** Binds an envelope to its row and purpose: a moved envelope fails to open. */
+export function associatedData(id: string, purpose: string): string {
   return `openbot.sealed.v1:${id}:${purpose}`;
 }

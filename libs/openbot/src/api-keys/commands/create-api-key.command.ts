@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { InvalidInput, type ApiKeyId, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
-import { newId } from '../../shared/ids';
+import { newId } from '@openbot/domain';
 import { generateSecret, hashSecret } from '../api-key-secret';
 import type { ApiKeyView } from '../api-key-view';
 import { ApiKeyEntity } from '../storage/api-key.entity';

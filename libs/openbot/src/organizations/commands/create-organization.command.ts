@@ -4,7 +4,7 @@ import type { ApiKeyId, MemberId, OrganizationId } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
 import { ApiKeyEntity } from '../../api-keys/storage/api-key.entity';
-import { newId } from '../../shared/ids';
+import { newId } from '@openbot/domain';
 import { MemberEntity } from '../storage/member.entity';
 import { OrganizationEntity } from '../storage/organization.entity';
 

@@ -1,0 +1,81 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { EXECUTION_STATES } from '@openbot/domain';
+import { IsIn, IsObject, IsOptional } from 'class-validator';
+
+export class ResourceRefBody {
+  @ApiProperty({ example: 'turn' })
+  type!: string;
+
+  @ApiProperty()
+  id!: string;
+}
+
+export class ExecutionBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ description: 'The workflow that runs it, e.g. `turn`' })
+  kind!: string;
+
+  @ApiProperty({ enum: EXECUTION_STATES })
+  state!: string;
+
+  @ApiProperty({ description: 'The number of the current owner; each takeover adds one' })
+  generation!: number;
+
+  @ApiProperty({ type: ResourceRefBody, nullable: true })
+  resource!: ResourceRefBody | null;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
+  errorId?: string;
+
+  @ApiPropertyOptional({ enum: ['internal', 'unavailable', 'timeout'] })
+  category?: string;
+}
+
+export class ExecutionStateBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ enum: EXECUTION_STATES })
+  state!: string;
+}
+
+export class DecisionRequest {
+  @ApiProperty({ enum: ['succeeded', 'failed', 'stop'] })
+  @IsIn(['succeeded', 'failed', 'stop'])
+  decision!: 'succeeded' | 'failed' | 'stop';
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'With `succeeded`: the result of the lost call' })
+  @IsOptional()
+  @IsObject()
+  result?: Record<string, unknown>;
+}
+
+export class ExecutionEventBody {
+  @ApiProperty({ description: 'Starts at 1 and rises by exactly 1 within an execution' })
+  seq!: number;
+
+  @ApiProperty({ example: 'execution.ended' })
+  type!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  at!: string;
+
+  @ApiPropertyOptional()
+  step?: number;
+
+  @ApiPropertyOptional()
+  attempt?: number;
+}
+
+export class EventPageBody {
+  @ApiProperty({ type: [ExecutionEventBody], description: 'Events after `after`, oldest first; each may carry more fields by type' })
+  events!: ExecutionEventBody[];
+
+  @ApiProperty({ description: 'Pass as `after` next time' })
+  next!: number;
+
+  @ApiProperty({ description: 'True once the final event (`execution.ended`) has been returned' })
+  ended!: boolean;
+}

@@ -1,0 +1,190 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { InvalidInput, type MemberCaller } from '@openbot/domain';
+import type { ExecutionEvent, Json } from '@openbot/engine';
+import { CancelExecution, DecideExecution, GetExecution, ObserveExecution } from '@openbot/openbot';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentMember } from '../auth/access.decorator';
+import { ApiErrors } from '../errors/api-errors.decorator';
+import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
+import { formatSse, writeChunk } from './event-stream';
+import { DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody } from './execution.dto';
+
+const KEEPALIVE_MS = 15_000;
+const MAX_WAIT_SECONDS = 30;
+const MAX_EVENTS_PER_POLL = 500;
+
+@ApiTags('executions')
+@ApiBearerAuth()
+@Controller('v1/executions')
+export class ExecutionsController {
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(ErrorBoundaryFilter) private readonly boundary: ErrorBoundaryFilter,
+  ) {}
+
+  @Get(':id')
+  @ApiOperation({ summary: 'An execution: its state, generation and the resource it belongs to' })
+  @ApiOkResponse({ type: ExecutionBody })
+  @ApiErrors(401, 403, 404)
+  async get(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ExecutionBody> {
+    const e = await this.queries.execute(new GetExecution(caller, id));
+    return {
+      id: e.id,
+      kind: e.kind,
+      state: e.state,
+      generation: e.generation,
+      resource: e.resource === null ? null : { type: e.resource.type, id: e.resource.id },
+      ...(e.errorId !== null ? { errorId: e.errorId } : {}),
+      ...(e.category !== null ? { category: e.category } : {}),
+    };
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Request cancellation',
+    description: 'Enters `cancelling` unless the execution is final (then nothing changes and its state is answered). ' +
+      'Cancelling does not claim the outside action stopped; the execution ends `cancelled` once its resources are released.',
+  })
+  @ApiResponse({ status: 202, type: ExecutionStateBody })
+  @ApiErrors(401, 403, 404)
+  async cancel(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ExecutionStateBody> {
+    return this.commands.execute(new CancelExecution(caller, id));
+  }
+
+  @Post(':id/decision')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Resolve an execution waiting in outcome_unknown',
+    description: '`succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state.',
+  })
+  @ApiResponse({ status: 202, type: ExecutionStateBody })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async decide(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: DecisionRequest): Promise<ExecutionStateBody> {
+    return this.commands.execute(new DecideExecution(caller, id, body.decision, body.result as Json | undefined));
+  }
+
+  @Get(':id/events')
+  @ApiOperation({
+    summary: 'Read the event log: Server-Sent Events or JSON long poll',
+    description:
+      'With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); ' +
+      'the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event ' +
+      'after `after` exists, or after `wait` seconds (at most 30) with none. Closing a stream never cancels the execution.',
+  })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
+  @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 } })
+  @ApiHeader({ name: 'Last-Event-ID', required: false })
+  @ApiOkResponse({ type: EventPageBody })
+  @ApiErrors(400, 401, 403, 404)
+  async events(
+    @CurrentMember() caller: MemberCaller,
+    @Param('id') id: string,
+    @Headers('accept') accept: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Query('after') afterQuery: string | undefined,
+    @Query('wait') waitQuery: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<EventPageBody | undefined> {
+    const sse = (accept ?? '').includes('text/event-stream');
+    const after = parseCursor(sse && lastEventId !== undefined && lastEventId !== '' ? lastEventId : afterQuery, sse && lastEventId ? 'Last-Event-ID' : 'after');
+    if (sse) {
+      await this.stream(caller, id, after, request, reply);
+      return undefined;
+    }
+    const wait = parseWait(waitQuery);
+    return this.longPoll(caller, id, after, wait, request);
+  }
+
+  private async longPoll(caller: MemberCaller, id: string, after: number, wait: number, request: FastifyRequest): Promise<EventPageBody> {
+    const closed = new AbortController();
+    request.raw.once('close', () => closed.abort());
+    const events: ExecutionEvent[] = [];
+    const available = await this.queries.execute(new ObserveExecution(caller, id, after, closed.signal, false));
+    for await (const event of available) {
+      events.push(event);
+      if (events.length >= MAX_EVENTS_PER_POLL) break;
+    }
+    if (events.length === 0 && wait > 0) {
+      const waiting = AbortSignal.any([closed.signal, AbortSignal.timeout(wait * 1000)]);
+      const follow = await this.queries.execute(new ObserveExecution(caller, id, after, waiting, true));
+      for await (const event of follow) {
+        events.push(event);
+        break;
+      }
+      if (events.length > 0) {
+        const rest = await this.queries.execute(new ObserveExecution(caller, id, events[0]!.seq, closed.signal, false));
+        for await (const event of rest) {
+          events.push(event);
+          if (events.length >= MAX_EVENTS_PER_POLL) break;
+        }
+      }
+    }
+    const last = events.at(-1);
+    return {
+      events: events as unknown as EventPageBody['events'],
+      next: last?.seq ?? after,
+      ended: events.some((e) => e.type === 'execution.ended'),
+    };
+  }
+
+  /**
+   * SSE (EVT-03, ERR-03, RES-03): access is checked before the first byte, so refusals are
+   * ordinary JSON errors; after that a fault is sent as one `error` event with the RequestFailed
+   * fields, and the stream closes. A client closing the stream only stops the reading.
+   */
+  private async stream(caller: MemberCaller, id: string, after: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const closed = new AbortController();
+    const events = await this.queries.execute(new ObserveExecution(caller, id, after, closed.signal, true));
+    reply.hijack();
+    const raw = reply.raw;
+    raw.on('close', () => closed.abort());
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      ...(typeof request.id === 'string' ? { 'x-request-id': request.id } : {}),
+    });
+    raw.flushHeaders();
+    const keepalive = setInterval(() => {
+      if (!raw.destroyed) raw.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+    try {
+      await writeChunk(raw, ': connected\n\n');
+      for await (const event of events) await writeChunk(raw, formatSse(event));
+    } catch (error) {
+      if (!closed.signal.aborted && !raw.destroyed) {
+        try {
+          const failure = await this.boundary.recordFault(error, `sse GET /v1/executions/:id/events`);
+          await writeChunk(raw, `event: error\ndata: ${JSON.stringify(failure)}\n\n`);
+        } catch {
+          // A fault while saving or encoding the failure closes the connection (ERR-03).
+        }
+      }
+    } finally {
+      clearInterval(keepalive);
+      closed.abort();
+      if (!raw.destroyed) raw.end();
+    }
+  }
+}
+
+function parseCursor(value: string | undefined, path: string): number {
+  if (value === undefined || value === '') return 0;
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidInput([{ path, message: `${path} must be a non-negative integer` }]);
+  return Number(value);
+}
+
+function parseWait(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  if (!/^\d{1,3}$/.test(value) || Number(value) > MAX_WAIT_SECONDS) {
+    throw new InvalidInput([{ path: 'wait', message: `wait must be an integer from 0 to ${MAX_WAIT_SECONDS}` }]);
+  }
+  return Number(value);
+}

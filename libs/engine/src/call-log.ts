@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import type { FaultPoints } from './fault-points';
+import type { Queryable } from './ports';
+import { backoffMs, sleep, type RunScope } from './run-scope';
+import { aad, type SealedJson } from './sealed-json';
+import { retryStorage } from './storage-retry';
+import type { Json } from './workflow';
+
+export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
+
+export interface CallRow {
+  id: string;
+  call_key: string;
+  step: number;
+  attempt: number;
+  generation: number;
+  safe: boolean;
+  status: CallStatus;
+  idempotency_key: string;
+  key_id: string | null;
+  result: Buffer | null;
+}
+
+/** An unsafe write whose result was lost: the execution waits for a saved result or a decision (CALL-03). */
+export class OutcomeUnknown extends Error {
+  constructor(readonly callKey: string) {
+    super(`the outcome of call ${callKey} is unknown`);
+  }
+}
+
+/** A call that failed for good (its attempts are used up, or it is unsafe to repeat). */
+export class CallFailed extends Error {
+  constructor(
+    readonly callKey: string,
+    cause: unknown,
+  ) {
+    super(`call ${callKey} failed`, { cause });
+  }
+}
+
+export interface CallOptions {
+  /** Safe calls may be repeated with the same provider idempotency key (CALL-02). */
+  readonly safe: boolean;
+  /** Attempts in all for a safe call (default 3); an unsafe call is sent at most once. */
+  readonly attempts?: number;
+}
+
+export interface CallRequest {
+  /** Reused by every attempt of this call, across takeovers (CALL-02). */
+  readonly idempotencyKey: string;
+  /** 1-based; a repeated request gets a new attempt (CALL-04). */
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+}
+
+const CALL_COLUMNS = 'id, call_key, step, attempt, generation, safe, status, idempotency_key, key_id, result';
+
+/** Shared queries on the call log: by ID, by step, latest attempt (STC-10). */
+export const callQueries = {
+  async byKey(db: Queryable, executionId: string, callKey: string): Promise<CallRow[]> {
+    const { rows } = await db.query<CallRow>({
+      name: 'engine.calls_by_key',
+      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt`,
+      values: [executionId, callKey],
+    });
+    return rows;
+  },
+  async byStep(db: Queryable, executionId: string, step: number): Promise<CallRow[]> {
+    const { rows } = await db.query<CallRow>({
+      name: 'engine.calls_by_step',
+      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND step = $2 ORDER BY call_key, attempt`,
+      values: [executionId, step],
+    });
+    return rows;
+  },
+  async latestUnknown(db: Queryable, executionId: string): Promise<CallRow | null> {
+    const { rows } = await db.query<CallRow>({
+      name: 'engine.calls_latest_unknown',
+      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND status = 'unknown'
+              ORDER BY created_at DESC LIMIT 1`,
+      values: [executionId],
+    });
+    return rows[0] ?? null;
+  },
+};
+
+/**
+ * The call log of one phase run: intent → sending → result, each its own commit (CALL-01).
+ * A saved result is reused, never requested again (EXE-10, CALL-03). Results are saved even by
+ * an owner that lost its generation (CALL-05): only checkpoints are fenced.
+ */
+export class CallLog {
+  constructor(
+    private readonly deps: {
+      readonly db: Queryable;
+      readonly sealed: SealedJson;
+      readonly faults: FaultPoints;
+      readonly executionId: string;
+      readonly generation: number;
+      readonly step: number;
+      readonly scope: RunScope;
+    },
+  ) {}
+
+  async call<T extends Json>(name: string, options: CallOptions, send: (request: CallRequest) => Promise<T>): Promise<T> {
+    const { db, executionId, step, scope } = this.deps;
+    const callKey = `${step}:${name}`;
+    const maxAttempts = options.safe ? Math.max(1, options.attempts ?? 3) : 1;
+    const history = await retryStorage(() => callQueries.byKey(db, executionId, callKey), scope.signal);
+    const done = history.find((c) => c.status === 'succeeded');
+    if (done) return this.open(done) as T;
+    const latest = history.at(-1);
+    if (latest && (latest.status === 'unknown' || (latest.status === 'sending' && !latest.safe))) {
+      if (latest.status === 'sending') await this.setStatus(latest.id, 'unknown');
+      throw new OutcomeUnknown(callKey);
+    }
+    const idempotencyKey = latest?.idempotency_key ?? randomUUID();
+    let attempt = latest?.attempt ?? 0;
+    for (;;) {
+      attempt += 1;
+      scope.assertOpen();
+      const id = randomUUID();
+      await retryStorage(
+        () =>
+          db.query({
+            name: 'engine.call_intent',
+            text: `INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8)`,
+            values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey],
+          }),
+        scope.signal,
+      );
+      await this.deps.faults.hit('call.intent.committed', { executionId, step, callKey });
+      // A request arriving after the gate closed starts no work (EXE-11).
+      scope.assertOpen();
+      await this.setStatus(id, 'sending');
+      await this.deps.faults.hit('call.sending.committed', { executionId, step, callKey });
+      let result: T;
+      try {
+        result = await send({ idempotencyKey, attempt, signal: scope.signal });
+      } catch (error) {
+        await this.setStatus(id, 'failed');
+        if (!options.safe || attempt >= maxAttempts || scope.gateClosed) throw new CallFailed(callKey, error);
+        await sleep(backoffMs(attempt), scope.signal);
+        continue;
+      }
+      await this.saveResult(id, result, callKey);
+      return result;
+    }
+  }
+
+  private open(row: CallRow): Json {
+    if (row.key_id === null || row.result === null) return null;
+    return this.deps.sealed.open(row.key_id, row.result, aad.callResult(row.id));
+  }
+
+  private async setStatus(id: string, status: CallStatus): Promise<void> {
+    await retryStorage(
+      () =>
+        this.deps.db.query({
+          name: 'engine.call_status',
+          text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1',
+          values: [id, status],
+        }),
+      undefined,
+    );
+  }
+
+  /** Holds the known result while its save retries; the provider is not called again (CALL-06). */
+  private async saveResult(id: string, result: Json, callKey: string): Promise<void> {
+    const envelope = this.deps.sealed.seal(result, aad.callResult(id));
+    await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
+    await retryStorage(
+      () =>
+        this.deps.db.query({
+          name: 'engine.call_result',
+          text: `UPDATE execution_calls SET status = 'succeeded', key_id = $2, result = $3, updated_at = now() WHERE id = $1`,
+          values: [id, envelope.keyId, envelope.data],
+        }),
+      undefined,
+    );
+    await this.deps.faults.hit('call.result.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });
+  }
+}

@@ -1,0 +1,21 @@
+import type { Pool } from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { FaultPoints } from './fault-points';
+import type { NodeListener, Notifier } from './node-listener';
+import type { FailureRecorder } from './ports';
+import type { SealedJson } from './sealed-json';
+import type { Json, Workflow } from './workflow';
+
+/** What every part of the engine shares on one node. */
+export interface EngineContext {
+  readonly pool: Pool;
+  readonly boss: PgBoss;
+  readonly sealed: SealedJson;
+  readonly failures: FailureRecorder;
+  readonly faults: FaultPoints;
+  readonly listener: NodeListener;
+  readonly notifier: Notifier;
+  readonly nodeId: string;
+  readonly leaseSeconds: number;
+  readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
+}

@@ -1,0 +1,357 @@
+import { Conflict, isFinal, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
+import type { Pool } from 'pg';
+import { PgBoss } from 'pg-boss';
+import { callQueries } from './call-log';
+import { inputHash } from './command-key';
+import type { EngineContext } from './context';
+import { observeEvents, type ExecutionEvent } from './event-log';
+import { openData, sealData } from './execution-data';
+import { FaultPoints } from './fault-points';
+import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
+import type { EngineSealer, FailureRecorder } from './ports';
+import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
+import { Runner } from './runner';
+import { aad, SealedJson } from './sealed-json';
+import { insertExecution, selectExecution, type ExecutionRow } from './store';
+import { endExecution } from './transitions';
+import { withTransaction } from './tx';
+import type { Json, ResourceRef, Workflow } from './workflow';
+
+export interface EngineOptions {
+  /** The pool TypeORM owns: the engine's SQL runs on it. */
+  readonly pool: Pool;
+  /** For the node's LISTEN connection and pg-boss's own small pool. */
+  readonly connectionString: string;
+  readonly sealer: EngineSealer;
+  readonly failures: FailureRecorder;
+  readonly nodeId: string;
+  /** Lease length; renewed every third of it (default 15 s). */
+  readonly leaseSeconds?: number;
+  /** How long pg-boss workers wait between polls for due jobs (default 0.5 s, its minimum). */
+  readonly pollingSeconds?: number;
+  readonly faults?: FaultPoints;
+}
+
+/** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
+export interface CommandScope {
+  readonly kind: 'member' | 'service';
+  readonly id: string;
+  readonly organizationId: string | null;
+}
+
+export interface SubmitCommand {
+  readonly workflow: string;
+  readonly input: Json;
+  readonly scope: CommandScope;
+  /** With a key, the same key and input answer the same execution; another input is a conflict (EXE-02). */
+  readonly commandKey?: string;
+  /** What the key is scoped to besides the caller, e.g. `chat:<id>` (default: the workflow name). */
+  readonly target?: string;
+  readonly resource?: ResourceRef;
+  /** Extra work in the submit transaction (a feature's business rows). */
+  readonly inTransaction?: (tx: { query: Pool['query'] }, executionId: ExecutionId) => Promise<void>;
+}
+
+export interface ExecutionView {
+  readonly id: ExecutionId;
+  readonly workflow: string;
+  readonly state: ExecutionState;
+  readonly generation: number;
+  readonly step: number;
+  readonly organizationId: string | null;
+  readonly scope: { readonly kind: string; readonly id: string };
+  readonly resource: ResourceRef | null;
+  readonly parentId: string | null;
+  readonly errorId: string | null;
+  readonly category: string | null;
+}
+
+export type OperatorDecision = { readonly decision: 'succeeded'; readonly result?: Json } | { readonly decision: 'failed' | 'stop' };
+
+/** A decision on an execution that is not waiting in outcome_unknown (API.md: 409). */
+export class NotAwaitingDecision extends Conflict {
+  constructor(state: string) {
+    super('ExecutionNotAwaitingDecision', `The execution is ${state}, not outcome_unknown.`);
+  }
+}
+
+/**
+ * The durable execution engine of one node. Features register workflows (EXE-05), submit
+ * commands, signal, cancel, decide and observe; the runner does the rest.
+ */
+export class Engine {
+  private readonly workflows = new Map<string, Workflow<Json, Json>>();
+  private readonly ctx: EngineContext;
+  private readonly runner: Runner;
+  private readonly listener: NodeListener;
+  private readonly boss: PgBoss;
+  private started = false;
+
+  constructor(private readonly options: EngineOptions) {
+    this.listener = new NodeListener(options.connectionString);
+    this.boss = new PgBoss({
+      connectionString: options.connectionString,
+      max: 3,
+      migrate: false,
+      schedule: false,
+      application_name: `openbot boss ${options.nodeId}`.slice(0, 63),
+    });
+    this.boss.on('error', () => undefined);
+    this.ctx = {
+      pool: options.pool,
+      boss: this.boss,
+      sealed: new SealedJson(options.sealer),
+      failures: options.failures,
+      faults: options.faults ?? new FaultPoints(),
+      listener: this.listener,
+      notifier: new Notifier(options.pool),
+      nodeId: options.nodeId,
+      leaseSeconds: options.leaseSeconds ?? 15,
+      workflows: this.workflows,
+    };
+    this.runner = new Runner(this.ctx);
+  }
+
+  get faults(): FaultPoints {
+    return this.ctx.faults;
+  }
+
+  get nodeId(): string {
+    return this.ctx.nodeId;
+  }
+
+  register<S extends Json, I extends Json>(workflow: Workflow<S, I>): void {
+    if (this.workflows.has(workflow.name)) throw new Error(`workflow "${workflow.name}" is registered twice`);
+    this.workflows.set(workflow.name, workflow as unknown as Workflow<Json, Json>);
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    await this.listener.start();
+    await this.boss.start();
+    this.runner.start();
+    await this.boss.work<AdvanceJob>(
+      ADVANCE_QUEUE,
+      { batchSize: 16, pollingIntervalSeconds: this.options.pollingSeconds ?? 0.5 },
+      (jobs) => this.runner.onJobs(jobs),
+    );
+    this.started = true;
+  }
+
+  /** Graceful stop (ARCHITECTURE.md): drain, close gates, hand back leases, then disconnect. */
+  async stop(drainMs = 5_000): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.boss.offWork(ADVANCE_QUEUE).catch(() => undefined);
+    await this.runner.stop(drainMs);
+    await this.ctx.notifier.drain();
+    await this.boss.stop({ graceful: false, close: true, timeout: 1_000 }).catch(() => undefined);
+    await this.listener.stop();
+  }
+
+  /**
+   * Submits a command (EXE-01, EXE-02): creates the execution (owned by this node, which starts
+   * it at once) and its recovery job in one transaction, or answers the execution the same
+   * command key already created.
+   */
+  async submit(command: SubmitCommand): Promise<{ executionId: ExecutionId; created: boolean }> {
+    const workflow = this.workflows.get(command.workflow);
+    if (!workflow) throw new Error(`no workflow named "${command.workflow}" is registered`);
+    const id = newId<ExecutionId>();
+    const hash = inputHash(command.input);
+    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
+      if (command.commandKey !== undefined) {
+        const target = command.target ?? command.workflow;
+        const inserted = await tx.query({
+          name: 'engine.insert_command',
+          text: `INSERT INTO execution_commands (scope_kind, scope_id, target, command_key, input_hash, execution_id)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING execution_id`,
+          values: [command.scope.kind, command.scope.id, target, command.commandKey, hash, id],
+        });
+        if (inserted.rowCount === 0) {
+          const { rows } = await tx.query<{ input_hash: Buffer; execution_id: string }>({
+            name: 'engine.select_command',
+            text: `SELECT input_hash, execution_id FROM execution_commands
+                    WHERE scope_kind = $1 AND scope_id = $2 AND target = $3 AND command_key = $4`,
+            values: [command.scope.kind, command.scope.id, target, command.commandKey],
+          });
+          const existing = rows[0]!;
+          if (!existing.input_hash.equals(hash)) {
+            throw new Conflict('CommandKeyConflict', 'This command key was already used with another input.');
+          }
+          return { executionId: existing.execution_id as ExecutionId, created: false };
+        }
+      }
+      const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+      await insertExecution(tx, {
+        id,
+        workflow: command.workflow,
+        organizationId: command.scope.organizationId,
+        scopeKind: command.scope.kind,
+        scopeId: command.scope.id,
+        resourceType: command.resource?.type ?? null,
+        resourceId: command.resource?.id ?? null,
+        parentId: null,
+        attached: true,
+        state: 'running',
+        ownerNode: this.ctx.nodeId,
+        leaseSeconds: this.ctx.leaseSeconds,
+        keyId: sealed.keyId,
+        data: sealed.data,
+      });
+      // Recovery: if this node dies, the job finds the lease expired and another node takes over.
+      await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
+      if (command.inTransaction) await command.inTransaction(tx, id);
+      return { executionId: id, created: true };
+    });
+    if (outcome.created) {
+      const row = await selectExecution(this.ctx.pool, id);
+      if (row) this.runner.runOwned(row);
+    }
+    return outcome;
+  }
+
+  /**
+   * Stores a signal and wakes its execution (no lost wake-up: a signal saved before the waiter
+   * saved its waiting state is found by the waiter's own check under the same row lock).
+   */
+  async signal(executionId: string, name: string, payload: Json = null): Promise<boolean> {
+    if (name === 'cancel') throw new Error('use cancel() to cancel');
+    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
+      const row = await selectExecution(tx, executionId, true);
+      if (!row || isFinal(row.state)) return null;
+      const signalId = newId();
+      const sealed = this.ctx.sealed.seal(payload, aad.signal(signalId));
+      await tx.query({
+        name: 'engine.insert_signal',
+        text: 'INSERT INTO execution_signals (id, execution_id, name, key_id, data) VALUES ($1, $2, $3, $4, $5)',
+        values: [signalId, executionId, name, sealed.keyId, sealed.data],
+      });
+      if (row.state === 'waiting') {
+        await tx.query({ name: 'engine.wake', text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1 AND state = 'waiting' RETURNING id`, values: [executionId] });
+        await enqueueAdvance(this.boss, tx, executionId);
+        return 'woken' as const;
+      }
+      return 'stored' as const;
+    });
+    if (outcome === null) return false;
+    if (outcome === 'woken') void this.runner.advance(executionId).catch(() => undefined);
+    else this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
+    return true;
+  }
+
+  /**
+   * A cancel request (EXE-12, EXE-15): enters `cancelling` with a new cancel phase and a stored
+   * signal; the owner closes the phase gate, releases resources, cancels attached children and
+   * only then ends `cancelled`. On a final execution it changes nothing.
+   */
+  async cancel(executionId: string): Promise<{ state: ExecutionState } | null> {
+    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
+      const row = await selectExecution(tx, executionId, true);
+      if (!row) return null;
+      if (isFinal(row.state)) return { state: row.state, wake: false };
+      const { rows } = await tx.query<{ cancel_phase: number }>({
+        name: 'engine.request_cancel',
+        text: `UPDATE executions SET state = 'cancelling', cancel_phase = cancel_phase + 1, updated_at = now() WHERE id = $1 RETURNING cancel_phase`,
+        values: [executionId],
+      });
+      await tx.query({
+        name: 'engine.insert_cancel_signal',
+        text: `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', $2)`,
+        values: [executionId, rows[0]!.cancel_phase],
+      });
+      const idle = row.state !== 'running' && row.state !== 'cancelling';
+      if (idle || !row.leased) await enqueueAdvance(this.boss, tx, executionId);
+      return { state: 'cancelling' as ExecutionState, wake: idle || !row.leased };
+    });
+    if (outcome === null) return null;
+    if (outcome.state === 'cancelling') {
+      this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
+      if (outcome.wake) void this.runner.advance(executionId).catch(() => undefined);
+    }
+    return { state: outcome.state };
+  }
+
+  /** Resolves an execution waiting in outcome_unknown (CALL-03, RES-02). */
+  async decide(executionId: string, decision: OperatorDecision): Promise<{ state: ExecutionState } | null> {
+    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
+      const row = await selectExecution(tx, executionId, true);
+      if (!row) return null;
+      if (row.state !== 'outcome_unknown') throw new NotAwaitingDecision(row.state);
+      const call = await callQueries.latestUnknown(tx, executionId);
+      if (decision.decision === 'succeeded') {
+        if (call) {
+          const sealed = this.ctx.sealed.seal(decision.result ?? null, aad.callResult(call.id));
+          await tx.query({
+            name: 'engine.decide_call',
+            text: `UPDATE execution_calls SET status = 'succeeded', key_id = $2, result = $3, updated_at = now() WHERE id = $1`,
+            values: [call.id, sealed.keyId, sealed.data],
+          });
+        }
+        await tx.query({ name: 'engine.requeue', text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1`, values: [executionId] });
+        await enqueueAdvance(this.boss, tx, executionId);
+        return { state: 'queued' as ExecutionState, run: true };
+      }
+      if (call) {
+        await tx.query({ name: 'engine.call_status', text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1', values: [call.id, 'failed'] });
+      }
+      const outcomeState = decision.decision === 'stop' ? 'cancelled' : 'failed';
+      await endExecution(this.ctx, tx, {
+        id: executionId,
+        generation: row.generation,
+        workflow: this.workflows.get(row.workflow),
+        data: openData(this.ctx.sealed, row),
+        outcome: outcomeState,
+        ...(outcomeState === 'failed' ? { failure: { category: 'internal' as const, cause: new Error('an operator decided the unknown outside write failed') } } : {}),
+      });
+      return { state: outcomeState as ExecutionState, run: false };
+    });
+    if (outcome === null) return null;
+    this.ctx.notifier.notify('openbot_events', executionId);
+    this.listener.wake(executionId);
+    if (outcome.run) void this.runner.advance(executionId).catch(() => undefined);
+    return { state: outcome.state };
+  }
+
+  async get(executionId: string): Promise<ExecutionView | null> {
+    const row = await selectExecution(this.ctx.pool, executionId);
+    return row ? toView(row) : null;
+  }
+
+  /** The end result of a completed execution (from its sealed data). */
+  async result(executionId: string): Promise<Json | undefined> {
+    const row = await selectExecution(this.ctx.pool, executionId);
+    if (!row || row.state !== 'completed') return undefined;
+    return openData(this.ctx.sealed, row).result ?? null;
+  }
+
+  /** `observe(executionId, afterSequence)` (EVT-01): follows the log until the final event, or until caught up. */
+  observe(executionId: string, after = 0, signal?: AbortSignal, follow = true): AsyncGenerator<ExecutionEvent, void, undefined> {
+    return observeEvents({ db: this.ctx.pool, sealed: this.ctx.sealed, listener: this.listener }, executionId, after, signal, follow);
+  }
+
+  /** Resolves with the final state (reads the event log until `execution.ended`). */
+  async waitForEnd(executionId: string, signal?: AbortSignal): Promise<ExecutionState> {
+    for await (const event of this.observe(executionId, 0, signal)) {
+      if (event.type === 'execution.ended') return event.state as ExecutionState;
+    }
+    const row = await selectExecution(this.ctx.pool, executionId);
+    return row?.state ?? 'interrupted';
+  }
+}
+
+function toView(row: ExecutionRow): ExecutionView {
+  return {
+    id: row.id as ExecutionId,
+    workflow: row.workflow,
+    state: row.state,
+    generation: row.generation,
+    step: row.step,
+    organizationId: row.organization_id,
+    scope: { kind: row.scope_kind, id: row.scope_id },
+    resource: row.resource_type !== null && row.resource_id !== null ? { type: row.resource_type, id: row.resource_id } : null,
+    parentId: row.parent_id,
+    errorId: row.error_id,
+    category: row.category,
+  };
+}

@@ -1,0 +1,90 @@
+import type { NodeListener } from './node-listener';
+import type { Queryable } from './ports';
+import { aad, type SealedJson } from './sealed-json';
+import { readEvents, type PendingEvent } from './store';
+import type { Json } from './workflow';
+
+/** An event as observers see it (API.md "Every event"). */
+export interface ExecutionEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly at: string;
+  readonly step?: number;
+  readonly attempt?: number;
+  readonly [field: string]: Json | undefined;
+}
+
+export const ENDED_EVENT = 'execution.ended';
+
+/** Page size of one read: an observer never holds more than this many events in memory. */
+const PAGE = 100;
+/** A lost notification costs at most this much latency (EVT-02). */
+const FALLBACK_POLL_MS = 5_000;
+
+export function encodeEvent(
+  sealed: SealedJson,
+  executionId: string,
+  type: string,
+  payload: Json | undefined,
+  position: { step?: number; attempt?: number } = {},
+): PendingEvent {
+  const hasPayload = payload !== undefined && payload !== null;
+  const envelope = hasPayload ? sealed.seal(payload, aad.event(executionId, type)) : null;
+  return {
+    type,
+    step: position.step ?? null,
+    attempt: position.attempt ?? null,
+    keyId: envelope?.keyId ?? null,
+    data: envelope?.data ?? null,
+  };
+}
+
+/**
+ * `observe(executionId, afterSequence)` (EVT-01..03): reads the ordered log from the cursor in
+ * pages, waits for a wake-up (or the fallback poll) when it has caught up, and ends after the
+ * final event. Pull-based: a reader that stops reading stops the reads; memory stays bounded.
+ * With `follow` false it returns once it has caught up (a long poll's second half).
+ */
+export async function* observeEvents(
+  deps: { db: Queryable; sealed: SealedJson; listener: NodeListener },
+  executionId: string,
+  after: number,
+  signal?: AbortSignal,
+  follow = true,
+): AsyncGenerator<ExecutionEvent, void, undefined> {
+  let cursor = after;
+  while (!signal?.aborted) {
+    // Listen before reading, so an event committed between the read and the wait still wakes us.
+    const stopWaiting = new AbortController();
+    const woken = deps.listener.waitForEvents(
+      executionId,
+      FALLBACK_POLL_MS,
+      signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
+    );
+    const rows = await readEvents(deps.db, executionId, cursor, PAGE);
+    for (const row of rows) {
+      cursor = row.seq;
+      const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
+      const event: ExecutionEvent = {
+        ...(payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload : {}),
+        seq: row.seq,
+        type: row.type,
+        at: row.at.toISOString(),
+        ...(row.step !== null ? { step: row.step } : {}),
+        ...(row.attempt !== null ? { attempt: row.attempt } : {}),
+      };
+      if (row.type === ENDED_EVENT) stopWaiting.abort();
+      yield event;
+      if (row.type === ENDED_EVENT) return;
+    }
+    if (rows.length === PAGE) {
+      stopWaiting.abort();
+      continue;
+    }
+    if (!follow) {
+      stopWaiting.abort();
+      return;
+    }
+    await woken;
+  }
+}

@@ -1,0 +1,38 @@
+import { aad, type SealedJson } from './sealed-json';
+import type { ExecutionRow } from './store';
+import type { Json, Wake, WaitFor } from './workflow';
+
+/** What the sealed `executions.data` holds: the workflow's state and why it last woke. */
+export interface ExecutionData {
+  readonly state: Json;
+  readonly wake: Wake | null;
+  /** Set while waiting: what wakes it (timers as ISO strings). */
+  readonly wait: { signals: string[]; until: string | null; children: boolean } | null;
+  /** The end result of a completed execution. */
+  readonly result?: Json;
+}
+
+/** Stored data that cannot be read is a failure of that execution, not an outage (CALL-07). */
+export class CorruptExecutionData extends Error {
+  constructor(executionId: string, cause: unknown) {
+    super(`the stored data of execution ${executionId} cannot be read`, { cause });
+  }
+}
+
+export function openData(sealed: SealedJson, row: Pick<ExecutionRow, 'id' | 'key_id' | 'data'>): ExecutionData {
+  try {
+    const value = sealed.open(row.key_id, row.data, aad.executionData(row.id)) as unknown as ExecutionData;
+    if (value === null || typeof value !== 'object' || !('state' in value)) throw new Error('not execution data');
+    return value;
+  } catch (error) {
+    throw new CorruptExecutionData(row.id, error);
+  }
+}
+
+export function sealData(sealed: SealedJson, executionId: string, data: ExecutionData): { keyId: string; data: Buffer } {
+  return sealed.seal(data as unknown as Json, aad.executionData(executionId));
+}
+
+export function waitSpec(wait: WaitFor): NonNullable<ExecutionData['wait']> {
+  return { signals: [...(wait.signals ?? [])], until: wait.until?.toISOString() ?? null, children: wait.children ?? false };
+}

@@ -1,0 +1,151 @@
+import { Client } from 'pg';
+import type { Queryable } from './ports';
+
+export const EVENTS_CHANNEL = 'openbot_events';
+export const SIGNALS_CHANNEL = 'openbot_signals';
+const MAX_PAYLOAD = 7_000;
+
+/**
+ * One shared LISTEN connection per node (EVT-02). Notifications only wake: readers always read
+ * the tables from their cursor, so a lost notification costs latency, never an event.
+ * After a reconnect every waiter is woken, since notifications may have been missed meanwhile.
+ */
+export class NodeListener {
+  private client: Client | null = null;
+  private stopped = false;
+  private readonly eventWaiters = new Map<string, Set<() => void>>();
+  private signalHandler: (executionId: string) => void = () => undefined;
+
+  constructor(private readonly connectionString: string) {}
+
+  onSignal(handler: (executionId: string) => void): void {
+    this.signalHandler = handler;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+    this.wakeAll();
+  }
+
+  /** Resolves when a notification for `executionId` arrives, or after `timeoutMs`. */
+  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let waiters = this.eventWaiters.get(executionId);
+      if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        const set = this.eventWaiters.get(executionId);
+        set?.delete(done);
+        if (set?.size === 0) this.eventWaiters.delete(executionId);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener('abort', done, { once: true });
+      waiters.add(done);
+    });
+  }
+
+  /** Wakes local waiters directly (events committed by this node need no round trip). */
+  wake(executionId: string): void {
+    for (const waiter of [...(this.eventWaiters.get(executionId) ?? [])]) waiter();
+  }
+
+  private wakeAll(): void {
+    for (const id of [...this.eventWaiters.keys()]) this.wake(id);
+  }
+
+  private async connect(): Promise<void> {
+    for (let attempt = 0; !this.stopped; attempt++) {
+      const client = new Client({ connectionString: this.connectionString, application_name: 'openbot listener' });
+      try {
+        client.on('error', () => undefined);
+        await client.connect();
+        client.on('notification', (message) => {
+          const ids = (message.payload ?? '').split(',').filter((id) => id !== '');
+          if (message.channel === EVENTS_CHANNEL) for (const id of ids) this.wake(id);
+          else if (message.channel === SIGNALS_CHANNEL) for (const id of ids) this.signalHandler(id);
+        });
+        client.once('end', () => {
+          if (this.client === client) this.client = null;
+          if (!this.stopped) void this.connect();
+        });
+        await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+        await client.query(`LISTEN ${SIGNALS_CHANNEL}`);
+        this.client = client;
+        this.wakeAll();
+        return;
+      } catch {
+        await client.end().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** attempt)).unref());
+      }
+    }
+  }
+}
+
+/**
+ * Sends notifications after commit, batched on one connection (ARCHITECTURE.md: a NOTIFY inside
+ * the checkpoint transaction would serialize every commit's WAL flush).
+ */
+export class Notifier {
+  private readonly pending = new Map<string, Set<string>>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly db: Queryable) {}
+
+  notify(channel: string, executionId: string): void {
+    let ids = this.pending.get(channel);
+    if (!ids) this.pending.set(channel, (ids = new Set()));
+    ids.add(executionId);
+    this.flushing ??= this.flush();
+  }
+
+  /** Waits until everything queued so far was sent. */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    try {
+      while (this.pending.size > 0) {
+        const batch = [...this.pending.entries()];
+        this.pending.clear();
+        const channels: string[] = [];
+        const payloads: string[] = [];
+        for (const [channel, ids] of batch) {
+          let chunk = '';
+          for (const id of ids) {
+            if (chunk.length + id.length + 1 > MAX_PAYLOAD) {
+              channels.push(channel);
+              payloads.push(chunk);
+              chunk = '';
+            }
+            chunk = chunk === '' ? id : `${chunk},${id}`;
+          }
+          if (chunk !== '') {
+            channels.push(channel);
+            payloads.push(chunk);
+          }
+        }
+        await this.db
+          .query({
+            name: 'engine.notify',
+            text: 'SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)',
+            values: [channels, payloads],
+          })
+          .catch(() => undefined); // a lost notification only costs latency (EVT-02)
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+}

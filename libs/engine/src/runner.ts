@@ -1,0 +1,163 @@
+import { isFinal } from '@openbot/domain';
+import type { EngineContext } from './context';
+import { deliverSignal, runProgram, type LocalRun } from './program';
+import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
+import { renewLeases, selectExecution, takeOver, type ExecutionRow } from './store';
+import { withTransaction } from './tx';
+
+/**
+ * The runner (EXE-08): claims executions (takeover adds one to the generation under the row
+ * lock, EXE-03), runs them in-process while this node holds the lease, renews leases, closes
+ * the phase gate of runs it lost, and hands its leases back when the node stops.
+ * pg-boss jobs only carry `{ executionId }` and only decide *when* someone looks; the
+ * generation decides who may write.
+ */
+export class Runner {
+  private readonly runs = new Map<string, LocalRun>();
+  private readonly finished = new Set<() => void>();
+  private renewTimer: NodeJS.Timeout | null = null;
+  private accepting = false;
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  get localRuns(): number {
+    return this.runs.size;
+  }
+
+  start(): void {
+    this.accepting = true;
+    const every = Math.max(200, (this.ctx.leaseSeconds * 1000) / 3);
+    this.renewTimer = setInterval(() => void this.renew(), every);
+    this.renewTimer.unref();
+    this.ctx.listener.onSignal((id) => {
+      const run = this.runs.get(id);
+      if (run) void deliverSignal(this.ctx, run).catch(() => undefined);
+      else void this.advance(id).catch(() => undefined);
+    });
+  }
+
+  /** Runs an execution this node just created and owns at generation 1 (no claim needed). */
+  runOwned(row: ExecutionRow): void {
+    if (!this.accepting || this.runs.has(row.id)) return;
+    this.launch(row, row.generation);
+  }
+
+  /**
+   * Tries to claim and run an execution: from a queue job, a signal, or a local wake-up.
+   * Never runs one twice in this process; never takes one whose lease another node holds.
+   */
+  async advance(executionId: string): Promise<'started' | 'busy' | 'idle'> {
+    if (!this.accepting) return 'busy';
+    if (this.runs.has(executionId)) return 'busy';
+    const claimed = await withTransaction(this.ctx.pool, async (tx) => {
+      const row = await selectExecution(tx, executionId, true);
+      if (!row || isFinal(row.state) || row.state === 'waiting' || row.state === 'outcome_unknown') return 'idle' as const;
+      if (row.leased && row.owner_node !== this.ctx.nodeId) {
+        // Someone holds it: look again when its lease would have run out (recovery).
+        await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
+        return 'busy' as const;
+      }
+      if (this.runs.has(executionId)) return 'busy' as const;
+      const taken = await takeOver(tx, executionId, this.ctx.nodeId, this.ctx.leaseSeconds);
+      // The recovery job of this lease: fires after it would expire, finds the run ended or re-arms.
+      await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds * 2);
+      return { ...row, generation: taken.generation, state: taken.state };
+    });
+    if (claimed === 'idle' || claimed === 'busy') return claimed;
+    if (this.runs.has(executionId) || !this.accepting) return 'busy';
+    this.launch(claimed, claimed.generation);
+    return 'started';
+  }
+
+  /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */
+  async onJobs(jobs: ReadonlyArray<{ data: AdvanceJob }>): Promise<void> {
+    await Promise.all(jobs.map((job) => this.advance(job.data.executionId).catch(() => undefined)));
+  }
+
+  /**
+   * Graceful stop: no new claims; running phases may reach their checkpoint within `drainMs`;
+   * then the gates close, and leases are handed back with an immediate job so another node
+   * takes over at once instead of waiting for expiry.
+   */
+  async stop(drainMs: number): Promise<void> {
+    this.accepting = false;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
+    for (const run of this.runs.values()) run.draining = true;
+    await this.waitIdle(drainMs);
+    for (const run of this.runs.values()) {
+      run.scope?.closeGate('shutdown');
+      run.abort.abort('shutdown');
+    }
+    await this.waitIdle(5_000);
+    await this.releaseLeases();
+  }
+
+  private launch(row: ExecutionRow, generation: number): void {
+    const run: LocalRun = { id: row.id, generation, scope: null, draining: !this.accepting, lost: false, abort: new AbortController() };
+    this.runs.set(row.id, run);
+    void runProgram(this.ctx, run, { ...row, generation })
+      .catch(() => {
+        // Storage stayed unreachable past the retry budget: the lease runs out and another
+        // claim (the recovery job) resumes from the last checkpoint.
+        run.lost = true;
+      })
+      .finally(() => {
+        this.runs.delete(row.id);
+        for (const done of [...this.finished]) done();
+      });
+  }
+
+  private async renew(): Promise<void> {
+    const owned = [...this.runs.values()].filter((r) => !r.lost);
+    if (owned.length === 0) return;
+    let still: Set<string>;
+    try {
+      still = await renewLeases(this.ctx.pool, this.ctx.nodeId, owned, this.ctx.leaseSeconds);
+    } catch {
+      return; // the database is unreachable: checkpoints will tell, and the lease may run out
+    }
+    for (const run of owned) {
+      if (!still.has(run.id) && !run.lost && this.runs.get(run.id) === run) {
+        // Lost to another owner, or the run ended between the list and the update.
+        const row = await selectExecution(this.ctx.pool, run.id).catch(() => null);
+        if (row && !isFinal(row.state) && row.generation !== run.generation) {
+          run.lost = true;
+          run.scope?.closeGate('lease-lost');
+          run.abort.abort('lease-lost');
+        }
+      }
+    }
+  }
+
+  private waitIdle(ms: number): Promise<void> {
+    if (this.runs.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        if (self.runs.size > 0 && Date.now() < deadline) return;
+        clearTimeout(timer);
+        self.finished.delete(done);
+        resolve();
+      }
+      const deadline = Date.now() + ms;
+      this.finished.add(done);
+    });
+  }
+
+  private async releaseLeases(): Promise<void> {
+    await withTransaction(this.ctx.pool, async (tx) => {
+      const { rows } = await tx.query<{ id: string }>({
+        name: 'engine.release_leases',
+        text: `UPDATE executions SET lease_until = now(), updated_at = now()
+                WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
+                RETURNING id`,
+        values: [this.ctx.nodeId],
+      });
+      for (const row of rows) await enqueueAdvance(this.ctx.boss, tx, row.id);
+    }).catch(() => undefined);
+  }
+}
+
+export { ADVANCE_QUEUE };

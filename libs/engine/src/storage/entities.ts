@@ -1,0 +1,17 @@
+import { ChildNoticeEntity } from './child-notice.entity';
+import { ExecutionCallEntity } from './execution-call.entity';
+import { ExecutionCommandEntity } from './execution-command.entity';
+import { ExecutionEventEntity } from './execution-event.entity';
+import { ExecutionSignalEntity } from './execution-signal.entity';
+import { ExecutionTimerEntity } from './execution-timer.entity';
+import { ExecutionEntity } from './execution.entity';
+
+export const ENGINE_ENTITIES = [
+  ExecutionEntity,
+  ExecutionCommandEntity,
+  ExecutionEventEntity,
+  ExecutionCallEntity,
+  ExecutionSignalEntity,
+  ExecutionTimerEntity,
+  ChildNoticeEntity,
+] as const;

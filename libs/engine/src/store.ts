@@ -1,0 +1,220 @@
+import type { ExecutionState } from '@openbot/domain';
+import type { Queryable } from './ports';
+
+/**
+ * The engine's SQL, as named prepared statements on the pool TypeORM owns (ARCHITECTURE.md:
+ * the hot path avoids ORM overhead). Every state write is fenced by `generation` (EXE-03/04).
+ */
+
+export interface ExecutionRow {
+  id: string;
+  workflow: string;
+  organization_id: string | null;
+  scope_kind: string;
+  scope_id: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  parent_id: string | null;
+  attached: boolean;
+  state: ExecutionState;
+  step: number;
+  generation: number;
+  owner_node: string | null;
+  leased: boolean;
+  cancel_phase: number;
+  last_seq: number;
+  key_id: string;
+  data: Buffer;
+  error_id: string | null;
+  category: string | null;
+}
+
+const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
+  attached, state, step, generation, owner_node, (lease_until IS NOT NULL AND lease_until > now()) AS leased,
+  cancel_phase, last_seq, key_id, data, error_id, category`;
+
+export interface PendingEvent {
+  readonly type: string;
+  readonly step: number | null;
+  readonly attempt: number | null;
+  readonly keyId: string | null;
+  readonly data: Buffer | null;
+}
+
+export async function insertExecution(
+  db: Queryable,
+  row: {
+    id: string;
+    workflow: string;
+    organizationId: string | null;
+    scopeKind: string;
+    scopeId: string;
+    resourceType: string | null;
+    resourceId: string | null;
+    parentId: string | null;
+    attached: boolean;
+    state: ExecutionState;
+    ownerNode: string | null;
+    leaseSeconds: number | null;
+    keyId: string;
+    data: Buffer;
+  },
+): Promise<void> {
+  await db.query({
+    name: 'engine.insert_execution',
+    text: `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
+             attached, state, owner_node, lease_until, key_id, data)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+             CASE WHEN $12::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $12::float8) END, $13, $14)`,
+    values: [
+      row.id,
+      row.workflow,
+      row.organizationId,
+      row.scopeKind,
+      row.scopeId,
+      row.resourceType,
+      row.resourceId,
+      row.parentId,
+      row.attached,
+      row.state,
+      row.ownerNode,
+      row.leaseSeconds,
+      row.keyId,
+      row.data,
+    ],
+  });
+}
+
+export async function selectExecution(db: Queryable, id: string, forUpdate = false): Promise<ExecutionRow | null> {
+  const { rows } = await db.query<ExecutionRow>({
+    name: forUpdate ? 'engine.select_execution_for_update' : 'engine.select_execution',
+    text: `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** Takes ownership: generation + 1 under the row lock the caller holds (EXE-03). */
+export async function takeOver(db: Queryable, id: string, node: string, leaseSeconds: number): Promise<{ generation: number; state: ExecutionState }> {
+  const { rows } = await db.query<{ generation: number; state: ExecutionState }>({
+    name: 'engine.take_over',
+    text: `UPDATE executions SET generation = generation + 1, owner_node = $2,
+             lease_until = now() + make_interval(secs => $3::float8),
+             state = CASE WHEN state IN ('queued', 'waiting') THEN 'running' ELSE state END, updated_at = now()
+           WHERE id = $1 RETURNING generation, state`,
+    values: [id, node, leaseSeconds],
+  });
+  return rows[0]!;
+}
+
+/**
+ * The checkpoint of a phase, as one statement (STC-01): the sealed state, the step, the
+ * lease and the phase's events commit together, only while `generation` still matches.
+ * A cancel request that arrived meanwhile is kept (`cancelling` is never overwritten).
+ * Answers null when the generation moved on: this node lost the execution (EXE-04).
+ */
+export async function checkpoint(
+  db: Queryable,
+  c: {
+    id: string;
+    generation: number;
+    keyId: string;
+    data: Buffer;
+    step: number;
+    state: ExecutionState;
+    leaseSeconds: number;
+    events: readonly PendingEvent[];
+  },
+): Promise<{ lastSeq: number; state: ExecutionState; cancelPhase: number } | null> {
+  const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+    name: 'engine.checkpoint',
+    text: `WITH upd AS (
+             UPDATE executions SET key_id = $3, data = $4, step = $5,
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
+               lease_until = now() + make_interval(secs => $7::float8), last_seq = last_seq + $8, updated_at = now()
+             WHERE id = $1 AND generation = $2
+             RETURNING last_seq, state, cancel_phase
+           ), ev AS (
+             INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
+             SELECT $1, upd.last_seq - $8 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM upd, unnest($9::text[], $10::int[], $11::int[], $12::text[], $13::bytea[])
+                    WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
+           )
+           SELECT last_seq, state, cancel_phase FROM upd`,
+    values: [
+      c.id,
+      c.generation,
+      c.keyId,
+      c.data,
+      c.step,
+      c.state,
+      c.leaseSeconds,
+      c.events.length,
+      c.events.map((e) => e.type),
+      c.events.map((e) => e.step),
+      c.events.map((e) => e.attempt),
+      c.events.map((e) => e.keyId),
+      c.events.map((e) => e.data),
+    ],
+  });
+  const row = rows[0];
+  return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+}
+
+/** Appends events under the row lock the caller's transaction holds. */
+export async function appendEvents(db: Queryable, id: string, events: readonly PendingEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const { rows } = await db.query<{ last_seq: number }>({
+    name: 'engine.append_events',
+    text: `WITH upd AS (UPDATE executions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq), ev AS (
+             INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
+             SELECT $1, upd.last_seq - $2 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM upd, unnest($3::text[], $4::int[], $5::int[], $6::text[], $7::bytea[])
+                    WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
+           ) SELECT last_seq FROM upd`,
+    values: [
+      id,
+      events.length,
+      events.map((e) => e.type),
+      events.map((e) => e.step),
+      events.map((e) => e.attempt),
+      events.map((e) => e.keyId),
+      events.map((e) => e.data),
+    ],
+  });
+  return rows[0]?.last_seq ?? 0;
+}
+
+/** Renews this node's leases on the executions it runs; answers the IDs it still owns. */
+export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
+  if (owned.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>({
+    name: 'engine.renew_leases',
+    text: `UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
+             FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
+            WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
+            RETURNING e.id`,
+    values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
+  });
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface EventRow {
+  seq: number;
+  type: string;
+  step: number | null;
+  attempt: number | null;
+  at: Date;
+  key_id: string | null;
+  data: Buffer | null;
+}
+
+export async function readEvents(db: Queryable, id: string, after: number, limit: number): Promise<EventRow[]> {
+  const { rows } = await db.query<EventRow>({
+    name: 'engine.read_events',
+    text: `SELECT seq, type, step, attempt, at, key_id, data FROM execution_events
+            WHERE execution_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    values: [id, after, limit],
+  });
+  return rows;
+}

@@ -1,0 +1,170 @@
+import { newId, type ErrorCategory } from '@openbot/domain';
+import type { EngineContext } from './context';
+import { encodeEvent, ENDED_EVENT } from './event-log';
+import { sealData, type ExecutionData } from './execution-data';
+import type { Queryable } from './ports';
+import { enqueueAdvance } from './queue';
+import { aad } from './sealed-json';
+import { appendEvents } from './store';
+import type { EndTransaction, Json, Wake, Workflow } from './workflow';
+
+type FinalState = 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/**
+ * Checks, under the row lock, whether a wait is already satisfied: saved signals (even ones
+ * committed before the waiter saved its state), a due timer, or all attached children ended.
+ * Consumes what it uses. Answers null when the execution must keep waiting.
+ */
+export async function evaluateWait(
+  ctx: EngineContext,
+  tx: Queryable,
+  executionId: string,
+  wait: NonNullable<ExecutionData['wait']>,
+): Promise<Wake | null> {
+  const signals: Array<{ name: string; payload: Json }> = [];
+  if (wait.signals.length > 0) {
+    const { rows } = await tx.query<{ id: string; name: string; key_id: string | null; data: Buffer | null }>({
+      name: 'engine.consume_signals',
+      text: `UPDATE execution_signals SET consumed_at = now()
+              WHERE execution_id = $1 AND consumed_at IS NULL AND name = ANY($2::text[])
+              RETURNING id, name, key_id, data`,
+      values: [executionId, wait.signals],
+    });
+    for (const row of rows) {
+      const payload = row.key_id !== null && row.data !== null ? ctx.sealed.open(row.key_id, row.data, aad.signal(row.id)) : null;
+      signals.push({ name: row.name, payload });
+    }
+  }
+  let timer = false;
+  if (wait.until !== null) {
+    const { rows } = await tx.query<{ due: boolean }>({ name: 'engine.timer_due', text: 'SELECT now() >= $1::timestamptz AS due', values: [wait.until] });
+    timer = rows[0]?.due ?? false;
+    if (timer) {
+      await tx.query({
+        name: 'engine.fire_timers',
+        text: 'UPDATE execution_timers SET fired_at = now() WHERE execution_id = $1 AND fired_at IS NULL AND due_at <= now()',
+        values: [executionId],
+      });
+    }
+  }
+  let childrenDone = false;
+  let children: Wake['children'] = [];
+  if (wait.children && (await openChildren(tx, executionId)) === 0) {
+    childrenDone = true;
+    const { rows } = await tx.query<{ child_id: string; state: string }>({
+      name: 'engine.consume_notices',
+      text: `UPDATE execution_child_notices SET consumed_at = now() WHERE parent_id = $1 AND consumed_at IS NULL RETURNING child_id, state`,
+      values: [executionId],
+    });
+    children = rows.map((r) => ({ childId: r.child_id as Wake['children'][number]['childId'], state: r.state }));
+  }
+  if (signals.length === 0 && !timer && !childrenDone) return null;
+  return { signals, timer, children };
+}
+
+/** Attached children that have not ended (an owner waits for them before it ends, EXE-13). */
+export async function openChildren(tx: Queryable, executionId: string): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>({
+    name: 'engine.open_children',
+    text: `SELECT count(*)::int AS n FROM executions
+            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
+    values: [executionId],
+  });
+  return rows[0]?.n ?? 0;
+}
+
+
+/**
+ * Ends an execution in one transaction (STC-01, EXE-14): the final state, the failure's sealed
+ * cause, the `execution.ended` event, the feature's end rows, and the notice to a parent (which
+ * is woken in the same transaction). Answers false when the generation moved on (EXE-04).
+ */
+export async function endExecution(
+  ctx: EngineContext,
+  tx: Queryable,
+  e: {
+    id: string;
+    generation: number;
+    workflow: Workflow<Json, Json> | undefined;
+    data: ExecutionData;
+    outcome: FinalState;
+    result?: Json;
+    failure?: { category: ErrorCategory; cause: unknown; errorId?: string };
+  },
+): Promise<boolean> {
+  const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
+  const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
+  const { rows } = await tx.query<{ parent_id: string | null }>({
+    name: 'engine.end',
+    text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
+             lease_until = NULL, ended_at = now(), updated_at = now()
+           WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+           RETURNING parent_id`,
+    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null],
+  });
+  const row = rows[0];
+  if (!row) return false;
+  if (e.failure && errorId !== null && e.failure.errorId === undefined) {
+    await ctx.failures.record(tx, {
+      errorId: errorId as never,
+      category: e.failure.category,
+      origin: `execution ${e.workflow?.name ?? 'unknown'}`,
+      cause: e.failure.cause,
+    });
+  }
+  const payload: Json = { state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
+  await appendEvents(tx, e.id, [encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);
+  if (e.workflow?.end) {
+    const endTx: EndTransaction = {
+      query: async (sql, params) => {
+        const r = await tx.query(sql, params);
+        return { rows: r.rows as Array<Record<string, unknown>>, rowCount: r.rowCount };
+      },
+    };
+    await e.workflow.end({ executionId: e.id as never, state: e.data.state, outcome: e.outcome, tx: endTx });
+  }
+  if (row.parent_id !== null) {
+    await tx.query({
+      name: 'engine.child_notice',
+      text: `INSERT INTO execution_child_notices (parent_id, child_id, state) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      values: [row.parent_id, e.id, e.outcome],
+    });
+    await wakeIfWaiting(ctx, tx, row.parent_id);
+  }
+  return true;
+}
+
+/** A waiting execution becomes queued and gets an advance job, in the caller's transaction. */
+export async function wakeIfWaiting(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
+  const { rows } = await tx.query({
+    name: 'engine.wake',
+    text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1 AND state = 'waiting' RETURNING id`,
+    values: [executionId],
+  });
+  if (rows.length === 0) return false;
+  await enqueueAdvance(ctx.boss, tx, executionId);
+  return true;
+}
+
+/** Cancel reaches attached children: each enters cancelling with its own cancel phase (EXE-13, EXE-15). */
+export async function cascadeCancel(ctx: EngineContext, tx: Queryable, parentId: string): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string; cancel_phase: number; was: string }>({
+    name: 'engine.cascade_cancel',
+    text: `UPDATE executions c SET state = 'cancelling', cancel_phase = c.cancel_phase + 1, updated_at = now()
+             FROM executions p
+            WHERE c.parent_id = $1 AND p.id = c.id AND c.attached
+              AND c.state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
+            RETURNING c.id, c.cancel_phase, p.state AS was`,
+    values: [parentId],
+  });
+  for (const child of rows) {
+    await tx.query({
+      name: 'engine.insert_cancel_signal',
+      text: `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', $2)`,
+      values: [child.id, child.cancel_phase],
+    });
+    if (child.was !== 'running') await enqueueAdvance(ctx.boss, tx, child.id);
+  }
+  return rows.map((r) => r.id);
+}
+

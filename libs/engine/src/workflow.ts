@@ -1,0 +1,89 @@
+import type { ExecutionId } from '@openbot/domain';
+import type { CallLog } from './call-log';
+
+/** JSON values only: workflow state is sealed and stored as JSON at every checkpoint. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** What `next` decides from the saved state (EXE-07). */
+export type Decision =
+  | { readonly phase: string }
+  | { readonly end: 'completed'; readonly result?: Json }
+  | { readonly end: 'failed'; readonly category?: 'internal' | 'timeout'; readonly cause: unknown };
+
+/** What a phase hands back: the new state, and whether to wait before the next decision. */
+export type PhaseOutcome<S extends Json> =
+  | { readonly state: S }
+  | { readonly state: S; readonly wait: WaitFor };
+
+export interface WaitFor {
+  /** Signal names that wake the execution (a saved, unconsumed signal wakes it at once). */
+  readonly signals?: readonly string[];
+  /** A durable timer: the execution wakes at this time even if no signal arrives. */
+  readonly until?: Date;
+  /** Wake when every attached child has ended (their notices are saved). */
+  readonly children?: boolean;
+}
+
+/** Why the execution woke from its last wait: given to `next` and to the phase. */
+export interface Wake {
+  readonly signals: ReadonlyArray<{ readonly name: string; readonly payload: Json }>;
+  readonly timer: boolean;
+  readonly children: ReadonlyArray<{ readonly childId: ExecutionId; readonly state: string }>;
+}
+
+export interface PhaseContext<S extends Json> {
+  readonly executionId: ExecutionId;
+  readonly generation: number;
+  /** `<phase>#<generation>`: the activity name of this run (EXE-09). */
+  readonly activity: string;
+  /** 1-based number of the phase being run (completed phases + 1). */
+  readonly step: number;
+  readonly state: S;
+  readonly wake: Wake | null;
+  /** Aborted when the phase gate closes: cancel, lease loss, shutdown (EXE-11). */
+  readonly signal: AbortSignal;
+  /** Resources opened here close before the phase ends and before `after` runs (RES-01). */
+  readonly resources: AsyncDisposableStack;
+  /** Outside calls: intent → sending → result, reused after a takeover (CALL-01, EXE-10). */
+  readonly calls: CallLog;
+  /** Appends an event to the execution's log at the next checkpoint (EVT-01). */
+  emit(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void;
+  /** Starts a child execution at the next checkpoint, in the same transaction (STC-01, EXE-13). */
+  startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef }): ExecutionId;
+}
+
+export interface Phase<S extends Json> {
+  run(context: PhaseContext<S>): Promise<PhaseOutcome<S>>;
+  /** Runs after the phase's resources closed and its result was saved (EXE-07). */
+  after?(context: { readonly executionId: ExecutionId; readonly state: S }): Promise<void>;
+  /** Retries of a failing phase, with backoff from 100 ms to 5 s (default 0: fail at once). */
+  readonly retries?: number;
+}
+
+export interface ResourceRef {
+  readonly type: string;
+  readonly id: string;
+}
+
+/** The end checkpoint's own transaction: business rows commit with the end state (STC-01). */
+export interface EndTransaction {
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
+}
+
+export interface EndContext<S extends Json> {
+  readonly executionId: ExecutionId;
+  readonly state: S;
+  readonly outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  readonly tx: EndTransaction;
+}
+
+/** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */
+export interface Workflow<S extends Json = Json, I extends Json = Json> {
+  readonly name: string;
+  /** The first saved state, from the command's input. */
+  initial(input: I): S;
+  next(state: S, wake: Wake | null): Decision;
+  readonly phases: Readonly<Record<string, Phase<S>>>;
+  /** Saves the feature's end state in the end checkpoint's transaction. */
+  end?(context: EndContext<S>): Promise<void>;
+}

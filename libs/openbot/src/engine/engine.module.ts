@@ -1,0 +1,75 @@
+import {
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { Engine, faultPointsFromEnv } from '@openbot/engine';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
+import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
+import { StartupGate } from '../health/startup-gate';
+import { Sealer } from '../sealing/sealer';
+
+/** Starts the engine once the startup gate opens (pg-boss's schema exists then) and stops it first at shutdown. */
+@Injectable()
+class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Engine');
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(StartupGate) private readonly gate: StartupGate,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.startWhenReady();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.engine.stop(this.config.shutdownTimeoutMs);
+  }
+
+  private async startWhenReady(): Promise<void> {
+    if (this.stopped) return;
+    if (await this.gate.check()) {
+      await this.engine.start();
+      this.logger.log(`engine started on node ${this.engine.nodeId}`);
+      return;
+    }
+    this.timer = setTimeout(() => void this.startWhenReady().catch(() => undefined), 2_000);
+    this.timer.unref();
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    SqlFailureRecorder,
+    {
+      provide: Engine,
+      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder],
+      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder) =>
+        new Engine({
+          pool: (dataSource.driver as unknown as { master: Pool }).master,
+          connectionString: config.databaseUrl,
+          sealer,
+          failures,
+          nodeId: config.nodeId,
+          leaseSeconds: config.leaseSeconds,
+          faults: faultPointsFromEnv(process.env, config.production),
+        }),
+    },
+    EngineLifecycle,
+  ],
+  exports: [Engine],
+})
+export class EngineModule {}
