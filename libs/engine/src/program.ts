@@ -106,6 +106,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         await ctx.faults.hit('phase.started', { executionId: run.id, step: step + 1 });
         outcome = await phase.run(context);
         await scope.close();
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows whatever the scope's close threw
         if (scope.closeFailure !== null) throw scope.closeFailure;
       } catch (error) {
         await scope.close();
@@ -189,7 +190,10 @@ async function saveCheckpoint(
     return null;
   }
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
-  if (events.length > 0) ctx.notifier.notify('openbot_events', run.id), ctx.listener.wake(run.id);
+  if (events.length > 0) {
+    ctx.notifier.notify('openbot_events', run.id);
+    ctx.listener.wake(run.id);
+  }
   return result.state;
 }
 
@@ -269,7 +273,10 @@ async function waitFor(
     run.lost = true;
     return 'lost';
   }
-  if (events.length > 0) ctx.notifier.notify('openbot_events', run.id), ctx.listener.wake(run.id);
+  if (events.length > 0) {
+    ctx.notifier.notify('openbot_events', run.id);
+    ctx.listener.wake(run.id);
+  }
   return outcome.wait === null ? outcome : 'waiting';
 }
 

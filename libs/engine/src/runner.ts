@@ -134,6 +134,7 @@ export class Runner {
     if (this.runs.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
+      // eslint-disable-next-line @typescript-eslint/no-this-alias -- `done` is a hoisted function declaration that removes itself from `finished`
       const self = this;
       function done(): void {
         if (self.runs.size > 0 && Date.now() < deadline) return;

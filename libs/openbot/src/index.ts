@@ -25,3 +25,5 @@ export * from './executions/commands/cancel-execution.command';
 export * from './executions/commands/decide-execution.command';
 export * from './engine/engine.module';
 export * from './errors/sql-failure-recorder';
+// Engine types the API shows; libs/api reaches the engine only through libs/openbot.
+export type { ExecutionEvent, Json } from '@openbot/engine';

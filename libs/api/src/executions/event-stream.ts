@@ -1,4 +1,4 @@
-import type { ExecutionEvent } from '@openbot/engine';
+import type { ExecutionEvent } from '@openbot/openbot';
 import type { ServerResponse } from 'node:http';
 
 /** One Server-Sent Event: `id` is the sequence number, `event` the type, `data` the JSON. */

@@ -2,8 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, type MemberCaller } from '@openbot/domain';
-import type { ExecutionEvent, Json } from '@openbot/engine';
-import { CancelExecution, DecideExecution, GetExecution, ObserveExecution } from '@openbot/openbot';
+import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';

