@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// Writes docs/capability-map.md: every rule ID of ../shared/spec/rules.md with the tests whose
+// titles name it, or the reason it has none. `--check` fails when the committed file is stale.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const rulesFile = process.env.OPENBOT_RULES ?? join(root, '..', 'shared', 'spec', 'rules.md');
+const target = join(root, 'docs', 'capability-map.md');
+
+/** Rules with no test yet, and why. Remove a line when a test names the rule. */
+const NOTES = {
+  'PLAT-02': 'not built yet: libs/core and its in-memory host arrive with Chats and Turns (issue 4)',
+  'PLAT-03': 'not built yet: object storage arrives with files; PostgreSQL is the only service so far',
+  'PLAT-04': 'not built yet: node-to-node RPC arrives with Computers and Live sessions',
+  'PLAT-05': 'not built yet as a test of its own; the two-process tests run the one engine on several nodes',
+  'PLAT-06': 'not built yet: the ModelRegistry arrives with Chats and Turns (issue 4)',
+  'PLAT-07': 'not built yet: the ChatGPT OAuth provider',
+  'PLAT-08': 'not built yet: usage, prices, credits and limits',
+  'ARCH-02': 'not built yet as a test; DTOs live in libs/api, entities in storage/ folders (dependency rules)',
+  'ARCH-03': 'not built yet as a test of its own; domain failures are mapped only by libs/api/src/errors (see ERR-02 tests)',
+  'ARCH-04': 'not built yet: model, Computer, Vault and object-store ports',
+  'ARCH-05': 'not built yet as a test; query handlers read the database directly',
+  'ARCH-06': 'not built yet as a test; modules open connections only in lifecycle hooks',
+  'ARCH-07': 'not built yet: no Chat runtime exists yet (issue 4)',
+  'EXE-05': 'not built yet as a test of its own; the engine has no feature branches and features register workflows',
+  'EXE-06': 'not built yet: libs/core in-memory host (issue 4)',
+  'EXE-09': 'not built yet as a test of its own; phase runs are named `<phase>#<generation>` and state is sealed',
+  'EXE-15': 'not built yet: cancel phases are numbered and stored, but no test replays an old cancel signal',
+  'STC-02': 'not built yet: Chats (issue 4)',
+  'STC-03': 'not built yet: Chats (issue 4)',
+  'STC-04': 'not built yet: Chats (issue 4)',
+  'STC-05': 'not built yet: Chats (issue 4)',
+  'STC-06': 'not built yet: Turns and tools (issue 4)',
+  'STC-07': 'not built yet: tools (issue 4)',
+  'STC-08': 'not built yet: hooks',
+  'STC-09': 'not applicable: no predecessor data with a legacy `content` field; `modelOutput` arrives with tools (issue 4)',
+  'STC-11': 'not built yet: tools and Computers',
+  'STC-12': 'not built yet: Apps',
+  'MEM-01': 'not built yet: memory',
+  'MEM-02': 'not built yet: memory',
+  'MEM-03': 'not built yet: memory',
+  'CALL-04': 'not built yet: model calls with attempts and `model.started` events arrive with Turns (issue 4)',
+  'RES-04': 'not built yet: Chat stop and delete (issue 4)',
+  'RES-05': 'not built yet: Live sessions',
+  'RES-06': 'not built yet: physical leases of Computers and Live sessions',
+  'RES-07': 'not built yet: App connections',
+  'GRANT-01': 'not built yet: App authorization grants',
+  'GRANT-02': 'not built yet: App authorization grants',
+  'GRANT-03': 'not built yet: App authorization grants',
+  'GRANT-04': 'not built yet: App authorization grants',
+  'GRANT-05': 'not built yet: App authorization grants',
+  'GRANT-06': 'not built yet: App authorization grants',
+  'GRANT-07': 'not built yet: App authorization grants',
+  'IDN-01': 'not built yet: ExecutionIdentity (issue 5)',
+  'IDN-02': 'not built yet: ExecutionIdentity (issue 5)',
+  'IDN-03': 'not built yet: Channels',
+  'IDN-04': 'not built yet as a test; callers are typed values built by the bearer guard (issue 5)',
+  'IDN-05': 'not built yet: tools and Code Mode (issue 5)',
+  'IDN-06': 'not built yet: identity checks on restore (issue 5)',
+  'IDN-07': 'not built yet: approvals',
+  'IDN-09': 'not built yet: session cookies (issue 5)',
+  'IDN-10': 'not built yet as a test of its own; service scopes use the same engine paths (issue 5)',
+  'FW-01': 'not built yet: Chats and Turns (issue 4)',
+  'FW-02': 'not built yet: approvals, delegation, plans',
+  'FW-03': 'not built yet: memory',
+  'FW-04': 'not built yet: Code Mode',
+  'FW-05': 'not built yet: Apps',
+  'FW-06': 'not built yet: Channels, triggers, reminders',
+  'FW-07': 'not built yet: Computers, Connectors, Live',
+  'FW-08': 'not built yet: files and Vaults',
+  'FW-09': 'not built yet: accounts and SSO (issue 5)',
+  'TASK-01': 'not built yet: tasks',
+  'TASK-02': 'not built yet: tasks',
+  'TASK-03': 'not built yet: tasks',
+  'TASK-04': 'not built yet: tasks',
+  'LIM-01': 'not built yet: limits',
+  'APPR-01': 'not built yet: approvals',
+  'DLG-01': 'not built yet: delegation',
+  'DEVT-01': 'not built yet: developer tests',
+  'CONN-01': 'not built yet: connections',
+  'USE-01': 'not built yet: usage and billing (issue 4)',
+  'USE-02': 'not built yet: usage and billing (issue 4)',
+  'USE-03': 'not built yet: usage and billing (issue 4)',
+  'USE-04': 'not built yet: usage and billing (issue 4)',
+  'ERR-04': 'not built yet as a test: release retries back off 100 ms → 5 s (run-scope.ts backoffMs), no test names it yet',
+  'SEC-02': 'not built yet: Vaults',
+  'MIG-03': 'not built yet: no data conversions exist yet (the mechanism arrives with the first one)',
+  'MIG-04': 'not applicable: no predecessor deployment, so no imported File or Index history',
+  'REL-02': 'not built yet as a test; the engine has no sweeps, heartbeats of Chat runners or signal buses',
+};
+
+function specFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (['node_modules', 'dist', '.toolchain', '.openbot', '.git'].includes(entry.name)) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...specFiles(path));
+    else if (entry.name.endsWith('.spec.ts')) out.push(path);
+  }
+  return out;
+}
+
+const rules = [...readFileSync(rulesFile, 'utf8').matchAll(/^- ([A-Z]+-\d+) (.*)$/gm)].map((m) => ({ id: m[1], text: m[2] }));
+const tests = new Map();
+for (const file of ['libs', 'apps', 'test'].flatMap((d) => specFiles(join(root, d)))) {
+  const source = readFileSync(file, 'utf8');
+  for (const m of source.matchAll(/\b(?:it|test|describe)\(\s*(['"`])\[([A-Z]+-\d+)\]\s*((?:(?!\1).)*)\1/g)) {
+    const list = tests.get(m[2]) ?? [];
+    list.push(`\`${relative(root, file)}\`: ${m[3].replaceAll('|', '\\|')}`);
+    tests.set(m[2], list);
+  }
+}
+
+const lines = [
+  '# Capability map',
+  '',
+  'Every rule of `../shared/spec/rules.md` with the tests that prove it (test titles start with the',
+  'rule ID), or the reason it has none yet. Generated by `node scripts/capability-map.mjs`; a test',
+  '(`test/repo/capability-map.spec.ts`) fails when this file is stale.',
+  '',
+  '| Rule | Tests |',
+  '|---|---|',
+];
+for (const rule of rules) {
+  const named = tests.get(rule.id);
+  const cell = named ? named.join('<br>') : (NOTES[rule.id] ?? 'not built yet');
+  lines.push(`| ${rule.id} | ${cell} |`);
+}
+const text = `${lines.join('\n')}\n`;
+if (process.argv.includes('--check')) {
+  const current = readFileSync(target, 'utf8');
+  if (current !== text) {
+    process.stderr.write('docs/capability-map.md is stale: run node scripts/capability-map.mjs\n');
+    process.exit(1);
+  }
+} else {
+  writeFileSync(target, text);
+}
