@@ -43,8 +43,11 @@ export class EmbeddedPostgres {
 
   constructor(private readonly options: EmbeddedPostgresOptions) {}
 
+  /** Where the cluster's files live: `<dir>/pgdata`, or a reachable stand-in (see start). */
+  private clusterDir: string | null = null;
+
   get pgdata(): string {
-    return join(this.options.dir, 'pgdata');
+    return join(this.clusterDir ?? this.options.dir, 'pgdata');
   }
 
   get port(): number {
@@ -62,10 +65,12 @@ export class EmbeddedPostgres {
     // The folder itself must be traversable by the postgres user; its files stay private.
     await mkdir(this.options.dir, { recursive: true, mode: 0o711 });
     if (runAs && !canReach(runAs, this.options.dir)) {
-      throw new Error(
-        `the postgres system user cannot reach ${this.options.dir} (a parent folder is private to root); ` +
-          'set OPENBOT_DATA_DIR to a folder outside it, e.g. /var/lib/openbot, or set DATABASE_URL',
-      );
+      // A data dir inside a folder private to root (a clone under /root): the cluster lives in a
+      // stable place the postgres user can reach, named after the data dir, and is reused there.
+      this.clusterDir = join('/var/lib/openbot', createHash('sha256').update(this.options.dir).digest('hex').slice(0, 16));
+      if (this.options.ephemeral) await rm(this.clusterDir, { recursive: true, force: true });
+      await mkdir(this.clusterDir, { recursive: true, mode: 0o711 });
+      this.options.onLog?.(`the postgres user cannot reach ${this.options.dir}; the cluster lives in ${this.clusterDir}`);
     }
     const passwordFile = join(this.options.dir, 'pg-password');
     if (!existsSync(join(this.pgdata, 'PG_VERSION'))) {
@@ -73,7 +78,7 @@ export class EmbeddedPostgres {
       await rm(this.pgdata, { recursive: true, force: true });
       this.password = randomBytes(18).toString('base64url');
       await writeFile(passwordFile, this.password, { mode: 0o600 });
-      const pwfile = join(this.options.dir, '.initdb-pw');
+      const pwfile = join(this.clusterDir ?? this.options.dir, '.initdb-pw');
       await writeFile(pwfile, this.password, { mode: 0o600 });
       await mkdir(this.pgdata, { recursive: true, mode: 0o700 });
       if (runAs) {
@@ -116,7 +121,10 @@ export class EmbeddedPostgres {
       clearTimeout(timer);
       this.process = null;
     }
-    if (this.options.ephemeral) await rm(this.options.dir, { recursive: true, force: true });
+    if (this.options.ephemeral) {
+      await rm(this.options.dir, { recursive: true, force: true });
+      if (this.clusterDir) await rm(this.clusterDir, { recursive: true, force: true });
+    }
   }
 
   /** Immediate shutdown, as after a power loss: used by crash tests. */
