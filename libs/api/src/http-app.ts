@@ -4,9 +4,10 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { newId } from '@openbot/domain';
 import { OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
 import { Logger, LoggerModule } from 'nestjs-pino';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { ApiModule } from './api.module';
+import { classifyError } from './errors/classify-error';
 import { RouteIndex } from './errors/route-index';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi';
 
@@ -34,8 +35,26 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     // Idle keep-alive sockets close at shutdown; in-flight requests finish first.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // One request ID for Fastify, the logs and the response: the caller's x-request-id when sane.
+    requestIdHeader: false,
+    genReqId: (req: IncomingMessage) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
+    },
+    // The router rejects a malformed URL (bad percent-encoding) before any Nest handler runs:
+    // answer it in the declared error shape instead of Fastify's own body (API.md "Errors").
+    frameworkErrors: (error, _request, reply) => {
+      const decision = classifyError(error);
+      if (decision.kind !== 'declared') return void reply.send(error);
+      void reply.status(decision.status).headers(decision.headers ?? {}).send(decision.body);
+    },
   });
   const fastify = adapter.getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    (request.raw as IncomingMessage & { id?: string }).id = request.id;
+    void reply.header('x-request-id', request.id);
+    done();
+  });
   // Only JSON bodies are accepted: a text body where JSON is expected is 415, not a string.
   fastify.removeContentTypeParser(['text/plain']);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
@@ -43,6 +62,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   app.useLogger(app.get(Logger));
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
+  // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (API.md "Errors").
+  fastify.removeContentTypeParser(['application/x-www-form-urlencoded']);
   return app;
 }
 
@@ -56,11 +77,9 @@ function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule 
         pinoHttp: [
           {
             level: options.config.logLevel,
-            genReqId: (req: IncomingMessage, res: ServerResponse) => {
-              const given = req.headers['x-request-id'];
-              const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
-              res.setHeader('x-request-id', id);
-              return id;
+            genReqId: (req: IncomingMessage) => {
+              const id = (req as IncomingMessage & { id?: unknown }).id;
+              return typeof id === 'string' ? id : newId();
             },
             // Never log headers (credentials) or bodies; errors are logged by the boundary as IDs only.
             serializers: {

@@ -85,6 +85,20 @@ export async function* observeEvents(
       stopWaiting.abort();
       return;
     }
+    if (rows.length === 0 && (await hasEnded(deps.db, executionId))) {
+      // A reader resuming after the final event: nothing more will come (the end can be read again from an earlier cursor).
+      stopWaiting.abort();
+      return;
+    }
     await woken;
   }
+}
+
+async function hasEnded(db: Queryable, executionId: string): Promise<boolean> {
+  const { rows } = await db.query<{ ended: boolean }>({
+    name: 'engine.has_ended',
+    text: `SELECT state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended FROM executions WHERE id = $1`,
+    values: [executionId],
+  });
+  return rows[0]?.ended ?? true;
 }
