@@ -20,6 +20,13 @@ export interface HttpAppOptions {
   readonly imports?: ModuleMetadata['imports'];
 }
 
+/** The part of Fastify's reply a router-level error answer uses (two Fastify type copies are installed). */
+interface FrameworkErrorReply {
+  code(statusCode: number): unknown;
+  headers(values: Record<string, string>): unknown;
+  send(payload?: unknown): unknown;
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -43,10 +50,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     },
     // The router rejects a malformed URL (bad percent-encoding) before any Nest handler runs:
     // answer it in the declared error shape instead of Fastify's own body (API.md "Errors").
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error: unknown, _request: unknown, reply: FrameworkErrorReply) => {
       const decision = classifyError(error);
       if (decision.kind !== 'declared') return void reply.send(error);
-      void reply.status(decision.status).headers(decision.headers ?? {}).send(decision.body);
+      reply.code(decision.status);
+      reply.headers(decision.headers ?? {});
+      reply.send(decision.body);
     },
   });
   const fastify = adapter.getInstance();

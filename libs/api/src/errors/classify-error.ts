@@ -91,14 +91,18 @@ function fromFramework(error: unknown): PublicError | null {
 
 /** Connection-level PostgreSQL failures: the database is down or unreachable, not our bug. */
 function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
+  // Duck-typed, not `instanceof Error`: socket errors from Node core may come from another realm (VM contexts, Jest).
+  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string') {
       if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)) return true;
       // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
       if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
     }
-    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message)) {
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
+    ) {
       return true;
     }
   }

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { InvalidInput, type InputIssue } from '@openbot/domain';
 
 /**
@@ -6,7 +6,7 @@ import { InvalidInput, type InputIssue } from '@openbot/domain';
  * InvalidInput listing each offending field by dotted path (`tools.0.name`).
  */
 export function inputValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new InputValidationPipe({
     transform: true,
     whitelist: true,
     forbidNonWhitelisted: true,
@@ -14,6 +14,38 @@ export function inputValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => new InvalidInput(toIssues(errors)),
   });
+}
+
+/** Deeper bodies are refused before class-transformer recurses through them (a stack overflow is a 500). */
+const MAX_BODY_DEPTH = 100;
+
+/**
+ * Checks the raw body before the DTO sees it: too deep a nesting, and strings holding U+0000,
+ * which PostgreSQL text and jsonb cannot store, are input errors, not database faults (ERR-02).
+ */
+class InputValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body') {
+      const issues = rawBodyIssues(value);
+      if (issues.length > 0) throw new InvalidInput(issues);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+function rawBodyIssues(body: unknown): InputIssue[] {
+  const issues: InputIssue[] = [];
+  const pending: Array<[value: unknown, path: string, depth: number]> = [[body, '', 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path, depth] = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) issues.push({ path, message: 'must not contain the NUL character (U+0000)' });
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth >= MAX_BODY_DEPTH) return [{ path: '', message: `body must not be nested deeper than ${MAX_BODY_DEPTH} levels` }];
+      for (const [key, child] of Object.entries(value)) pending.push([child, path === '' ? key : `${path}.${key}`, depth + 1]);
+    }
+  }
+  return issues;
 }
 
 export function toIssues(errors: readonly ValidationError[], prefix = ''): InputIssue[] {

@@ -28,6 +28,10 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
   async execute({ caller, name, expiresAt }: CreateApiKey): Promise<CreatedApiKey> {
+    // Some ISO 8601 forms pass the DTO check but are no JavaScript date (`+9999-…`, `2031-W01`).
+    if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
+      throw new InvalidInput([{ path: 'expiresAt', message: 'expiresAt must be an ISO 8601 date-time' }]);
+    }
     if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
       throw new InvalidInput([{ path: 'expiresAt', message: 'expiresAt must be in the future' }]);
     }
