@@ -53,6 +53,7 @@ export async function* observeEvents(
   follow = true,
 ): AsyncGenerator<ExecutionEvent, void, undefined> {
   let cursor = after;
+  let endSeen = false;
   while (!signal?.aborted) {
     // Listen before reading, so an event committed between the read and the wait still wakes us.
     const stopWaiting = new AbortController();
@@ -85,10 +86,18 @@ export async function* observeEvents(
       stopWaiting.abort();
       return;
     }
-    if (rows.length === 0 && (await hasEnded(deps.db, executionId))) {
-      // A reader resuming after the final event: nothing more will come (the end can be read again from an earlier cursor).
-      stopWaiting.abort();
-      return;
+    if (rows.length === 0) {
+      // A reader past the final event ends: nothing more will come (the end can be read again from an
+      // earlier cursor). The end may have committed after this read, so read once more after seeing it.
+      if (endSeen) {
+        stopWaiting.abort();
+        return;
+      }
+      if (await hasEnded(deps.db, executionId)) {
+        endSeen = true;
+        stopWaiting.abort();
+        continue;
+      }
     }
     await woken;
   }
