@@ -24,7 +24,9 @@ export class CheckReadinessHandler implements IQueryHandler<CheckReadiness> {
 
   async execute(): Promise<Readiness> {
     const database = (await this.probe()) ? 'up' : 'down';
-    const gate = database === 'up' && (await this.gate.check()) ? 'open' : 'closed';
+    // With the database down the gate keeps its last known state (it never closes once open).
+    const open = database === 'up' ? await this.gate.check() : this.gate.isOpen;
+    const gate = open ? 'open' : 'closed';
     return { ready: database === 'up' && gate === 'open', database, gate, pendingMigrations: this.gate.pendingMigrations };
   }
 
