@@ -1,3 +1,4 @@
+import { UnsavedFailures } from '../../libs/api/src/errors/unsaved-failures';
 import { Body, Controller, Get, HttpCode, Module, Post } from '@nestjs/common';
 import type { MemberCaller, SealedRecordId } from '@openbot/domain';
 import { SealedRecords } from '@openbot/openbot';
@@ -557,6 +558,7 @@ describe('[ERR-02] database unreachable', () => {
 
     const me = await t.http().get('/v1/me').set('authorization', `Bearer ${secret}`);
     expectFault(me, 503, 'unavailable');
+    outageErrorId = (me.body as { errorId: string }).errorId;
     expectFault(await t.http().get('/v1/api-keys').set('authorization', `Bearer ${secret}`), 503, 'unavailable');
     expectFault(await t.http().post('/v1/organizations').set('authorization', `Bearer ${t.adminToken}`).send({ name: 'During outage' }), 503, 'unavailable');
 
@@ -575,6 +577,8 @@ describe('[ERR-02] database unreachable', () => {
     );
   });
 
+  let outageErrorId = '';
+
   it('the node serves again once the database is reachable again', async () => {
     await proxy.start(proxy.port);
     let ready = await t.http().get('/readyz');
@@ -586,5 +590,14 @@ describe('[ERR-02] database unreachable', () => {
     await t.http().get('/v1/me').set('authorization', `Bearer ${secret}`).expect(200);
     const organizations = await db.query<{ name: string }>('SELECT name FROM organizations ORDER BY id');
     expect(organizations.map((o) => o.name)).toEqual(['Outage Ltd']);
+  });
+
+  it('[ERR-01] the error records of the outage are saved, sealed, once the database is back', async () => {
+    expect(outageErrorId).not.toBe('');
+    expect(await t.app.get(UnsavedFailures).flush()).toBe(0);
+    const rows = await db.query<{ category: string; cause_id: string }>('SELECT category, cause_id FROM error_records WHERE id = $1', [outageErrorId]);
+    expect(rows).toEqual([{ category: 'unavailable', cause_id: expect.any(String) }]);
+    const cause = await t.app.get(SealedRecords).get(rows[0]!.cause_id as never);
+    expect(cause?.purpose).toBe('error.cause');
   });
 });

@@ -6,6 +6,7 @@ import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
 import { RouteIndex } from './errors/route-index';
+import { UnsavedFailures } from './errors/unsaved-failures';
 import { HealthController } from './health/health.controller';
 import { MeController } from './me/me.controller';
 import { OrganizationsController } from './organizations/organizations.controller';
@@ -16,6 +17,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
   controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController],
   providers: [
     ErrorBoundaryFilter,
+    UnsavedFailures,
     { provide: APP_FILTER, useExisting: ErrorBoundaryFilter },
     // Guards run in this order: the startup gate first, then authentication.
     { provide: APP_GUARD, useClass: StartupGateGuard },

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { classifyError } from './classify-error';
 import { declared, type PublicError } from './public-error';
 import { RouteIndex } from './route-index';
+import { UnsavedFailures } from './unsaved-failures';
 
 export const ERROR_ID_HEADER = 'openbot-error-id';
 
@@ -25,6 +26,7 @@ export class ErrorBoundaryFilter implements ExceptionFilter {
   constructor(
     @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(RouteIndex) private readonly routes: RouteIndex,
+    @Inject(UnsavedFailures) private readonly unsaved: UnsavedFailures,
   ) {}
 
   async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
@@ -72,24 +74,30 @@ export class ErrorBoundaryFilter implements ExceptionFilter {
   }
 
   private async record(errorId: ErrorId, decision: Extract<PublicError, { kind: 'fault' }>, origin: string): Promise<void> {
-    const saving = this.commands.execute(new RecordFailure(errorId, decision.category, origin, decision.cause));
-    try {
-      if (decision.category === 'unavailable') {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), RECORD_WAIT_WHEN_UNAVAILABLE_MS)));
-        // A rejected save must clear the timer too, or it holds the event loop (shutdown, test workers).
-        const outcome = await Promise.race([saving, timeout]).finally(() => clearTimeout(timer));
-        if (outcome === 'timeout') {
-          saving.catch(() => this.logger.warn({ errorId }, 'error record could not be saved (database unavailable)'));
-        }
-      } else {
-        await saving;
-      }
-    } catch {
-      // The cause stays private even when its record cannot be saved: log the ID only.
-      this.logger.warn({ errorId }, 'error record could not be saved');
+    const record = new RecordFailure(errorId, decision.category, origin, decision.cause);
+    const saving = this.commands.execute(record);
+    // The cause stays private even when its record cannot be saved now: it is kept in memory and
+    // saved when the database answers again; the log only gets the ID.
+    const keep = (): void => {
+      this.logger.warn({ errorId }, 'error record not saved yet (database unavailable); retrying');
+      this.unsaved.keep(record);
+    };
+    if (decision.category !== 'unavailable') {
+      await saving.catch(keep);
+      return;
     }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), RECORD_WAIT_WHEN_UNAVAILABLE_MS)));
+    let failed = false;
+    const settled = saving.catch(() => {
+      failed = true;
+    });
+    // A rejected save must clear the timer too, or it holds the event loop (shutdown, test workers).
+    const outcome = await Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
+    if (outcome === 'timeout') void settled.then(() => failed && keep());
+    else if (failed) keep();
   }
+
 }
 
 function isFaultDecision(value: unknown): value is Extract<PublicError, { kind: 'fault' }> {
