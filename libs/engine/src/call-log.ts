@@ -99,6 +99,8 @@ export class CallLog {
       readonly generation: number;
       readonly step: number;
       readonly scope: RunScope;
+      /** Called when a result is saved for a call already marked unknown (it may end an outcome_unknown wait). */
+      readonly onLateResult?: () => Promise<void>;
     },
   ) {}
 
@@ -111,7 +113,8 @@ export class CallLog {
     if (done) return this.open(done) as T;
     const latest = history.at(-1);
     if (latest && (latest.status === 'unknown' || (latest.status === 'sending' && !latest.safe))) {
-      if (latest.status === 'sending') await this.setStatus(latest.id, 'unknown');
+      // Only a row still `sending` becomes unknown: a result saved meanwhile is read again, not lost.
+      if (latest.status === 'sending' && !(await this.markUnknown(latest.id))) return this.call(name, options, send);
       throw new OutcomeUnknown(callKey);
     }
     const idempotencyKey = latest?.idempotency_key ?? randomUUID();
@@ -166,19 +169,36 @@ export class CallLog {
     );
   }
 
+  private async markUnknown(id: string): Promise<boolean> {
+    const { rowCount } = await retryStorage(
+      () =>
+        this.deps.db.query({
+          name: 'engine.call_unknown',
+          text: `UPDATE execution_calls SET status = 'unknown', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+          values: [id],
+        }),
+      undefined,
+    );
+    return rowCount === 1;
+  }
+
   /** Holds the known result while its save retries; the provider is not called again (CALL-06). */
   private async saveResult(id: string, result: Json, callKey: string): Promise<void> {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
-    await retryStorage(
+    const { rows } = await retryStorage(
       () =>
-        this.deps.db.query({
+        this.deps.db.query<{ was: CallStatus }>({
           name: 'engine.call_result',
-          text: `UPDATE execution_calls SET status = 'succeeded', key_id = $2, result = $3, updated_at = now() WHERE id = $1`,
+          text: `UPDATE execution_calls c SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
+                   FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
+                  WHERE c.id = old.id RETURNING old.status AS was`,
           values: [id, envelope.keyId, envelope.data],
         }),
       undefined,
     );
     await this.deps.faults.hit('call.result.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });
+    // A late result of an unsafe write another owner marked unknown (CALL-03, CALL-05).
+    if (rows[0]?.was === 'unknown') await this.deps.onLateResult?.();
   }
 }

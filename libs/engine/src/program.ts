@@ -8,7 +8,7 @@ import { enqueueAdvance } from './queue';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
 import { appendEvents, checkpoint, insertExecution, selectExecution, type ExecutionRow, type PendingEvent } from './store';
 import { retryStorage } from './storage-retry';
-import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
+import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren, resumeUnknown } from './transitions';
 import { withTransaction } from './tx';
 import type { Json, PhaseContext, PhaseOutcome, ResourceRef, Wake, Workflow } from './workflow';
 
@@ -94,7 +94,16 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         wake: data.wake,
         signal: scope.signal,
         resources: scope.resources,
-        calls: new CallLog({ db: ctx.pool, sealed: ctx.sealed, faults: ctx.faults, executionId: run.id, generation: run.generation, step: step + 1, scope }),
+        calls: new CallLog({
+          db: ctx.pool,
+          sealed: ctx.sealed,
+          faults: ctx.faults,
+          executionId: run.id,
+          generation: run.generation,
+          step: step + 1,
+          scope,
+          onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
+        }),
         emit: (type, payload, position) => events.push(encodeEvent(ctx.sealed, run.id, type, payload ?? null, position)),
         startChild: (child) => {
           const id = newId<ExecutionId>();
@@ -136,7 +145,12 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     const next: ExecutionData = { state: outcome.state, wake: null, wait: null };
     if ('wait' in outcome) {
       const stop = await waitFor(ctx, run, next, step + 1, waitSpec(outcome.wait), events, children);
-      if (stop === 'lost' || stop === 'waiting') return stop;
+      if (stop === 'lost') return stop;
+      if (stop === 'waiting') {
+        // The phase's result is saved with its wait: its `after` work still runs (EXE-07).
+        if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: next.state });
+        return stop;
+      }
       data = stop;
       step += 1;
       state = 'running';
@@ -340,10 +354,21 @@ async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Execution
         const { rowCount } = await tx.query({
           name: 'engine.outcome_unknown',
           text: `UPDATE executions SET state = 'outcome_unknown', key_id = $3, data = $4, step = $5, lease_until = NULL, updated_at = now()
-                  WHERE id = $1 AND generation = $2`,
+                  WHERE id = $1 AND generation = $2
+                    AND EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')`,
           values: [run.id, run.generation, sealed.keyId, sealed.data, step],
         });
-        if (rowCount === 0) return false;
+        if (rowCount === 0) {
+          // The unknown result was saved meanwhile (a late result): queue it again to reuse that result.
+          const { rowCount: requeued } = await tx.query({
+            name: 'engine.requeue_resolved',
+            text: `UPDATE executions SET state = CASE WHEN state = 'cancelling' THEN state ELSE 'queued' END, lease_until = NULL, updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND state IN ('running', 'cancelling')`,
+            values: [run.id, run.generation],
+          });
+          if (requeued === 1) await enqueueAdvance(ctx.boss, tx, run.id);
+          return requeued === 1 ? ('requeued' as const) : false;
+        }
         await appendEvents(tx, run.id, [encodeEvent(ctx.sealed, run.id, 'execution.outcome_unknown', null)]);
         return true;
       }),
@@ -353,6 +378,7 @@ async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Execution
     run.lost = true;
     return 'lost';
   }
+  if (saved === 'requeued') return 'waiting';
   ctx.notifier.notify('openbot_events', run.id);
   ctx.listener.wake(run.id);
   return 'waiting';

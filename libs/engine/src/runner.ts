@@ -3,6 +3,7 @@ import type { EngineContext } from './context';
 import { deliverSignal, runProgram, type LocalRun } from './program';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { renewLeases, selectExecution, takeOver, type ExecutionRow } from './store';
+import { timerDue } from './transitions';
 import { withTransaction } from './tx';
 
 /**
@@ -14,6 +15,7 @@ import { withTransaction } from './tx';
  */
 export class Runner {
   private readonly runs = new Map<string, LocalRun>();
+  private readonly claims = new Map<string, Promise<'started' | 'busy' | 'idle'>>();
   private readonly finished = new Set<() => void>();
   private renewTimer: NodeJS.Timeout | null = null;
   private accepting = false;
@@ -30,9 +32,9 @@ export class Runner {
     this.renewTimer = setInterval(() => void this.renew(), every);
     this.renewTimer.unref();
     this.ctx.listener.onSignal((id) => {
+      // Only the node running it acts; for idle executions the signal's own job does the waking.
       const run = this.runs.get(id);
       if (run) void deliverSignal(this.ctx, run).catch(() => undefined);
-      else void this.advance(id).catch(() => undefined);
     });
   }
 
@@ -46,18 +48,41 @@ export class Runner {
    * Tries to claim and run an execution: from a queue job, a signal, or a local wake-up.
    * Never runs one twice in this process; never takes one whose lease another node holds.
    */
-  async advance(executionId: string): Promise<'started' | 'busy' | 'idle'> {
+  async advance(executionId: string, fromJob = false): Promise<'started' | 'busy' | 'idle'> {
+    // Claims of one execution in this process run one after another: a claim overlapping another
+    // (two jobs in one batch, a local wake-up and its job) would take it over a second time and
+    // fence the run the first one just started.
+    const mine = (this.claims.get(executionId) ?? Promise.resolve('idle' as const))
+      .catch(() => undefined)
+      .then(() => this.claim(executionId, fromJob));
+    this.claims.set(executionId, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.claims.get(executionId) === mine) this.claims.delete(executionId);
+    }
+  }
+
+  private async claim(executionId: string, fromJob: boolean): Promise<'started' | 'busy' | 'idle'> {
     if (!this.accepting) return 'busy';
-    if (this.runs.has(executionId)) return 'busy';
+    if (this.runs.has(executionId) && !fromJob) return 'busy';
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
       const row = await selectExecution(tx, executionId, true);
-      if (!row || isFinal(row.state) || row.state === 'waiting' || row.state === 'outcome_unknown') return 'idle' as const;
+      if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
+      // A waiting execution is woken by a signal or child notice (which queue it), or by its due timer here.
+      if (row.state === 'waiting' && !(await timerDue(this.ctx, tx, executionId))) return 'idle' as const;
       if (row.leased && row.owner_node !== this.ctx.nodeId) {
-        // Someone holds it: look again when its lease would have run out (recovery).
-        await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
+        // Someone holds it. A recovery job looks again when that lease would have run out;
+        // other callers (signals, wake-ups) leave it to the holder.
+        if (fromJob) await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
         return 'busy' as const;
       }
-      if (this.runs.has(executionId)) return 'busy' as const;
+      if (this.runs.has(executionId)) {
+        // This node runs it: the recovery job that found it here is re-armed, or a later crash
+        // of this node would leave the execution with no job to recover it.
+        if (fromJob) await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
+        return 'busy' as const;
+      }
       const taken = await takeOver(tx, executionId, this.ctx.nodeId, this.ctx.leaseSeconds);
       // The recovery job of this lease: fires after it would expire, finds the run ended or re-arms.
       await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds * 2);
@@ -71,7 +96,7 @@ export class Runner {
 
   /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */
   async onJobs(jobs: ReadonlyArray<{ data: AdvanceJob }>): Promise<void> {
-    await Promise.all(jobs.map((job) => this.advance(job.data.executionId).catch(() => undefined)));
+    await Promise.all(jobs.map((job) => this.advance(job.data.executionId, true).catch(() => undefined)));
   }
 
   /**

@@ -39,13 +39,6 @@ export async function evaluateWait(
   if (wait.until !== null) {
     const { rows } = await tx.query<{ due: boolean }>({ name: 'engine.timer_due', text: 'SELECT now() >= $1::timestamptz AS due', values: [wait.until] });
     timer = rows[0]?.due ?? false;
-    if (timer) {
-      await tx.query({
-        name: 'engine.fire_timers',
-        text: 'UPDATE execution_timers SET fired_at = now() WHERE execution_id = $1 AND fired_at IS NULL AND due_at <= now()',
-        values: [executionId],
-      });
-    }
   }
   let childrenDone = false;
   let children: Wake['children'] = [];
@@ -59,7 +52,34 @@ export async function evaluateWait(
     children = rows.map((r) => ({ childId: r.child_id as Wake['children'][number]['childId'], state: r.state }));
   }
   if (signals.length === 0 && !timer && !childrenDone) return null;
+  if (wait.until !== null) {
+    // The wait is over, whatever woke it: its timer fires now or is retired (a stale timer would claim a later wait).
+    await tx.query({
+      name: 'engine.end_wait_timers',
+      text: 'UPDATE execution_timers SET fired_at = now() WHERE execution_id = $1 AND fired_at IS NULL',
+      values: [executionId],
+    });
+  }
   return { signals, timer, children };
+}
+
+/**
+ * Whether a waiting execution's timer is due (its timer job then claims it, EXE-12). A job that
+ * arrives before the due time, by the database's clock, is enqueued again for the rest.
+ */
+export async function timerDue(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ seconds: number | null }>({
+    name: 'engine.next_timer',
+    text: 'SELECT EXTRACT(EPOCH FROM min(due_at) - now())::float8 AS seconds FROM execution_timers WHERE execution_id = $1 AND fired_at IS NULL',
+    values: [executionId],
+  });
+  const seconds = rows[0]?.seconds ?? null;
+  if (seconds === null) return false;
+  if (seconds > 0) {
+    await enqueueAdvance(ctx.boss, tx, executionId, seconds);
+    return false;
+  }
+  return true;
 }
 
 /** Attached children that have not ended (an owner waits for them before it ends, EXE-13). */
@@ -162,11 +182,33 @@ export async function endWithoutSideEffects(
   return rowCount === 1;
 }
 
-/** A waiting execution becomes queued and gets an advance job, in the caller's transaction. */
+/**
+ * A result saved for an unknown write ends the outcome_unknown wait (EXE-12, CALL-03): once no
+ * call of the execution is unknown any more, it is queued again and reuses the saved result.
+ */
+export async function resumeUnknown(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
+  const { rows } = await tx.query({
+    name: 'engine.resume_unknown',
+    text: `UPDATE executions SET state = 'queued', lease_until = NULL, updated_at = now()
+            WHERE id = $1 AND state = 'outcome_unknown'
+              AND NOT EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')
+            RETURNING id`,
+    values: [executionId],
+  });
+  if (rows.length === 0) return false;
+  await enqueueAdvance(ctx.boss, tx, executionId);
+  return true;
+}
+
+/**
+ * A waiting execution becomes queued and gets an advance job, in the caller's transaction; so
+ * does a cancelling one that no owner holds (it waits for its attached children, EXE-13).
+ */
 export async function wakeIfWaiting(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
   const { rows } = await tx.query({
-    name: 'engine.wake',
-    text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1 AND state = 'waiting' RETURNING id`,
+    name: 'engine.wake_parent',
+    text: `UPDATE executions SET state = CASE WHEN state = 'waiting' THEN 'queued' ELSE state END, updated_at = now()
+            WHERE id = $1 AND (state = 'waiting' OR (state = 'cancelling' AND lease_until IS NULL)) RETURNING id`,
     values: [executionId],
   });
   if (rows.length === 0) return false;

@@ -1,0 +1,189 @@
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { ExecutionEvent, Json, Workflow } from '@openbot/engine';
+import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import { deferred, eventually, SERVICE, waitForState, type Deferred } from './helpers';
+
+interface EmitterState {
+  [key: string]: Json;
+  round: number;
+  rounds: number;
+  perRound: number;
+  /** Wait for a `next` signal between rounds (so an observer sees the log grow over time). */
+  paced: boolean;
+  /** Hold each round until the test releases it. */
+  held: boolean;
+}
+
+type EmitterInput = Record<string, number | boolean>;
+
+/** Each round emits `perRound` text deltas with their model step and attempt, plus one plain event. */
+function emitterWorkflow(hold: () => Deferred): Workflow<EmitterState, EmitterInput> {
+  return {
+    name: 'test.emitter',
+    initial: (input) => ({
+      round: 0,
+      rounds: Number(input.rounds ?? 3),
+      perRound: Number(input.perRound ?? 2),
+      paced: input.paced === true,
+      held: input.held === true,
+    }),
+    next: (s) => (s.round < s.rounds ? { phase: 'emit' } : { end: 'completed', result: s.round }),
+    phases: {
+      emit: {
+        async run(ctx) {
+          const s = ctx.state;
+          if (s.held) await hold().promise;
+          for (let i = 0; i < s.perRound; i++) ctx.emit('text.delta', { text: `r${s.round}-${i}` }, { step: s.round + 1, attempt: 1 + (i % 2) });
+          ctx.emit('round.done', { round: s.round });
+          const state = { ...s, round: s.round + 1 };
+          return s.paced && state.round < s.rounds ? { state, wait: { signals: ['next'] } } : { state };
+        },
+      },
+    },
+  };
+}
+
+async function collect(iterable: AsyncIterable<ExecutionEvent>, until?: (e: ExecutionEvent) => boolean): Promise<ExecutionEvent[]> {
+  const events: ExecutionEvent[] = [];
+  for await (const event of iterable) {
+    events.push(event);
+    if (until?.(event)) break;
+  }
+  return events;
+}
+
+describe('engine: reading events', () => {
+  let t: TestEngine;
+  let hold = deferred();
+
+  beforeAll(async () => {
+    t = await startTestEngine();
+    t.engine.register(emitterWorkflow(() => hold));
+    await t.engine.start();
+  });
+  afterAll(async () => {
+    hold.resolve();
+    await t.close();
+  });
+
+  const submit = (input: EmitterInput) => t.engine.submit({ workflow: 'test.emitter', input, scope: SERVICE });
+
+  it('[EVT-01] events have sequence numbers 1..n without gaps; text events keep their step and attempt', async () => {
+    const { executionId } = await submit({ rounds: 3, perRound: 3 });
+    const events = await collect(t.engine.observe(executionId));
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    const deltas = events.filter((e) => e.type === 'text.delta');
+    expect(deltas.map((e) => [e.text, e.step, e.attempt])).toEqual([
+      ['r0-0', 1, 1],
+      ['r0-1', 1, 2],
+      ['r0-2', 1, 1],
+      ['r1-0', 2, 1],
+      ['r1-1', 2, 2],
+      ['r1-2', 2, 1],
+      ['r2-0', 3, 1],
+      ['r2-1', 3, 2],
+      ['r2-2', 3, 1],
+    ]);
+    // Events without a position carry none.
+    const plain = events.find((e) => e.type === 'round.done')!;
+    expect(plain).not.toHaveProperty('step');
+    expect(plain).not.toHaveProperty('attempt');
+    // The stored rows agree: unique, gapless, and step/attempt kept in clear.
+    const rows = await t.database.query<{ seq: number; step: number | null; attempt: number | null }>(
+      'SELECT seq, step, attempt FROM execution_events WHERE execution_id = $1 ORDER BY seq',
+      [executionId],
+    );
+    expect(rows.map((r) => r.seq)).toEqual(events.map((e) => e.seq));
+  });
+
+  it('[EVT-01] concurrent executions each keep their own gapless sequence', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, () => submit({ rounds: 4, perRound: 5 })));
+    for (const { executionId } of ids) {
+      const events = await collect(t.engine.observe(executionId));
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 4 * 6 + 1 }, (_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'round.done').map((e) => e.round)).toEqual([0, 1, 2, 3]);
+    }
+  });
+
+  it('[EVT-02] an observer that subscribes after the end reads everything again from its cursor', async () => {
+    const { executionId } = await submit({ rounds: 2, perRound: 2 });
+    const first = await collect(t.engine.observe(executionId));
+    expect(first.at(-1)?.type).toBe('execution.ended');
+    const again = await collect(t.engine.observe(executionId));
+    expect(again).toEqual(first);
+    const fromCursor = await collect(t.engine.observe(executionId, 3));
+    expect(fromCursor).toEqual(first.slice(3));
+    // A cursor at the end answers nothing more (no replay from zero, no hang).
+    expect(await collect(t.engine.observe(executionId, first.length))).toEqual([]);
+    expect(await collect(t.engine.observe(executionId, first.length - 1))).toEqual([first.at(-1)]);
+  });
+
+  it('[EVT-02] an observer on a node that gets no notifications still receives every event (fallback poll)', async () => {
+    // Node B never starts: no LISTEN connection, so no notification ever reaches it.
+    const b = await t.node('node-b-deaf');
+    const { executionId } = await submit({ rounds: 3, perRound: 2, paced: true });
+    const seen: ExecutionEvent[] = [];
+    const reading = (async () => {
+      for await (const event of b.engine.observe(executionId)) seen.push(event);
+    })();
+    for (let round = 1; round < 3; round++) {
+      // Let B catch up on the log as it is now, then grow it.
+      await eventually(async () => {
+        const [row] = await t.database.query<{ last_seq: number; state: string }>('SELECT last_seq, state FROM executions WHERE id = $1', [executionId]);
+        return row!.state === 'waiting' && seen.length === row!.last_seq;
+      }, `node B to read round ${round}`);
+      expect(await t.engine.signal(executionId, 'next', null)).toBe(true);
+    }
+    await reading;
+    expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect(seen.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(seen).toEqual(await collect(t.engine.observe(executionId)));
+  }, 90_000);
+
+  it('[RES-03] an observer closing its stream does not cancel the phase', async () => {
+    hold = deferred();
+    const { executionId } = await submit({ rounds: 2, perRound: 1, held: true });
+    const stop = new AbortController();
+    const reading = collect(t.engine.observe(executionId, 0, stop.signal));
+    await waitForState(t.engine, executionId, ['running']);
+    stop.abort();
+    expect(await reading).toEqual([]);
+    // An iterator the consumer returns early also only stops reading.
+    const iterator = t.engine.observe(executionId);
+    const pending = iterator.next();
+    hold.resolve();
+    expect((await pending).value).toMatchObject({ seq: 1, type: 'text.delta' });
+    await iterator.return(undefined);
+    expect(await waitForState(t.engine, executionId, ['completed', 'failed', 'cancelled', 'interrupted'])).toMatchObject({ state: 'completed' });
+    expect((await collect(t.engine.observe(executionId))).map((e) => e.type)).toEqual(['text.delta', 'round.done', 'text.delta', 'round.done', 'execution.ended']);
+  });
+
+  it('[EVT-02] a reader that stops reading holds a bounded amount of memory while 10,000 events are written', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    hold = deferred();
+    const { executionId } = await submit({ rounds: 4, perRound: 2_500, held: true });
+    // The reader takes the first event and then never reads again.
+    const iterator = t.engine.observe(executionId);
+    const first = iterator.next();
+    hold.resolve();
+    expect((await first).value).toMatchObject({ seq: 1, type: 'text.delta' });
+    gc();
+    const before = getHeapStatistics().used_heap_size;
+    expect(await waitForState(t.engine, executionId, ['completed', 'failed', 'cancelled', 'interrupted'])).toMatchObject({ state: 'completed' });
+    const [{ n }] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1', [executionId]);
+    expect(n).toBe(4 * 2_501 + 1);
+    gc();
+    const grown = getHeapStatistics().used_heap_size - before;
+    expect(grown).toBeLessThan(50 * 1024 * 1024);
+    // The paused reader resumes where it stopped and reads the whole log in order.
+    let expected = 2;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      expect(next.value.seq).toBe(expected);
+      expected += 1;
+    }
+    expect(expected).toBe(n + 1);
+  }, 120_000);
+});

@@ -1,0 +1,178 @@
+// Resolves the '@openbot/*' aliases in the compiled output: must stay the first import.
+import '../../../apps/server/src/module-paths';
+import { Engine, faultPointsFromEnv, type Json, type Workflow } from '@openbot/engine';
+import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { createInterface } from 'node:readline';
+import { Pool } from 'pg';
+
+/**
+ * One engine node as a real process, for the system crash tests (REL-01). Run compiled:
+ * `node dist/test/system/engine/engine-node.js` (`npm test` builds first).
+ *
+ * Environment: DATABASE_URL, NODE_ID, MASTER_KEY (base64, 32 bytes, shared by every node),
+ * LEASE_SECONDS, COUNTER_URL (the test's counting service), OPENBOT_FAULTS (e.g.
+ * `checkpoint.committed=kill@step:3`), SUBMIT=N (submit N executions at start), STEPS (phases per
+ * execution, default 5), STEP_DELAY_MS (work time of each phase before its call, default 0).
+ *
+ * Protocol: one JSON object per line.
+ * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
+ *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"error": message}`.
+ * stdin: `{"submit": {"steps"?}}`, `{"decide": {"id", "decision", "result"?}}`,
+ *   `{"claim": [id, …]}` (claims each as a fetched recovery job would).
+ * SIGTERM stops the engine gracefully and exits 0.
+ */
+
+const WORKFLOW = 'rel.steps';
+
+interface StepsInput {
+  [key: string]: Json;
+  steps: number;
+}
+
+interface StepsState {
+  [key: string]: Json;
+  k: number;
+  n: number;
+  /** What the counting service answered for each phase, in order (from the call log when reused). */
+  results: Json[];
+}
+
+function env(name: string, fallback?: string): string {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined || value === '') throw new Error(`${name} is required`);
+  return value;
+}
+
+function say(line: Record<string, Json>): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new Error(`phase aborted (${String(signal.reason)})`));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const nodeId = env('NODE_ID');
+const counterUrl = env('COUNTER_URL');
+const defaultSteps = Number(env('STEPS', '5'));
+/** Work time of each phase on this node (a node setting, so a slow owner and a fast successor can differ). */
+const stepDelayMs = Number(env('STEP_DELAY_MS', '0'));
+
+/** Phase n calls the counting service once through the call log; even phases are safe to repeat. */
+const steps: Workflow<StepsState, StepsInput> = {
+  name: WORKFLOW,
+  initial: (input) => ({ k: input.steps, n: 0, results: [] }),
+  next: (s) => (s.n < s.k ? { phase: 'step' } : { end: 'completed', result: { results: s.results } }),
+  phases: {
+    step: {
+      async run(ctx) {
+        const n = ctx.state.n + 1;
+        await pause(stepDelayMs, ctx.signal);
+        const result = await ctx.calls.call(`step-${n}`, { safe: n % 2 === 0 }, async (request) => {
+          const res = await fetch(counterUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+            body: JSON.stringify({
+              executionId: ctx.executionId,
+              step: n,
+              safe: n % 2 === 0,
+              idempotencyKey: request.idempotencyKey,
+              attempt: request.attempt,
+              generation: ctx.generation,
+              node: nodeId,
+            }),
+            signal: request.signal,
+          });
+          if (!res.ok) throw new Error(`counter answered ${res.status}`);
+          return (await res.json()) as Json;
+        });
+        ctx.emit('rel.step', { step: n, result }, { step: n });
+        return { state: { ...ctx.state, n, results: [...ctx.state.results, result] } };
+      },
+    },
+  },
+};
+
+async function main(): Promise<void> {
+  const databaseUrl = env('DATABASE_URL');
+  const sealer = new Sealer(new Keyring({ id: 'test1', key: Buffer.from(env('MASTER_KEY'), 'base64') }));
+  const pool = new Pool({ connectionString: databaseUrl, max: 10, application_name: `openbot engine ${nodeId}`, connectionTimeoutMillis: 5_000 });
+  // An idle client whose connection dies (terminated backend, database restart) must not crash the node.
+  pool.on('error', () => undefined);
+  const engine = new Engine({
+    pool,
+    connectionString: databaseUrl,
+    sealer,
+    failures: new SqlFailureRecorder(sealer),
+    nodeId,
+    leaseSeconds: Number(env('LEASE_SECONDS', '3')),
+    faults: faultPointsFromEnv(process.env, false),
+  });
+  engine.register(steps);
+  await engine.start();
+  say({ ready: nodeId, pid: process.pid });
+
+  const submit = async (input: Partial<StepsInput> = {}): Promise<void> => {
+    const { executionId } = await engine.submit({
+      workflow: WORKFLOW,
+      input: { steps: input.steps ?? defaultSteps },
+      scope: { kind: 'service', id: '00000000-0000-7000-8000-0000000000aa', organizationId: null },
+    });
+    say({ submitted: executionId });
+  };
+
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    if (stopping) return;
+    stopping = true;
+    void engine
+      .stop(2_000)
+      .then(() => pool.end())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  });
+
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    if (line.trim() === '') return;
+    void (async () => {
+      const command = JSON.parse(line) as {
+        submit?: Partial<StepsInput>;
+        decide?: { id: string; decision: 'succeeded' | 'failed' | 'stop'; result?: Json };
+        claim?: string[];
+      };
+      if (command.submit !== undefined) await submit(command.submit);
+      if (command.claim !== undefined) {
+        // Exactly what this node does when it fetches a recovery job of each execution (the
+        // runner's claim), now: lets a test make two processes claim the same execution at once.
+        const runner = (engine as unknown as { runner: { advance(id: string, fromJob: boolean): Promise<string> } }).runner;
+        await Promise.all(command.claim.map(async (id) => say({ claimed: id, outcome: await runner.advance(id, true) })));
+      }
+      if (command.decide !== undefined) {
+        const { id, decision, result } = command.decide;
+        const outcome = await engine.decide(id, decision === 'succeeded' ? { decision, result: result ?? null } : { decision });
+        say({ decided: id, state: outcome?.state ?? null });
+      }
+    })().catch((error: unknown) => say({ error: error instanceof Error ? error.message : String(error) }));
+  });
+
+  const count = Number(process.env.SUBMIT ?? '0');
+  for (let i = 0; i < count; i++) await submit();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`engine-node ${process.env.NODE_ID ?? '?'} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
