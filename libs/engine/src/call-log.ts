@@ -123,16 +123,23 @@ export class CallLog {
       attempt += 1;
       scope.assertOpen();
       const id = randomUUID();
-      await retryStorage(
+      const { rows: mine } = await retryStorage(
         () =>
-          db.query({
+          db.query<{ id: string }>({
             name: 'engine.call_intent',
-            text: `INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key)
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8)`,
+            text: `WITH ins AS (
+                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8)
+                     ON CONFLICT (execution_id, call_key, attempt) DO NOTHING RETURNING id
+                   )
+                   SELECT id FROM ins UNION ALL SELECT id FROM execution_calls WHERE id = $1`,
             values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey],
           }),
         scope.signal,
       );
+      // Another owner took this attempt number meanwhile (an old generation retrying): read the
+      // history again and decide from it, instead of failing on the unique key.
+      if (mine.length === 0) return this.call(name, options, send);
       await this.deps.faults.hit('call.intent.committed', { executionId, step, callKey });
       // A request arriving after the gate closed starts no work (EXE-11).
       scope.assertOpen();

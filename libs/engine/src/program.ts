@@ -41,10 +41,21 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     return finish(ctx, run, workflow, { state: null, wake: null, wait: null }, 'failed', undefined, { category: 'internal', cause: error });
   }
   if (workflow === undefined) {
-    return finish(ctx, run, workflow, data, 'interrupted', undefined, {
-      category: 'internal',
-      cause: new Error(`no workflow named "${row.workflow}" is registered on this node`),
-    });
+    // This node does not have the workflow (a rolling deploy): hand the execution back for a
+    // node that has it, instead of ending it; a job looks again after a lease.
+    await retryStorage(
+      () =>
+        withTransaction(ctx.pool, async (tx) => {
+          const { rowCount } = await tx.query({
+            name: 'engine.release_unknown_workflow',
+            text: 'UPDATE executions SET lease_until = now(), updated_at = now() WHERE id = $1 AND generation = $2',
+            values: [run.id, run.generation],
+          });
+          if (rowCount === 1) await enqueueAdvance(ctx.boss, tx, run.id, ctx.leaseSeconds);
+        }),
+      undefined,
+    );
+    return 'drained';
   }
   let step = row.step;
   let state: ExecutionState = row.state;
@@ -200,8 +211,13 @@ async function saveCheckpoint(
     );
   }
   if (result === null) {
-    run.lost = true;
-    return null;
+    // Either lost, or this checkpoint committed and only its reply was lost (then it is saved).
+    const row = await retryStorage(() => selectExecution(ctx.pool, run.id), undefined);
+    if (!row || row.generation !== run.generation || row.step !== step) {
+      run.lost = true;
+      return null;
+    }
+    result = { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase };
   }
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
   if (events.length > 0) {
@@ -257,6 +273,11 @@ async function waitFor(
       withTransaction(ctx.pool, async (tx) => {
         const row = await selectExecution(tx, run.id, true);
         if (!row || row.generation !== run.generation) return 'lost' as const;
+        if ((events.length > 0 || children.length > 0) && row.step >= step) {
+          // A retry after a commit whose reply was lost: it is saved already; apply nothing twice.
+          const saved = openData(ctx.sealed, row);
+          return row.state === 'waiting' ? saved : { ...saved, wait: null };
+        }
         if (children.length > 0) await insertChildren(ctx, tx, run.id, children);
         await appendEvents(tx, run.id, events);
         const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait);
@@ -416,6 +437,9 @@ async function finish(
     }
   }
   if (!ended) {
+    // A cancel that arrived after the last checkpoint wins over completing (EXE-12).
+    const row = await retryStorage(() => selectExecution(ctx.pool, run.id), undefined);
+    if (row && row.generation === run.generation && row.state === 'cancelling') return cancel(ctx, run, workflow, data);
     run.lost = true;
     return 'lost';
   }

@@ -96,7 +96,11 @@ export class Runner {
 
   /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */
   async onJobs(jobs: ReadonlyArray<{ data: AdvanceJob }>): Promise<void> {
-    await Promise.all(jobs.map((job) => this.advance(job.data.executionId, true).catch(() => undefined)));
+    const outcomes = await Promise.allSettled(jobs.map((job) => this.advance(job.data.executionId, true)));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    // A claim that failed (the database was unreachable) must not consume its job: pg-boss
+    // retries the batch, and claims are idempotent, so the execution is never left without one.
+    if (failed) throw failed.reason;
   }
 
   /**

@@ -111,7 +111,9 @@ export async function takeOver(db: Queryable, id: string, node: string, leaseSec
  * The checkpoint of a phase, as one statement (STC-01): the sealed state, the step, the
  * lease and the phase's events commit together, only while `generation` still matches.
  * A cancel request that arrived meanwhile is kept (`cancelling` is never overwritten).
- * Answers null when the generation moved on: this node lost the execution (EXE-04).
+ * Only the step after the saved one is written, so a retry after a lost reply cannot apply
+ * it twice. Answers null when nothing was written: the execution was lost (EXE-04), or this
+ * very checkpoint had already committed (the caller tells the two apart).
  */
 export async function checkpoint(
   db: Queryable,
@@ -132,7 +134,7 @@ export async function checkpoint(
              UPDATE executions SET key_id = $3, data = $4, step = $5,
                state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
                lease_until = now() + make_interval(secs => $7::float8), last_seq = last_seq + $8, updated_at = now()
-             WHERE id = $1 AND generation = $2
+             WHERE id = $1 AND generation = $2 AND step = $5 - 1
              RETURNING last_seq, state, cancel_phase
            ), ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)

@@ -119,6 +119,7 @@ export async function endExecution(
     text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
              lease_until = NULL, ended_at = now(), updated_at = now()
            WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+             AND NOT (state = 'cancelling' AND $3 = 'completed')
            RETURNING parent_id`,
     values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null],
   });
@@ -172,7 +173,7 @@ export async function endWithoutSideEffects(
              UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
                updated_at = now(), last_seq = last_seq + 1
              WHERE id = $1 AND generation = $2 AND parent_id IS NULL
-               AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+               AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
              RETURNING last_seq
            )
            INSERT INTO execution_events (execution_id, seq, type, key_id, data)
