@@ -378,7 +378,7 @@ describe('Executions API', () => {
       expect(issuePaths(badResult)).toEqual(['result']);
     });
 
-    it('[CALL-03][RES-02] a lost unsafe write waits in outcome_unknown; `succeeded` with a result completes with that result, sent once', async () => {
+    it('[RES-02][CALL-03] a lost unsafe write waits in outcome_unknown; `succeeded` with a result completes with that result, sent once', async () => {
       const e = await lostWrite();
       expect(sends.get(e.tag)).toBe(1);
       const view = await get(acme, e.id);

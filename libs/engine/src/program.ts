@@ -7,7 +7,7 @@ import { SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
 import { appendEvents, checkpoint, insertExecution, selectExecution, type ExecutionRow, type PendingEvent } from './store';
-import { retryStorage } from './storage-retry';
+import { isConnectionFailure, retryStorage } from './storage-retry';
 import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren, resumeUnknown } from './transitions';
 import { withTransaction } from './tx';
 import type { Json, PhaseContext, PhaseOutcome, ResourceRef, Wake, Workflow } from './workflow';
@@ -154,26 +154,39 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       run.scope = null;
     }
     const next: ExecutionData = { state: outcome.state, wake: null, wait: null };
-    if ('wait' in outcome) {
-      const stop = await waitFor(ctx, run, next, step + 1, waitSpec(outcome.wait), events, children);
-      if (stop === 'lost') return stop;
-      if (stop === 'waiting') {
-        // The phase's result is saved with its wait: its `after` work still runs (EXE-07).
-        if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: next.state });
-        return stop;
-      }
-      data = stop;
-      step += 1;
-      state = 'running';
-    } else {
-      const saved = await saveCheckpoint(ctx, run, next, step + 1, events, children);
-      if (saved === null) return 'lost';
-      data = next;
-      step += 1;
-      state = saved;
+    let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
+    try {
+      saved = 'wait' in outcome
+        ? await waitFor(ctx, run, next, step + 1, waitSpec(outcome.wait), events, children)
+        : await saveCheckpoint(ctx, run, next, step + 1, events, children);
+    } catch (error) {
+      // The database refused the checkpoint itself (a constraint, invalid data): a failure of
+      // this execution, not an outage to retry forever (CALL-07). Outages were retried above.
+      if (isConnectionFailure(error) || !isDatabaseRefusal(error)) throw error;
+      return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error });
     }
+    if (saved === null || saved === 'lost') return 'lost';
+    if (saved === 'waiting') {
+      // The phase's result is saved with its wait: its `after` work still runs (EXE-07).
+      if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: next.state });
+      return 'waiting';
+    }
+    if (typeof saved === 'string') {
+      data = next;
+      state = saved;
+    } else {
+      data = saved;
+      state = 'running';
+    }
+    step += 1;
     if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: data.state });
   }
+}
+
+/** An error PostgreSQL answered with (it carries an SQLSTATE), as opposed to a crash of this run. */
+function isDatabaseRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 async function currentState(ctx: EngineContext, id: string): Promise<ExecutionState | null> {

@@ -349,7 +349,7 @@ describe('engine: cancel, children and resources', () => {
     }
   });
 
-  it('[RES-01] a phase closes its resources before its checkpoint, before it waits, and before `after` runs', async () => {
+  it('[EXE-07][RES-01] a phase closes its resources before its checkpoint, before it waits, and before `after` runs', async () => {
     t.faults.arm('checkpoint.before-commit', { kind: 'call', run: () => undefined }, { when: () => true, times: 100 });
     const { executionId } = await submit('test.ordered', {});
     expect(await waitForState(t.engine, executionId, FINAL)).toMatchObject({ state: 'completed' });

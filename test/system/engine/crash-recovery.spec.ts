@@ -157,7 +157,7 @@ describe('engine crash recovery with real processes', () => {
     expect(b.exit).toBeNull();
   });
 
-  it('[EXE-04][CALL-05] an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner may keep its late result but changes no state and publishes nothing', async () => {
+  it('[CALL-05][EXE-04] an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner may keep its late result but changes no state and publishes nothing', async () => {
     const db = await database();
     const held = counter.hold((c) => c.node === 'node-a' && c.step === 2);
     const [a, b] = await Promise.all([
