@@ -8,8 +8,8 @@ import { observeEvents, type ExecutionEvent } from './event-log';
 import { openData, sealData } from './execution-data';
 import { FaultPoints } from './fault-points';
 import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
-import type { EngineSealer, FailureRecorder } from './ports';
-import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
+import type { EngineSealer, FailureRecorder, Queryable } from './ports';
+import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
 import { Runner } from './runner';
 import { aad, SealedJson } from './sealed-json';
 import { insertExecution, selectExecution, type ExecutionRow } from './store';
@@ -86,6 +86,7 @@ export class Engine {
   private readonly listener: NodeListener;
   private readonly boss: PgBoss;
   private started = false;
+  private readonly recoveryJobs: RecoveryJobBatcher;
 
   constructor(private readonly options: EngineOptions) {
     this.listener = new NodeListener(options.connectionString);
@@ -110,6 +111,7 @@ export class Engine {
       workflows: this.workflows,
     };
     this.runner = new Runner(this.ctx);
+    this.recoveryJobs = new RecoveryJobBatcher(this.boss);
   }
 
   get faults(): FaultPoints {
@@ -159,7 +161,9 @@ export class Engine {
     if (!workflow) throw new Error(`no workflow named "${command.workflow}" is registered`);
     const id = newId<ExecutionId>();
     const hash = inputHash(command.input);
-    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
+    const outcome = command.commandKey === undefined && command.inTransaction === undefined
+      ? await this.submitPlain(id, command, workflow)
+      : await withTransaction(this.ctx.pool, async (tx) => {
       if (command.commandKey !== undefined) {
         const target = command.target ?? command.workflow;
         const inserted = await tx.query({
@@ -183,22 +187,7 @@ export class Engine {
         }
       }
       const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
-      await insertExecution(tx, {
-        id,
-        workflow: command.workflow,
-        organizationId: command.scope.organizationId,
-        scopeKind: command.scope.kind,
-        scopeId: command.scope.id,
-        resourceType: command.resource?.type ?? null,
-        resourceId: command.resource?.id ?? null,
-        parentId: null,
-        attached: true,
-        state: 'running',
-        ownerNode: this.ctx.nodeId,
-        leaseSeconds: this.ctx.leaseSeconds,
-        keyId: sealed.keyId,
-        data: sealed.data,
-      });
+      await this.insertSubmitted(tx, id, command, sealed);
       // Recovery: if this node dies, the job finds the lease expired and another node takes over.
       await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
       if (command.inTransaction) await command.inTransaction(tx, id);
@@ -230,6 +219,37 @@ export class Engine {
       });
     }
     return { executionId: outcome.executionId, created: outcome.created };
+  }
+
+  /**
+   * A submit with no command key and no business rows needs no transaction: the recovery job
+   * is written first, then the execution. A crash between the two leaves a job that finds no
+   * execution (harmless); the other order could leave an execution no job recovers.
+   */
+  private async submitPlain(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>) {
+    const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+    await this.recoveryJobs.enqueue(id, this.ctx.leaseSeconds * 2);
+    await this.insertSubmitted(this.ctx.pool, id, command, sealed);
+    return { executionId: id, created: true, sealed };
+  }
+
+  private async insertSubmitted(db: Queryable, id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): Promise<void> {
+    await insertExecution(db, {
+      id,
+      workflow: command.workflow,
+      organizationId: command.scope.organizationId,
+      scopeKind: command.scope.kind,
+      scopeId: command.scope.id,
+      resourceType: command.resource?.type ?? null,
+      resourceId: command.resource?.id ?? null,
+      parentId: null,
+      attached: true,
+      state: 'running',
+      ownerNode: this.ctx.nodeId,
+      leaseSeconds: this.ctx.leaseSeconds,
+      keyId: sealed.keyId,
+      data: sealed.data,
+    });
   }
 
   /**

@@ -62,7 +62,7 @@ export async function* observeEvents(
       FALLBACK_POLL_MS,
       signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
     );
-    const rows = await readEvents(deps.db, executionId, cursor, PAGE);
+    const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
     for (const row of rows) {
       cursor = row.seq;
       const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
@@ -93,7 +93,7 @@ export async function* observeEvents(
         stopWaiting.abort();
         return;
       }
-      if (await hasEnded(deps.db, executionId)) {
+      if (ended) {
         endSeen = true;
         stopWaiting.abort();
         continue;
@@ -103,11 +103,3 @@ export async function* observeEvents(
   }
 }
 
-async function hasEnded(db: Queryable, executionId: string): Promise<boolean> {
-  const { rows } = await db.query<{ ended: boolean }>({
-    name: 'engine.has_ended',
-    text: `SELECT state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended FROM executions WHERE id = $1`,
-    values: [executionId],
-  });
-  return rows[0]?.ended ?? true;
-}

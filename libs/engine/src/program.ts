@@ -71,7 +71,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     if (run.draining) return 'drained';
     const decision = workflow.next(data.state, data.wake);
     if ('end' in decision) {
-      if ((await withTransaction(ctx.pool, (tx) => openChildren(tx, run.id))) > 0) {
+      if ((await retryStorage(() => openChildren(ctx.pool, run.id), undefined)) > 0) {
         // An owner waits for its attached children before it ends (EXE-13).
         const waited = await waitFor(ctx, run, data, step, { signals: [], until: null, children: true }, []);
         if (waited === 'lost' || waited === 'waiting') return waited;

@@ -19,3 +19,44 @@ export async function enqueueAdvance(boss: PgBoss, tx: Queryable, executionId: s
   });
   if (id === null) throw new Error(`pg-boss dropped the advance job of execution ${executionId}`);
 }
+
+/**
+ * Recovery jobs written outside a transaction, grouped: submits that arrive while a batch is
+ * being written wait for the next one, and every batch is one INSERT (pg-boss `insert`).
+ * Each caller resolves only once its own job is committed, so "job before execution" holds.
+ */
+export class RecoveryJobBatcher {
+  private waiting: Array<{ executionId: string; startAfterSeconds: number; done: (error?: unknown) => void }> = [];
+  private writing = false;
+
+  constructor(private readonly boss: PgBoss) {}
+
+  enqueue(executionId: string, startAfterSeconds: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ executionId, startAfterSeconds, done: (error) => (error === undefined ? resolve() : reject(error as Error)) });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting;
+        this.waiting = [];
+        try {
+          const ids = await this.boss.insert(
+            ADVANCE_QUEUE,
+            batch.map((job) => ({ data: { executionId: job.executionId } satisfies AdvanceJob, startAfter: Math.ceil(job.startAfterSeconds) })),
+          );
+          if (ids !== null && ids.length !== batch.length) throw new Error('pg-boss dropped recovery jobs');
+          for (const job of batch) job.done();
+        } catch (error) {
+          for (const job of batch) job.done(error ?? new Error('recovery job insert failed'));
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}

@@ -211,12 +211,23 @@ export interface EventRow {
   data: Buffer | null;
 }
 
-export async function readEvents(db: Queryable, id: string, after: number, limit: number): Promise<EventRow[]> {
-  const { rows } = await db.query<EventRow>({
+/**
+ * Events after a cursor, and in the same read whether the execution has ended (so a reader
+ * that has caught up knows whether more can come without a second query).
+ */
+export async function readEvents(db: Queryable, id: string, after: number, limit: number): Promise<{ ended: boolean; rows: EventRow[] }> {
+  const { rows } = await db.query<EventRow & { ended: boolean }>({
     name: 'engine.read_events',
-    text: `SELECT seq, type, step, attempt, at, key_id, data FROM execution_events
-            WHERE execution_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    text: `SELECT x.state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended,
+                  e.seq, e.type, e.step, e.attempt, e.at, e.key_id, e.data
+             FROM executions x
+             LEFT JOIN LATERAL (
+               SELECT seq, type, step, attempt, at, key_id, data FROM execution_events
+                WHERE execution_id = x.id AND seq > $2 ORDER BY seq LIMIT $3
+             ) e ON true
+            WHERE x.id = $1`,
     values: [id, after, limit],
   });
-  return rows;
+  if (rows.length === 0) return { ended: true, rows: [] };
+  return { ended: rows[0]!.ended, rows: rows[0]!.seq === null ? [] : rows };
 }
