@@ -1,3 +1,4 @@
+import { processAlive } from '@openbot/openbot';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ export function lockDataDir(dataDir: string): () => void {
   const file = join(dataDir, 'openbot.pid');
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8').trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
       throw new Error(`another OpenBot process (pid ${pid}) is using ${dataDir}; stop it or set OPENBOT_DATA_DIR`);
     }
   }
@@ -19,11 +20,3 @@ export function lockDataDir(dataDir: string): () => void {
   return () => rmSync(file, { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -6,3 +6,4 @@ export * from './error-category';
 export * from './caller';
 export * from './execution-state';
 export * from './new-id';
+export * from './connection-failure';

@@ -1,3 +1,4 @@
+import { isConnectionFailure } from '@openbot/domain';
 import { backoffMs, sleep } from './run-scope';
 
 /**
@@ -17,16 +18,4 @@ export async function retryStorage<T>(operation: () => Promise<T>, signal: Abort
   }
 }
 
-export function isConnectionFailure(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
-      if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
-    }
-    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended/i.test(e.message)) {
-      return true;
-    }
-  }
-  return false;
-}
+export { isConnectionFailure };

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainFailure, InvalidInput, RateLimited } from '@openbot/domain';
+import { DomainFailure, InvalidInput, isConnectionFailure, RateLimited } from '@openbot/domain';
 import { declared, type PublicError } from './public-error';
 
 /**
@@ -12,7 +12,7 @@ export function classifyError(error: unknown): PublicError {
   if (error instanceof HttpException) return fromHttpException(error);
   const framework = fromFramework(error);
   if (framework) return framework;
-  if (isDatabaseUnavailable(error)) return { kind: 'fault', status: 503, category: 'unavailable', cause: error };
+  if (isConnectionFailure(error)) return { kind: 'fault', status: 503, category: 'unavailable', cause: error };
   return { kind: 'fault', status: 500, category: 'internal', cause: error };
 }
 
@@ -87,24 +87,4 @@ function fromFramework(error: unknown): PublicError | null {
       }
       return null;
   }
-}
-
-/** Connection-level PostgreSQL failures: the database is down or unreachable, not our bug. */
-function isDatabaseUnavailable(error: unknown): boolean {
-  // Duck-typed, not `instanceof Error`: socket errors from Node core may come from another realm (VM contexts, Jest).
-  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string') {
-      if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE'].includes(code)) return true;
-      // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
-      if (/^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
-    }
-    if (
-      typeof message === 'string' &&
-      /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
-    ) {
-      return true;
-    }
-  }
-  return false;
 }

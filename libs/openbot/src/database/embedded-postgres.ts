@@ -139,7 +139,7 @@ export class EmbeddedPostgres {
     const pidFile = join(this.pgdata, 'postmaster.pid');
     if (!existsSync(pidFile)) return;
     const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+    if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return;
     this.options.onLog?.(`stopping a PostgreSQL left running on ${this.pgdata} (pid ${pid})`);
     await run(bin.pg_ctl, ['stop', '-D', this.pgdata, '-m', 'fast', '-w'], runAs);
   }
@@ -220,7 +220,8 @@ function ensureUnprivilegedUser(): { uid: number; gid: number } | null {
   return created;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this ID runs (signal 0 checks without touching it). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
