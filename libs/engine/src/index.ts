@@ -8,3 +8,4 @@ export * from './event-log';
 export * from './run-scope';
 export * from './queue';
 export * from './storage-retry';
+export * from './resource-stack';

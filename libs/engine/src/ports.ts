@@ -14,5 +14,5 @@ export interface EngineSealer {
 
 /** Saves a full failure cause as a sealed error record inside the given transaction (ERR-01). */
 export interface FailureRecorder {
-  record(tx: Queryable, failure: { errorId: ErrorId; category: ErrorCategory; origin: string; cause: unknown }): Promise<void>;
+  record(tx: Queryable, failure: { errorId: ErrorId; category: ErrorCategory; origin: string; cause: unknown; executionId?: string }): Promise<void>;
 }

@@ -149,7 +149,9 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           children.length = 0;
           continue;
         }
-        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error });
+        // The first failure is the execution's; releases that failed after it get records of their own (ERR-04).
+        const later = scope.releaseFailures.filter((f) => f !== error);
+        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, later });
       }
       run.scope = null;
     }
@@ -425,7 +427,7 @@ async function finish(
   data: ExecutionData,
   outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
   result?: Json,
-  failure?: { category: 'internal' | 'timeout'; cause: unknown },
+  failure?: { category: 'internal' | 'timeout'; cause: unknown; later?: readonly unknown[] },
 ): Promise<Stop> {
   let ended = false;
   if (!failure && !workflow?.end) {

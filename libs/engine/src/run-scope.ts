@@ -1,14 +1,20 @@
+import { ResourceStack } from './resource-stack';
+
+export { backoffMs } from './backoff';
+
 /**
  * The scope of one phase run (EXE-08, EXE-11, RES-01): an AbortController that is the phase
- * gate, and an AsyncDisposableStack of the resources the phase opened. Closing the gate aborts
+ * gate, and a ResourceStack of the resources the phase opened. Closing the gate aborts
  * local work first; then resources close; a request arriving after the gate closed starts nothing.
  */
 export class RunScope {
   private readonly controller = new AbortController();
-  readonly resources = new AsyncDisposableStack();
+  readonly resources = new ResourceStack();
   private closed = false;
   /** The first close failure, kept with its full cause (RES-01). */
   closeFailure: unknown = null;
+  /** Every release that failed after its retries (ERR-04); the first is `closeFailure`. */
+  releaseFailures: unknown[] = [];
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -32,10 +38,9 @@ export class RunScope {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    try {
-      await this.resources.disposeAsync();
-    } catch (error) {
-      this.closeFailure = error;
+    this.releaseFailures = await this.resources.release();
+    if (this.releaseFailures.length > 0) {
+      this.closeFailure = this.releaseFailures[0];
       this.closeGate('close-failed');
     }
   }
@@ -63,9 +68,4 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-/** 100 ms, 200 ms, 400 ms … capped at 5 s (ERR-04). */
-export function backoffMs(attempt: number): number {
-  return Math.min(5_000, 100 * 2 ** Math.max(0, attempt - 1));
 }

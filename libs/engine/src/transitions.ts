@@ -109,7 +109,8 @@ export async function endExecution(
     data: ExecutionData;
     outcome: FinalState;
     result?: Json;
-    failure?: { category: ErrorCategory; cause: unknown; errorId?: string };
+    /** `later`: failures after the first one (a release that failed afterwards), recorded apart (ERR-04). */
+    failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] };
   },
 ): Promise<boolean> {
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
@@ -131,7 +132,12 @@ export async function endExecution(
       category: e.failure.category,
       origin: `execution ${e.workflow?.name ?? 'unknown'}`,
       cause: e.failure.cause,
+      executionId: e.id,
     });
+  }
+  for (const cause of e.failure?.later ?? []) {
+    // Its own sealed cause and error ID, linked to the execution; the execution keeps its first failure.
+    await ctx.failures.record(tx, { errorId: newId(), category: 'internal', origin: `release ${e.workflow?.name ?? 'unknown'}`, cause, executionId: e.id });
   }
   const payload: Json = { state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
   await appendEvents(tx, e.id, [encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);

@@ -1,5 +1,6 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { CallLog } from './call-log';
+import type { ResourceStack } from './resource-stack';
 
 /** JSON values only: workflow state is sealed and stored as JSON at every checkpoint. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -43,7 +44,7 @@ export interface PhaseContext<S extends Json> {
   /** Aborted when the phase gate closes: cancel, lease loss, shutdown (EXE-11). */
   readonly signal: AbortSignal;
   /** Resources opened here close before the phase ends and before `after` runs (RES-01). */
-  readonly resources: AsyncDisposableStack;
+  readonly resources: ResourceStack;
   /** Outside calls: intent → sending → result, reused after a takeover (CALL-01, EXE-10). */
   readonly calls: CallLog;
   /** Appends an event to the execution's log at the next checkpoint (EVT-01). */

@@ -22,6 +22,11 @@ export class ErrorRecordEntity {
   @JoinColumn({ name: 'cause_id', foreignKeyConstraintName: 'error_records_cause_id_fkey' })
   cause?: SealedRecordEntity;
 
+  /** The execution whose failure this is, when it happened in one (ERR-04 links release failures). */
+  @Index('error_records_execution_id_idx')
+  @Column('uuid', { name: 'execution_id', nullable: true })
+  executionId!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }
