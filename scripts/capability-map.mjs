@@ -105,10 +105,13 @@ const rules = [...readFileSync(rulesFile, 'utf8').matchAll(/^- ([A-Z]+-\d+) (.*)
 const tests = new Map();
 for (const file of ['libs', 'apps', 'test'].flatMap((d) => specFiles(join(root, d)))) {
   const source = readFileSync(file, 'utf8');
-  for (const m of source.matchAll(/\b(?:it|test|describe)\(\s*(['"`])\[([A-Z]+-\d+)\]\s*((?:(?!\1).)*)\1/g)) {
-    const list = tests.get(m[2]) ?? [];
-    list.push(`\`${relative(root, file)}\`: ${m[3].replaceAll('|', '\\|')}`);
-    tests.set(m[2], list);
+  // A title may name several rules up front: `[CALL-03][RES-02] …`.
+  for (const m of source.matchAll(/\b(?:it|test|describe)\(\s*(['"`])((?:\[[A-Z]+-\d+\]\s*)+)((?:(?!\1).)*)\1/g)) {
+    for (const id of m[2].match(/[A-Z]+-\d+/g)) {
+      const list = tests.get(id) ?? [];
+      list.push(`\`${relative(root, file)}\`: ${m[3].replaceAll('|', '\\|')}`);
+      tests.set(id, list);
+    }
   }
 }
 

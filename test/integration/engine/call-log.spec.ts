@@ -111,7 +111,7 @@ describe('engine: the call log', () => {
     expect(await a.result(executionId)).toEqual({ answer: { from: 'A', attempt: 1 }, by: 'work#1' });
   });
 
-  it('[CALL-02] a safe call that fails twice then succeeds uses 3 attempts with the same idempotency key (STC-10 keeps them all)', async () => {
+  it('[STC-10][CALL-02] a safe call that fails twice then succeeds uses 3 attempts with the same idempotency key; the shared queries keep them all', async () => {
     script = (request, n) => {
       if (n <= 2) throw new Error(`outside failure ${n}`);
       return { ok: request.attempt };
