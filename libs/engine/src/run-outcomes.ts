@@ -1,0 +1,285 @@
+/**
+ * How a run of an execution leaves a phase: a checkpoint, a wait, a cancel, an unknown
+ * outcome, or its end. Used by the program loop (program.ts).
+ */
+import type { ExecutionState } from '@openbot/domain';
+import type { EngineContext } from './context';
+import { encodeEvent } from './event-log';
+import { CorruptExecutionData, openData, sealData, type ExecutionData } from './execution-data';
+import { SIGNALS_CHANNEL } from './node-listener';
+import { enqueueAdvance } from './queue';
+import { appendEvents, checkpoint, insertExecution, selectExecution, type PendingEvent } from './store';
+import { retryStorage } from './storage-retry';
+import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
+import { withTransaction } from './tx';
+import type { Json, ResourceRef, Wake, Workflow } from './workflow';
+
+import type { LocalRun, Stop } from './local-run';
+
+/** The phase checkpoint; answers the stored state (it may have become `cancelling`) or null when lost. */
+export async function saveCheckpoint(
+  ctx: EngineContext,
+  run: LocalRun,
+  data: ExecutionData,
+  step: number,
+  events: readonly PendingEvent[],
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
+): Promise<ExecutionState | null> {
+  const sealed = sealData(ctx.sealed, run.id, data);
+  await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step });
+  let result: Awaited<ReturnType<typeof checkpoint>>;
+  if (children.length === 0) {
+    // The hot path: one prepared statement, no explicit transaction.
+    result = await retryStorage(
+      () => checkpoint(ctx.pool, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events }),
+      undefined,
+    );
+  } else {
+    result = await retryStorage(
+      () =>
+        withTransaction(ctx.pool, async (tx) => {
+          const saved = await checkpoint(tx, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events });
+          if (saved === null) return null;
+          await insertChildren(ctx, tx, run.id, children);
+          return saved;
+        }),
+      undefined,
+    );
+  }
+  if (result === null) {
+    // Either lost, or this checkpoint committed and only its reply was lost (then it is saved).
+    const row = await retryStorage(() => selectExecution(ctx.pool, run.id), undefined);
+    if (!row || row.generation !== run.generation || row.step !== step) {
+      run.lost = true;
+      return null;
+    }
+    result = { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase };
+  }
+  await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
+  if (events.length > 0) {
+    ctx.notifier.notify('openbot_events', run.id);
+    ctx.listener.wake(run.id);
+  }
+  return result.state;
+}
+
+async function insertChildren(
+  ctx: EngineContext,
+  tx: Parameters<typeof insertExecution>[0],
+  parentId: string,
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
+): Promise<void> {
+  const parent = await selectExecution(tx, parentId);
+  for (const child of children) {
+    const workflow = ctx.workflows.get(child.workflow);
+    const state = workflow ? workflow.initial(child.input) : null;
+    const sealed = sealData(ctx.sealed, child.id, { state, wake: null, wait: null });
+    await insertExecution(tx, {
+      id: child.id,
+      workflow: child.workflow,
+      organizationId: parent?.organization_id ?? null,
+      scopeKind: parent?.scope_kind ?? 'service',
+      scopeId: parent?.scope_id ?? child.id,
+      resourceType: child.resource?.type ?? null,
+      resourceId: child.resource?.id ?? null,
+      parentId,
+      attached: child.attached,
+      state: 'queued',
+      ownerNode: null,
+      leaseSeconds: null,
+      keyId: sealed.keyId,
+      data: sealed.data,
+    });
+    await enqueueAdvance(ctx.boss, tx, child.id);
+  }
+}
+
+/** Saves the waiting state, unless the wait is already satisfied (no lost wake-up). */
+export async function waitFor(
+  ctx: EngineContext,
+  run: LocalRun,
+  data: ExecutionData,
+  step: number,
+  wait: NonNullable<ExecutionData['wait']>,
+  events: readonly PendingEvent[],
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }> = [],
+): Promise<ExecutionData | 'lost' | 'waiting'> {
+  const outcome = await retryStorage(
+    () =>
+      withTransaction(ctx.pool, async (tx) => {
+        const row = await selectExecution(tx, run.id, true);
+        if (!row || row.generation !== run.generation) return 'lost' as const;
+        if ((events.length > 0 || children.length > 0) && row.step >= step) {
+          // A retry after a commit whose reply was lost: it is saved already; apply nothing twice.
+          const saved = openData(ctx.sealed, row);
+          return row.state === 'waiting' ? saved : { ...saved, wait: null };
+        }
+        if (children.length > 0) await insertChildren(ctx, tx, run.id, children);
+        await appendEvents(tx, run.id, events);
+        const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait);
+        const next: ExecutionData = wake ? { state: data.state, wake, wait: null } : { state: data.state, wake: null, wait };
+        const sealed = sealData(ctx.sealed, run.id, next);
+        await tx.query({
+          name: 'engine.save_wait',
+          text: `UPDATE executions SET key_id = $2, data = $3, step = $4,
+                   state = CASE WHEN state = 'cancelling' THEN state WHEN $5 THEN 'running' ELSE 'waiting' END,
+                   lease_until = CASE WHEN $5 THEN lease_until ELSE NULL END, updated_at = now()
+                 WHERE id = $1`,
+          values: [run.id, sealed.keyId, sealed.data, step, wake !== null],
+        });
+        if (!wake && wait.until !== null) {
+          await tx.query({
+            name: 'engine.insert_timer',
+            text: 'INSERT INTO execution_timers (id, execution_id, due_at) VALUES (gen_random_uuid(), $1, $2)',
+            values: [run.id, wait.until],
+          });
+          const seconds = Math.max(0, (new Date(wait.until).getTime() - Date.now()) / 1000);
+          await enqueueAdvance(ctx.boss, tx, run.id, seconds);
+        }
+        return next;
+      }),
+    undefined,
+  );
+  if (outcome === 'lost') {
+    run.lost = true;
+    return 'lost';
+  }
+  if (events.length > 0) {
+    ctx.notifier.notify('openbot_events', run.id);
+    ctx.listener.wake(run.id);
+  }
+  return outcome.wait === null ? outcome : 'waiting';
+}
+
+function cancelWake(): Wake {
+  return { signals: [], timer: false, children: [] };
+}
+
+/** After a claim: re-checks the saved wait (woken by a signal, timer or child notice). */
+export async function resumeWait(ctx: EngineContext, run: LocalRun, data: ExecutionData, step: number): Promise<ExecutionData | 'lost' | 'waiting'> {
+  return waitFor(ctx, run, data, step, data.wait!, []);
+}
+
+/**
+ * Cancel (EXE-11, EXE-13): the phase gate is already closed and its resources released;
+ * attached children are cancelled too and waited for; then the execution ends `cancelled`.
+ */
+export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workflow<Json, Json> | undefined, data: ExecutionData): Promise<Stop> {
+  const outcome = await retryStorage(
+    () =>
+      withTransaction(ctx.pool, async (tx) => {
+        const row = await selectExecution(tx, run.id, true);
+        if (!row || row.generation !== run.generation) return 'lost' as const;
+        await tx.query({
+          name: 'engine.consume_cancel',
+          text: `UPDATE execution_signals SET consumed_at = now() WHERE execution_id = $1 AND name = 'cancel' AND consumed_at IS NULL`,
+          values: [run.id],
+        });
+        const cancelled = await cascadeCancel(ctx, tx, run.id);
+        if (cancelled.length > 0 || (await openChildren(tx, run.id)) > 0) {
+          const next: ExecutionData = { ...data, wait: { signals: [], until: null, children: true } };
+          const sealed = sealData(ctx.sealed, run.id, next);
+          await tx.query({
+            name: 'engine.cancel_wait',
+            text: `UPDATE executions SET key_id = $2, data = $3, lease_until = NULL, updated_at = now() WHERE id = $1`,
+            values: [run.id, sealed.keyId, sealed.data],
+          });
+          return { waiting: cancelled };
+        }
+        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled' });
+        return ended ? 'ended' : ('lost' as const);
+      }),
+    undefined,
+  );
+  if (outcome === 'lost') {
+    run.lost = true;
+    return 'lost';
+  }
+  ctx.notifier.notify('openbot_events', run.id);
+  ctx.listener.wake(run.id);
+  if (outcome === 'ended') return 'ended';
+  for (const child of outcome.waiting) ctx.notifier.notify(SIGNALS_CHANNEL, child);
+  return 'waiting';
+}
+
+/** An unsafe write whose result was lost: resources are closed; wait for a result or a decision (CALL-03, RES-02). */
+export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: ExecutionData, step: number): Promise<Stop> {
+  const saved = await retryStorage(
+    () =>
+      withTransaction(ctx.pool, async (tx) => {
+        const sealed = sealData(ctx.sealed, run.id, data);
+        const { rowCount } = await tx.query({
+          name: 'engine.outcome_unknown',
+          text: `UPDATE executions SET state = 'outcome_unknown', key_id = $3, data = $4, step = $5, lease_until = NULL, updated_at = now()
+                  WHERE id = $1 AND generation = $2
+                    AND EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')`,
+          values: [run.id, run.generation, sealed.keyId, sealed.data, step],
+        });
+        if (rowCount === 0) {
+          // The unknown result was saved meanwhile (a late result): queue it again to reuse that result.
+          const { rowCount: requeued } = await tx.query({
+            name: 'engine.requeue_resolved',
+            text: `UPDATE executions SET state = CASE WHEN state = 'cancelling' THEN state ELSE 'queued' END, lease_until = NULL, updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND state IN ('running', 'cancelling')`,
+            values: [run.id, run.generation],
+          });
+          if (requeued === 1) await enqueueAdvance(ctx.boss, tx, run.id);
+          return requeued === 1 ? ('requeued' as const) : false;
+        }
+        await appendEvents(tx, run.id, [encodeEvent(ctx.sealed, run.id, 'execution.outcome_unknown', null)]);
+        return true;
+      }),
+    undefined,
+  );
+  if (!saved) {
+    run.lost = true;
+    return 'lost';
+  }
+  if (saved === 'requeued') return 'waiting';
+  ctx.notifier.notify('openbot_events', run.id);
+  ctx.listener.wake(run.id);
+  return 'waiting';
+}
+
+export async function finish(
+  ctx: EngineContext,
+  run: LocalRun,
+  workflow: Workflow<Json, Json> | undefined,
+  data: ExecutionData,
+  outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
+  result?: Json,
+  failure?: { category: 'internal' | 'timeout'; cause: unknown; later?: readonly unknown[] },
+): Promise<Stop> {
+  let ended = false;
+  if (!failure && !workflow?.end) {
+    ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+  }
+  if (!ended) {
+  try {
+      ended = await retryStorage(
+        () => withTransaction(ctx.pool, (tx) => endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure })),
+        undefined,
+      );
+    } catch (error) {
+      if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
+      // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
+      ended = await retryStorage(
+        () =>
+          withTransaction(ctx.pool, (tx) =>
+            endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure: { category: 'internal', cause: error } }),
+          ),
+        undefined,
+      );
+    }
+  }
+  if (!ended) {
+    // A cancel that arrived after the last checkpoint wins over completing (EXE-12).
+    const row = await retryStorage(() => selectExecution(ctx.pool, run.id), undefined);
+    if (row && row.generation === run.generation && row.state === 'cancelling') return cancel(ctx, run, workflow, data);
+    run.lost = true;
+    return 'lost';
+  }
+  ctx.notifier.notify('openbot_events', run.id);
+  ctx.listener.wake(run.id);
+  return 'ended';
+}
