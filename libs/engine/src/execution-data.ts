@@ -10,6 +10,8 @@ export interface ExecutionData {
   readonly wait: { signals: string[]; until: string | null; children: boolean } | null;
   /** The end result of a completed execution. */
   readonly result?: Json;
+  /** Set once a phase started a child: only then does the end look for open children. */
+  readonly spawned?: boolean;
 }
 
 /** Stored data that cannot be read is a failure of that execution, not an outage (CALL-07). */

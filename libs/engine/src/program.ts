@@ -60,7 +60,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     if (run.draining) return 'drained';
     const decision = workflow.next(data.state, data.wake);
     if ('end' in decision) {
-      if ((await retryStorage(() => openChildren(ctx.pool, run.id), undefined)) > 0) {
+      if (data.spawned === true && (await retryStorage(() => openChildren(ctx.pool, run.id), undefined)) > 0) {
         // An owner waits for its attached children before it ends (EXE-13).
         const waited = await waitFor(ctx, run, data, step, { signals: [], until: null, children: true }, []);
         if (waited === 'lost' || waited === 'waiting') return waited;
@@ -144,7 +144,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       }
       run.scope = null;
     }
-    const next: ExecutionData = { state: outcome.state, wake: null, wait: null };
+    const next: ExecutionData = { state: outcome.state, wake: null, wait: null, ...(data.spawned || children.length > 0 ? { spawned: true } : {}) };
     let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
     try {
       saved = 'wait' in outcome

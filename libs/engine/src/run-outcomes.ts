@@ -117,7 +117,7 @@ export async function waitFor(
         if (children.length > 0) await insertChildren(ctx, tx, run.id, children);
         await appendEvents(tx, run.id, events);
         const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait);
-        const next: ExecutionData = wake ? { state: data.state, wake, wait: null } : { state: data.state, wake: null, wait };
+        const next: ExecutionData = wake ? { ...data, wake, wait: null } : { ...data, wake: null, wait };
         const sealed = sealData(ctx.sealed, run.id, next);
         await tx.query({
           name: 'engine.save_wait',

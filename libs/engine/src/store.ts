@@ -128,6 +128,20 @@ export async function checkpoint(
     events: readonly PendingEvent[];
   },
 ): Promise<{ lastSeq: number; state: ExecutionState; cancelPhase: number } | null> {
+  if (c.events.length === 0) {
+    // Most phases emit nothing: the same write without the event insert.
+    const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+      name: 'engine.checkpoint_plain',
+      text: `UPDATE executions SET key_id = $3, data = $4, step = $5,
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
+               lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
+             WHERE id = $1 AND generation = $2 AND step = $5 - 1
+             RETURNING last_seq, state, cancel_phase`,
+      values: [c.id, c.generation, c.keyId, c.data, c.step, c.state, c.leaseSeconds],
+    });
+    const row = rows[0];
+    return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+  }
   const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
     name: 'engine.checkpoint',
     text: `WITH upd AS (

@@ -1,0 +1,57 @@
+import type { ChatMessage, ToolDefinition } from '../chat';
+
+/**
+ * The model port: every provider adapter (openai-compatible, anthropic, test fakes) implements it.
+ * A provider turns one request into one stream of events; it never retries on its own — retry
+ * policy (and the attempt numbering CALL-04 needs) belongs to the caller.
+ */
+export interface ModelRequest {
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolDefinition[];
+  /** Sent to the provider so a repeated request can be recognised (the same key on every retry). */
+  readonly idempotencyKey?: string;
+  readonly signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'tool_calls' | 'length';
+
+export type ModelStreamEvent =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'tool-call'; readonly callId: string; readonly name: string; readonly arguments: string }
+  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number }
+  | { readonly type: 'finish'; readonly reason: FinishReason };
+
+export interface ModelProvider {
+  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
+}
+
+export type ModelFailureCategory = 'rate-limited' | 'unavailable' | 'invalid-request' | 'context-too-long' | 'timeout';
+
+const SAFE_TO_RETRY: ReadonlySet<ModelFailureCategory> = new Set(['rate-limited', 'unavailable', 'timeout']);
+
+/** A provider call failed; `category` is the only detail callers branch on. */
+export class ModelFailure extends Error {
+  override readonly name = 'ModelFailure';
+
+  constructor(
+    readonly category: ModelFailureCategory,
+    message: string,
+    readonly options: { readonly retryAfterSeconds?: number; readonly status?: number; readonly cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+  }
+
+  get retryAfterSeconds(): number | undefined {
+    return this.options.retryAfterSeconds;
+  }
+
+  /** Repeating the same request may succeed: rate limits, outages and timeouts. */
+  get safeToRetry(): boolean {
+    return SAFE_TO_RETRY.has(this.category);
+  }
+}
+
+export function isModelFailure(error: unknown): error is ModelFailure {
+  return error instanceof ModelFailure;
+}

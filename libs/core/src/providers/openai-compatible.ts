@@ -1,0 +1,315 @@
+import type { ChatMessage, ToolDefinition } from '../chat';
+import {
+  ModelFailure,
+  type FinishReason,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '../model/model-provider';
+import { SseDecoder } from './sse';
+
+export interface OpenAiCompatibleOptions {
+  /** E.g. `http://127.0.0.1:9999/v1`; the adapter appends `/chat/completions`. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** Time allowed until the first byte of the response body. */
+  readonly firstByteTimeoutMs?: number;
+  /** Time allowed between two body chunks once streaming has started. */
+  readonly idleTimeoutMs?: number;
+  /** Injectable for tests; defaults to the global `fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+/** Error codes and phrases OpenAI-compatible servers use when the prompt is too long. */
+const CONTEXT_TOO_LONG = /context[_ ]length|context window|maximum context|too many tokens|prompt is too long/i;
+
+interface OpenAiToolCallDelta {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+interface OpenAiChunk {
+  choices?: { delta?: { content?: string | null; tool_calls?: OpenAiToolCallDelta[] }; finish_reason?: string | null }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  error?: { message?: string; code?: string | number | null; type?: string };
+}
+
+/**
+ * The `openai-compatible` provider (API.md "Models"): streaming chat completions with function
+ * tools and usage over plain HTTP. It makes exactly one request per `stream` call; retries are the
+ * caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
+ */
+export class OpenAiCompatibleProvider implements ModelProvider {
+  private readonly url: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly firstByteTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+
+  constructor(private readonly options: OpenAiCompatibleOptions) {
+    this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.fetchFn = options.fetch ?? fetch;
+    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    const controller = new AbortController();
+    const watchdog = new Watchdog(controller);
+    const onCallerAbort = (): void => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) throw request.signal.reason;
+    request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const failure = (error: unknown): unknown => {
+      if (error instanceof ModelFailure) return error;
+      if (watchdog.fired) return new ModelFailure('timeout', 'The model provider did not answer in time.', { cause: error });
+      // The caller cancelled: that is not a provider failure, pass the caller's reason through.
+      if (request.signal?.aborted) return request.signal.reason;
+      return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
+    };
+
+    try {
+      watchdog.arm(this.firstByteTimeoutMs);
+      let response: Response;
+      try {
+        response = await this.fetchFn(this.url, {
+          method: 'POST',
+          headers: this.headers(request.idempotencyKey),
+          body: JSON.stringify(this.body(request)),
+          signal: controller.signal,
+        });
+        if (!response.ok) throw await httpFailure(response);
+        if (!response.body) throw new ModelFailure('unavailable', 'The model provider sent no response body.');
+      } catch (error) {
+        throw failure(error);
+      }
+
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const sse = new SseDecoder();
+      const assembler = new ChunkAssembler();
+      let first = true;
+      for (;;) {
+        if (!first) watchdog.arm(this.idleTimeoutMs);
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          throw failure(error);
+        }
+        watchdog.disarm();
+        first = false;
+        const payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+        for (const payload of payloads) {
+          for (const event of assembler.accept(payload)) yield event;
+          if (assembler.done) return;
+        }
+        if (read.done) {
+          const ending = assembler.end();
+          if (!ending) throw new ModelFailure('unavailable', 'The model stream ended before it was complete.');
+          for (const event of ending) yield event;
+          return;
+        }
+      }
+    } finally {
+      watchdog.disarm();
+      request.signal?.removeEventListener('abort', onCallerAbort);
+      // Releases the connection when the consumer stops early or the stream failed.
+      controller.abort();
+    }
+  }
+
+  private headers(idempotencyKey: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'text/event-stream' };
+    if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
+    if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+    return headers;
+  }
+
+  private body(request: ModelRequest): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      model: request.model,
+      messages: request.messages.map(toOpenAiMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    // Some servers reject an empty `tools` array, so it is left out when there are none.
+    if (request.tools.length > 0) body.tools = request.tools.map(toOpenAiTool);
+    return body;
+  }
+}
+
+export function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.callId,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toOpenAiTool(tool: ToolDefinition): Record<string, unknown> {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+}
+
+/** Aborts the request when a deadline passes; re-armed for each wait on the server. */
+class Watchdog {
+  fired = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly controller: AbortController) {}
+
+  arm(ms: number): void {
+    this.disarm();
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.controller.abort(new Error('model provider timeout'));
+    }, ms);
+  }
+
+  disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** Turns streamed chunks into port events, joining tool-call fragments by their `index`. */
+class ChunkAssembler {
+  done = false;
+  private finishReason: FinishReason | undefined;
+  private readonly calls = new Map<number, { callId: string; name: string; arguments: string }>();
+  private callsEmitted = false;
+
+  accept(payload: string): ModelStreamEvent[] {
+    if (payload.trim() === '[DONE]') {
+      this.done = true;
+      return [...this.flushCalls(), { type: 'finish', reason: this.finalReason() }];
+    }
+    let chunk: OpenAiChunk;
+    try {
+      chunk = JSON.parse(payload) as OpenAiChunk;
+    } catch (error) {
+      throw new ModelFailure('unavailable', 'The model provider sent a malformed stream chunk.', { cause: error });
+    }
+    if (chunk.error) throw bodyFailure(undefined, chunk.error, undefined);
+    const events: ModelStreamEvent[] = [];
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta ?? {};
+      if (typeof delta.content === 'string' && delta.content !== '') events.push({ type: 'text', text: delta.content });
+      for (const fragment of delta.tool_calls ?? []) this.addFragment(fragment);
+      if (choice.finish_reason) {
+        this.finishReason = toFinishReason(choice.finish_reason);
+        events.push(...this.flushCalls());
+      }
+    }
+    if (chunk.usage) {
+      events.push({
+        type: 'usage',
+        inputTokens: chunk.usage.prompt_tokens ?? 0,
+        outputTokens: chunk.usage.completion_tokens ?? 0,
+      });
+    }
+    return events;
+  }
+
+  /** The body ended without `[DONE]`: complete only if a finish reason was already seen. */
+  end(): ModelStreamEvent[] | undefined {
+    if (this.finishReason === undefined) return undefined;
+    this.done = true;
+    return [...this.flushCalls(), { type: 'finish', reason: this.finishReason }];
+  }
+
+  private addFragment(fragment: OpenAiToolCallDelta): void {
+    const index = fragment.index ?? 0;
+    const call = this.calls.get(index) ?? { callId: '', name: '', arguments: '' };
+    if (fragment.id) call.callId = fragment.id;
+    if (fragment.function?.name) call.name += fragment.function.name;
+    if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+    this.calls.set(index, call);
+  }
+
+  private flushCalls(): ModelStreamEvent[] {
+    if (this.callsEmitted) return [];
+    this.callsEmitted = true;
+    return [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, call]) => ({
+        type: 'tool-call' as const,
+        callId: call.callId || `call_${index}`,
+        name: call.name,
+        arguments: call.arguments || '{}',
+      }));
+  }
+
+  private finalReason(): FinishReason {
+    return this.finishReason ?? (this.calls.size > 0 ? 'tool_calls' : 'stop');
+  }
+}
+
+function toFinishReason(reason: string): FinishReason {
+  switch (reason) {
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'length':
+      return 'length';
+    default:
+      return 'stop';
+  }
+}
+
+async function httpFailure(response: Response): Promise<ModelFailure> {
+  let text = '';
+  try {
+    text = await response.text();
+  } catch {
+    // The status alone is enough to classify the failure.
+  }
+  let error: OpenAiChunk['error'];
+  try {
+    error = (JSON.parse(text) as OpenAiChunk).error;
+  } catch {
+    error = { message: text };
+  }
+  return bodyFailure(response.status, error, response.headers.get('retry-after'));
+}
+
+function bodyFailure(status: number | undefined, error: OpenAiChunk['error'], retryAfter: string | null | undefined): ModelFailure {
+  const message = `Model provider error${status ? ` ${status}` : ''}: ${error?.message ?? 'no details'}`;
+  const code = String(error?.code ?? error?.type ?? '');
+  if (status === 429 || code === 'rate_limit_exceeded') {
+    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(retryAfter) });
+  }
+  if (status === 408) return new ModelFailure('timeout', message, { status });
+  if (status === undefined || status >= 500) return new ModelFailure('unavailable', message, { status });
+  if (CONTEXT_TOO_LONG.test(code) || CONTEXT_TOO_LONG.test(error?.message ?? '')) {
+    return new ModelFailure('context-too-long', message, { status });
+  }
+  return new ModelFailure('invalid-request', message, { status });
+}
+
+/** `Retry-After` is either delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
+}
