@@ -3,6 +3,7 @@ import { Baseline1764500000000 } from './1764500000000-baseline';
 import { Engine1764600000000 } from './1764600000000-engine';
 import { ExecutionsFillfactor1764700000000 } from './1764700000000-executions-fillfactor';
 import { ErrorRecordsExecution1764800000000 } from './1764800000000-error-records-execution';
+import { ModelProviders1764900000000 } from './1764900000000-model-providers';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Engine1764600000000,
   ExecutionsFillfactor1764700000000,
   ErrorRecordsExecution1764800000000,
+  ModelProviders1764900000000,
 ];

@@ -9,12 +9,13 @@ import { RouteIndex } from './errors/route-index';
 import { UnsavedFailures } from './errors/unsaved-failures';
 import { HealthController } from './health/health.controller';
 import { MeController } from './me/me.controller';
+import { ModelProvidersController } from './model-providers/model-providers.controller';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ModelProvidersController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

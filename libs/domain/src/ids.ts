@@ -7,6 +7,7 @@ export type MemberId = Brand<string, 'MemberId'>;
 export type ApiKeyId = Brand<string, 'ApiKeyId'>;
 export type ErrorId = Brand<string, 'ErrorId'>;
 export type SealedRecordId = Brand<string, 'SealedRecordId'>;
+export type ModelProviderId = Brand<string, 'ModelProviderId'>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -6,9 +6,11 @@ import { ApiKeysModule } from './api-keys/api-keys.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
+import { EgressModule } from './egress/egress.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { HealthModule } from './health/health.module';
+import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
 
@@ -38,11 +40,13 @@ export class OpenbotModule {
         CqrsModule.forRoot(),
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
         SealingModule,
+        EgressModule,
         HealthModule,
         ErrorsModule,
         AccessModule,
         OrganizationsModule,
         ApiKeysModule,
+        ModelProvidersModule,
         EngineModule,
         ExecutionsModule,
       ],

@@ -1,6 +1,7 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
+import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
@@ -12,5 +13,6 @@ export const ENTITIES = [
   OrganizationEntity,
   MemberEntity,
   ApiKeyEntity,
+  ModelProviderEntity,
   ...ENGINE_ENTITIES,
 ] as const;

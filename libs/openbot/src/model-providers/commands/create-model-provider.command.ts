@@ -1,0 +1,63 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Conflict, InvalidInput, newId, type MemberCaller, type ModelProviderId } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { EgressPolicy } from '../../egress/egress-policy';
+import { SealedRecords } from '../../sealing/sealed-records';
+import {
+  MODEL_PROVIDER_API_KEY_PURPOSE,
+  MODEL_PROVIDER_VIEW_COLUMNS,
+  type ModelProviderKind,
+  type ModelProviderView,
+} from '../model-provider-view';
+
+/**
+ * Registers a model provider for the caller's organization. The base URL must pass the egress
+ * policy now (a refusal is a 400 on `baseUrl`); the API key is sealed in the same transaction
+ * as the row, so a failed insert leaves no sealed key behind.
+ */
+export class CreateModelProvider extends Command<ModelProviderView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly name: string,
+    readonly kind: ModelProviderKind,
+    readonly baseUrl: string,
+    readonly apiKey: string | null,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CreateModelProvider)
+export class CreateModelProviderHandler implements ICommandHandler<CreateModelProvider> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
+    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+  ) {}
+
+  async execute({ caller, name, kind, baseUrl, apiKey }: CreateModelProvider): Promise<ModelProviderView> {
+    const decision = await this.egress.check(baseUrl);
+    if (!decision.allowed) throw new InvalidInput([{ path: 'baseUrl', message: `baseUrl ${decision.reason}` }]);
+    if (decision.url.username !== '' || decision.url.password !== '') {
+      // Credentials in the URL would be stored in the clear: they belong in apiKey, which is sealed.
+      throw new InvalidInput([{ path: 'baseUrl', message: 'baseUrl must not carry credentials; send them as apiKey' }]);
+    }
+    const id = newId<ModelProviderId>();
+    return this.dataSource.transaction(async (manager) => {
+      const apiKeyRecordId = apiKey === null ? null : await this.sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, apiKey, manager);
+      // ON CONFLICT waits for a concurrent insert of the same name and then answers no row.
+      const rows = (await manager.query(
+        `INSERT INTO model_providers (id, organization_id, name, kind, base_url, api_key_record_id)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (organization_id, name) DO NOTHING
+         RETURNING ${MODEL_PROVIDER_VIEW_COLUMNS}`,
+        [id, caller.organizationId, name, kind, baseUrl, apiKeyRecordId],
+      )) as ModelProviderView[];
+      const row = rows[0];
+      // Throwing rolls the sealed key back with the transaction.
+      if (row === undefined) throw new Conflict('ModelProviderNameTaken', `A model provider named "${name}" already exists.`);
+      return row;
+    });
+  }
+}
