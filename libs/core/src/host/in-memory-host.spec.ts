@@ -102,6 +102,16 @@ describe('in-memory host: a whole Turn through libs/core alone', () => {
     expect(server.requests.map((r) => r.headers['idempotency-key'])).toEqual(['turn-1:step-1', 'turn-1:step-2']);
   });
 
+  it('[EXE-06] the in-memory host keeps nothing between Turns: a second Turn sees only the history its caller passes', async () => {
+    server.enqueue(textReply(['first answer']), textReply(['second answer']));
+    const first = await turn({ input: 'one' });
+    expect(first.text).toBe('first answer');
+    // No recovery promise and no hidden state: without the first Turn's messages, the model never sees them.
+    const second = await turn({ input: 'two', history: [] });
+    expect(second.text).toBe('second answer');
+    expect(server.requests[1].body.messages).toEqual([{ role: 'user', content: 'two' }]);
+  });
+
   it('[STC-09] the tool result modelOutput is exactly what the next model request sends', async () => {
     const modelOutput = 'MODEL-OUTPUT: 3°C, rain\n(line two)';
     server.enqueue(toolCallReply('call_9', 'get_weather', ['{"city":"Rome"}']), textReply(['done']));
