@@ -4,6 +4,7 @@ import { Engine1764600000000 } from './1764600000000-engine';
 import { ExecutionsFillfactor1764700000000 } from './1764700000000-executions-fillfactor';
 import { ErrorRecordsExecution1764800000000 } from './1764800000000-error-records-execution';
 import { ModelProviders1764900000000 } from './1764900000000-model-providers';
+import { Bots1765000000000 } from './1765000000000-bots';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ExecutionsFillfactor1764700000000,
   ErrorRecordsExecution1764800000000,
   ModelProviders1764900000000,
+  Bots1765000000000,
 ];

@@ -3,6 +3,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import type { MigrationInterface } from 'typeorm';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { BotsModule } from './bots/bots.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
@@ -47,6 +48,7 @@ export class OpenbotModule {
         OrganizationsModule,
         ApiKeysModule,
         ModelProvidersModule,
+        BotsModule,
         EngineModule,
         ExecutionsModule,
       ],

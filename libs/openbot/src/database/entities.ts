@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { BotEntity } from '../bots/storage/bot.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
@@ -14,5 +15,6 @@ export const ENTITIES = [
   MemberEntity,
   ApiKeyEntity,
   ModelProviderEntity,
+  BotEntity,
   ...ENGINE_ENTITIES,
 ] as const;

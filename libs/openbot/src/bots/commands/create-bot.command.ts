@@ -1,0 +1,43 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { newId, type BotId, type MemberCaller } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { BOT_VIEW_COLUMNS, checkToolNames, parseModelReference, unknownModelProvider, type BotTool, type BotView } from '../bot-view';
+
+/**
+ * Creates a Bot in the caller's organization. Its model must name one of the organization's
+ * model providers (400 on `model` otherwise); the check and the insert are one statement.
+ */
+export class CreateBot extends Command<BotView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly name: string,
+    readonly model: string,
+    readonly instructions: string,
+    readonly tools: readonly BotTool[],
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CreateBot)
+export class CreateBotHandler implements ICommandHandler<CreateBot> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, name, model, instructions, tools }: CreateBot): Promise<BotView> {
+    const { provider } = parseModelReference(model);
+    checkToolNames(tools);
+    const id = newId<BotId>();
+    // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
+    const rows = (await this.dataSource.query(
+      `INSERT INTO bots (id, organization_id, name, model, instructions, tools)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb
+        WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
+       RETURNING ${BOT_VIEW_COLUMNS}`,
+      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools), provider],
+    )) as BotView[];
+    const row = rows[0];
+    if (row === undefined) throw unknownModelProvider(provider);
+    return row;
+  }
+}

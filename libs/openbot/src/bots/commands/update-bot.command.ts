@@ -1,0 +1,64 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { BOT_VIEW_COLUMNS, checkToolNames, parseModelReference, unknownModelProvider, type BotTool, type BotView } from '../bot-view';
+
+/** The fields of a Bot a PATCH may change; an absent field keeps its value. */
+export interface BotChanges {
+  readonly name?: string;
+  readonly model?: string;
+  readonly instructions?: string;
+  readonly tools?: readonly BotTool[];
+}
+
+/**
+ * Changes some fields of a Bot of the caller's organization and answers the whole Bot.
+ * A malformed, unknown or other organization's ID is NotFound, all alike (IDN-08).
+ */
+export class UpdateBot extends Command<BotView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly id: string,
+    readonly changes: BotChanges,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(UpdateBot)
+export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
+    if (!isUuid(id)) throw new NotFound('Bot');
+    const provider = changes.model === undefined ? null : parseModelReference(changes.model).provider;
+    if (changes.tools !== undefined) checkToolNames(changes.tools);
+    return this.dataSource.transaction(async (manager) => {
+      // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
+      const found = (await manager.query('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId])) as unknown[];
+      if (found.length === 0) throw new NotFound('Bot');
+      if (provider !== null) {
+        const providers = (await manager.query('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider])) as unknown[];
+        if (providers.length === 0) throw unknownModelProvider(provider);
+      }
+      const [rows] = (await manager.query(
+        `UPDATE bots SET name = COALESCE($3, name), model = COALESCE($4, model), instructions = COALESCE($5, instructions),
+                tools = COALESCE($6::jsonb, tools), updated_at = now()
+          WHERE id = $1 AND organization_id = $2
+          RETURNING ${BOT_VIEW_COLUMNS}`,
+        [
+          id,
+          caller.organizationId,
+          changes.name ?? null,
+          changes.model ?? null,
+          changes.instructions ?? null,
+          changes.tools === undefined ? null : JSON.stringify(changes.tools),
+        ],
+      )) as [BotView[], number];
+      const row = rows[0];
+      if (row === undefined) throw new NotFound('Bot');
+      return row;
+    });
+  }
+}

@@ -1,0 +1,279 @@
+import type { Response } from 'supertest';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * Bots of an organization (`/v1/bots`): created, read, listed, changed and deleted; their model
+ * names one of the organization's model providers (`<provider name>/<model id>`), their tools
+ * are validated field by field, and other organizations never see them (IDN-08).
+ */
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'model', 'name', 'tools', 'updatedAt'];
+const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
+
+interface BotTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+interface BotBody {
+  id: string;
+  name: string;
+  model: string;
+  instructions: string;
+  tools: BotTool[];
+  createdAt: string;
+  updatedAt: string;
+}
+interface Page {
+  data: BotBody[];
+  next: string | null;
+}
+
+const WEATHER: BotTool = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+function expectDeclared(res: Response, status: number, type: string): void {
+  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
+  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
+  expect(Object.keys(res.body as object).sort()).toEqual(keys);
+  expect(typeof (res.body as { message: unknown }).message).toBe('string');
+}
+
+function issuePaths(res: Response): string[] {
+  return ((res.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
+}
+
+describe('bots', () => {
+  let t: TestApp;
+  let owner: Awaited<ReturnType<TestApp['createOrganization']>>;
+  const as = (secret: string): string => `Bearer ${secret}`;
+
+  async function addProvider(secret: string, name: string): Promise<void> {
+    await t.http().post('/v1/model-providers').set('authorization', as(secret)).send({ name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
+  }
+
+  async function create(secret: string, body: Record<string, unknown>): Promise<BotBody> {
+    const res = await t.http().post('/v1/bots').set('authorization', as(secret)).send(body);
+    expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 201, body: expect.anything() });
+    return res.body as BotBody;
+  }
+
+  async function countBots(): Promise<number> {
+    const [row] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM bots');
+    return row!.n;
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await t.createOrganization('Bots Inc');
+    await addProvider(owner.secret, 'local');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('POST /v1/bots answers 201 with every field, and GET reads it back', async () => {
+    const res = await t
+      .http()
+      .post('/v1/bots')
+      .set('authorization', as(owner.secret))
+      .send({ name: '  Support  ', model: 'local/gpt-4o-mini', instructions: 'Be brief.', tools: [WEATHER] })
+      .expect(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(UUID_V7),
+      name: 'Support',
+      model: 'local/gpt-4o-mini',
+      instructions: 'Be brief.',
+      tools: [WEATHER],
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
+    const bot = res.body as BotBody;
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(read.body).toEqual(bot);
+  });
+
+  it('instructions and tools are optional; the model id may itself hold "/"', async () => {
+    const bot = await create(owner.secret, { name: 'Plain', model: 'local/org/model:7b' });
+    expect(bot).toEqual(expect.objectContaining({ model: 'local/org/model:7b', instructions: '', tools: [] }));
+    expect(Object.keys(bot).sort()).toEqual(BOT_FIELDS);
+  });
+
+  it('the list is oldest first and paginates with after/limit', async () => {
+    const org = await t.createOrganization('Paging Bots');
+    await addProvider(org.secret, 'p');
+    const names = ['b1', 'b2', 'b3', 'b4', 'b5'];
+    for (const name of names) await create(org.secret, { name, model: 'p/m' });
+    const seen: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    do {
+      const query: Record<string, string | number> = { limit: 2 };
+      if (after !== null) query.after = after;
+      const page = (await t.http().get('/v1/bots').query(query).set('authorization', as(org.secret)).expect(200)).body as Page;
+      expect(Object.keys(page).sort()).toEqual(['data', 'next']);
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      for (const item of page.data) expect(Object.keys(item).sort()).toEqual(BOT_FIELDS);
+      seen.push(...page.data.map((b) => b.name));
+      after = page.next;
+      pages += 1;
+    } while (after !== null && pages < 10);
+    expect(seen).toEqual(names);
+    expect(pages).toBe(3);
+    for (const [query, path] of [
+      ['limit=0', 'limit'],
+      ['after=garbage', 'after'],
+    ]) {
+      const res = await t.http().get(`/v1/bots?${query}`).set('authorization', as(org.secret));
+      expectDeclared(res, 400, 'InvalidInput');
+      expect(issuePaths(res)).toEqual([path]);
+    }
+  });
+
+  it('PATCH changes only the fields sent, replaces the tool set, and moves updatedAt', async () => {
+    await addProvider(owner.secret, 'other');
+    const bot = await create(owner.secret, { name: 'Patchable', model: 'local/a', instructions: 'Old.', tools: [WEATHER] });
+    const renamed = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ name: 'Renamed' }).expect(200);
+    expect(renamed.body).toEqual({ ...bot, name: 'Renamed', updatedAt: expect.stringMatching(ISO) });
+    expect(Date.parse((renamed.body as BotBody).updatedAt)).toBeGreaterThanOrEqual(Date.parse(bot.updatedAt));
+    const tool: BotTool = { name: 'lookup-order', description: '', parameters: { type: 'object' } };
+    const changed = await t
+      .http()
+      .patch(`/v1/bots/${bot.id}`)
+      .set('authorization', as(owner.secret))
+      .send({ model: 'other/b', instructions: 'New.', tools: [tool] })
+      .expect(200);
+    expect(changed.body).toEqual({ ...bot, name: 'Renamed', model: 'other/b', instructions: 'New.', tools: [tool], updatedAt: expect.stringMatching(ISO) });
+    const cleared = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ tools: [] }).expect(200);
+    expect((cleared.body as BotBody).tools).toEqual([]);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(read.body).toEqual(cleared.body);
+  });
+
+  it('PATCH refuses an unknown provider, a malformed model and unknown fields with 400, and changes nothing', async () => {
+    const bot = await create(owner.secret, { name: 'Stable', model: 'local/a' });
+    for (const [body, path] of [
+      [{ model: 'nowhere/a' }, 'model'],
+      [{ model: 'no-slash' }, 'model'],
+      [{ tools: [WEATHER, WEATHER] }, 'tools.1.name'],
+      [{ tools: [[WEATHER]] }, 'tools'],
+      [{ name: '' }, 'name'],
+      [{ id: UNKNOWN_ID }, 'id'],
+    ] as const) {
+      const res = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send(body);
+      expectDeclared(res, 400, 'InvalidInput');
+      expect([...new Set(issuePaths(res))]).toEqual([path]);
+    }
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(read.body).toEqual(bot);
+  });
+
+  it('DELETE answers 200 with the deleted Bot; afterwards it is gone', async () => {
+    const bot = await create(owner.secret, { name: 'Doomed', model: 'local/a', tools: [WEATHER] });
+    const res = await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(res.body).toEqual(bot);
+    expectDeclared(await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
+  });
+
+  it.each([['malformed', 'not-a-uuid'], ['unknown', UNKNOWN_ID]])('a %s id answers 404 BotNotFound on GET, PATCH and DELETE', async (_label, id) => {
+    expectDeclared(await t.http().get(`/v1/bots/${id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().patch(`/v1/bots/${id}`).set('authorization', as(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
+    expectDeclared(await t.http().delete(`/v1/bots/${id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
+  });
+
+  const tools = (count: number): BotTool[] => Array.from({ length: count }, (_, i) => ({ ...WEATHER, name: `t${i}` }));
+  it.each([
+    ['no name', { model: 'local/a' }, ['name']],
+    ['a blank name', { name: '   ', model: 'local/a' }, ['name']],
+    ['a name too long', { name: 'n'.repeat(201), model: 'local/a' }, ['name']],
+    ['no model', { name: 'b' }, ['model']],
+    ['a model without "/"', { name: 'b', model: 'local' }, ['model']],
+    ['a model with an empty provider', { name: 'b', model: '/gpt' }, ['model']],
+    ['a model with an empty model id', { name: 'b', model: 'local/' }, ['model']],
+    ['a model of an unknown provider', { name: 'b', model: 'nowhere/gpt' }, ['model']],
+    ['instructions too long', { name: 'b', model: 'local/a', instructions: 'i'.repeat(100_001) }, ['instructions']],
+    ['tools that are no array', { name: 'b', model: 'local/a', tools: WEATHER }, ['tools']],
+    ['more than 64 tools', { name: 'b', model: 'local/a', tools: tools(65) }, ['tools']],
+    ['an array of arrays as tools', { name: 'b', model: 'local/a', tools: [[WEATHER]] }, ['tools']],
+    ['a string as a tool', { name: 'b', model: 'local/a', tools: ['get_weather'] }, ['tools', 'tools.0']],
+    ['a tool name with a space', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, name: 'get weather' }] }, ['tools.0.name']],
+    ['a tool name too long', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, name: 'x'.repeat(65) }] }, ['tools.0.name']],
+    ['a tool without a name', { name: 'b', model: 'local/a', tools: [{ description: 'd', parameters: {} }] }, ['tools.0.name']],
+    ['a tool description too long', { name: 'b', model: 'local/a', tools: [WEATHER, { ...WEATHER, name: 'x', description: 'd'.repeat(1025) }] }, ['tools.1.description']],
+    ['tool parameters that are no object', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, parameters: [] }] }, ['tools.0.parameters']],
+    ['an unknown field in a tool', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, handler: 'x' }] }, ['tools.0.handler']],
+    ['duplicate tool names', { name: 'b', model: 'local/a', tools: [WEATHER, { ...WEATHER, description: 'again' }] }, ['tools.1.name']],
+    ['an unknown field', { name: 'b', model: 'local/a', organizationId: 'x' }, ['organizationId']],
+  ])('[ERR-02] %s answers 400 InvalidInput naming exactly the field, and writes nothing', async (_label, body, paths) => {
+    const before = await countBots();
+    const res = await t.http().post('/v1/bots').set('authorization', as(owner.secret)).send(body);
+    expectDeclared(res, 400, 'InvalidInput');
+    expect([...new Set(issuePaths(res))]).toEqual(paths);
+    expect(await countBots()).toBe(before);
+  });
+
+  it('exactly 64 tools are accepted', async () => {
+    const bot = await create(owner.secret, { name: 'Toolbox', model: 'local/a', tools: tools(64) });
+    expect(bot.tools).toHaveLength(64);
+  });
+
+  it('without a credential every route answers 401', async () => {
+    expectDeclared(await t.http().get('/v1/bots'), 401, 'Unauthenticated');
+    expectDeclared(await t.http().post('/v1/bots').send({ name: 'x', model: 'local/a' }), 401, 'Unauthenticated');
+    expectDeclared(await t.http().get(`/v1/bots/${UNKNOWN_ID}`), 401, 'Unauthenticated');
+    expectDeclared(await t.http().patch(`/v1/bots/${UNKNOWN_ID}`).send({ name: 'x' }), 401, 'Unauthenticated');
+    expectDeclared(await t.http().delete(`/v1/bots/${UNKNOWN_ID}`), 401, 'Unauthenticated');
+  });
+
+  describe('[IDN-08] tenant isolation', () => {
+    let a: Awaited<ReturnType<TestApp['createOrganization']>>;
+    let b: Awaited<ReturnType<TestApp['createOrganization']>>;
+    let aBot: BotBody;
+
+    beforeAll(async () => {
+      a = await t.createOrganization('Bots A');
+      b = await t.createOrganization('Bots B');
+      await addProvider(a.secret, 'a-only');
+      await addProvider(b.secret, 'b-only');
+      aBot = await create(a.secret, { name: 'A bot', model: 'a-only/m', tools: [WEATHER] });
+    });
+
+    it("[IDN-08] reading, changing or deleting A's Bot with B's key answers 404 exactly like an unknown id, and changes nothing", async () => {
+      const unknown = await t.http().get(`/v1/bots/${UNKNOWN_ID}`).set('authorization', as(b.secret));
+      const answers = [
+        await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)),
+        await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)).send({ name: 'stolen', model: 'b-only/m' }),
+        await t.http().delete(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)),
+      ];
+      for (const answer of answers) {
+        expectDeclared(answer, 404, 'BotNotFound');
+        expect({ status: answer.status, body: answer.body as unknown }).toEqual({ status: unknown.status, body: unknown.body as unknown });
+      }
+      const read = await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', as(a.secret)).expect(200);
+      expect(read.body).toEqual(aBot);
+    });
+
+    it("[IDN-08] B's list never holds A's Bots, also when paging from before A's IDs", async () => {
+      const page = (await t.http().get('/v1/bots').query({ after: '00000000-0000-7000-8000-000000000000' }).set('authorization', as(b.secret)).expect(200)).body as Page;
+      expect(page).toEqual({ data: [], next: null });
+      const aPage = (await t.http().get('/v1/bots').set('authorization', as(a.secret)).expect(200)).body as Page;
+      expect(aPage.data.map((bot) => bot.id)).toEqual([aBot.id]);
+    });
+
+    it("[IDN-08] another organization's model provider is an unknown provider (400 on model)", async () => {
+      const created = await t.http().post('/v1/bots').set('authorization', as(b.secret)).send({ name: 'x', model: 'a-only/m' });
+      expectDeclared(created, 400, 'InvalidInput');
+      expect(issuePaths(created)).toEqual(['model']);
+      const patched = await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', as(a.secret)).send({ model: 'b-only/m' });
+      expectDeclared(patched, 400, 'InvalidInput');
+      expect(issuePaths(patched)).toEqual(['model']);
+    });
+  });
+});
