@@ -5,6 +5,7 @@ import { ExecutionsFillfactor1764700000000 } from './1764700000000-executions-fi
 import { ErrorRecordsExecution1764800000000 } from './1764800000000-error-records-execution';
 import { ModelProviders1764900000000 } from './1764900000000-model-providers';
 import { Bots1765000000000 } from './1765000000000-bots';
+import { Chats1765100000000 } from './1765100000000-chats';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ErrorRecordsExecution1764800000000,
   ModelProviders1764900000000,
   Bots1765000000000,
+  Chats1765100000000,
 ];

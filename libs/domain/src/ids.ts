@@ -21,3 +21,4 @@ export function isUuid(value: string): boolean {
 export type ExecutionId = Brand<string, 'ExecutionId'>;
 export type ServiceId = Brand<string, 'ServiceId'>;
 export type BotId = Brand<string, 'BotId'>;
+export type ChatId = Brand<string, 'ChatId'>;

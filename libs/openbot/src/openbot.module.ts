@@ -4,6 +4,7 @@ import type { MigrationInterface } from 'typeorm';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { BotsModule } from './bots/bots.module';
+import { ChatsModule } from './chats/chats.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
@@ -49,6 +50,7 @@ export class OpenbotModule {
         ApiKeysModule,
         ModelProvidersModule,
         BotsModule,
+        ChatsModule,
         EngineModule,
         ExecutionsModule,
       ],

@@ -66,9 +66,9 @@ export class BotsController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Delete a Bot; answers 200 with the deleted Bot' })
+  @ApiOperation({ summary: 'Delete a Bot; answers 200 with the deleted Bot', description: 'A Bot that has Chats is kept: 409 BotHasChats.' })
   @ApiOkResponse({ type: BotBody })
-  @ApiErrors(401, 403, 404)
+  @ApiErrors(401, 403, 404, 409)
   async delete(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<BotBody> {
     return toBotBody(await this.commands.execute(new DeleteBot(caller, id)));
   }

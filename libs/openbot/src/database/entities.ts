@@ -1,6 +1,7 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
+import { ChatEntity } from '../chats/storage/chat.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
@@ -16,5 +17,6 @@ export const ENTITIES = [
   ApiKeyEntity,
   ModelProviderEntity,
   BotEntity,
+  ChatEntity,
   ...ENGINE_ENTITIES,
 ] as const;

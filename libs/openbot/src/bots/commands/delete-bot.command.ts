@@ -1,12 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
+import { isChatsBotForeignKeyViolation } from '../../chats/chat-view';
 import { BOT_VIEW_COLUMNS, type BotView } from '../bot-view';
 
 /**
  * Deletes a Bot of the caller's organization and answers what was deleted.
  * A malformed, unknown or other organization's ID is NotFound, all alike (IDN-08).
+ * A Bot with Chats is kept (the foreign key restricts the delete): 409 BotHasChats.
  */
 export class DeleteBot extends Command<BotView> {
   constructor(
@@ -23,10 +25,17 @@ export class DeleteBotHandler implements ICommandHandler<DeleteBot> {
 
   async execute({ caller, id }: DeleteBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
-    const [rows] = (await this.dataSource.query(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [
-      id,
-      caller.organizationId,
-    ])) as [BotView[], number];
+    let rows: BotView[];
+    try {
+      [rows] = (await this.dataSource.query(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [
+        id,
+        caller.organizationId,
+      ])) as [BotView[], number];
+    } catch (error) {
+      // The foreign key is checked in the same statement, so a Chat created concurrently counts too.
+      if (isChatsBotForeignKeyViolation(error)) throw new Conflict('BotHasChats', 'This Bot has Chats and cannot be deleted.');
+      throw error;
+    }
     const row = rows[0];
     if (row === undefined) throw new NotFound('Bot');
     return row;

@@ -1,0 +1,20 @@
+import type { BotId, ChatId } from '@openbot/domain';
+
+/** What the API may show of a Chat. */
+export interface ChatView {
+  readonly id: ChatId;
+  readonly botId: BotId;
+  readonly createdAt: Date;
+}
+
+/** The columns of a ChatView, for handlers that read `chats` directly. */
+export const CHAT_VIEW_COLUMNS = `id, bot_id AS "botId", created_at AS "createdAt"`;
+
+/** The foreign key that keeps a Bot with Chats from being deleted. */
+export const CHATS_BOT_FOREIGN_KEY = 'chats_bot_id_fkey';
+
+/** True when `error` is PostgreSQL's foreign-key violation (23503) on `chats.bot_id`. */
+export function isChatsBotForeignKeyViolation(error: unknown): boolean {
+  const driverError = (error as { driverError?: { code?: unknown; constraint?: unknown } } | null)?.driverError;
+  return driverError?.code === '23503' && driverError.constraint === CHATS_BOT_FOREIGN_KEY;
+}

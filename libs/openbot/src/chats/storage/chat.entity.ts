@@ -1,0 +1,32 @@
+import { CreateDateColumn, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { BotEntity } from '../../bots/storage/bot.entity';
+import { OrganizationEntity } from '../../organizations/storage/organization.entity';
+
+/**
+ * A Chat of an organization with one of its Bots. A Bot with Chats cannot be deleted
+ * (ON DELETE RESTRICT): the delete-bot command answers 409 BotHasChats.
+ */
+@Entity({ name: 'chats' })
+@Index('chats_organization_id_id_idx', ['organizationId', 'id'])
+@Index('chats_bot_id_idx', ['botId'])
+export class ChatEntity {
+  @PrimaryColumn('uuid', { primaryKeyConstraintName: 'chats_pkey' })
+  id!: string;
+
+  @Column('uuid', { name: 'organization_id' })
+  organizationId!: string;
+
+  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'organization_id', foreignKeyConstraintName: 'chats_organization_id_fkey' })
+  organization?: OrganizationEntity;
+
+  @Column('uuid', { name: 'bot_id' })
+  botId!: string;
+
+  @ManyToOne(() => BotEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'bot_id', foreignKeyConstraintName: 'chats_bot_id_fkey' })
+  bot?: BotEntity;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
