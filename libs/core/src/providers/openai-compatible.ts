@@ -7,6 +7,7 @@ import {
   type ModelStreamEvent,
 } from '../model/model-provider';
 import { SseDecoder } from './sse';
+import { Watchdog } from './watchdog';
 
 export interface OpenAiCompatibleOptions {
   /** E.g. `http://127.0.0.1:9999/v1`; the adapter appends `/chat/completions`. */
@@ -166,27 +167,6 @@ export function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
 
 function toOpenAiTool(tool: ToolDefinition): Record<string, unknown> {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
-}
-
-/** Aborts the request when a deadline passes; re-armed for each wait on the server. */
-class Watchdog {
-  fired = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(private readonly controller: AbortController) {}
-
-  arm(ms: number): void {
-    this.disarm();
-    this.timer = setTimeout(() => {
-      this.fired = true;
-      this.controller.abort(new Error('model provider timeout'));
-    }, ms);
-  }
-
-  disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
 }
 
 /** Turns streamed chunks into port events, joining tool-call fragments by their `index`. */

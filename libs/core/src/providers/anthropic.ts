@@ -1,0 +1,369 @@
+import type { ChatMessage, ToolDefinition } from '../chat';
+import {
+  ModelFailure,
+  type FinishReason,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '../model/model-provider';
+import { parseRetryAfter } from './openai-compatible';
+import { SseDecoder } from './sse';
+import { Watchdog } from './watchdog';
+
+export interface AnthropicOptions {
+  /** E.g. `https://api.anthropic.com/v1`; the adapter appends `/messages`. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** `max_tokens` of every request (the Messages API requires it); default 4096. */
+  readonly maxTokens?: number;
+  /** Time allowed until the first byte of the response body. */
+  readonly firstByteTimeoutMs?: number;
+  /** Time allowed between two body chunks once streaming has started. */
+  readonly idleTimeoutMs?: number;
+  /** Injectable for tests; defaults to the global `fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+const DEFAULT_MAX_TOKENS = 4096;
+const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+/** Phrases the Messages API uses when the prompt does not fit the model's context window. */
+const CONTEXT_TOO_LONG = /prompt is too long|context[_ ]length|context window|maximum context|too many tokens/i;
+
+interface AnthropicError {
+  type?: string;
+  message?: string;
+}
+
+interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** One `data:` payload of the Messages stream; `type` repeats the SSE `event:` name. */
+interface AnthropicEvent {
+  type?: string;
+  index?: number;
+  message?: { usage?: AnthropicUsage };
+  content_block?: { type?: string; id?: string; name?: string; text?: string };
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+  error?: AnthropicError;
+}
+
+/**
+ * The `anthropic` provider (API.md "Models"): the Messages API, streaming, with tool use, over
+ * plain HTTP. Like the openai-compatible adapter it makes exactly one request per `stream` call;
+ * retries are the caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
+ */
+export class AnthropicProvider implements ModelProvider {
+  private readonly url: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly maxTokens: number;
+  private readonly firstByteTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+
+  constructor(private readonly options: AnthropicOptions) {
+    this.url = `${options.baseUrl.replace(/\/+$/, '')}/messages`;
+    this.fetchFn = options.fetch ?? fetch;
+    this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    const controller = new AbortController();
+    const watchdog = new Watchdog(controller);
+    const onCallerAbort = (): void => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) throw request.signal.reason;
+    request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const failure = (error: unknown): unknown => {
+      if (error instanceof ModelFailure) return error;
+      if (watchdog.fired) return new ModelFailure('timeout', 'The model provider did not answer in time.', { cause: error });
+      // The caller cancelled: that is not a provider failure, pass the caller's reason through.
+      if (request.signal?.aborted) return request.signal.reason;
+      return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
+    };
+
+    try {
+      watchdog.arm(this.firstByteTimeoutMs);
+      let response: Response;
+      try {
+        response = await this.fetchFn(this.url, {
+          method: 'POST',
+          headers: this.headers(request.idempotencyKey),
+          body: JSON.stringify(this.body(request)),
+          signal: controller.signal,
+        });
+        if (!response.ok) throw await httpFailure(response);
+        if (!response.body) throw new ModelFailure('unavailable', 'The model provider sent no response body.');
+      } catch (error) {
+        throw failure(error);
+      }
+
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const sse = new SseDecoder();
+      const assembler = new EventAssembler();
+      let first = true;
+      for (;;) {
+        if (!first) watchdog.arm(this.idleTimeoutMs);
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          throw failure(error);
+        }
+        watchdog.disarm();
+        first = false;
+        const payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+        for (const payload of payloads) {
+          for (const event of assembler.accept(payload)) yield event;
+          if (assembler.done) return;
+        }
+        if (read.done) {
+          const ending = assembler.end();
+          if (!ending) throw new ModelFailure('unavailable', 'The model stream ended before it was complete.');
+          for (const event of ending) yield event;
+          return;
+        }
+      }
+    } finally {
+      watchdog.disarm();
+      request.signal?.removeEventListener('abort', onCallerAbort);
+      // Releases the connection when the consumer stops early or the stream failed.
+      controller.abort();
+    }
+  }
+
+  private headers(idempotencyKey: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'anthropic-version': ANTHROPIC_VERSION,
+    };
+    if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
+    if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+    return headers;
+  }
+
+  private body(request: ModelRequest): Record<string, unknown> {
+    const system = request.messages
+      .filter((message) => message.role === 'system')
+      .map((message) => message.content)
+      .filter((content) => content !== '')
+      .join('\n\n');
+    const body: Record<string, unknown> = {
+      model: request.model,
+      max_tokens: this.maxTokens,
+      messages: toAnthropicMessages(request.messages),
+      stream: true,
+    };
+    if (system !== '') body.system = system;
+    if (request.tools.length > 0) body.tools = request.tools.map(toAnthropicTool);
+    return body;
+  }
+}
+
+/**
+ * Chat messages in Messages API form. System messages go to the top-level `system` field and are
+ * left out here; tool results become `tool_result` blocks of a user message, consecutive ones
+ * merged into one message because the API wants user and assistant turns to alternate.
+ */
+export function toAnthropicMessages(messages: readonly ChatMessage[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let toolResults: Record<string, unknown>[] | undefined;
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      const block = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      if (toolResults) {
+        toolResults.push(block);
+      } else {
+        toolResults = [block];
+        out.push({ role: 'user', content: toolResults });
+      }
+      continue;
+    }
+    toolResults = undefined;
+    switch (message.role) {
+      case 'system':
+        break;
+      case 'user':
+        out.push({ role: 'user', content: message.content });
+        break;
+      case 'assistant': {
+        const calls = message.toolCalls ?? [];
+        if (calls.length === 0) {
+          out.push({ role: 'assistant', content: message.content });
+          break;
+        }
+        const content: Record<string, unknown>[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
+        for (const call of calls) content.push({ type: 'tool_use', id: call.callId, name: call.name, input: toolInput(call.arguments) });
+        out.push({ role: 'assistant', content });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * `tool_use.input` must be a JSON object. Arguments the model sent as broken JSON (the tool step
+ * already answered them with an error result) are sent back as `{}` so the history stays valid.
+ */
+function toolInput(args: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // Fall through to the empty object.
+  }
+  return {};
+}
+
+function toAnthropicTool(tool: ToolDefinition): Record<string, unknown> {
+  return { name: tool.name, description: tool.description, input_schema: tool.parameters };
+}
+
+/** Turns Messages stream events into port events, assembling `tool_use` input per block index. */
+class EventAssembler {
+  done = false;
+  private finishReason: FinishReason | undefined;
+  private inputTokens: number | undefined;
+  private outputTokens: number | undefined;
+  private readonly toolBlocks = new Map<number, { callId: string; name: string; json: string }>();
+
+  accept(payload: string): ModelStreamEvent[] {
+    let event: AnthropicEvent;
+    try {
+      event = JSON.parse(payload) as AnthropicEvent;
+    } catch (error) {
+      throw new ModelFailure('unavailable', 'The model provider sent a malformed stream event.', { cause: error });
+    }
+    switch (event.type) {
+      case 'message_start':
+        this.readUsage(event.message?.usage);
+        return [];
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block?.type === 'tool_use') {
+          this.toolBlocks.set(event.index ?? 0, { callId: block.id ?? '', name: block.name ?? '', json: '' });
+        } else if (block?.type === 'text' && block.text) {
+          return [{ type: 'text', text: block.text }];
+        }
+        return [];
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta?.type === 'text_delta' && delta.text) return [{ type: 'text', text: delta.text }];
+        if (delta?.type === 'input_json_delta' && delta.partial_json) {
+          const block = this.toolBlocks.get(event.index ?? 0);
+          if (block) block.json += delta.partial_json;
+        }
+        // thinking_delta, signature_delta and other block kinds carry nothing for the port.
+        return [];
+      }
+      case 'content_block_stop': {
+        const index = event.index ?? 0;
+        const block = this.toolBlocks.get(index);
+        if (!block) return [];
+        this.toolBlocks.delete(index);
+        return [{ type: 'tool-call', callId: block.callId || `toolu_${index}`, name: block.name, arguments: block.json || '{}' }];
+      }
+      case 'message_delta':
+        if (event.delta?.stop_reason) this.finishReason = toFinishReason(event.delta.stop_reason);
+        this.readUsage(event.usage);
+        return [];
+      case 'message_stop':
+        this.done = true;
+        return this.ending(this.finishReason ?? 'stop');
+      case 'error':
+        throw streamFailure(event.error);
+      default:
+        // `ping` and event types added later by the API.
+        return [];
+    }
+  }
+
+  /** The body ended without `message_stop`: complete only if a stop reason was already seen. */
+  end(): ModelStreamEvent[] | undefined {
+    if (this.finishReason === undefined) return undefined;
+    this.done = true;
+    return this.ending(this.finishReason);
+  }
+
+  private ending(reason: FinishReason): ModelStreamEvent[] {
+    const events: ModelStreamEvent[] = [];
+    // Usage only as the stream reported it: an unknown count is never sent as 0.
+    if (this.inputTokens !== undefined && this.outputTokens !== undefined) {
+      events.push({ type: 'usage', inputTokens: this.inputTokens, outputTokens: this.outputTokens });
+    }
+    events.push({ type: 'finish', reason });
+    return events;
+  }
+
+  /** Counts are cumulative; cache writes and reads are input tokens the request was billed for. */
+  private readUsage(usage: AnthropicUsage | undefined): void {
+    if (!usage) return;
+    if (typeof usage.input_tokens === 'number') {
+      this.inputTokens = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+    }
+    if (typeof usage.output_tokens === 'number') this.outputTokens = usage.output_tokens;
+  }
+}
+
+function toFinishReason(reason: string): FinishReason {
+  switch (reason) {
+    case 'tool_use':
+      return 'tool_calls';
+    case 'max_tokens':
+      return 'length';
+    default:
+      // end_turn, stop_sequence, pause_turn, refusal.
+      return 'stop';
+  }
+}
+
+/** An `error` event inside a 200 stream. */
+function streamFailure(error: AnthropicError | undefined): ModelFailure {
+  const message = `Model provider stream error: ${error?.message ?? 'no details'}`;
+  switch (error?.type) {
+    case 'overloaded_error':
+    case 'api_error':
+      return new ModelFailure('unavailable', message);
+    case 'rate_limit_error':
+      return new ModelFailure('rate-limited', message);
+    default:
+      if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message);
+      return new ModelFailure('invalid-request', message);
+  }
+}
+
+async function httpFailure(response: Response): Promise<ModelFailure> {
+  let text = '';
+  try {
+    text = await response.text();
+  } catch {
+    // The status alone is enough to classify the failure.
+  }
+  let error: AnthropicError | undefined;
+  try {
+    error = (JSON.parse(text) as AnthropicEvent).error;
+  } catch {
+    error = { message: text };
+  }
+  const status = response.status;
+  const message = `Model provider error ${status}: ${error?.message ?? 'no details'}`;
+  if (status === 429) {
+    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')) });
+  }
+  if (status === 408) return new ModelFailure('timeout', message, { status });
+  // 529 is Anthropic's "overloaded".
+  if (status >= 500) return new ModelFailure('unavailable', message, { status });
+  if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message, { status });
+  return new ModelFailure('invalid-request', message, { status });
+}
