@@ -6,8 +6,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
-import { SseDecoder } from './sse';
-import { Watchdog } from './watchdog';
+import { streamSse } from './sse-request';
 
 export interface OpenAiCompatibleOptions {
   /** E.g. `http://127.0.0.1:9999/v1`; the adapter appends `/chat/completions`. */
@@ -57,69 +56,17 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
-  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    const controller = new AbortController();
-    const watchdog = new Watchdog(controller);
-    const onCallerAbort = (): void => controller.abort(request.signal?.reason);
-    if (request.signal?.aborted) throw request.signal.reason;
-    request.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const failure = (error: unknown): unknown => {
-      if (error instanceof ModelFailure) return error;
-      if (watchdog.fired) return new ModelFailure('timeout', 'The model provider did not answer in time.', { cause: error });
-      // The caller cancelled: that is not a provider failure, pass the caller's reason through.
-      if (request.signal?.aborted) return request.signal.reason;
-      return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
-    };
-
-    try {
-      watchdog.arm(this.firstByteTimeoutMs);
-      let response: Response;
-      try {
-        response = await this.fetchFn(this.url, {
-          method: 'POST',
-          headers: this.headers(request.idempotencyKey),
-          body: JSON.stringify(this.body(request)),
-          signal: controller.signal,
-        });
-        if (!response.ok) throw await httpFailure(response);
-        if (!response.body) throw new ModelFailure('unavailable', 'The model provider sent no response body.');
-      } catch (error) {
-        throw failure(error);
-      }
-
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      const sse = new SseDecoder();
-      const assembler = new ChunkAssembler();
-      let first = true;
-      for (;;) {
-        if (!first) watchdog.arm(this.idleTimeoutMs);
-        let read: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          read = await reader.read();
-        } catch (error) {
-          throw failure(error);
-        }
-        watchdog.disarm();
-        first = false;
-        const payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
-        for (const payload of payloads) {
-          for (const event of assembler.accept(payload)) yield event;
-          if (assembler.done) return;
-        }
-        if (read.done) {
-          const ending = assembler.end();
-          if (!ending) throw new ModelFailure('unavailable', 'The model stream ended before it was complete.');
-          for (const event of ending) yield event;
-          return;
-        }
-      }
-    } finally {
-      watchdog.disarm();
-      request.signal?.removeEventListener('abort', onCallerAbort);
-      // Releases the connection when the consumer stops early or the stream failed.
-      controller.abort();
-    }
+  stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    return streamSse(request, {
+      fetchFn: this.fetchFn,
+      url: this.url,
+      headers: this.headers(request.idempotencyKey),
+      body: this.body(request),
+      firstByteTimeoutMs: this.firstByteTimeoutMs,
+      idleTimeoutMs: this.idleTimeoutMs,
+      httpFailure,
+      assembler: new ChunkAssembler(),
+    });
   }
 
   private headers(idempotencyKey: string | undefined): Record<string, string> {

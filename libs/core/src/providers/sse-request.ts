@@ -1,0 +1,94 @@
+import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
+import { SseDecoder } from './sse';
+import { Watchdog } from './watchdog';
+
+/** Turns one provider's SSE payloads into port events. */
+export interface StreamAssembler {
+  /** True once the provider said the stream is complete. */
+  readonly done: boolean;
+  accept(payload: string): ModelStreamEvent[];
+  /** The events owed when the body ends without an explicit end; undefined when it ended too early. */
+  end(): ModelStreamEvent[] | undefined;
+}
+
+export interface SseRequest {
+  readonly fetchFn: typeof fetch;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  readonly firstByteTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  /** The provider's mapping of a non-2xx answer to a categorised failure. */
+  readonly httpFailure: (response: Response) => Promise<ModelFailure>;
+  readonly assembler: StreamAssembler;
+}
+
+/**
+ * One streaming POST to a model provider, shared by the adapters: a first-byte and an idle
+ * timeout, the caller's cancel passed through unchanged, every other fault a `ModelFailure`,
+ * and the connection released when the consumer stops early.
+ */
+export async function* streamSse(request: ModelRequest, http: SseRequest): AsyncGenerator<ModelStreamEvent> {
+  const controller = new AbortController();
+  const watchdog = new Watchdog(controller);
+  const onCallerAbort = (): void => controller.abort(request.signal?.reason);
+  if (request.signal?.aborted) throw request.signal.reason;
+  request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const failure = (error: unknown): unknown => {
+    if (error instanceof ModelFailure) return error;
+    if (watchdog.fired) return new ModelFailure('timeout', 'The model provider did not answer in time.', { cause: error });
+    // The caller cancelled: that is not a provider failure, pass the caller's reason through.
+    if (request.signal?.aborted) return request.signal.reason;
+    return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
+  };
+
+  try {
+    watchdog.arm(http.firstByteTimeoutMs);
+    let response: Response;
+    try {
+      response = await http.fetchFn(http.url, {
+        method: 'POST',
+        headers: http.headers,
+        body: JSON.stringify(http.body),
+        signal: controller.signal,
+      });
+      if (!response.ok) throw await http.httpFailure(response);
+      if (!response.body) throw new ModelFailure('unavailable', 'The model provider sent no response body.');
+    } catch (error) {
+      throw failure(error);
+    }
+
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const sse = new SseDecoder();
+    const assembler = http.assembler;
+    let first = true;
+    for (;;) {
+      if (!first) watchdog.arm(http.idleTimeoutMs);
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw failure(error);
+      }
+      watchdog.disarm();
+      first = false;
+      const payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+      for (const payload of payloads) {
+        for (const event of assembler.accept(payload)) yield event;
+        if (assembler.done) return;
+      }
+      if (read.done) {
+        const ending = assembler.end();
+        if (!ending) throw new ModelFailure('unavailable', 'The model stream ended before it was complete.');
+        for (const event of ending) yield event;
+        return;
+      }
+    }
+  } finally {
+    watchdog.disarm();
+    request.signal?.removeEventListener('abort', onCallerAbort);
+    // Releases the connection when the consumer stops early or the stream failed.
+    controller.abort();
+  }
+}
