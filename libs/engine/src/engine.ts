@@ -195,28 +195,7 @@ export class Engine {
     });
     if (outcome.created) {
       // This node owns generation 1 and its lease already: run it now, no queue hop, no re-read.
-      this.runner.runOwned({
-        id,
-        workflow: command.workflow,
-        organization_id: command.scope.organizationId,
-        scope_kind: command.scope.kind,
-        scope_id: command.scope.id,
-        resource_type: command.resource?.type ?? null,
-        resource_id: command.resource?.id ?? null,
-        parent_id: null,
-        attached: true,
-        state: 'running',
-        step: 0,
-        generation: 1,
-        owner_node: this.ctx.nodeId,
-        leased: true,
-        cancel_phase: 0,
-        last_seq: 0,
-        key_id: outcome.sealed!.keyId,
-        data: outcome.sealed!.data,
-        error_id: null,
-        category: null,
-      });
+      this.runner.runOwned(this.submittedRow(id, command, outcome.sealed!));
     }
     return { executionId: outcome.executionId, created: outcome.created };
   }
@@ -234,23 +213,35 @@ export class Engine {
   }
 
   private async insertSubmitted(db: Queryable, id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): Promise<void> {
-    await insertExecution(db, {
+    await insertExecution(db, this.submittedRow(id, command, sealed), this.ctx.leaseSeconds);
+  }
+
+  /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
+  private submittedRow(id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): ExecutionRow {
+    return {
       id,
       workflow: command.workflow,
-      organizationId: command.scope.organizationId,
-      scopeKind: command.scope.kind,
-      scopeId: command.scope.id,
-      resourceType: command.resource?.type ?? null,
-      resourceId: command.resource?.id ?? null,
-      parentId: null,
+      organization_id: command.scope.organizationId,
+      scope_kind: command.scope.kind,
+      scope_id: command.scope.id,
+      resource_type: command.resource?.type ?? null,
+      resource_id: command.resource?.id ?? null,
+      parent_id: null,
       attached: true,
       state: 'running',
-      ownerNode: this.ctx.nodeId,
-      leaseSeconds: this.ctx.leaseSeconds,
-      keyId: sealed.keyId,
+      step: 0,
+      generation: 1,
+      owner_node: this.ctx.nodeId,
+      leased: true,
+      cancel_phase: 0,
+      last_seq: 0,
+      key_id: sealed.keyId,
       data: sealed.data,
-    });
+      error_id: null,
+      category: null,
+    };
   }
+
 
   /**
    * Stores a signal and wakes its execution (no lost wake-up: a signal saved before the waiter

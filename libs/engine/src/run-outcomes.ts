@@ -74,22 +74,25 @@ async function insertChildren(
     const workflow = ctx.workflows.get(child.workflow);
     const state = workflow ? workflow.initial(child.input) : null;
     const sealed = sealData(ctx.sealed, child.id, { state, wake: null, wait: null });
-    await insertExecution(tx, {
-      id: child.id,
-      workflow: child.workflow,
-      organizationId: parent?.organization_id ?? null,
-      scopeKind: parent?.scope_kind ?? 'service',
-      scopeId: parent?.scope_id ?? child.id,
-      resourceType: child.resource?.type ?? null,
-      resourceId: child.resource?.id ?? null,
-      parentId,
-      attached: child.attached,
-      state: 'queued',
-      ownerNode: null,
-      leaseSeconds: null,
-      keyId: sealed.keyId,
-      data: sealed.data,
-    });
+    await insertExecution(
+      tx,
+      {
+        id: child.id,
+        workflow: child.workflow,
+        organization_id: parent?.organization_id ?? null,
+        scope_kind: parent?.scope_kind ?? 'service',
+        scope_id: parent?.scope_id ?? child.id,
+        resource_type: child.resource?.type ?? null,
+        resource_id: child.resource?.id ?? null,
+        parent_id: parentId,
+        attached: child.attached,
+        state: 'queued',
+        owner_node: null,
+        key_id: sealed.keyId,
+        data: sealed.data,
+      },
+      null,
+    );
     await enqueueAdvance(ctx.boss, tx, child.id);
   }
 }

@@ -41,25 +41,13 @@ export interface PendingEvent {
   readonly data: Buffer | null;
 }
 
-export async function insertExecution(
-  db: Queryable,
-  row: {
-    id: string;
-    workflow: string;
-    organizationId: string | null;
-    scopeKind: string;
-    scopeId: string;
-    resourceType: string | null;
-    resourceId: string | null;
-    parentId: string | null;
-    attached: boolean;
-    state: ExecutionState;
-    ownerNode: string | null;
-    leaseSeconds: number | null;
-    keyId: string;
-    data: Buffer;
-  },
-): Promise<void> {
+/** The columns a new execution is written with; the rest take their defaults. */
+export type NewExecution = Pick<
+  ExecutionRow,
+  'id' | 'workflow' | 'organization_id' | 'scope_kind' | 'scope_id' | 'resource_type' | 'resource_id' | 'parent_id' | 'attached' | 'state' | 'owner_node' | 'key_id' | 'data'
+>;
+
+export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
   await db.query({
     name: 'engine.insert_execution',
     text: `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
@@ -69,17 +57,17 @@ export async function insertExecution(
     values: [
       row.id,
       row.workflow,
-      row.organizationId,
-      row.scopeKind,
-      row.scopeId,
-      row.resourceType,
-      row.resourceId,
-      row.parentId,
+      row.organization_id,
+      row.scope_kind,
+      row.scope_id,
+      row.resource_type,
+      row.resource_id,
+      row.parent_id,
       row.attached,
       row.state,
-      row.ownerNode,
-      row.leaseSeconds,
-      row.keyId,
+      row.owner_node,
+      leaseSeconds,
+      row.key_id,
       row.data,
     ],
   });
