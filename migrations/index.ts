@@ -6,6 +6,7 @@ import { ErrorRecordsExecution1764800000000 } from './1764800000000-error-record
 import { ModelProviders1764900000000 } from './1764900000000-model-providers';
 import { Bots1765000000000 } from './1765000000000-bots';
 import { Chats1765100000000 } from './1765100000000-chats';
+import { Turns1765200000000 } from './1765200000000-turns';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ModelProviders1764900000000,
   Bots1765000000000,
   Chats1765100000000,
+  Turns1765200000000,
 ];

@@ -4,18 +4,29 @@ import { startTestApp, type TestApp } from '../support/test-app';
 /**
  * Bots of an organization (`/v1/bots`): created, read, listed, changed and deleted; their model
  * names one of the organization's model providers (`<provider name>/<model id>`), their tools
- * are validated field by field, and other organizations never see them (IDN-08).
+ * are validated field by field (an `http` or `background` tool needs a `url`, a `client` tool has
+ * none), their Turn limits are shown with the defaults filled in, and other organizations never
+ * see them (IDN-08).
  */
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'model', 'name', 'tools', 'updatedAt'];
+const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'model', 'name', 'tools', 'updatedAt'];
+const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000 };
 const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
 
 interface BotTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  kind?: 'client' | 'http' | 'background';
+  url?: string;
+  retry?: 'safe' | 'unsafe';
+}
+interface BotLimits {
+  maxSteps: number;
+  maxSeconds: number;
+  maxOutputTokens: number;
 }
 interface BotBody {
   id: string;
@@ -23,6 +34,7 @@ interface BotBody {
   model: string;
   instructions: string;
   tools: BotTool[];
+  limits: BotLimits;
   createdAt: string;
   updatedAt: string;
 }
@@ -36,6 +48,17 @@ const WEATHER: BotTool = {
   description: 'The weather in a city',
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
+const LOOKUP: BotTool = {
+  name: 'lookup_order',
+  description: 'An order by its number',
+  parameters: { type: 'object', properties: { number: { type: 'string' } } },
+  kind: 'http',
+  url: 'https://tools.example.com/orders?v=2',
+  retry: 'safe',
+};
+
+/** A tool as the API shows it: a tool sent without a kind is a `client` tool. */
+const shown = (tool: BotTool): BotTool => ({ kind: 'client', ...tool });
 
 function expectDeclared(res: Response, status: number, type: string): void {
   expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
@@ -89,7 +112,8 @@ describe('bots', () => {
       name: 'Support',
       model: 'local/gpt-4o-mini',
       instructions: 'Be brief.',
-      tools: [WEATHER],
+      tools: [shown(WEATHER)],
+      limits: DEFAULT_LIMITS,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });
@@ -100,8 +124,78 @@ describe('bots', () => {
 
   it('instructions and tools are optional; the model id may itself hold "/"', async () => {
     const bot = await create(owner.secret, { name: 'Plain', model: 'local/org/model:7b' });
-    expect(bot).toEqual(expect.objectContaining({ model: 'local/org/model:7b', instructions: '', tools: [] }));
+    expect(bot).toEqual(expect.objectContaining({ model: 'local/org/model:7b', instructions: '', tools: [], limits: DEFAULT_LIMITS }));
     expect(Object.keys(bot).sort()).toEqual(BOT_FIELDS);
+  });
+
+  it('POST /v1/bots with http, background and client tools and limits echoes them, defaults filled in', async () => {
+    const job: BotTool = { name: 'long_job', description: 'Runs a while', parameters: { type: 'object' }, kind: 'background', url: 'http://jobs.example.com:8080/run' };
+    const plain: BotTool = { ...WEATHER, kind: 'client' };
+    const res = await t
+      .http()
+      .post('/v1/bots')
+      .set('authorization', as(owner.secret))
+      .send({ name: 'Tooled', model: 'local/a', tools: [LOOKUP, WEATHER, job, plain].map((tool, i) => ({ ...tool, name: `${tool.name}_${i}` })), limits: { maxSteps: 5, maxOutputTokens: 1000 } })
+      .expect(201);
+    const bot = res.body as BotBody;
+    expect(Object.keys(bot).sort()).toEqual(BOT_FIELDS);
+    expect(bot.tools).toEqual([
+      { ...LOOKUP, name: 'lookup_order_0' },
+      { ...WEATHER, name: 'get_weather_1', kind: 'client' },
+      { ...job, name: 'long_job_2' },
+      { ...plain, name: 'get_weather_3' },
+    ]);
+    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 900, maxOutputTokens: 1000 });
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(read.body).toEqual(bot);
+  });
+
+  it('the OpenAPI document describes the fields a Bot, its tools and its limits really have', async () => {
+    type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; allOf?: Schema[] };
+    type Operation = { responses: Record<string, { content: Record<string, { schema: Schema }> }> };
+    type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+    const doc = (await t.http().get('/openapi.json').expect(200)).body as Document;
+    const resolve = (schema: Schema): Schema => {
+      const ref = schema.$ref ?? schema.allOf?.[0]?.$ref;
+      return ref === undefined ? schema : resolve(doc.components.schemas[ref.replace('#/components/schemas/', '')]!);
+    };
+    const botSchema = resolve(doc.paths['/v1/bots']!.post!.responses['201']!.content['application/json']!.schema);
+    const toolSchema = resolve(botSchema.properties!.tools!.items!);
+    const limitsSchema = resolve(botSchema.properties!.limits!);
+    const bot = await create(owner.secret, { name: 'Documented', model: 'local/a', tools: [LOOKUP, WEATHER] });
+    expect(Object.keys(botSchema.properties!).sort()).toEqual(Object.keys(bot).sort());
+    expect(Object.keys(toolSchema.properties!).sort()).toEqual(Object.keys(bot.tools[0]!).sort());
+    expect([...(toolSchema.required ?? [])].sort()).toEqual(Object.keys(bot.tools[1]!).sort());
+    expect(Object.keys(limitsSchema.properties!).sort()).toEqual(Object.keys(bot.limits).sort());
+    expect([...(limitsSchema.required ?? [])].sort()).toEqual(Object.keys(bot.limits).sort());
+  });
+
+  it('each limit takes 1 and its maximum', async () => {
+    const low = await create(owner.secret, { name: 'Low', model: 'local/a', limits: { maxSteps: 1, maxSeconds: 1, maxOutputTokens: 1 } });
+    expect(low.limits).toEqual({ maxSteps: 1, maxSeconds: 1, maxOutputTokens: 1 });
+    const high = await create(owner.secret, { name: 'High', model: 'local/a', limits: { maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 } });
+    expect(high.limits).toEqual({ maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 });
+    const empty = await create(owner.secret, { name: 'Empty', model: 'local/a', limits: {} });
+    expect(empty.limits).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('a tool stored without a kind is shown as a client tool', async () => {
+    const bot = await create(owner.secret, { name: 'Legacy', model: 'local/a' });
+    await t.database.query('UPDATE bots SET tools = $2::jsonb WHERE id = $1', [bot.id, JSON.stringify([WEATHER])]);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect((read.body as BotBody).tools).toEqual([shown(WEATHER)]);
+  });
+
+  it('PATCH limits replaces the whole limits object; other changes keep it', async () => {
+    const bot = await create(owner.secret, { name: 'Limited', model: 'local/a', limits: { maxSteps: 5, maxSeconds: 60 } });
+    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 60, maxOutputTokens: 200_000 });
+    const patch = async (body: Record<string, unknown>): Promise<BotBody> =>
+      (await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send(body).expect(200)).body as BotBody;
+    expect((await patch({ limits: { maxOutputTokens: 1000 } })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
+    expect((await patch({ name: 'Still limited', tools: [LOOKUP] })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
+    expect((await patch({ limits: {} })).limits).toEqual(DEFAULT_LIMITS);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    expect(read.body).toEqual(expect.objectContaining({ name: 'Still limited', tools: [LOOKUP], limits: DEFAULT_LIMITS }));
   });
 
   it('the list is oldest first and paginates with after/limit', async () => {
@@ -148,7 +242,7 @@ describe('bots', () => {
       .set('authorization', as(owner.secret))
       .send({ model: 'other/b', instructions: 'New.', tools: [tool] })
       .expect(200);
-    expect(changed.body).toEqual({ ...bot, name: 'Renamed', model: 'other/b', instructions: 'New.', tools: [tool], updatedAt: expect.stringMatching(ISO) });
+    expect(changed.body).toEqual({ ...bot, name: 'Renamed', model: 'other/b', instructions: 'New.', tools: [shown(tool)], updatedAt: expect.stringMatching(ISO) });
     const cleared = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ tools: [] }).expect(200);
     expect((cleared.body as BotBody).tools).toEqual([]);
     const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
@@ -162,6 +256,11 @@ describe('bots', () => {
       [{ model: 'no-slash' }, 'model'],
       [{ tools: [WEATHER, WEATHER] }, 'tools.1.name'],
       [{ tools: [[WEATHER]] }, 'tools'],
+      [{ tools: [{ ...LOOKUP, url: undefined }] }, 'tools.0.url'],
+      [{ tools: [{ ...WEATHER, retry: 'safe' }] }, 'tools.0.retry'],
+      [{ limits: { maxSteps: 0 } }, 'limits.maxSteps'],
+      [{ limits: { maxTurns: 3 } }, 'limits.maxTurns'],
+      [{ limits: null }, 'limits'],
       [{ name: '' }, 'name'],
       [{ id: UNKNOWN_ID }, 'id'],
     ] as const) {
@@ -210,6 +309,33 @@ describe('bots', () => {
     ['tool parameters that are no object', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, parameters: [] }] }, ['tools.0.parameters']],
     ['an unknown field in a tool', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, handler: 'x' }] }, ['tools.0.handler']],
     ['duplicate tool names', { name: 'b', model: 'local/a', tools: [WEATHER, { ...WEATHER, description: 'again' }] }, ['tools.1.name']],
+    ['an unknown tool kind', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, kind: 'webhook' }] }, ['tools.0.kind']],
+    ['a null tool kind', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, kind: null }] }, ['tools.0.kind']],
+    ['an unknown retry', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, retry: 'sometimes' }] }, ['tools.0.retry']],
+    ['an http tool without a url', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: undefined }] }, ['tools.0.url']],
+    ['a background tool without a url', { name: 'b', model: 'local/a', tools: [WEATHER, { ...LOOKUP, kind: 'background', url: undefined }] }, ['tools.1.url']],
+    ['an http tool with a relative url', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: '/orders' }] }, ['tools.0.url']],
+    ['an http tool with an ftp url', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: 'ftp://tools.example.com/x' }] }, ['tools.0.url']],
+    ['an http tool with a url holding credentials', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: 'https://me:secret@tools.example.com/x' }] }, ['tools.0.url']],
+    ['an http tool with a url holding a username', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: 'https://me@tools.example.com/x' }] }, ['tools.0.url']],
+    ['an http tool with a url without "//"', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: 'https:tools.example.com' }] }, ['tools.0.url']],
+    ['a tool url too long', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: `https://tools.example.com/${'x'.repeat(2030)}` }] }, ['tools.0.url']],
+    ['a tool url that is no string', { name: 'b', model: 'local/a', tools: [{ ...LOOKUP, url: 7 }] }, ['tools.0.url']],
+    ['a client tool with a url', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, url: 'https://tools.example.com/x' }] }, ['tools.0.url']],
+    ['an explicit client tool with a url', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, kind: 'client', url: 'https://tools.example.com/x' }] }, ['tools.0.url']],
+    ['a client tool with retry', { name: 'b', model: 'local/a', tools: [{ ...WEATHER, retry: 'safe' }] }, ['tools.0.retry']],
+    ['maxSteps 0', { name: 'b', model: 'local/a', limits: { maxSteps: 0 } }, ['limits.maxSteps']],
+    ['maxSteps 101', { name: 'b', model: 'local/a', limits: { maxSteps: 101 } }, ['limits.maxSteps']],
+    ['a fractional maxSteps', { name: 'b', model: 'local/a', limits: { maxSteps: 1.5 } }, ['limits.maxSteps']],
+    ['a maxSteps string', { name: 'b', model: 'local/a', limits: { maxSteps: '5' } }, ['limits.maxSteps']],
+    ['a null maxSteps', { name: 'b', model: 'local/a', limits: { maxSteps: null } }, ['limits.maxSteps']],
+    ['maxSeconds above a day', { name: 'b', model: 'local/a', limits: { maxSeconds: 86_401 } }, ['limits.maxSeconds']],
+    ['a negative maxSeconds', { name: 'b', model: 'local/a', limits: { maxSeconds: -1 } }, ['limits.maxSeconds']],
+    ['maxOutputTokens above 10 million', { name: 'b', model: 'local/a', limits: { maxOutputTokens: 10_000_001 } }, ['limits.maxOutputTokens']],
+    ['an unknown limit', { name: 'b', model: 'local/a', limits: { maxSteps: 5, maxTurns: 3 } }, ['limits.maxTurns']],
+    ['limits that are no object', { name: 'b', model: 'local/a', limits: 5 }, ['limits']],
+    ['limits that are an array', { name: 'b', model: 'local/a', limits: [{ maxSteps: 5 }] }, ['limits']],
+    ['null limits', { name: 'b', model: 'local/a', limits: null }, ['limits']],
     ['an unknown field', { name: 'b', model: 'local/a', organizationId: 'x' }, ['organizationId']],
   ])('[ERR-02] %s answers 400 InvalidInput naming exactly the field, and writes nothing', async (_label, body, paths) => {
     const before = await countBots();

@@ -2,7 +2,9 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { BotsController } from './bots/bots.controller';
+import { ChatMessagesController } from './chats/chat-messages.controller';
 import { ChatsController } from './chats/chats.controller';
+import { UsageController } from './usage/usage.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
@@ -17,7 +19,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ModelProvidersController, BotsController, ChatsController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

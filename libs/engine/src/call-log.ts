@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
 import type { FaultPoints } from './fault-points';
 import type { Queryable } from './ports';
 import { backoffMs, sleep, type RunScope } from './run-scope';
 import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
+import { withTransaction } from './tx';
 import type { Json } from './workflow';
 
 export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
@@ -43,6 +45,30 @@ export interface CallOptions {
   readonly safe: boolean;
   /** Attempts in all for a safe call (default 3); an unsafe call is sent at most once. */
   readonly attempts?: number;
+  /**
+   * Feature rows that commit in the same transaction as the saved result (USE-01: confirmed
+   * usage, result and events together). It runs once per saved result, also for an old owner's
+   * late result (CALL-05), so its writes must be idempotent by `callId`.
+   */
+  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
+  /** Runs when a failed attempt is recorded (it may publish a failure event). */
+  readonly onFailedAttempt?: (failure: { readonly attempt: number; readonly error: unknown; readonly retrying: boolean }) => Promise<void> | void;
+}
+
+/** The sender says its request went out and its answer was lost (`resultLost: true`). */
+function resultLost(error: unknown): boolean {
+  return (error as { resultLost?: unknown } | null)?.resultLost === true;
+}
+
+/** A failure the sender marks as not worth repeating (`retryable: false`) fails the call at once. */
+function retryable(error: unknown): boolean {
+  return (error as { safeToRetry?: unknown } | null)?.safeToRetry !== false;
+}
+
+/** The sender's own wait (a provider's Retry-After, in seconds) when it names one, else the backoff. */
+function retryDelay(attempt: number, error: unknown): number {
+  const after = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+  return typeof after === 'number' && after >= 0 ? Math.min(after * 1000, 30_000) : backoffMs(attempt);
 }
 
 export interface CallRequest {
@@ -92,7 +118,7 @@ export const callQueries = {
 export class CallLog {
   constructor(
     private readonly deps: {
-      readonly db: Queryable;
+      readonly db: Pool;
       readonly sealed: SealedJson;
       readonly faults: FaultPoints;
       readonly executionId: string;
@@ -149,12 +175,19 @@ export class CallLog {
       try {
         result = await send({ idempotencyKey, attempt, signal: scope.signal });
       } catch (error) {
+        if (!options.safe && resultLost(error)) {
+          // The request may have done its work: an unsafe write is never sent again blindly (CALL-03).
+          await this.setStatus(id, 'unknown');
+          throw new OutcomeUnknown(callKey);
+        }
         await this.setStatus(id, 'failed');
-        if (!options.safe || attempt >= maxAttempts || scope.gateClosed) throw new CallFailed(callKey, error);
-        await sleep(backoffMs(attempt), scope.signal);
+        const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error);
+        await options.onFailedAttempt?.({ attempt, error, retrying });
+        if (!retrying) throw new CallFailed(callKey, error);
+        await sleep(retryDelay(attempt, error), scope.signal);
         continue;
       }
-      await this.saveResult(id, result, callKey);
+      await this.saveResult(id, result, callKey, attempt, options.commit);
       return result;
     }
   }
@@ -190,18 +223,27 @@ export class CallLog {
   }
 
   /** Holds the known result while its save retries; the provider is not called again (CALL-06). */
-  private async saveResult(id: string, result: Json, callKey: string): Promise<void> {
+  private async saveResult(id: string, result: Json, callKey: string, attempt: number, commit: CallOptions['commit']): Promise<void> {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
+    const save = (db: Queryable) =>
+      db.query<{ was: CallStatus }>({
+        name: 'engine.call_result',
+        text: `UPDATE execution_calls c SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
+                 FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
+                WHERE c.id = old.id RETURNING old.status AS was`,
+        values: [id, envelope.keyId, envelope.data],
+      });
     const { rows } = await retryStorage(
       () =>
-        this.deps.db.query<{ was: CallStatus }>({
-          name: 'engine.call_result',
-          text: `UPDATE execution_calls c SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
-                   FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
-                  WHERE c.id = old.id RETURNING old.status AS was`,
-          values: [id, envelope.keyId, envelope.data],
-        }),
+        commit === undefined
+          ? save(this.deps.db)
+          : withTransaction(this.deps.db, async (tx) => {
+              const saved = await save(tx);
+              // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
+              if (saved.rows[0]?.was !== 'succeeded') await commit(tx, { callId: id, attempt, result });
+              return saved;
+            }),
       undefined,
     );
     await this.deps.faults.hit('call.result.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });

@@ -12,6 +12,7 @@ import type { EngineSealer, FailureRecorder, Queryable } from './ports';
 import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
 import { Runner } from './runner';
 import { aad, SealedJson } from './sealed-json';
+import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
 import { insertExecution, selectExecution, type ExecutionRow } from './store';
 import { endExecution } from './transitions';
 import { withTransaction } from './tx';
@@ -218,30 +219,25 @@ export class Engine {
 
   /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
   private submittedRow(id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): ExecutionRow {
-    return {
-      id,
-      workflow: command.workflow,
-      organization_id: command.scope.organizationId,
-      scope_kind: command.scope.kind,
-      scope_id: command.scope.id,
-      resource_type: command.resource?.type ?? null,
-      resource_id: command.resource?.id ?? null,
-      parent_id: null,
-      attached: true,
-      state: 'running',
-      step: 0,
-      generation: 1,
-      owner_node: this.ctx.nodeId,
-      leased: true,
-      cancel_phase: 0,
-      last_seq: 0,
-      key_id: sealed.keyId,
-      data: sealed.data,
-      error_id: null,
-      category: null,
-    };
+    return newExecutionRow(this.ctx, id, command, true, sealed);
   }
 
+  /**
+   * Submits inside the feature's own transaction (its row lock orders the command, STC-02).
+   * `held`: the execution waits in `queued` with no job until an end admits it (STC-04).
+   * Otherwise this node owns it; call `start()` after the transaction commits to run it here.
+   */
+  async submitIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void }> {
+    const id = newId<ExecutionId>();
+    if (options.held) {
+      await insertQueued(this.ctx, tx, id, command, false);
+      return { executionId: id, start: () => undefined };
+    }
+    const row = newExecutionRow(this.ctx, id, command, true);
+    await insertExecution(tx, row, this.ctx.leaseSeconds);
+    await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
+    return { executionId: id, start: () => this.runner.runOwned(row) };
+  }
 
   /**
    * Stores a signal and wakes its execution (no lost wake-up: a signal saved before the waiter

@@ -9,3 +9,7 @@ export * from './run-scope';
 export * from './queue';
 export * from './storage-retry';
 export * from './resource-stack';
+export * from './event-publisher';
+export type { NewExecutionCommand } from './new-execution';
+export { withTransaction } from './tx';
+export { inputHash } from './command-key';

@@ -2,6 +2,7 @@ import { newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import { CallLog, OutcomeUnknown } from './call-log';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
+import { EventPublisher } from './event-publisher';
 import { openData, waitSpec, type ExecutionData } from './execution-data';
 import { enqueueAdvance } from './queue';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
@@ -85,6 +86,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       const scope = new RunScope();
       run.scope = scope;
       if (run.abort.signal.aborted) scope.closeGate(run.abort.signal.reason as GateReason);
+      const publisher = new EventPublisher(ctx, run, scope);
       const context: PhaseContext<Json> = {
         executionId: run.id as ExecutionId,
         generation: run.generation,
@@ -104,6 +106,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           scope,
           onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
         }),
+        publisher,
+        childResult: (childId) => childResult(ctx, run.id, childId),
         emit: (type, payload, position) => events.push(encodeEvent(ctx.sealed, run.id, type, payload ?? null, position)),
         startChild: (child) => {
           const id = newId<ExecutionId>();
@@ -114,6 +118,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       try {
         await ctx.faults.hit('phase.started', { executionId: run.id, step: step + 1 });
         outcome = await phase.run(context);
+        await publisher.flush();
         await scope.close();
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows whatever the scope's close threw
         if (scope.closeFailure !== null) throw scope.closeFailure;
@@ -178,6 +183,13 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
 function isDatabaseRefusal(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+/** A child's saved end result: only children of this parent, only once completed. */
+async function childResult(ctx: EngineContext, parentId: string, childId: string): Promise<Json | undefined> {
+  const row = await retryStorage(() => selectExecution(ctx.pool, childId), undefined);
+  if (!row || row.parent_id !== parentId || row.state !== 'completed') return undefined;
+  return openData(ctx.sealed, row).result ?? null;
 }
 
 async function currentState(ctx: EngineContext, id: string): Promise<ExecutionState | null> {

@@ -233,3 +233,36 @@ export async function readEvents(db: Queryable, id: string, after: number, limit
   if (rows.length === 0) return { ended: true, rows: [] };
   return { ended: rows[0]!.ended, rows: rows[0]!.seq === null ? [] : rows };
 }
+
+/**
+ * Publishes events of a running phase at once (text deltas, tool progress): appended only while
+ * `generation` still owns the execution and it has not ended (CALL-05: an old owner publishes
+ * nothing). Answers false when the append was fenced off.
+ */
+export async function publishEvents(db: Queryable, id: string, generation: number, events: readonly PendingEvent[]): Promise<boolean> {
+  if (events.length === 0) return true;
+  const { rows } = await db.query<{ last_seq: number }>({
+    name: 'engine.publish_events',
+    text: `WITH upd AS (
+             UPDATE executions SET last_seq = last_seq + $3
+              WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+             RETURNING last_seq
+           ), ev AS (
+             INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
+             SELECT $1, upd.last_seq - $3 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM upd, unnest($4::text[], $5::int[], $6::int[], $7::text[], $8::bytea[])
+                    WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
+           ) SELECT last_seq FROM upd`,
+    values: [
+      id,
+      generation,
+      events.length,
+      events.map((e) => e.type),
+      events.map((e) => e.step),
+      events.map((e) => e.attempt),
+      events.map((e) => e.keyId),
+      events.map((e) => e.data),
+    ],
+  });
+  return rows.length === 1;
+}

@@ -1,7 +1,8 @@
-import { newId, type ErrorCategory } from '@openbot/domain';
+import { newId, type ErrorCategory, type ExecutionId } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent, ENDED_EVENT } from './event-log';
 import { sealData, type ExecutionData } from './execution-data';
+import { insertQueued } from './new-execution';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
@@ -148,7 +149,18 @@ export async function endExecution(
         return { rows: r.rows as Array<Record<string, unknown>>, rowCount: r.rowCount };
       },
     };
-    await e.workflow.end({ executionId: e.id as never, state: e.data.state, outcome: e.outcome, tx: endTx });
+    await e.workflow.end({
+      executionId: e.id as never,
+      state: e.data.state,
+      outcome: e.outcome,
+      tx: endTx,
+      admit: (id) => enqueueAdvance(ctx.boss, tx, id),
+      submit: async (command) => {
+        const id = newId<ExecutionId>();
+        await insertQueued(ctx, tx, id, command, true);
+        return id;
+      },
+    });
   }
   if (row.parent_id !== null) {
     await tx.query({

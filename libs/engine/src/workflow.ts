@@ -1,5 +1,6 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { CallLog } from './call-log';
+import type { EventPublisher } from './event-publisher';
 import type { ResourceStack } from './resource-stack';
 
 /** JSON values only: workflow state is sealed and stored as JSON at every checkpoint. */
@@ -47,6 +48,10 @@ export interface PhaseContext<S extends Json> {
   readonly resources: ResourceStack;
   /** Outside calls: intent → sending → result, reused after a takeover (CALL-01, EXE-10). */
   readonly calls: CallLog;
+  /** Publishes events while the phase runs: stored in small batches, then announced (EVT-01). */
+  readonly publisher: EventPublisher;
+  /** The saved result of a child execution that completed; undefined while it has not. */
+  childResult(childId: ExecutionId): Promise<Json | undefined>;
   /** Appends an event to the execution's log at the next checkpoint (EVT-01). */
   emit(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void;
   /** Starts a child execution at the next checkpoint, in the same transaction (STC-01, EXE-13). */
@@ -76,6 +81,10 @@ export interface EndContext<S extends Json> {
   readonly state: S;
   readonly outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted';
   readonly tx: EndTransaction;
+  /** Lets a held execution (submitted `held`, waiting in `queued`) run: its job commits with this end (STC-04). */
+  admit(executionId: string): Promise<void>;
+  /** Submits a new execution in this end's transaction; it runs once the end commits. */
+  submit(command: { workflow: string; input: Json; scope: { kind: 'member' | 'service'; id: string; organizationId: string | null }; resource?: ResourceRef }): Promise<ExecutionId>;
 }
 
 /** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */

@@ -13,8 +13,10 @@ import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { HealthModule } from './health/health.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
+import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
+import { UsageModule } from './usage/usage.module';
 
 @Global()
 @Module({})
@@ -49,8 +51,10 @@ export class OpenbotModule {
         OrganizationsModule,
         ApiKeysModule,
         ModelProvidersModule,
+        ModelsModule,
         BotsModule,
         ChatsModule,
+        UsageModule,
         EngineModule,
         ExecutionsModule,
       ],

@@ -1,10 +1,39 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { BotTool, BotView } from '@openbot/openbot';
+import {
+  BOT_TOOL_KINDS,
+  BOT_TOOL_RETRIES,
+  DEFAULT_BOT_LIMITS,
+  MAX_BOT_LIMITS,
+  type BotLimits,
+  type BotTool,
+  type BotToolKind,
+  type BotToolRetry,
+  type BotView,
+} from '@openbot/openbot';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 
 export const MAX_BOT_TOOLS = 64;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const MAX_TOOL_URL_LENGTH = 2048;
+
+/** Validates a field only when it is sent: unlike IsOptional, an explicit `null` is refused. */
+const isSent = (_object: object, value: unknown): boolean => value !== undefined;
 
 export class BotToolInput {
   @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot' })
@@ -20,6 +49,73 @@ export class BotToolInput {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'A JSON schema of the arguments' })
   @IsObject()
   parameters!: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    enum: BOT_TOOL_KINDS,
+    default: 'client',
+    description:
+      'How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; ' +
+      '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends',
+  })
+  @ValidateIf(isSent)
+  @IsIn(BOT_TOOL_KINDS, { message: `kind must be one of ${BOT_TOOL_KINDS.join(', ')}` })
+  kind?: BotToolKind;
+
+  @ApiPropertyOptional({
+    maxLength: MAX_TOOL_URL_LENGTH,
+    format: 'uri',
+    example: 'https://tools.example.com/weather',
+    description: 'Required for `http` and `background` tools, refused for `client` tools: an absolute http or https URL without username or password; the egress policy applies when it is called',
+  })
+  @ValidateIf(isSent)
+  @IsString()
+  @MaxLength(MAX_TOOL_URL_LENGTH)
+  url?: string;
+
+  @ApiPropertyOptional({
+    enum: BOT_TOOL_RETRIES,
+    description:
+      '`http` and `background` tools only: `safe` calls are repeated with the same `Idempotency-Key` when an attempt fails; ' +
+      '`unsafe` (the default) calls are sent once and wait in `outcome_unknown` when the result is lost',
+  })
+  @ValidateIf(isSent)
+  @IsIn(BOT_TOOL_RETRIES, { message: `retry must be one of ${BOT_TOOL_RETRIES.join(', ')}` })
+  retry?: BotToolRetry;
+}
+
+export class BotLimitsInput {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_BOT_LIMITS.maxSteps, default: DEFAULT_BOT_LIMITS.maxSteps, description: 'Most model steps per Turn' })
+  @ValidateIf(isSent)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_BOT_LIMITS.maxSteps)
+  maxSteps?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_BOT_LIMITS.maxSeconds,
+    default: DEFAULT_BOT_LIMITS.maxSeconds,
+    description: 'Most seconds a Turn may run, waits included',
+  })
+  @ValidateIf(isSent)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_BOT_LIMITS.maxSeconds)
+  maxSeconds?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_BOT_LIMITS.maxOutputTokens,
+    default: DEFAULT_BOT_LIMITS.maxOutputTokens,
+    description: 'Most output tokens a Turn may use, summed over its model steps',
+  })
+  @ValidateIf(isSent)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_BOT_LIMITS.maxOutputTokens)
+  maxOutputTokens?: number;
 }
 
 export class CreateBotRequest {
@@ -50,6 +146,13 @@ export class CreateBotRequest {
   @ValidateNested({ each: true })
   @Type(() => BotToolInput)
   tools?: BotToolInput[];
+
+  @ApiPropertyOptional({ type: BotLimitsInput, description: 'The Turn limits; a limit left out takes its default' })
+  @ValidateIf(isSent)
+  @IsObject({ message: 'limits must be an object' })
+  @ValidateNested()
+  @Type(() => BotLimitsInput)
+  limits?: BotLimitsInput;
 }
 
 export class UpdateBotRequest {
@@ -81,6 +184,13 @@ export class UpdateBotRequest {
   @ValidateNested({ each: true })
   @Type(() => BotToolInput)
   tools?: BotToolInput[];
+
+  @ApiPropertyOptional({ type: BotLimitsInput, description: 'Replaces the whole limits object: a limit left out takes its default again' })
+  @ValidateIf(isSent)
+  @IsObject({ message: 'limits must be an object' })
+  @ValidateNested()
+  @Type(() => BotLimitsInput)
+  limits?: BotLimitsInput;
 }
 
 export class BotToolBody {
@@ -92,6 +202,26 @@ export class BotToolBody {
 
   @ApiProperty({ type: 'object', additionalProperties: true })
   parameters!: Record<string, unknown>;
+
+  @ApiProperty({ enum: BOT_TOOL_KINDS, description: 'The effective kind: `client` when none was given' })
+  kind!: BotToolKind;
+
+  @ApiPropertyOptional({ description: '`http` and `background` tools: the endpoint called' })
+  url?: string;
+
+  @ApiPropertyOptional({ enum: BOT_TOOL_RETRIES, description: '`http` and `background` tools, when given; absent means `unsafe`' })
+  retry?: BotToolRetry;
+}
+
+export class BotLimitsBody {
+  @ApiProperty({ type: 'integer', description: 'Most model steps per Turn' })
+  maxSteps!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, waits included' })
+  maxSeconds!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })
+  maxOutputTokens!: number;
 }
 
 export class BotBody {
@@ -110,6 +240,9 @@ export class BotBody {
   @ApiProperty({ type: [BotToolBody] })
   tools!: BotToolBody[];
 
+  @ApiProperty({ type: BotLimitsBody, description: 'The Turn limits, defaults filled in for those not set' })
+  limits!: BotLimitsBody;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
@@ -127,7 +260,34 @@ export class BotPage {
 
 /** Only the fields a tool definition has, whatever else the DTO instance carries. */
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
-  return tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    ...(tool.kind === undefined ? {} : { kind: tool.kind }),
+    ...(tool.url === undefined ? {} : { url: tool.url }),
+    ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+  }));
+}
+
+/** Only the limits that were sent. */
+export function toBotLimits(limits: BotLimitsInput): BotLimits {
+  return {
+    ...(limits.maxSteps === undefined ? {} : { maxSteps: limits.maxSteps }),
+    ...(limits.maxSeconds === undefined ? {} : { maxSeconds: limits.maxSeconds }),
+    ...(limits.maxOutputTokens === undefined ? {} : { maxOutputTokens: limits.maxOutputTokens }),
+  };
+}
+
+function toBotToolBody(tool: BotTool): BotToolBody {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    kind: tool.kind ?? 'client',
+    ...(tool.url === undefined ? {} : { url: tool.url }),
+    ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+  };
 }
 
 /** Lists every field explicitly, so a new column never leaks by default. */
@@ -137,7 +297,8 @@ export function toBotBody(bot: BotView): BotBody {
     name: bot.name,
     model: bot.model,
     instructions: bot.instructions,
-    tools: bot.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+    tools: bot.tools.map(toBotToolBody),
+    limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),
   };

@@ -6,7 +6,7 @@ import { CreateBot, DeleteBot, GetBot, ListBots, UpdateBot } from '@openbot/open
 import { Access, CurrentMember } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
-import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotTools, UpdateBotRequest } from './bot.dto';
+import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotTools, UpdateBotRequest } from './bot.dto';
 
 @ApiTags('bots')
 @ApiBearerAuth()
@@ -22,12 +22,16 @@ export class BotsController {
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a Bot in the organization',
-    description: 'The model is `<provider name>/<model id>` and its provider must be one of the organization\'s model providers (400 on `model`).',
+    description:
+      'The model is `<provider name>/<model id>` and its provider must be one of the organization\'s model providers (400 on `model`). ' +
+      '`http` and `background` tools need a `url`; `client` tools (the default) have neither `url` nor `retry` (400 on `tools.<n>.url`).',
   })
   @ApiCreatedResponse({ type: BotBody })
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateBotRequest): Promise<BotBody> {
-    const bot = await this.commands.execute(new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? [])));
+    const bot = await this.commands.execute(
+      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {})),
+    );
     return toBotBody(bot);
   }
 
@@ -50,7 +54,7 @@ export class BotsController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Change some fields of a Bot; absent fields keep their value, `tools` replaces the whole set' })
+  @ApiOperation({ summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set' })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(400, 401, 403, 404)
   async update(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: UpdateBotRequest): Promise<BotBody> {
@@ -60,6 +64,7 @@ export class BotsController {
         ...(body.model === undefined ? {} : { model: body.model }),
         ...(body.instructions === undefined ? {} : { instructions: body.instructions }),
         ...(body.tools === undefined ? {} : { tools: toBotTools(body.tools) }),
+        ...(body.limits === undefined ? {} : { limits: toBotLimits(body.limits) }),
       }),
     );
     return toBotBody(bot);

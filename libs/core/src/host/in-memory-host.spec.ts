@@ -5,7 +5,7 @@ import {
   streamReply,
   textReply,
   toolCallReply,
-} from '../../test/fake-openai-server';
+} from '../../../../test/fakes/fake-openai-server';
 import {
   ModelFailure,
   OpenAiCompatibleProvider,

@@ -8,7 +8,7 @@ import {
   streamReply,
   textReply,
   toolUseReply,
-} from '../../test/fake-anthropic-server';
+} from '../../../../test/fakes/fake-anthropic-server';
 import type { ChatMessage, ToolDefinition } from '../chat';
 import { runTurn, type TurnEvent } from '../host/in-memory-host';
 import { ModelFailure, type ModelStreamEvent } from '../model/model-provider';
@@ -313,6 +313,17 @@ describe('AnthropicProvider against a local Messages API server', () => {
     const reason = new Error('caller stopped');
     setTimeout(() => controller.abort(reason), 50);
     await expect(collect(provider.stream({ ...request(), signal: controller.signal }))).rejects.toBe(reason);
+  });
+
+  it('the fake serves its fallback reply, slowly with delayMs, once the script is empty', async () => {
+    server.fallback = textReply(['slow'], [3, 1], { delayMs: 20 });
+    const started = Date.now();
+    const answers = await Promise.all(['k-1', 'k-2'].map((key) => collect(provider.stream({ ...request(), idempotencyKey: key }))));
+    await server.waitForRequests(2);
+    // Seven events with 20 ms after each.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(130);
+    for (const events of answers) expect(events.filter((event) => event.type === 'text')).toEqual([{ type: 'text', text: 'slow' }]);
+    expect([...server.keys()].sort()).toEqual(['k-1', 'k-2']);
   });
 });
 

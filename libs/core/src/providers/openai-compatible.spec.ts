@@ -1,12 +1,13 @@
 import {
   chunks,
   FakeOpenAiServer,
+  heldStreamReply,
   rawReply,
   silentReply,
   statusReply,
   streamReply,
   textReply,
-} from '../../test/fake-openai-server';
+} from '../../../../test/fakes/fake-openai-server';
 import type { ChatMessage, ToolDefinition } from '../chat';
 import { ModelFailure, type ModelStreamEvent } from '../model/model-provider';
 import { OpenAiCompatibleProvider, parseRetryAfter } from './openai-compatible';
@@ -222,6 +223,58 @@ describe('OpenAiCompatibleProvider against a local OpenAI-compatible HTTP server
     const reason = new Error('caller stopped');
     setTimeout(() => controller.abort(reason), 50);
     await expect(collect(provider.stream({ ...request(), signal: controller.signal }))).rejects.toBe(reason);
+  });
+
+  it('the fake serves its fallback reply when the script is empty, slowly with delayMs, and waits for requests', async () => {
+    server.enqueue(textReply(['scripted']));
+    expect(await collect(provider.stream({ ...request(), idempotencyKey: 'k-1' }))).toEqual([
+      { type: 'text', text: 'scripted' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+
+    // role, two texts, finish: four chunks with 40 ms after each.
+    server.fallback = textReply(['slow ', 'fallback'], undefined, { delayMs: 40 });
+    const started = Date.now();
+    const second = collect(provider.stream({ ...request(), idempotencyKey: 'k-2' }));
+    await server.waitForRequests(2);
+    const third = collect(provider.stream({ ...request(), idempotencyKey: 'k-3' }));
+    await server.waitForRequests(3);
+    const answers = await Promise.all([second, third]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+
+    for (const events of answers) {
+      expect(events).toEqual([
+        { type: 'text', text: 'slow ' },
+        { type: 'text', text: 'fallback' },
+        { type: 'finish', reason: 'stop' },
+      ]);
+    }
+    expect(server.keys()).toEqual(['k-1', 'k-2', 'k-3']);
+    expect(server.countByKey('k-2')).toBe(1);
+    await expect(server.waitForRequests(4, 50)).rejects.toThrow('expected at least 4 request(s) within 50 ms, received 3');
+  });
+
+  it('the fake holds a stream open mid-way until it is released', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    server.enqueue(
+      heldStreamReply([chunks.role(), chunks.text('before'), chunks.text(' after'), chunks.finish('stop')], { holdAfter: 2, release: gate }),
+    );
+    const stream = provider.stream(request());
+    expect((await stream.next()).value).toEqual({ type: 'text', text: 'before' });
+
+    let settled = false;
+    const pending = stream.next().finally(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe(false);
+
+    release();
+    expect((await pending).value).toEqual({ type: 'text', text: ' after' });
+    expect(await collect(stream)).toEqual([{ type: 'finish', reason: 'stop' }]);
   });
 });
 

@@ -1,11 +1,47 @@
 import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
 
+/**
+ * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
+ * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
+ * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13).
+ */
+export const BOT_TOOL_KINDS = ['client', 'http', 'background'] as const;
+export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
+
+/** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
+export const BOT_TOOL_RETRIES = ['safe', 'unsafe'] as const;
+export type BotToolRetry = (typeof BOT_TOOL_RETRIES)[number];
+
 /** A tool definition of a Bot: its parameters are a JSON schema the model fills in. */
 export interface BotTool {
   readonly name: string;
   readonly description: string;
   readonly parameters: Record<string, unknown>;
+  readonly kind?: BotToolKind;
+  /** http and background tools: the organization's endpoint (egress policy applies at call time). */
+  readonly url?: string;
+  /**
+   * http and background tools: `safe` calls are repeated with the same `Idempotency-Key` when an
+   * attempt fails; `unsafe` (the default) are sent once and wait in outcome_unknown when the
+   * result is lost (CALL-03).
+   */
+  readonly retry?: BotToolRetry;
 }
+
+/** Limits of one Turn; absent keys take DEFAULT_BOT_LIMITS. */
+export interface BotLimits {
+  /** Most model steps per Turn. */
+  readonly maxSteps?: number;
+  /** Most seconds a Turn may run, waits included. */
+  readonly maxSeconds?: number;
+  /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
+  readonly maxOutputTokens?: number;
+}
+
+export const DEFAULT_BOT_LIMITS: Required<BotLimits> = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000 };
+
+/** The largest value each limit may be set to; the smallest is 1. */
+export const MAX_BOT_LIMITS: Required<BotLimits> = { maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 };
 
 /** What the API may show of a Bot. */
 export interface BotView {
@@ -14,13 +50,23 @@ export interface BotView {
   /** `<provider name>/<model id>`: the provider is one of the organization's model providers. */
   readonly model: string;
   readonly instructions: string;
+  /** Every tool with its effective `kind` (`client` when it was stored without one). */
   readonly tools: readonly BotTool[];
+  /** The stored limits with DEFAULT_BOT_LIMITS filled in under them. */
+  readonly limits: Required<BotLimits>;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
-/** The columns of a BotView, for handlers that read `bots` directly. */
-export const BOT_VIEW_COLUMNS = `id, name, model, instructions, tools, created_at AS "createdAt", updated_at AS "updatedAt"`;
+/**
+ * The columns of a BotView, for handlers that read `bots` directly (also in RETURNING). Tools get
+ * their effective kind and limits their defaults here, so every reader sees the same values.
+ */
+export const BOT_VIEW_COLUMNS = `id, name, model, instructions,
+  (SELECT COALESCE(jsonb_agg('{"kind":"client"}'::jsonb || tool ORDER BY position), '[]'::jsonb)
+     FROM jsonb_array_elements(tools) WITH ORDINALITY AS bot_tool(tool, position)) AS tools,
+  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits,
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
  * Splits a model reference at its first `/` into the provider name and the provider's model id;
@@ -45,6 +91,44 @@ export function checkToolNames(tools: readonly BotTool[]): void {
     seen.add(tool.name);
   });
   if (issues.length > 0) throw new InvalidInput(issues);
+}
+
+/** A tool as stored: its kind is always written out (`client` when absent). */
+export function withEffectiveKind(tool: BotTool): BotTool {
+  return { ...tool, kind: tool.kind ?? 'client' };
+}
+
+/**
+ * The rules between a tool's fields: http and background tools need a `url` that is an absolute
+ * http or https URL without credentials; a client tool has neither `url` nor `retry`. Each
+ * offending field is an InvalidInput issue (`tools.<index>.url`).
+ */
+export function checkToolKinds(tools: readonly BotTool[]): void {
+  const issues: InputIssue[] = [];
+  tools.forEach((tool, index) => {
+    const kind = tool.kind ?? 'client';
+    if (kind === 'client') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a client tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a client tool must not have retry' });
+    } else if (tool.url === undefined) {
+      issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool needs a url` });
+    } else if (!isPlainHttpUrl(tool.url)) {
+      issues.push({ path: `tools.${index}.url`, message: 'url must be an absolute http or https URL without a username or password' });
+    }
+  });
+  if (issues.length > 0) throw new InvalidInput(issues);
+}
+
+function isPlainHttpUrl(value: string): boolean {
+  // The WHATWG parser also takes `http:host` and surrounding spaces; only the written-out form counts.
+  if (!/^https?:\/\/\S+$/i.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
 }
 
 /** The InvalidInput for a model whose provider the organization does not have. */

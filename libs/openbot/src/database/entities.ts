@@ -1,11 +1,16 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
+import { ChatCommandEntity } from '../chats/storage/chat-command.entity';
+import { ChatMessageEntity } from '../chats/storage/chat-message.entity';
+import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
 import { ChatEntity } from '../chats/storage/chat.entity';
+import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
+import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
@@ -18,5 +23,10 @@ export const ENTITIES = [
   ModelProviderEntity,
   BotEntity,
   ChatEntity,
+  ChatTurnEntity,
+  ChatMessageEntity,
+  ChatCommandEntity,
+  ClientToolCallEntity,
+  UsageRecordEntity,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -2,11 +2,22 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
-import { BOT_VIEW_COLUMNS, checkToolNames, parseModelReference, unknownModelProvider, type BotTool, type BotView } from '../bot-view';
+import {
+  BOT_VIEW_COLUMNS,
+  checkToolKinds,
+  checkToolNames,
+  parseModelReference,
+  unknownModelProvider,
+  withEffectiveKind,
+  type BotLimits,
+  type BotTool,
+  type BotView,
+} from '../bot-view';
 
 /**
  * Creates a Bot in the caller's organization. Its model must name one of the organization's
  * model providers (400 on `model` otherwise); the check and the insert are one statement.
+ * `limits` holds only the limits set; the view fills in the defaults.
  */
 export class CreateBot extends Command<BotView> {
   constructor(
@@ -15,6 +26,7 @@ export class CreateBot extends Command<BotView> {
     readonly model: string,
     readonly instructions: string,
     readonly tools: readonly BotTool[],
+    readonly limits: BotLimits = {},
   ) {
     super();
   }
@@ -24,17 +36,18 @@ export class CreateBot extends Command<BotView> {
 export class CreateBotHandler implements ICommandHandler<CreateBot> {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
-  async execute({ caller, name, model, instructions, tools }: CreateBot): Promise<BotView> {
+  async execute({ caller, name, model, instructions, tools, limits }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
     checkToolNames(tools);
+    checkToolKinds(tools);
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const rows = (await this.dataSource.query(
-      `INSERT INTO bots (id, organization_id, name, model, instructions, tools)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb
+      `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb
         WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
        RETURNING ${BOT_VIEW_COLUMNS}`,
-      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools), provider],
+      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools.map(withEffectiveKind)), provider, JSON.stringify(limits)],
     )) as BotView[];
     const row = rows[0];
     if (row === undefined) throw unknownModelProvider(provider);

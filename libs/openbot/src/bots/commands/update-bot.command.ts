@@ -2,7 +2,17 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
-import { BOT_VIEW_COLUMNS, checkToolNames, parseModelReference, unknownModelProvider, type BotTool, type BotView } from '../bot-view';
+import {
+  BOT_VIEW_COLUMNS,
+  checkToolKinds,
+  checkToolNames,
+  parseModelReference,
+  unknownModelProvider,
+  withEffectiveKind,
+  type BotLimits,
+  type BotTool,
+  type BotView,
+} from '../bot-view';
 
 /** The fields of a Bot a PATCH may change; an absent field keeps its value. */
 export interface BotChanges {
@@ -10,6 +20,8 @@ export interface BotChanges {
   readonly model?: string;
   readonly instructions?: string;
   readonly tools?: readonly BotTool[];
+  /** Replaces the whole limits object; a limit left out takes its default again. */
+  readonly limits?: BotLimits;
 }
 
 /**
@@ -33,7 +45,10 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
   async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
     const provider = changes.model === undefined ? null : parseModelReference(changes.model).provider;
-    if (changes.tools !== undefined) checkToolNames(changes.tools);
+    if (changes.tools !== undefined) {
+      checkToolNames(changes.tools);
+      checkToolKinds(changes.tools);
+    }
     return this.dataSource.transaction(async (manager) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
       const found = (await manager.query('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId])) as unknown[];
@@ -44,7 +59,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       }
       const [rows] = (await manager.query(
         `UPDATE bots SET name = COALESCE($3, name), model = COALESCE($4, model), instructions = COALESCE($5, instructions),
-                tools = COALESCE($6::jsonb, tools), updated_at = now()
+                tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), updated_at = now()
           WHERE id = $1 AND organization_id = $2
           RETURNING ${BOT_VIEW_COLUMNS}`,
         [
@@ -53,7 +68,8 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
           changes.name ?? null,
           changes.model ?? null,
           changes.instructions ?? null,
-          changes.tools === undefined ? null : JSON.stringify(changes.tools),
+          changes.tools === undefined ? null : JSON.stringify(changes.tools.map(withEffectiveKind)),
+          changes.limits === undefined ? null : JSON.stringify(changes.limits),
         ],
       )) as [BotView[], number];
       const row = rows[0];

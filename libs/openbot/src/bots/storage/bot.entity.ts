@@ -32,6 +32,10 @@ export class BotEntity {
   @Column('jsonb')
   tools!: unknown[];
 
+  /** The Bot's Turn limits (`maxSteps`, `maxSeconds`, `maxOutputTokens`); absent keys take the defaults. */
+  @Column('jsonb', { default: {} })
+  limits!: Record<string, number>;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

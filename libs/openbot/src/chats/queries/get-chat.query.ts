@@ -20,7 +20,7 @@ export class GetChatHandler implements IQueryHandler<GetChat> {
 
   async execute({ caller, id }: GetChat): Promise<ChatView> {
     if (!isUuid(id)) throw new NotFound('Chat');
-    const [row] = (await this.dataSource.query(`SELECT ${CHAT_VIEW_COLUMNS} FROM chats WHERE id = $1 AND organization_id = $2`, [
+    const [row] = (await this.dataSource.query(`SELECT ${CHAT_VIEW_COLUMNS} FROM chats WHERE id = $1 AND organization_id = $2 AND closed_at IS NULL`, [
       id,
       caller.organizationId,
     ])) as ChatView[];

@@ -27,7 +27,7 @@ export class ListChatsHandler implements IQueryHandler<ListChats> {
     // The organization is in the WHERE clause, never a filter after the read (IDN-08).
     const rows = (await this.dataSource.query(
       `SELECT ${CHAT_VIEW_COLUMNS} FROM chats
-        WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid) AND ($3::uuid IS NULL OR bot_id = $3::uuid)
+        WHERE organization_id = $1 AND closed_at IS NULL AND ($2::uuid IS NULL OR id > $2::uuid) AND ($3::uuid IS NULL OR bot_id = $3::uuid)
         ORDER BY id LIMIT $4`,
       [caller.organizationId, page.after, botId, page.limit + 1],
     )) as ChatView[];

@@ -29,4 +29,20 @@ export class ChatEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
+
+  /** Set by delete: no input is admitted any more; the rows go once every Turn released (RES-04). */
+  @Column('timestamptz', { name: 'closed_at', nullable: true })
+  closedAt!: Date | null;
+
+  /** The one advancing Turn (STC-02), or null when the Chat is idle. */
+  @Column('uuid', { name: 'active_turn_id', nullable: true })
+  activeTurnId!: string | null;
+
+  /** The last message position handed out: messages are ordered by it. */
+  @Column('bigint', { name: 'last_position', default: 0 })
+  lastPosition!: string;
+
+  /** The last Turn number handed out: queued Turns are admitted in this order (STC-03). */
+  @Column('integer', { name: 'last_turn_seq', default: 0 })
+  lastTurnSeq!: number;
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
  * A scripted Anthropic Messages API server for libs/core tests: a real HTTP server on 127.0.0.1
  * speaking the Messages streaming wire format (SSE with `event:` and `data:` lines: message_start,
  * content_block_start/delta/stop, message_delta, message_stop, ping, error). Each request takes
- * the next scripted reply.
+ * the next scripted reply, or the `fallback` reply once the script is empty.
  */
 export interface RecordedRequest {
   readonly method: string;
@@ -19,7 +19,10 @@ export type Reply = (res: ServerResponse) => void | Promise<void>;
 
 export class FakeAnthropicServer {
   readonly requests: RecordedRequest[] = [];
+  /** Served when the script is empty (instead of a 500 "no scripted reply"): unlimited requests. */
+  fallback?: Reply;
   private readonly script: Reply[] = [];
+  private readonly waiters = new Set<() => void>();
 
   private readonly server: Server = createServer((req, res) => {
     void this.handle(req, res);
@@ -42,8 +45,36 @@ export class FakeAnthropicServer {
     return this.requests.filter((request) => request.headers['idempotency-key'] === key).length;
   }
 
+  /** The distinct `Idempotency-Key` headers seen, in first-seen order. */
+  keys(): string[] {
+    const seen = new Set<string>();
+    for (const request of this.requests) {
+      const key = request.headers['idempotency-key'];
+      for (const value of Array.isArray(key) ? key : key === undefined ? [] : [key]) seen.add(value);
+    }
+    return [...seen];
+  }
+
   enqueue(...replies: Reply[]): void {
     this.script.push(...replies);
+  }
+
+  /** Resolves once at least `n` requests were received (event based); rejects after `timeoutMs`. */
+  waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
+    if (this.requests.length >= n) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const wake = (): void => {
+        if (this.requests.length < n) return;
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        reject(new Error(`FakeAnthropicServer: expected at least ${n} request(s) within ${timeoutMs} ms, received ${this.requests.length}`));
+      }, timeoutMs);
+      this.waiters.add(wake);
+    });
   }
 
   async close(): Promise<void> {
@@ -55,7 +86,8 @@ export class FakeAnthropicServer {
     let raw = '';
     for await (const chunk of req) raw += String(chunk);
     this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-    const reply = this.script.shift();
+    for (const wake of [...this.waiters]) wake();
+    const reply = this.script.shift() ?? this.fallback;
     if (!reply) {
       res
         .writeHead(500, { 'Content-Type': 'application/json' })
@@ -66,7 +98,8 @@ export class FakeAnthropicServer {
   }
 }
 
-const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2));
+const TICK_MS = 2;
+const pause = (ms: number = TICK_MS): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- event builders (the Messages API stream shape) -------------------------------------------
 
@@ -124,6 +157,8 @@ export interface StreamOptions {
   readonly dropAfter?: number;
   /** Stop writing after this many events and never finish (a stall). */
   readonly stallAfter?: number;
+  /** Wait this many ms between events (a slow stream) instead of the 2 ms tick. */
+  readonly delayMs?: number;
 }
 
 export function streamReply(items: readonly StreamEvent[], options: StreamOptions = {}): Reply {
@@ -132,14 +167,14 @@ export function streamReply(items: readonly StreamEvent[], options: StreamOption
     res.flushHeaders();
     for (let i = 0; i < items.length; i++) {
       if (options.dropAfter === i) {
-        await tick();
+        await pause(options.delayMs);
         res.socket?.destroy();
         return;
       }
       if (options.stallAfter === i) return;
       res.write(sse(items[i]));
       // Separate writes so the client really receives the stream in pieces.
-      await tick();
+      await pause(options.delayMs);
     }
     res.end();
   };
@@ -151,35 +186,47 @@ export function rawReply(pieces: readonly string[]): Reply {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     for (const piece of pieces) {
       res.write(piece);
-      await tick();
+      await pause();
     }
     res.end();
   };
 }
 
 /** A complete text answer streamed in the given parts, with usage when given. */
-export function textReply(parts: readonly string[], usage?: readonly [number, number]): Reply {
-  return streamReply([
-    events.messageStart(usage?.[0]),
-    events.textStart(0),
-    events.ping(),
-    ...parts.map((part) => events.text(0, part)),
-    events.blockStop(0),
-    events.messageDelta('end_turn', usage?.[1]),
-    events.messageStop(),
-  ]);
+export function textReply(parts: readonly string[], usage?: readonly [number, number], options: StreamOptions = {}): Reply {
+  return streamReply(
+    [
+      events.messageStart(usage?.[0]),
+      events.textStart(0),
+      events.ping(),
+      ...parts.map((part) => events.text(0, part)),
+      events.blockStop(0),
+      events.messageDelta('end_turn', usage?.[1]),
+      events.messageStop(),
+    ],
+    options,
+  );
 }
 
 /** One tool_use block whose JSON input is split into fragments across events. */
-export function toolUseReply(id: string, name: string, jsonFragments: readonly string[], usage?: readonly [number, number]): Reply {
-  return streamReply([
-    events.messageStart(usage?.[0]),
-    events.toolStart(0, id, name),
-    ...jsonFragments.map((fragment) => events.toolJson(0, fragment)),
-    events.blockStop(0),
-    events.messageDelta('tool_use', usage?.[1]),
-    events.messageStop(),
-  ]);
+export function toolUseReply(
+  id: string,
+  name: string,
+  jsonFragments: readonly string[],
+  usage?: readonly [number, number],
+  options: StreamOptions = {},
+): Reply {
+  return streamReply(
+    [
+      events.messageStart(usage?.[0]),
+      events.toolStart(0, id, name),
+      ...jsonFragments.map((fragment) => events.toolJson(0, fragment)),
+      events.blockStop(0),
+      events.messageDelta('tool_use', usage?.[1]),
+      events.messageStop(),
+    ],
+    options,
+  );
 }
 
 /** An HTTP error in the Messages API error shape. */

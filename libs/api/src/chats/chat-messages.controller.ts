@@ -1,0 +1,102 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
+import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/openbot';
+import { Access, CurrentMember } from '../auth/access.decorator';
+import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiPageQuery } from '../shared-page';
+import {
+  ChatDeleteBody,
+  ChatStopBody,
+  MessageAdmissionBody,
+  MessagePage,
+  PostMessageRequest,
+  PostToolOutputRequest,
+  toMessageBody,
+  ToolOutputAcceptedBody,
+} from './message.dto';
+
+const COMMAND_KEY = /^[\x21-\x7e]{1,200}$/;
+
+@ApiTags('chats')
+@ApiBearerAuth()
+@Access('member')
+@Controller('v1/chats/:id')
+export class ChatMessagesController {
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
+
+  @Post('messages')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Send a message: start, queue or steer a Turn',
+    description:
+      'A command (EXE-02): with `Idempotency-Key`, the same key and body answer the same ids, also while the first request is in flight; ' +
+      'the same key with another body answers 409 CommandKeyConflict. Keys are scoped to the caller and the Chat. ' +
+      'One Turn advances at a time: input of the caller whose Turn runs steers it, any other input queues in order.',
+  })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
+  @ApiAcceptedResponse({ type: MessageAdmissionBody })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async post(
+    @CurrentMember() caller: MemberCaller,
+    @Param('id') id: string,
+    @Body() body: PostMessageRequest,
+    @Headers('idempotency-key') key?: string,
+  ): Promise<MessageAdmissionBody> {
+    if (key !== undefined && !COMMAND_KEY.test(key)) {
+      throw new InvalidInput([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 visible ASCII characters' }]);
+    }
+    return this.commands.execute(new PostMessage(caller, id, body.content, key ?? null));
+  }
+
+  @Get('messages')
+  @ApiOperation({
+    summary: "List a Chat's messages, oldest first",
+    description: "A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published.",
+  })
+  @ApiPageQuery()
+  @ApiOkResponse({ type: MessagePage })
+  @ApiErrors(400, 401, 403, 404)
+  async list(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Query('after') after?: string, @Query('limit') limit?: string): Promise<MessagePage> {
+    const page = await this.queries.execute(new ListMessages(caller, id, parsePageRequest(after, limit)));
+    return { data: page.data.map(toMessageBody), next: page.next };
+  }
+
+  @Post('tool-outputs')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Answer a client tool call a Turn waits on',
+    description: 'The output is saved once, then the Turn wakes and continues. The same output again is accepted; another one is 409 ToolCallAnswered.',
+  })
+  @ApiAcceptedResponse({ type: ToolOutputAcceptedBody })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async toolOutput(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: PostToolOutputRequest): Promise<ToolOutputAcceptedBody> {
+    return this.commands.execute(new PostToolOutput(caller, id, body.callId, body.output, body.isError ?? false));
+  }
+
+  @Post('stop')
+  @HttpCode(202)
+  @ApiOperation({ summary: "Stop the Chat's running and queued Turns (cancel commands; the Chat stays open)" })
+  @ApiAcceptedResponse({ type: ChatStopBody })
+  @ApiErrors(401, 403, 404)
+  async stop(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ChatStopBody> {
+    const stopped = await this.commands.execute(new StopChat(caller, id));
+    return { executionIds: [...stopped.executionIds] };
+  }
+
+  @Delete()
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Delete a Chat',
+    description: 'Admission closes at once (the Chat answers 404 from then on); a `chat.delete` execution cancels its Turns, waits for their release and removes it.',
+  })
+  @ApiAcceptedResponse({ type: ChatDeleteBody })
+  @ApiErrors(401, 403, 404)
+  async delete(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ChatDeleteBody> {
+    return this.commands.execute(new DeleteChat(caller, id));
+  }
+}

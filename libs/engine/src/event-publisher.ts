@@ -1,0 +1,70 @@
+import type { EngineContext } from './context';
+import { encodeEvent } from './event-log';
+import type { Queryable } from './ports';
+import type { RunScope } from './run-scope';
+import { publishEvents, type PendingEvent } from './store';
+import { retryStorage } from './storage-retry';
+import type { Json } from './workflow';
+
+/**
+ * Publishes a phase's events while it runs (EVT-01): each event is stored before anyone can read
+ * it, in small batches. The first event is written at once; events that arrive while a write is
+ * in flight are written together by the next one, so a fast stream costs few commits and the
+ * first token waits for one. A write fenced off by a newer generation closes the phase gate:
+ * this owner has lost the execution and publishes nothing more (CALL-05).
+ */
+export class EventPublisher {
+  private buffer: PendingEvent[] = [];
+  private writing: Promise<void> | null = null;
+  private failure: unknown = null;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly run: { readonly id: string; readonly generation: number },
+    private readonly scope: RunScope,
+  ) {}
+
+  publish(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void {
+    if (this.scope.gateClosed) return;
+    this.buffer.push(encodeEvent(this.ctx.sealed, this.run.id, type, payload ?? null, position));
+    this.writing ??= this.drain();
+  }
+
+  /** Resolves once every event published so far is stored; throws the write failure, if any. */
+  async flush(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the storage write threw
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /** Appends events inside the caller's transaction (they commit with its rows), fenced the same way. */
+  async publishIn(tx: Queryable, events: ReadonlyArray<{ type: string; payload?: Json; step?: number; attempt?: number }>): Promise<boolean> {
+    const encoded = events.map((e) => encodeEvent(this.ctx.sealed, this.run.id, e.type, e.payload ?? null, e));
+    return publishEvents(tx, this.run.id, this.run.generation, encoded);
+  }
+
+  /** Call after the transaction of `publishIn` committed: wakes the readers. */
+  announce(): void {
+    this.ctx.notifier.notify('openbot_events', this.run.id);
+    this.ctx.listener.wake(this.run.id);
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.buffer.length > 0 && this.failure === null) {
+        const batch = this.buffer;
+        this.buffer = [];
+        const stored = await retryStorage(() => publishEvents(this.ctx.pool, this.run.id, this.run.generation, batch), this.scope.signal);
+        if (!stored) {
+          this.scope.closeGate('lease-lost');
+          return;
+        }
+        this.announce();
+      }
+    } catch (error) {
+      this.failure = error;
+    } finally {
+      this.writing = null;
+    }
+  }
+}

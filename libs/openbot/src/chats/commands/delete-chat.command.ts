@@ -1,0 +1,66 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { Engine, withTransaction } from '@openbot/engine';
+import { DataSource } from 'typeorm';
+import { poolOf } from '../../database/pool';
+import { CHAT_DELETE_WORKFLOW } from '../delete/chat-delete.workflow';
+
+/**
+ * Deletes a Chat as an execution command (RES-04): admission closes now (the Chat answers 404
+ * from here on), and a `chat.delete` execution cancels its Turns, waits for their release and
+ * removes the rows. A repeated delete answers the same execution.
+ */
+export class DeleteChat extends Command<{ readonly executionId: string }> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly chatId: string,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(DeleteChat)
+export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Engine) private readonly engine: Engine,
+  ) {}
+
+  async execute({ caller, chatId }: DeleteChat): Promise<{ executionId: string }> {
+    if (!isUuid(chatId)) throw new NotFound('Chat');
+    let start: () => void = () => undefined;
+    const executionId = await withTransaction(poolOf(this.dataSource), async (tx) => {
+      const { rows } = await tx.query<{ closed: boolean }>({
+        name: 'chats.lock_for_delete',
+        text: 'SELECT closed_at IS NOT NULL AS closed FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
+        values: [chatId, caller.organizationId],
+      });
+      const chat = rows[0];
+      if (chat === undefined) throw new NotFound('Chat');
+      if (chat.closed) {
+        const { rows: earlier } = await tx.query<{ id: string }>({
+          name: 'chats.delete_execution',
+          text: `SELECT id FROM executions WHERE workflow = $1 AND resource_type = 'chat' AND resource_id = $2 ORDER BY id LIMIT 1`,
+          values: [CHAT_DELETE_WORKFLOW, chatId],
+        });
+        if (earlier[0] !== undefined) return earlier[0].id;
+      }
+      await tx.query({ name: 'chats.close', text: 'UPDATE chats SET closed_at = now() WHERE id = $1', values: [chatId] });
+      const submitted = await this.engine.submitIn(
+        tx,
+        {
+          workflow: CHAT_DELETE_WORKFLOW,
+          input: { chatId },
+          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+          resource: { type: 'chat', id: chatId },
+        },
+        { held: false },
+      );
+      start = submitted.start;
+      return submitted.executionId;
+    });
+    start();
+    return { executionId };
+  }
+}

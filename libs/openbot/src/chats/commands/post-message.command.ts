@@ -1,0 +1,143 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Conflict, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
+import { Engine, inputHash, withTransaction, type Json, type Queryable } from '@openbot/engine';
+import { DataSource } from 'typeorm';
+import { poolOf } from '../../database/pool';
+import { TURN_WORKFLOW, type TurnInput } from '../turn/turn-state';
+
+export type Admission = 'started' | 'queued' | 'steered';
+
+export interface MessageAdmission {
+  readonly messageId: string;
+  readonly turnId: string;
+  readonly executionId: string;
+  readonly admission: Admission;
+}
+
+/** The Chat is being deleted: it admits no input (RES-04). */
+export class ChatClosed extends Conflict {
+  constructor() {
+    super('ChatClosed', 'The Chat is being deleted and takes no more messages.');
+  }
+}
+
+/**
+ * A user message (EXE-02, STC-02, STC-03). Under the Chat's row lock, which orders every input:
+ * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
+ * it (read at its next model step); anyone else's input queues as a Turn of its own, behind the
+ * ones already waiting. With an `Idempotency-Key` the command and its answer are stored with the
+ * message, so a retry — also one racing the first request — answers the same ids.
+ */
+export class PostMessage extends Command<MessageAdmission> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly chatId: string,
+    readonly content: string,
+    readonly commandKey: string | null,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(PostMessage)
+export class PostMessageHandler implements ICommandHandler<PostMessage> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Engine) private readonly engine: Engine,
+  ) {}
+
+  async execute({ caller, chatId, content, commandKey }: PostMessage): Promise<MessageAdmission> {
+    if (!isUuid(chatId)) throw new NotFound('Chat');
+    const scope = { kind: 'member' as const, id: caller.memberId as string };
+    const hash = inputHash({ content });
+    let start: () => void = () => undefined;
+    const answer = await withTransaction(poolOf(this.dataSource), async (tx) => {
+      const chat = await lockChat(tx, chatId, caller.organizationId);
+      if (commandKey !== null) {
+        const earlier = await readCommand(tx, scope, chatId, commandKey);
+        if (earlier !== null) {
+          if (!earlier.input_hash.equals(hash)) throw new Conflict('CommandKeyConflict', 'This Idempotency-Key was already used with another message.');
+          return earlier.answer;
+        }
+      }
+      if (chat.closed_at !== null) throw new ChatClosed();
+      const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
+      let admission: MessageAdmission;
+      const messageId = newId();
+      if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
+        admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
+      } else {
+        const turnId = newId();
+        const held = active !== null;
+        const input: TurnInput = { chatId, turnId, organizationId: caller.organizationId, scope };
+        const submitted = await this.engine.submitIn(
+          tx,
+          { workflow: TURN_WORKFLOW, input: input as unknown as Json, scope: { ...scope, organizationId: caller.organizationId }, resource: { type: 'turn', id: turnId } },
+          { held },
+        );
+        start = submitted.start;
+        await tx.query({
+          name: 'chats.insert_turn',
+          text: `INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          values: [turnId, chatId, chat.last_turn_seq + 1, submitted.executionId, held ? 'queued' : 'running', scope.kind, scope.id],
+        });
+        admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
+      }
+      await tx.query({
+        name: 'chats.admit_input',
+        text: `WITH c AS (
+                 UPDATE chats SET last_position = last_position + 1,
+                   last_turn_seq = last_turn_seq + CASE WHEN $5 = 'steered' THEN 0 ELSE 1 END,
+                   active_turn_id = CASE WHEN $5 = 'started' THEN $3::uuid ELSE active_turn_id END
+                  WHERE id = $2 RETURNING last_position
+               )
+               INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content)
+               SELECT $1, $2, $3, c.last_position, 'user', $4 FROM c`,
+        values: [messageId, chatId, admission.turnId, content, admission.admission],
+      });
+      if (commandKey !== null) {
+        await tx.query({
+          name: 'chats.insert_command',
+          text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
+          values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
+        });
+      }
+      return admission;
+    });
+    start();
+    return answer;
+  }
+}
+
+async function lockChat(tx: Queryable, chatId: string, organizationId: string) {
+  const { rows } = await tx.query<{ active_turn_id: string | null; closed_at: Date | null; last_turn_seq: number }>({
+    name: 'chats.lock',
+    text: 'SELECT active_turn_id, closed_at, last_turn_seq FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
+    values: [chatId, organizationId],
+  });
+  const chat = rows[0];
+  if (chat === undefined) throw new NotFound('Chat');
+  return chat;
+}
+
+async function readCommand(tx: Queryable, scope: { kind: string; id: string }, chatId: string, key: string) {
+  const { rows } = await tx.query<{ input_hash: Buffer; answer: MessageAdmission }>({
+    name: 'chats.read_command',
+    text: 'SELECT input_hash, answer FROM chat_commands WHERE scope_kind = $1 AND scope_id = $2 AND chat_id = $3 AND command_key = $4',
+    values: [scope.kind, scope.id, chatId, key],
+  });
+  return rows[0] ?? null;
+}
+
+/** The advancing Turn; `cancelling` when a stop reached its execution (it takes no steering then). */
+async function readTurn(tx: Queryable, turnId: string) {
+  const { rows } = await tx.query<{ id: string; execution_id: string; scope_kind: string; scope_id: string; cancelling: boolean }>({
+    name: 'chats.active_turn',
+    text: `SELECT t.id, t.execution_id, t.scope_kind, t.scope_id, x.state IN ('cancelling', 'completed', 'failed', 'cancelled', 'interrupted') AS cancelling
+             FROM chat_turns t JOIN executions x ON x.id = t.execution_id WHERE t.id = $1`,
+    values: [turnId],
+  });
+  return rows[0] ?? null;
+}

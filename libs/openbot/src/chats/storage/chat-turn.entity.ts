@@ -1,0 +1,44 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ChatEntity } from './chat.entity';
+
+/**
+ * A Turn of a Chat: the input of one identity and the execution that answers it. `queued` Turns
+ * wait in `seq` order behind the `running` one; a Turn ends with its execution (STC-02..04).
+ */
+@Entity({ name: 'chat_turns' })
+@Index('chat_turns_chat_id_seq_key', ['chatId', 'seq'], { unique: true })
+@Index('chat_turns_execution_id_key', ['executionId'], { unique: true })
+export class ChatTurnEntity {
+  @PrimaryColumn('uuid', { primaryKeyConstraintName: 'chat_turns_pkey' })
+  id!: string;
+
+  @Column('uuid', { name: 'chat_id' })
+  chatId!: string;
+
+  @ManyToOne(() => ChatEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'chat_id', foreignKeyConstraintName: 'chat_turns_chat_id_fkey' })
+  chat?: ChatEntity;
+
+  @Column('integer')
+  seq!: number;
+
+  @Column('uuid', { name: 'execution_id' })
+  executionId!: string;
+
+  /** queued | running | ended */
+  @Column('text')
+  state!: string;
+
+  /** The identity whose input started the Turn: only it may steer the Turn (STC-03). */
+  @Column('text', { name: 'scope_kind' })
+  scopeKind!: string;
+
+  @Column('uuid', { name: 'scope_id' })
+  scopeId!: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column('timestamptz', { name: 'ended_at', nullable: true })
+  endedAt!: Date | null;
+}

@@ -1,0 +1,95 @@
+import type { ToolCall } from '@openbot/core';
+import type { CallRequest, Json } from '@openbot/engine';
+import type { BotTool } from '../../bots/bot-view';
+
+/** What a tool call answers the model with (STC-09). */
+export interface ToolAnswer {
+  readonly modelOutput: string;
+  readonly isError: boolean;
+}
+
+/** Longest tool answer kept for the model; the rest is cut with a note. */
+const MAX_OUTPUT_CHARS = 64_000;
+const TOOL_TIMEOUT_MS = 60_000;
+
+/**
+ * A failed HTTP tool request. `resultLost`: the request may have reached the endpoint and its
+ * answer was lost (a dropped connection, a timeout): an unsafe tool then waits in
+ * outcome_unknown (CALL-03). An HTTP 5xx or 429 is an answer: retried only when the tool is safe.
+ */
+export class HttpToolFailure extends Error {
+  override readonly name = 'HttpToolFailure';
+  constructor(
+    message: string,
+    readonly resultLost: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Calls an organization's HTTP tool: POST `url` with `{ callId, name, arguments }` and the call's
+ * `Idempotency-Key` (the same on every attempt, CALL-02). A JSON answer with a string
+ * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
+ * an error result the model can read; arguments that are not JSON never leave the server.
+ */
+export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch {
+    return answer(`Error: the arguments for "${call.name}" are not valid JSON.`, true);
+  }
+  let response: Response;
+  try {
+    response = await fetchFn(tool.url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+      body: JSON.stringify({ callId: call.callId, name: call.name, arguments: args }),
+      signal: AbortSignal.any([request.signal, AbortSignal.timeout(TOOL_TIMEOUT_MS)]),
+    });
+  } catch (error) {
+    if (request.signal.aborted) throw error;
+    // A refusal before sending (egress) is not a lost result; a broken connection may be.
+    const refused = (error as { safeToRetry?: unknown } | null)?.safeToRetry === false;
+    if (refused) return answer(`Error: the tool "${call.name}" cannot be reached: ${(error as Error).message}`, true);
+    throw new HttpToolFailure(`the tool "${call.name}" did not answer`, true, { cause: error });
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw new HttpToolFailure(`the answer of tool "${call.name}" was cut off`, true, { cause: error });
+  }
+  if (response.status >= 500 || response.status === 429) {
+    throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
+  }
+  if (!response.ok) return answer(`Error: the tool "${call.name}" answered HTTP ${response.status}: ${text}`, true);
+  return answer(modelOutputOf(text), false);
+}
+
+function modelOutputOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (body !== null && typeof body === 'object' && typeof (body as { modelOutput?: unknown }).modelOutput === 'string') {
+      return (body as { modelOutput: string }).modelOutput;
+    }
+  } catch {
+    // Plain text: the model reads it as it is.
+  }
+  return text;
+}
+
+export function answer(modelOutput: string, isError: boolean): Json {
+  const cut = modelOutput.length > MAX_OUTPUT_CHARS ? `${modelOutput.slice(0, MAX_OUTPUT_CHARS)}\n[cut: ${modelOutput.length - MAX_OUTPUT_CHARS} more characters]` : modelOutput;
+  return { modelOutput: cut, isError };
+}
+
+/** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
+export function toToolAnswer(saved: Json): ToolAnswer {
+  if (saved !== null && typeof saved === 'object' && !Array.isArray(saved) && typeof saved.modelOutput === 'string') {
+    return { modelOutput: saved.modelOutput, isError: saved.isError === true };
+  }
+  return { modelOutput: JSON.stringify(saved), isError: false };
+}

@@ -1,0 +1,128 @@
+import { fitToContext, modelLimits, runModelStep, systemMessage, userMessage, type ChatMessage, type ModelStepResult } from '@openbot/core';
+import type { Json, Phase, PhaseContext, Queryable } from '@openbot/engine';
+import { newId } from '@openbot/domain';
+import type { Pool } from 'pg';
+import type { ModelRegistry } from '../../models/model-registry';
+import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
+import { asJson, asTurnState, type TurnState } from './turn-state';
+import { toolDefinition } from './tool-definition';
+
+/** Attempts of one model step, the first included (CALL-04: each one a new attempt and a new start event). */
+const MODEL_ATTEMPTS = 3;
+
+/**
+ * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
+ * joins here, STC-03) and its earlier steps, fitted to the model's context. The call goes through
+ * the ModelRegistry (PLAT-06) and the call log: the result, its usage record and
+ * `model.completed` commit in one transaction (USE-01) before any tool runs (STC-06); a takeover
+ * reuses a saved result instead of asking the model again (STC-05).
+ */
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry }): Phase<Json> {
+  return {
+    async run(context: PhaseContext<Json>) {
+      let state = asTurnState(context.state);
+      if (state.bot === null) {
+        const bot = await readBotSnapshot(deps.pool, state.chatId);
+        if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
+        state = { ...state, bot, startedAt: Date.now() };
+      }
+      const bot = state.bot!;
+      const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
+      if (inputs.length > 0) {
+        state = { ...state, added: [...state.added, ...inputs.map((input) => userMessage(input.content))], consumed: inputs.at(-1)!.position };
+      }
+      const step = state.step + 1;
+      const history = await readHistory(deps.pool, state.chatId, state.turnId);
+      const definitions = bot.tools.map(toolDefinition);
+      const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
+      const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
+      const resolved = await deps.models.resolve(state.organizationId, bot.model);
+      const publisher = context.publisher;
+      const position = (attempt: number) => ({ step, attempt });
+
+      const result = (await context.calls.call(
+        'model',
+        {
+          safe: true,
+          attempts: MODEL_ATTEMPTS,
+          onFailedAttempt: async ({ attempt, error, retrying }) => {
+            publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
+            await publisher.flush();
+          },
+          commit: async (tx, saved) => {
+            const stepResult = saved.result as unknown as ModelStepResult;
+            await recordUsage(tx, state, saved.callId, context.executionId, stepResult, fitted.estimatedTokens);
+            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage: stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null }, ...position(saved.attempt) }]);
+          },
+        },
+        async (request) => {
+          publisher.publish('model.started', null, position(request.attempt));
+          // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
+          const stepResult = await runModelStep(
+            resolved.provider,
+            { model: resolved.modelId, messages: fitted.messages, tools: definitions, idempotencyKey: request.idempotencyKey, signal: request.signal },
+            (text) => publisher.publish('text.delta', { text }, position(request.attempt)),
+          );
+          // Every delta is stored before the result is: `model.completed` always follows them.
+          await publisher.flush();
+          return stepResult as unknown as Json;
+        },
+      )) as unknown as ModelStepResult;
+      publisher.announce();
+
+      const usage = result.usage;
+      const next: TurnState = {
+        ...state,
+        step,
+        added: result.text !== '' || result.toolCalls.length > 0 ? [...state.added, result.message] : state.added,
+        pending: result.toolCalls,
+        results: [],
+        outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
+        stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
+      };
+      return { state: asJson(next) };
+    },
+  };
+}
+
+function failureCategory(error: unknown): string {
+  const category = (error as { category?: unknown } | null)?.category;
+  return typeof category === 'string' ? category : 'unavailable';
+}
+
+/**
+ * One usage record per model call ID (USE-01): a result saved twice never charges twice. Missing
+ * usage is `unknown` with the request's estimate, never zero (USE-02, USE-04).
+ */
+async function recordUsage(
+  tx: Queryable,
+  state: TurnState,
+  callId: string,
+  executionId: string,
+  result: ModelStepResult,
+  estimatedInputTokens: number,
+): Promise<void> {
+  await tx.query({
+    name: 'turn.usage',
+    text: `INSERT INTO usage_records (id, organization_id, scope_kind, scope_id, bot_id, chat_id, turn_id, execution_id, call_id,
+             model, status, input_tokens, output_tokens, estimated_input_tokens, settled_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $11 = 'confirmed' THEN now() END)
+           ON CONFLICT (call_id) DO NOTHING`,
+    values: [
+      newId(),
+      state.organizationId,
+      state.scope.kind,
+      state.scope.id,
+      state.bot?.id ?? null,
+      state.chatId,
+      state.turnId,
+      executionId,
+      callId,
+      state.bot?.model ?? '',
+      result.usage ? 'confirmed' : 'unknown',
+      result.usage?.inputTokens ?? null,
+      result.usage?.outputTokens ?? null,
+      estimatedInputTokens,
+    ],
+  });
+}

@@ -1,0 +1,101 @@
+import type { ToolCall, ToolResult } from '@openbot/core';
+import type { ExecutionId } from '@openbot/domain';
+import type { Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
+import type { Pool } from 'pg';
+import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
+import { answer, callHttpTool, toToolAnswer, type ToolAnswer } from './http-tool';
+import { toolKind } from './tool-definition';
+import { asJson, asTurnState, turnDeadline, type TurnState } from './turn-state';
+
+/** The signal a posted client tool output sends to its Turn. */
+export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
+
+/**
+ * Answers the next tool call of the last model step. The handler comes from the tool definition
+ * the Turn saved with its Bot snapshot, never from the Bot as it is now (STC-07, STC-11). Each
+ * result is saved — in the call log, the client tool row, or the background execution — before
+ * `tool.result` is published (STC-06), and lands in the Turn's state at this phase's checkpoint.
+ */
+export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fetch }): Phase<Json> {
+  return {
+    async run(context: PhaseContext<Json>): Promise<PhaseOutcome<Json>> {
+      const state = asTurnState(context.state);
+      const call = state.pending[state.results.length]!;
+      const tool = state.bot!.tools.find((t) => t.name === call.name);
+      const step = state.step;
+      const publisher = context.publisher;
+      const called = (): void => publisher.publish('tool.called', { callId: call.callId, name: call.name, arguments: call.arguments }, { step });
+      let result: ToolAnswer;
+      if (tool === undefined) {
+        called();
+        result = toToolAnswer(answer(`Error: there is no tool named "${call.name}".`, true));
+      } else {
+        switch (toolKind(tool)) {
+          case 'http':
+            if (state.child === null) called();
+            result = toToolAnswer(
+              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => callHttpTool(deps.fetch, tool, call, request)),
+            );
+            break;
+          case 'client': {
+            const saved = await readClientOutput(deps.pool, state.turnId, call);
+            if (saved === 'new') called();
+            if (saved === 'new' || saved === 'waiting') {
+              return { state: asJson(state), wait: { signals: [CLIENT_TOOL_SIGNAL], ...untilDeadline(state) } };
+            }
+            result = saved;
+            break;
+          }
+          case 'background': {
+            if (state.child === null) {
+              called();
+              const input: BackgroundToolInput = { organizationId: state.organizationId, tool, call };
+              const child = context.startChild({ workflow: BACKGROUND_TOOL_WORKFLOW, input: input as unknown as Json, resource: { type: 'tool-call', id: call.callId } });
+              return { state: asJson({ ...state, child }), wait: { children: true, ...untilDeadline(state) } };
+            }
+            const output = await context.childResult(state.child as ExecutionId);
+            result = output === undefined ? { modelOutput: `Error: the background tool "${call.name}" did not complete.`, isError: true } : toToolAnswer(output);
+            break;
+          }
+        }
+      }
+      publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError }, { step });
+      const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
+      const next: TurnState = {
+        ...state,
+        results: [...state.results, toolResult],
+        added: [...state.added, { role: 'tool', content: toolResult.modelOutput, toolCallId: call.callId }],
+        child: null,
+      };
+      return { state: asJson(next) };
+    },
+  };
+}
+
+function untilDeadline(state: TurnState): { until?: Date } {
+  const deadline = turnDeadline(state);
+  return deadline === null ? {} : { until: deadline };
+}
+
+/**
+ * A client tool call's row: created the first time (the API caller may answer it from then on),
+ * answered once the caller posted its output. Rows first: the signal only wakes the Turn.
+ */
+async function readClientOutput(pool: Pool, turnId: string, call: ToolCall): Promise<'new' | 'waiting' | ToolAnswer> {
+  const { rows } = await pool.query<{ model_output: string | null; is_error: boolean; answered_at: Date | null; inserted: boolean }>({
+    name: 'turn.client_tool_call',
+    text: `WITH ins AS (
+             INSERT INTO chat_client_tool_calls (turn_id, call_id, name, arguments) VALUES ($1, $2, $3, $4)
+             ON CONFLICT DO NOTHING RETURNING model_output, is_error, answered_at, true AS inserted
+           )
+           SELECT * FROM ins
+           UNION ALL
+           SELECT model_output, is_error, answered_at, false FROM chat_client_tool_calls WHERE turn_id = $1 AND call_id = $2
+           LIMIT 1`,
+    values: [turnId, call.callId, call.name, call.arguments],
+  });
+  const row = rows[0]!;
+  if (row.inserted) return 'new';
+  if (row.answered_at === null) return 'waiting';
+  return { modelOutput: row.model_output ?? '', isError: row.is_error };
+}

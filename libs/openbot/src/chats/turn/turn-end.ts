@@ -1,0 +1,111 @@
+import type { ChatMessage } from '@openbot/core';
+import { newId } from '@openbot/domain';
+import type { EndContext, Json } from '@openbot/engine';
+import { asTurnState, TURN_WORKFLOW, type TurnInput, type TurnState } from './turn-state';
+
+/**
+ * A Turn's end, in the transaction of its final state (STC-01, STC-04): the engine runs it after
+ * the Turn's resources closed. Under the Chat's row lock it writes the Turn's assistant and tool
+ * messages (so the reply commits before `execution.ended` is published), ends the Turn, and
+ * admits the next input: steering input the Turn had no step left to read first, then the oldest
+ * queued Turn.
+ */
+export async function endTurn(context: EndContext<Json>): Promise<void> {
+  const state = asTurnState(context.state);
+  const { tx } = context;
+  const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
+    | { active_turn_id: string | null; closed_at: Date | null }
+    | undefined;
+  const ended = await tx.query(`UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $1 AND state <> 'ended'`, [state.turnId]);
+  if (chat === undefined || ended.rowCount === 0 || chat.active_turn_id !== state.turnId) return;
+
+  await writeReply(context, state);
+  let next: string | null = null;
+  if (chat.closed_at === null) {
+    next = context.outcome === 'completed' ? await carryOverSteering(context, state) : null;
+    next ??= await admitQueued(context, state.chatId);
+  }
+  await tx.query('UPDATE chats SET active_turn_id = $2 WHERE id = $1', [state.chatId, next]);
+}
+
+/**
+ * The assistant and tool messages of the Turn, in order. A tool call whose result never came
+ * (the Turn stopped or failed in between) is left out of its assistant message, so the history
+ * never shows the model a call without its result.
+ */
+async function writeReply(context: EndContext<Json>, state: TurnState): Promise<void> {
+  const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+  const messages: ChatMessage[] = [];
+  for (const message of state.added) {
+    if (message.role === 'assistant') {
+      const toolCalls = (message.toolCalls ?? []).filter((call) => answered.has(call.callId));
+      if (message.content === '' && toolCalls.length === 0) continue;
+      messages.push(toolCalls.length > 0 ? { role: 'assistant', content: message.content, toolCalls } : { role: 'assistant', content: message.content });
+    } else if (message.role === 'tool') {
+      messages.push(message);
+    }
+  }
+  if (messages.length === 0) return;
+  const { rows } = await context.tx.query('UPDATE chats SET last_position = last_position + $2 WHERE id = $1 RETURNING last_position::text AS last', [
+    state.chatId,
+    messages.length,
+  ]);
+  const first = BigInt(rows[0]!.last as string) - BigInt(messages.length) + 1n;
+  await context.tx.query(
+    `INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id)
+     SELECT m.id, $1, $2, $3::bigint + m.ord - 1, m.role, m.content, m.tool_calls, m.tool_call_id
+       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, ord)`,
+    [
+      state.chatId,
+      state.turnId,
+      first.toString(),
+      messages.map(() => newId()),
+      messages.map((m) => m.role),
+      messages.map((m) => m.content),
+      messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
+      messages.map((m) => m.toolCallId ?? null),
+    ],
+  );
+}
+
+/**
+ * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
+ * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
+ */
+async function carryOverSteering(context: EndContext<Json>, state: TurnState): Promise<string | null> {
+  const { rows } = await context.tx.query(
+    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
+    [state.turnId, state.consumed],
+  );
+  if (rows.length === 0) return null;
+  const turnId = newId();
+  const input: TurnInput = { chatId: state.chatId, turnId, organizationId: state.organizationId, scope: state.scope };
+  const executionId = await context.submit({
+    workflow: TURN_WORKFLOW,
+    input: input as unknown as Json,
+    scope: { ...state.scope, organizationId: state.organizationId },
+    resource: { type: 'turn', id: turnId },
+  });
+  await context.tx.query(
+    `INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
+     SELECT $1, $2, last_turn_seq + 1, $3, 'running', $4, $5 FROM chats WHERE id = $2`,
+    [turnId, state.chatId, executionId, state.scope.kind, state.scope.id],
+  );
+  await context.tx.query('UPDATE chats SET last_turn_seq = last_turn_seq + 1 WHERE id = $1', [state.chatId]);
+  await context.tx.query('UPDATE chat_messages SET turn_id = $2 WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id), turnId]);
+  return turnId;
+}
+
+/** The oldest queued Turn starts: its execution's job commits with this end (STC-04). */
+async function admitQueued(context: EndContext<Json>, chatId: string): Promise<string | null> {
+  const { rows } = await context.tx.query(
+    `UPDATE chat_turns SET state = 'running'
+      WHERE id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
+      RETURNING id, execution_id`,
+    [chatId],
+  );
+  const row = rows[0] as { id: string; execution_id: string } | undefined;
+  if (row === undefined) return null;
+  await context.admit(row.execution_id);
+  return row.id;
+}

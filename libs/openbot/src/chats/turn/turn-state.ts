@@ -1,0 +1,89 @@
+import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
+import type { Decision, Json, Wake } from '@openbot/engine';
+import type { BotLimits, BotTool } from '../../bots/bot-view';
+
+export const TURN_WORKFLOW = 'chat.turn';
+
+/** What a Turn's execution is submitted with. */
+export interface TurnInput {
+  readonly chatId: string;
+  readonly turnId: string;
+  readonly organizationId: string;
+  /** The identity whose input the Turn answers: the billing identity of its model calls (USE-01). */
+  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
+}
+
+/** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */
+export interface BotSnapshot {
+  readonly id: string;
+  readonly model: string;
+  readonly instructions: string;
+  readonly tools: readonly BotTool[];
+  readonly limits: Required<BotLimits>;
+}
+
+export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens';
+
+/** The saved state of a Turn: sealed at every checkpoint (STC-05), so a takeover resumes from it. */
+export interface TurnState extends TurnInput {
+  readonly bot: BotSnapshot | null;
+  /** Epoch milliseconds of the first step: the Turn's time limit counts from here. */
+  readonly startedAt: number | null;
+  /** Model steps done. */
+  readonly step: number;
+  /** The position of the last user message the model has seen (steering input comes after it). */
+  readonly consumed: string;
+  /** The Turn's own messages in order: user input, assistant steps, tool results. */
+  readonly added: readonly ChatMessage[];
+  /** Tool calls of the last model step, answered one per phase, in order. */
+  readonly pending: readonly ToolCall[];
+  readonly results: readonly ToolResult[];
+  /** The background tool execution the Turn waits for. */
+  readonly child: string | null;
+  readonly outputTokens: number;
+  readonly stop: TurnStop | null;
+}
+
+export function initialTurnState(input: TurnInput): TurnState {
+  return {
+    ...input,
+    bot: null,
+    startedAt: null,
+    step: 0,
+    consumed: '0',
+    added: [],
+    pending: [],
+    results: [],
+    child: null,
+    outputTokens: 0,
+    stop: null,
+  };
+}
+
+/** The Turn's deadline, once it has started. */
+export function turnDeadline(state: TurnState): Date | null {
+  return state.bot && state.startedAt !== null ? new Date(state.startedAt + state.bot.limits.maxSeconds * 1000) : null;
+}
+
+/**
+ * model step → tool steps → model step … until a final answer or a limit (steps, time, output
+ * tokens). Tool calls of a step are all answered before the next model step, so no call is
+ * ever left without its result.
+ */
+export function nextTurnDecision(state: TurnState, _wake: Wake | null, now = Date.now()): Decision {
+  const deadline = turnDeadline(state);
+  if (deadline !== null && now >= deadline.getTime()) {
+    return { end: 'failed', category: 'timeout', cause: new Error(`the Turn ran past its limit of ${state.bot!.limits.maxSeconds} s`) };
+  }
+  if (state.results.length < state.pending.length) return { phase: 'tool' };
+  if (state.stop !== null) return { end: 'completed', result: { stop: state.stop } };
+  if (state.bot !== null) {
+    if (state.step >= state.bot.limits.maxSteps) return { end: 'completed', result: { stop: 'max-steps' } };
+    if (state.outputTokens >= state.bot.limits.maxOutputTokens) return { end: 'completed', result: { stop: 'max-output-tokens' } };
+  }
+  return { phase: 'model' };
+}
+
+/** Workflow state is JSON; these types only add names to it. */
+export const asJson = (state: TurnState): Json => state as unknown as Json;
+export const asTurnState = (state: Json): TurnState => state as unknown as TurnState;

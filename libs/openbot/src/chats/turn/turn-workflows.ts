@@ -1,0 +1,42 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Engine, type Json, type Workflow } from '@openbot/engine';
+import { DataSource } from 'typeorm';
+import { poolOf } from '../../database/pool';
+import { EgressPolicy } from '../../egress/egress-policy';
+import { egressFetch } from '../../models/egress-fetch';
+import { ModelRegistry } from '../../models/model-registry';
+import { chatDeleteWorkflow } from '../delete/chat-delete.workflow';
+import { backgroundToolWorkflow } from './background-tool.workflow';
+import { modelPhase } from './model-phase';
+import { toolPhase } from './tool-phase';
+import { endTurn } from './turn-end';
+import { asJson, asTurnState, initialTurnState, nextTurnDecision, TURN_WORKFLOW, type TurnInput } from './turn-state';
+
+/** Registers the Chat workflows (Turn, background tool, delete) with this node's engine (EXE-05). */
+@Injectable()
+export class TurnWorkflows implements OnModuleInit {
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(ModelRegistry) private readonly models: ModelRegistry,
+    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+  ) {}
+
+  onModuleInit(): void {
+    const pool = poolOf(this.dataSource);
+    const fetchFn = egressFetch(this.egress);
+    const turn: Workflow<Json, Json> = {
+      name: TURN_WORKFLOW,
+      initial: (input) => asJson(initialTurnState(input as unknown as TurnInput)),
+      next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
+      phases: {
+        model: modelPhase({ pool, models: this.models }),
+        tool: toolPhase({ pool, fetch: fetchFn }),
+      },
+      end: endTurn,
+    };
+    this.engine.register(turn);
+    this.engine.register(backgroundToolWorkflow({ fetch: fetchFn }));
+    this.engine.register(chatDeleteWorkflow({ pool, engine: this.engine }));
+  }
+}

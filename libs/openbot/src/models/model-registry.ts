@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
+import { DataSource } from 'typeorm';
+import { parseModelReference } from '../bots/bot-view';
+import { EgressPolicy } from '../egress/egress-policy';
+import type { ModelProviderKind } from '../model-providers/model-provider-view';
+import { SealedRecords } from '../sealing/sealed-records';
+import { egressFetch, EgressRefused } from './egress-fetch';
+
+/** A model of an organization, ready to call: the adapter and the provider's own model id. */
+export interface ResolvedModel {
+  readonly providerId: string;
+  readonly modelId: string;
+  readonly provider: ModelProvider;
+}
+
+/** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
+export class ModelUnavailable extends ModelFailure {
+  constructor(model: string) {
+    super('invalid-request', `model provider of "${model}" does not exist in this organization`);
+  }
+}
+
+/**
+ * The one way the platform calls a language model (PLAT-06). It resolves `<provider>/<model>`
+ * within an organization at call time, opens the provider's sealed API key only then (it is held
+ * by the adapter for this call and never stored elsewhere), and gives the adapter a fetch that
+ * re-checks the egress policy before every request. Retry policy belongs to the caller's call
+ * log (CALL-02, CALL-04); adapters make one attempt per request.
+ */
+@Injectable()
+export class ModelRegistry {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
+    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+  ) {}
+
+  async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
+    const { provider: name, modelId } = parseModelReference(model);
+    const rows = (await this.dataSource.query(
+      `SELECT id, kind, base_url AS "baseUrl", api_key_record_id AS "apiKeyRecordId"
+         FROM model_providers WHERE organization_id = $1 AND name = $2`,
+      [organizationId, name],
+    )) as Array<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null }>;
+    const row = rows[0];
+    if (row === undefined) throw new ModelUnavailable(model);
+    const apiKey = row.apiKeyRecordId === null ? undefined : await this.openKey(row.apiKeyRecordId);
+    const fetchFn = egressFetch(this.egress);
+    const adapter: ModelProvider =
+      row.kind === 'anthropic'
+        ? new AnthropicProvider({ baseUrl: row.baseUrl, apiKey, fetch: fetchFn })
+        : new OpenAiCompatibleProvider({ baseUrl: row.baseUrl, apiKey, fetch: fetchFn });
+    return { providerId: row.id, modelId, provider: new EgressAwareProvider(adapter) };
+  }
+
+  private async openKey(recordId: string): Promise<string | undefined> {
+    const record = await this.sealedRecords.get(recordId as never);
+    return typeof record?.value === 'string' ? record.value : undefined;
+  }
+}
+
+/** Reports an egress refusal as a model failure the caller does not retry. */
+class EgressAwareProvider implements ModelProvider {
+  constructor(private readonly inner: ModelProvider) {}
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    try {
+      yield* this.inner.stream(request);
+    } catch (error) {
+      const refusal = error instanceof EgressRefused ? error : (error as { cause?: unknown } | null)?.cause;
+      if (refusal instanceof EgressRefused) throw new ModelFailure('invalid-request', refusal.message, { cause: refusal });
+      throw error;
+    }
+  }
+}
