@@ -18,4 +18,6 @@ export interface EngineContext {
   readonly nodeId: string;
   readonly leaseSeconds: number;
   readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
+  /** Claims and runs an execution on this node now (after a commit made it runnable); its job stays the fallback. */
+  readonly advanceHere: (executionId: string) => void;
 }

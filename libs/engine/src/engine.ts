@@ -110,6 +110,7 @@ export class Engine {
       nodeId: options.nodeId,
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
+      advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
     };
     this.runner = new Runner(this.ctx);
     this.recoveryJobs = new RecoveryJobBatcher(this.boss);

@@ -168,6 +168,7 @@ export async function resumeWait(ctx: EngineContext, run: LocalRun, data: Execut
  * attached children are cancelled too and waited for; then the execution ends `cancelled`.
  */
 export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workflow<Json, Json> | undefined, data: ExecutionData): Promise<Stop> {
+  const admitted: string[] = [];
   const outcome = await retryStorage(
     () =>
       withTransaction(ctx.pool, async (tx) => {
@@ -189,7 +190,8 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
           });
           return { waiting: cancelled };
         }
-        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled' });
+        admitted.length = 0;
+        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled', admitted });
         return ended ? 'ended' : ('lost' as const);
       }),
     undefined,
@@ -200,7 +202,10 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
   }
   ctx.notifier.notify('openbot_events', run.id);
   ctx.listener.wake(run.id);
-  if (outcome === 'ended') return 'ended';
+  if (outcome === 'ended') {
+    for (const id of admitted) ctx.advanceHere(id);
+    return 'ended';
+  }
   for (const child of outcome.waiting) ctx.notifier.notify(SIGNALS_CHANNEL, child);
   return 'waiting';
 }
@@ -253,6 +258,7 @@ export async function finish(
   result?: Json,
   failure?: { category: 'internal' | 'timeout'; cause: unknown; later?: readonly unknown[] },
 ): Promise<Stop> {
+  const admitted: string[] = [];
   let ended = false;
   if (!failure && !workflow?.end) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
@@ -260,7 +266,11 @@ export async function finish(
   if (!ended) {
   try {
       ended = await retryStorage(
-        () => withTransaction(ctx.pool, (tx) => endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure })),
+        () =>
+          withTransaction(ctx.pool, (tx) => {
+            admitted.length = 0;
+            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted });
+          }),
         undefined,
       );
     } catch (error) {
@@ -284,5 +294,6 @@ export async function finish(
   }
   ctx.notifier.notify('openbot_events', run.id);
   ctx.listener.wake(run.id);
+  for (const id of admitted) ctx.advanceHere(id);
   return 'ended';
 }

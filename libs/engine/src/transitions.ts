@@ -112,6 +112,8 @@ export async function endExecution(
     result?: Json;
     /** `later`: failures after the first one (a release that failed afterwards), recorded apart (ERR-04). */
     failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] };
+    /** Collects the executions the end admitted or submitted: the caller runs them here after commit. */
+    admitted?: string[];
   },
 ): Promise<boolean> {
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
@@ -154,10 +156,14 @@ export async function endExecution(
       state: e.data.state,
       outcome: e.outcome,
       tx: endTx,
-      admit: (id) => enqueueAdvance(ctx.boss, tx, id),
+      admit: async (id) => {
+        await enqueueAdvance(ctx.boss, tx, id);
+        e.admitted?.push(id);
+      },
       submit: async (command) => {
         const id = newId<ExecutionId>();
         await insertQueued(ctx, tx, id, command, true);
+        e.admitted?.push(id);
         return id;
       },
     });

@@ -9,7 +9,7 @@ import { CHAT_DELETE_WORKFLOW } from '../delete/chat-delete.workflow';
 /**
  * Deletes a Chat as an execution command (RES-04): admission closes now (the Chat answers 404
  * from here on), and a `chat.delete` execution cancels its Turns, waits for their release and
- * removes the rows. A repeated delete answers the same execution.
+ * removes the rows. A second delete answers 404 like any unknown Chat.
  */
 export class DeleteChat extends Command<{ readonly executionId: string }> {
   constructor(
@@ -31,21 +31,13 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
     let start: () => void = () => undefined;
     const executionId = await withTransaction(poolOf(this.dataSource), async (tx) => {
-      const { rows } = await tx.query<{ closed: boolean }>({
+      const { rowCount } = await tx.query({
         name: 'chats.lock_for_delete',
-        text: 'SELECT closed_at IS NOT NULL AS closed FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
+        text: 'SELECT 1 FROM chats WHERE id = $1 AND organization_id = $2 AND closed_at IS NULL FOR UPDATE',
         values: [chatId, caller.organizationId],
       });
-      const chat = rows[0];
-      if (chat === undefined) throw new NotFound('Chat');
-      if (chat.closed) {
-        const { rows: earlier } = await tx.query<{ id: string }>({
-          name: 'chats.delete_execution',
-          text: `SELECT id FROM executions WHERE workflow = $1 AND resource_type = 'chat' AND resource_id = $2 ORDER BY id LIMIT 1`,
-          values: [CHAT_DELETE_WORKFLOW, chatId],
-        });
-        if (earlier[0] !== undefined) return earlier[0].id;
-      }
+      // Already being deleted answers like an unknown Chat: it is gone for the API from the first delete on.
+      if (rowCount === 0) throw new NotFound('Chat');
       await tx.query({ name: 'chats.close', text: 'UPDATE chats SET closed_at = now() WHERE id = $1', values: [chatId] });
       const submitted = await this.engine.submitIn(
         tx,

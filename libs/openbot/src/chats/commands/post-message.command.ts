@@ -15,13 +15,6 @@ export interface MessageAdmission {
   readonly admission: Admission;
 }
 
-/** The Chat is being deleted: it admits no input (RES-04). */
-export class ChatClosed extends Conflict {
-  constructor() {
-    super('ChatClosed', 'The Chat is being deleted and takes no more messages.');
-  }
-}
-
 /**
  * A user message (EXE-02, STC-02, STC-03). Under the Chat's row lock, which orders every input:
  * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
@@ -61,7 +54,8 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
           return earlier.answer;
         }
       }
-      if (chat.closed_at !== null) throw new ChatClosed();
+      // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
+      if (chat.closed_at !== null) throw new NotFound('Chat');
       const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
       let admission: MessageAdmission;
       const messageId = newId();

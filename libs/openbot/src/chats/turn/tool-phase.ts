@@ -32,9 +32,12 @@ export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fe
       } else {
         switch (toolKind(tool)) {
           case 'http':
-            if (state.child === null) called();
+            // Announced with its first send only: a saved result, a decided unknown outcome or a retry announce nothing again.
             result = toToolAnswer(
-              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => callHttpTool(deps.fetch, tool, call, request)),
+              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => {
+                if (request.attempt === 1) called();
+                return callHttpTool(deps.fetch, tool, call, request);
+              }),
             );
             break;
           case 'client': {

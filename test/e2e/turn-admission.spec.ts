@@ -1,0 +1,208 @@
+import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, delayedJsonReply } from '../fakes/fake-tool-server';
+import {
+  addMember,
+  bearer,
+  createChatFixture,
+  eventsUntilEnd,
+  listMessages,
+  replyText,
+  sendMessage,
+  waitForEvent,
+  type ChatFixture,
+} from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * How a Chat admits input (API.md "Bots and Chats"): message commands with Idempotency-Key,
+ * one advancing Turn at a time under the Chat's row lock, steering by the same identity,
+ * queueing for anyone else, and the next Turn admitted with the previous one's end.
+ */
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A text reply held open after its first text chunk until `release` resolves. */
+function heldText(parts: readonly string[], release: Promise<void>) {
+  return heldStreamReply([chunks.role(), ...parts.map(chunks.text), chunks.finish('stop'), chunks.usage(5, 2)], { holdAfter: 2, release });
+}
+
+/** The user-visible text of the messages a model request carried, role by role. */
+function promptOf(body: { messages: Array<{ role: string; content: string | null }> }): string[] {
+  return body.messages.map((m) => `${m.role}:${m.content ?? ''}`);
+}
+
+describe('turn admission', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let tools: FakeToolServer;
+  let chat: ChatFixture;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  // A fresh model and tool server per test: no script or request of one test reaches another.
+  beforeEach(async () => {
+    fake = await FakeOpenAiServer.start();
+    tools = await FakeToolServer.start();
+    chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+  });
+  afterEach(async () => {
+    await fake.close();
+    await tools.close();
+  });
+
+  const executionState = async (id: string): Promise<string> => {
+    const res = await t.http().get(`/v1/executions/${id}`).set('authorization', bearer(chat.secret)).expect(200);
+    return (res.body as { state: string }).state;
+  };
+
+  it('[EXE-02] the same Idempotency-Key and body answer the same ids, also while the first request is in flight', async () => {
+    fake.fallback = textReply(['once'], [3, 1]);
+    const sends = await Promise.all([1, 2, 3, 4].map(() => sendMessage(t, chat.secret, chat.chatId, 'Hi', 'key-1')));
+    for (const send of sends) expect(send).toEqual(sends[0]);
+    expect(sends[0]!.admission).toBe('started');
+    await eventsUntilEnd(t, chat.secret, sends[0]!.executionId);
+    // After the end too, and with the keys of the body in another order.
+    const later = await t.http().post(`/v1/chats/${chat.chatId}/messages`).set('authorization', bearer(chat.secret)).set('idempotency-key', 'key-1').send({ content: 'Hi' });
+    expect(later.status).toBe(202);
+    expect(later.body).toEqual(sends[0]);
+    const users = (await listMessages(t, chat.secret, chat.chatId)).filter((m) => m.role === 'user');
+    expect(users).toHaveLength(1);
+  });
+
+  it('[EXE-02] the same key with another body is 409 CommandKeyConflict; keys are scoped to the caller and the Chat', async () => {
+    fake.fallback = textReply(['ok'], [3, 1]);
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Hi', 'key-2');
+    const conflict = await t.http().post(`/v1/chats/${chat.chatId}/messages`).set('authorization', bearer(chat.secret)).set('idempotency-key', 'key-2').send({ content: 'Other' });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ type: 'CommandKeyConflict' });
+    await eventsUntilEnd(t, chat.secret, first.executionId);
+    // Another member using the same key makes a command of its own.
+    const other = await addMember(t, chat.organizationId);
+    const theirs = await sendMessage(t, other.secret, chat.chatId, 'Other', 'key-2');
+    expect(theirs.messageId).not.toBe(first.messageId);
+    await eventsUntilEnd(t, chat.secret, theirs.executionId);
+    const bad = await t.http().post(`/v1/chats/${chat.chatId}/messages`).set('authorization', bearer(chat.secret)).set('idempotency-key', 'has space').send({ content: 'x' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ type: 'InvalidInput', issues: [{ path: 'Idempotency-Key' }] });
+  });
+
+  it('[STC-02] concurrent sends from two identities: one Turn starts, the other queues (execution queued) and starts only after the first ended', async () => {
+    const release = deferred();
+    fake.enqueue(heldText(['First ', 'answer'], release.promise), textReply(['Second answer'], [7, 2]));
+    const other = await addMember(t, chat.organizationId);
+    const [a, b] = await Promise.all([sendMessage(t, chat.secret, chat.chatId, 'from A'), sendMessage(t, other.secret, chat.chatId, 'from B')]);
+    const admissions = [a.admission, b.admission].sort();
+    expect(admissions).toEqual(['queued', 'started']);
+    const [running, queued] = a.admission === 'started' ? [a, b] : [b, a];
+    await waitForEvent(t, chat.secret, running.executionId, 'text.delta');
+    expect(await executionState(queued.executionId)).toBe('queued');
+    expect(fake.requests).toHaveLength(1);
+    release.resolve();
+    expect((await eventsUntilEnd(t, chat.secret, running.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    const second = await eventsUntilEnd(t, chat.secret, queued.executionId);
+    expect(second.at(-1)).toMatchObject({ state: 'completed' });
+    expect(replyText(second)).toBe('Second answer');
+    // The queued Turn saw the first Turn's reply as history.
+    expect(promptOf(fake.requests[1]!.body)).toContain('assistant:First answer');
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.filter((m) => m.role === 'assistant').map((m) => [m.turnId, m.content])).toEqual([
+      [running.turnId, 'First answer'],
+      [queued.turnId, 'Second answer'],
+    ]);
+  });
+
+  it('[STC-03] queued input keeps its own identity and place: Turns start in the order they were admitted', async () => {
+    const release = deferred();
+    fake.enqueue(heldText(['one'], release.promise), textReply(['two']), textReply(['three']), textReply(['four']));
+    const b = await addMember(t, chat.organizationId);
+    const c = await addMember(t, chat.organizationId);
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'A1');
+    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+    const q1 = await sendMessage(t, b.secret, chat.chatId, 'B1');
+    const q2 = await sendMessage(t, c.secret, chat.chatId, 'C1');
+    const q3 = await sendMessage(t, b.secret, chat.chatId, 'B2');
+    expect([q1, q2, q3].map((q) => q.admission)).toEqual(['queued', 'queued', 'queued']);
+    expect(new Set([q1.turnId, q2.turnId, q3.turnId]).size).toBe(3);
+    release.resolve();
+    for (const q of [first, q1, q2, q3]) expect((await eventsUntilEnd(t, chat.secret, q.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    // Each model request's newest user input is its own Turn's, in admission order.
+    expect(fake.requests.map((r) => promptOf(r.body as never).filter((m) => m.startsWith('user:')).at(-1))).toEqual(['user:A1', 'user:B1', 'user:C1', 'user:B2']);
+    const rows = await t.database.query<{ scope_id: string }>(`SELECT scope_id FROM chat_turns WHERE chat_id = $1 ORDER BY seq`, [chat.chatId]);
+    expect(rows.map((r) => r.scope_id)).toEqual([chat.memberId, b.memberId, c.memberId, b.memberId]);
+  });
+
+  it('[STC-03] input from the same identity while its Turn runs steers it: the next model step reads it', async () => {
+    const bot = await createChatFixture(t, {
+      baseUrl: fake.baseUrl,
+      tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
+    });
+    chat = bot;
+    tools.enqueue(delayedJsonReply(800, 200, { modelOutput: 'found it' }));
+    fake.enqueue(toolCallReply('call-1', 'lookup', ['{"q":', '"x"}'], [10, 3]), textReply(['Done, with your note'], [20, 4]));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+    await waitForEvent(t, chat.secret, first.executionId, 'tool.called');
+    const steer = await sendMessage(t, chat.secret, chat.chatId, 'also check y');
+    expect(steer).toMatchObject({ admission: 'steered', turnId: first.turnId, executionId: first.executionId });
+    const events = await eventsUntilEnd(t, chat.secret, first.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(promptOf(fake.requests.at(-1)!.body as never).slice(-3)).toEqual(['assistant:', 'tool:found it', 'user:also check y']);
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.map((m) => [m.role, m.turnId === first.turnId])).toEqual([
+      ['user', true],
+      ['user', true],
+      ['tool', true],
+      ['assistant', true],
+    ]);
+  });
+
+  it('[STC-04] steering that arrives after the last model step is not lost: it starts the next Turn with the end of this one', async () => {
+    const release = deferred();
+    fake.enqueue(heldText(['Final'], release.promise), textReply(['About your note']));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Hello');
+    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+    const steer = await sendMessage(t, chat.secret, chat.chatId, 'one more thing');
+    expect(steer.admission).toBe('steered');
+    release.resolve();
+    await eventsUntilEnd(t, chat.secret, first.executionId);
+    const turns = await t.database.query<{ id: string; execution_id: string; state: string }>(`SELECT id, execution_id, state FROM chat_turns WHERE chat_id = $1 ORDER BY seq`, [chat.chatId]);
+    expect(turns).toHaveLength(2);
+    const next = await eventsUntilEnd(t, chat.secret, turns[1]!.execution_id);
+    expect(replyText(next)).toBe('About your note');
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'Hello'],
+      ['user', 'one more thing'],
+      ['assistant', 'Final'],
+      ['assistant', 'About your note'],
+    ]);
+    expect(messages[1]!.turnId).toBe(turns[1]!.id);
+  });
+
+  it('[STC-04] the next queued Turn is admitted in the transaction that ends the previous one, after its reply is committed', async () => {
+    const release = deferred();
+    fake.enqueue(heldText(['A reply'], release.promise), textReply(['B reply']));
+    const b = await addMember(t, chat.organizationId);
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'A');
+    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+    const queued = await sendMessage(t, b.secret, chat.chatId, 'B');
+    const active = async () => (await t.database.query<{ active_turn_id: string | null }>('SELECT active_turn_id FROM chats WHERE id = $1', [chat.chatId]))[0]!.active_turn_id;
+    expect(await active()).toBe(first.turnId);
+    release.resolve();
+    await eventsUntilEnd(t, chat.secret, first.executionId);
+    // Right after the end: the reply is there and the queued Turn is already the advancing one.
+    const rows = await t.database.query<{ id: string; state: string }>('SELECT id, state FROM chat_turns WHERE chat_id = $1 ORDER BY seq', [chat.chatId]);
+    expect(rows.map((r) => r.state)).toEqual(['ended', expect.stringMatching(/^(running|ended)$/)]);
+    expect([queued.turnId, null]).toContain(await active());
+    expect((await listMessages(t, chat.secret, chat.chatId)).some((m) => m.content === 'A reply')).toBe(true);
+    await eventsUntilEnd(t, chat.secret, queued.executionId);
+    expect(await active()).toBeNull();
+  });
+});
