@@ -143,6 +143,8 @@ export class CallLog {
       if (latest.status === 'sending' && !(await this.markUnknown(latest.id))) return this.call(name, options, send);
       throw new OutcomeUnknown(callKey);
     }
+    // A safe attempt an earlier owner left `sending` (it crashed mid-call) is over: close it for the audit trail.
+    if (latest && latest.status === 'sending' && latest.safe) await this.abandon(latest.id);
     const idempotencyKey = latest?.idempotency_key ?? randomUUID();
     let attempt = latest?.attempt ?? 0;
     for (;;) {
@@ -204,6 +206,18 @@ export class CallLog {
           name: 'engine.call_status',
           text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1',
           values: [id, status],
+        }),
+      undefined,
+    );
+  }
+
+  private async abandon(id: string): Promise<void> {
+    await retryStorage(
+      () =>
+        this.deps.db.query({
+          name: 'engine.call_abandon',
+          text: `UPDATE execution_calls SET status = 'failed', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+          values: [id],
         }),
       undefined,
     );

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { chunks, FakeOpenAiServer, heldStreamReply, textReply } from '../../fakes/fake-openai-server';
+import { replyText, type Admission } from '../../support/chat-fixture';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+import { createChat, expectApi, readEvents, startServerNode, stopAllServerNodes } from './server-node';
+
+jest.setTimeout(60_000);
+
+const LEASE_SECONDS = 2;
+/** What attempt 1 streams before the model holds its stream (and A dies). */
+const PARTIAL = ['Partial draft ', 'of attempt one '];
+/** Attempt 2's whole answer: the reply a new attempt builds from nothing. */
+const FULL_TEXT = 'Hello from the second attempt';
+
+let db: TestDatabase | null = null;
+let fake: FakeOpenAiServer | null = null;
+/** Ends the held first stream (drops its connection) if the test did not. */
+let abandonHeld: (reason: Error) => void = () => undefined;
+
+beforeAll(async () => {
+  [db, fake] = await Promise.all([createTestDatabase(), FakeOpenAiServer.start()]);
+});
+
+afterAll(async () => {
+  abandonHeld(new Error('test over'));
+  await stopAllServerNodes();
+  await fake?.close();
+  await db?.drop().catch(() => undefined);
+});
+
+async function execution(id: string): Promise<{ state: string; generation: number; owner_node: string | null }> {
+  const [row] = await db!.query<{ state: string; generation: number; owner_node: string | null }>('SELECT state, generation, owner_node FROM executions WHERE id = $1', [id]);
+  return row!;
+}
+
+/**
+ * A Turn outlives the node that streams it (CALL-04), with two real server processes
+ * (`dist/apps/server/src/main.js serve`, see server-node.ts) on one test database and the
+ * scripted model server in this jest process.
+ *
+ * Scenario: node A accepts the message, so A owns the Turn's execution (a submit runs it on the
+ * node that accepted it). The model's first request streams two text deltas and then holds the
+ * stream open; once node B's API shows those deltas, A is killed with SIGKILL mid-stream. B's
+ * recovery job finds A's lease expired and takes over (generation 2); the model call is safe,
+ * so B asks the model again under the same Idempotency-Key as a new attempt, and this time the
+ * model answers the whole text. Nothing of attempt 1 may reach the stored reply.
+ *
+ * Timing: lease 2 s (renewed every 0.67 s by a live owner); the submit arms a recovery job
+ * 2×lease = 4 s later; pg-boss polls every 0.5 s. A dies about 1 s after the submit, so B takes
+ * over about 4-5 s after it. The whole test takes about 10 s, most of it booting two servers.
+ */
+describe('a Turn whose owner node dies mid-stream (two real server processes)', () => {
+  it('[CALL-04] kill -9 the node that owns a Turn while the model is streaming; the other node finishes the Turn; the Chat has exactly one assistant reply equal to the model\'s full text; the events show a new attempt; the fake saw exactly two requests (same Idempotency-Key)', async () => {
+    const model = fake!;
+    const held = new Promise<void>((_, reject) => (abandonHeld = reject));
+    held.catch(() => undefined);
+    model.enqueue(
+      // Attempt 1: role, two deltas, then the stream stays open (its rest is never sent).
+      heldStreamReply([chunks.role(), ...PARTIAL.map(chunks.text), chunks.text('never sent'), chunks.finish('stop')], { holdAfter: 1 + PARTIAL.length, release: held }),
+      // Attempt 2: the whole text.
+      textReply(['Hello ', 'from the ', 'second attempt'], [20, 6]),
+    );
+
+    const [a, b] = await Promise.all([
+      startServerNode({ databaseUrl: db!.url, nodeId: 'node-a', leaseSeconds: LEASE_SECONDS }),
+      startServerNode({ databaseUrl: db!.url, nodeId: 'node-b', leaseSeconds: LEASE_SECONDS }),
+    ]);
+    const chat = await createChat(a, model.baseUrl);
+    const token = chat.secret;
+
+    const admitted = await expectApi<Admission>(202, a, 'POST', `/v1/chats/${chat.chatId}/messages`, {
+      token,
+      body: { content: 'Hi' },
+      headers: { 'idempotency-key': randomUUID() },
+    });
+    expect(admitted.admission).toBe('started');
+    const id = admitted.executionId;
+
+    // A is streaming attempt 1: the model has the request, and B's API shows its deltas.
+    await model.waitForRequests(1, 15_000);
+    const streaming = await readEvents(b, token, id, (events) => events.filter((e) => e.type === 'text.delta').length >= PARTIAL.length, 15_000);
+    expect(streaming.ended).toBe(false);
+    expect(streaming.events.map((e) => [e.type, e.step, e.attempt])).toEqual([['model.started', 1, 1], ...PARTIAL.map(() => ['text.delta', 1, 1])]);
+    expect(await execution(id)).toMatchObject({ state: 'running', generation: 1, owner_node: 'node-a' });
+    expect(model.requests).toHaveLength(1);
+
+    // kill -9 the owner mid-stream; the held stream is dropped afterwards (nobody reads it any more).
+    expect(await a.kill('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+    abandonHeld(new Error('node A was killed'));
+
+    // B takes over once A's lease has run out and finishes the Turn.
+    const { events, ended } = await readEvents(b, token, id, (_, end) => end, 30_000);
+    expect(ended).toBe(true);
+    const end = events.at(-1)!;
+    expect(end).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+
+    // Attempt 1 (A, before the crash) and attempt 2 (B) of step 1, each with its own start event.
+    expect(events.filter((e) => /^(model|text)\./.test(e.type)).map((e) => [e.type, e.step, e.attempt])).toEqual([
+      ['model.started', 1, 1],
+      ...PARTIAL.map(() => ['text.delta', 1, 1]),
+      ['model.started', 1, 2],
+      ['text.delta', 1, 2],
+      ['text.delta', 1, 2],
+      ['text.delta', 1, 2],
+      ['model.completed', 1, 2],
+    ]);
+    const started = events.filter((e) => e.type === 'model.started');
+    expect(started.map((e) => [e.step, e.attempt])).toEqual([
+      [1, 1],
+      [1, 2],
+    ]);
+    const restart = events.indexOf(started[1]!);
+    const deltas = (attempt: number) => events.filter((e) => e.type === 'text.delta' && e.attempt === attempt);
+    expect(deltas(1).map((e) => e.text)).toEqual(PARTIAL);
+    expect(deltas(1).every((e) => events.indexOf(e) < restart)).toBe(true);
+    expect(deltas(2).every((e) => events.indexOf(e) > restart)).toBe(true);
+    expect(deltas(2).map((e) => e.text).join('')).toBe(FULL_TEXT);
+    expect(events.filter((e) => e.type === 'model.completed').map((e) => [e.step, e.attempt])).toEqual([[1, 2]]);
+    // The reply per API.md: the deltas of the last attempt of each step.
+    expect(replyText(events)).toBe(FULL_TEXT);
+
+    // Exactly one assistant message, the whole text of attempt 2, nothing of attempt 1.
+    const page = await expectApi<{ data: Array<{ role: string; content: string; turnId: string }>; next: string | null }>(200, b, 'GET', `/v1/chats/${chat.chatId}/messages`, { token });
+    expect(page.data.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'Hi'],
+      ['assistant', FULL_TEXT],
+    ]);
+    expect(page.data.every((m) => m.turnId === admitted.turnId)).toBe(true);
+
+    // The model was asked twice, under one Idempotency-Key, with the same prompt.
+    expect(model.requests).toHaveLength(2);
+    const keys = model.keys();
+    expect(keys).toHaveLength(1);
+    expect(model.countByKey(keys[0]!)).toBe(2);
+    expect(model.requests[1]!.body.messages).toEqual(model.requests[0]!.body.messages);
+
+    // One takeover: generation 2, owned by B, which is still running.
+    const body = await expectApi<{ state: string; generation: number }>(200, b, 'GET', `/v1/executions/${id}`, { token });
+    expect(body).toMatchObject({ state: 'completed', generation: 2 });
+    expect(await execution(id)).toMatchObject({ state: 'completed', generation: 2, owner_node: 'node-b' });
+    const calls = await db!.query<{ attempt: number; generation: number; status: string; idempotency_key: string }>(
+      `SELECT attempt, generation, status, idempotency_key FROM execution_calls WHERE execution_id = $1 ORDER BY attempt`,
+      [id],
+    );
+    expect(calls.map((c) => [c.attempt, c.generation, c.status === 'succeeded'])).toEqual([
+      [1, 1, false],
+      [2, 2, true],
+    ]);
+    expect(calls.every((c) => c.idempotency_key === keys[0])).toBe(true);
+    // One usage record, for the saved attempt (the dead attempt never finished, so it charged nothing).
+    const usage = await db!.query('SELECT status, input_tokens, output_tokens FROM usage_records WHERE execution_id = $1', [id]);
+    expect(usage).toEqual([{ status: 'confirmed', input_tokens: 20, output_tokens: 6 }]);
+    // Nothing asks the model again afterwards, and B lives on.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(model.requests).toHaveLength(2);
+    expect(b.exit).toBeNull();
+  });
+});
