@@ -1,0 +1,69 @@
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
+import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, waitForEvent } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/** A Turn runs until a final answer or one of its Bot's limits: steps, output tokens, time. */
+describe('turn limits', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let tools: FakeToolServer;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  beforeEach(async () => {
+    fake = await FakeOpenAiServer.start();
+    tools = await FakeToolServer.start();
+  });
+  afterEach(async () => {
+    await fake.close();
+    await tools.close();
+  });
+
+  const lookup = () => ({ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' });
+
+  it('stops after maxSteps model steps, with every tool call of the last step answered', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [lookup()], limits: { maxSteps: 2 } });
+    tools.fallback = jsonReply(200, { modelOutput: 'more' });
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 1]), toolCallReply('c2', 'lookup', ['{}'], [6, 1]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'loop');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(events.filter((e) => e.type === 'model.started')).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
+    const result = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM chat_messages WHERE turn_id = $1 AND role = 'tool'`, [turn.turnId]);
+    expect(result[0]!.n).toBe(2);
+  });
+
+  it('stops once the confirmed output tokens reach maxOutputTokens', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [lookup()], limits: { maxOutputTokens: 50 } });
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 60]), textReply(['never asked']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'expensive');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('fails with category timeout when the Turn outlives maxSeconds while waiting for a client tool', async () => {
+    const chat = await createChatFixture(t, {
+      baseUrl: fake.baseUrl,
+      tools: [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }],
+      limits: { maxSeconds: 1 },
+    });
+    fake.enqueue(toolCallReply('c1', 'ask_user', ['{}'], [5, 1]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'wait for me');
+    await waitForEvent(t, chat.secret, turn.executionId, 'tool.called');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'timeout', errorId: expect.any(String) });
+    // The unanswered call is left out of the stored history; the user input stays.
+    expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => m.role)).toEqual(['user']);
+    const late = await t.http().post(`/v1/chats/${chat.chatId}/tool-outputs`).set('authorization', bearer(chat.secret)).send({ callId: 'c1', output: 'too late' });
+    expect(late.status).toBe(404);
+  });
+});
