@@ -402,4 +402,20 @@ describe('bots', () => {
       expect(issuePaths(patched)).toEqual(['model']);
     });
   });
+
+  it('an explicit null for any Bot field is a 400 on that field, never a 500', async () => {
+    const org = await t.createOrganization('Nulls');
+    const auth = `Bearer ${org.secret}`;
+    await t.http().post('/v1/model-providers').set('authorization', auth).send({ name: 'p', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
+    const created = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'B', model: 'p/m' }).expect(201);
+    const id = (created.body as { id: string }).id;
+    for (const field of ['name', 'model', 'instructions', 'tools', 'limits']) {
+      const patch = await t.http().patch(`/v1/bots/${id}`).set('authorization', auth).send({ [field]: null });
+      expect({ field, status: patch.status, paths: ((patch.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path)[0] }).toEqual({ field, status: 400, paths: field });
+    }
+    for (const field of ['instructions', 'tools']) {
+      const post = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'B', model: 'p/m', [field]: null });
+      expect({ field, status: post.status }).toEqual({ field, status: 400 });
+    }
+  });
 });

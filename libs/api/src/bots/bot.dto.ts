@@ -17,7 +17,6 @@ import {
   IsIn,
   IsInt,
   IsObject,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -132,13 +131,13 @@ export class CreateBotRequest {
   model!: string;
 
   @ApiPropertyOptional({ maxLength: 100_000, description: 'The system instructions; empty when absent' })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsString()
   @MaxLength(100_000)
   instructions?: string;
 
   @ApiPropertyOptional({ type: [BotToolInput], maxItems: MAX_BOT_TOOLS })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsArray()
   @ArrayMaxSize(MAX_BOT_TOOLS)
   // ValidateNested alone lets arrays of arrays through: each item must itself be an object.
@@ -157,7 +156,7 @@ export class CreateBotRequest {
 
 export class UpdateBotRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -165,19 +164,19 @@ export class UpdateBotRequest {
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 300, description: '`<provider name>/<model id>`; the provider must exist in the organization' })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsString()
   @MaxLength(300)
   model?: string;
 
   @ApiPropertyOptional({ maxLength: 100_000 })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsString()
   @MaxLength(100_000)
   instructions?: string;
 
   @ApiPropertyOptional({ type: [BotToolInput], maxItems: MAX_BOT_TOOLS, description: 'Replaces the whole tool set' })
-  @IsOptional()
+  @ValidateIf(isSent)
   @IsArray()
   @ArrayMaxSize(MAX_BOT_TOOLS)
   @IsObject({ each: true, message: 'each of tools must be an object' })
