@@ -234,13 +234,11 @@ describe('OpenAiCompatibleProvider against a local OpenAI-compatible HTTP server
 
     // role, two texts, finish: four chunks with 40 ms after each.
     server.fallback = textReply(['slow ', 'fallback'], undefined, { delayMs: 40 });
-    const started = Date.now();
     const second = collect(provider.stream({ ...request(), idempotencyKey: 'k-2' }));
     await server.waitForRequests(2);
     const third = collect(provider.stream({ ...request(), idempotencyKey: 'k-3' }));
     await server.waitForRequests(3);
     const answers = await Promise.all([second, third]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
 
     for (const events of answers) {
       expect(events).toEqual([
