@@ -7,6 +7,7 @@ import { ModelProviders1764900000000 } from './1764900000000-model-providers';
 import { Bots1765000000000 } from './1765000000000-bots';
 import { Chats1765100000000 } from './1765100000000-chats';
 import { Turns1765200000000 } from './1765200000000-turns';
+import { UsageHolds1765300000000 } from './1765300000000-usage-holds';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Bots1765000000000,
   Chats1765100000000,
   Turns1765200000000,
+  UsageHolds1765300000000,
 ];

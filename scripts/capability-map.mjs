@@ -65,7 +65,6 @@ const NOTES = {
   'DLG-01': 'not built yet: delegation',
   'DEVT-01': 'not built yet: developer tests',
   'CONN-01': 'not built yet: connections',
-  'USE-03': 'not built yet: holds and reservations arrive with credits and limits (PLAT-08)',
   'ERR-04': 'not built yet as a test: release retries back off 100 ms → 5 s (run-scope.ts backoffMs), no test names it yet',
   'SEC-02': 'not built yet: Vaults',
   'MIG-03': 'not built yet: no data conversions exist yet (the mechanism arrives with the first one)',

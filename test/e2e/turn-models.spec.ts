@@ -1,12 +1,20 @@
 import { FakeAnthropicServer, textReply as anthropicText } from '../fakes/fake-anthropic-server';
-import { chunks, FakeOpenAiServer, statusReply, streamReply, textReply } from '../fakes/fake-openai-server';
-import { bearer, createChatFixture, eventsUntilEnd, listMessages, replyText, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { chunks, FakeOpenAiServer, heldStreamReply, statusReply, streamReply, textReply } from '../fakes/fake-openai-server';
+import { bearer, createChatFixture, eventsUntilEnd, listMessages, replyText, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * Model calls of a Turn: through the ModelRegistry (PLAT-06) and the call log, with retries as
  * new attempts (CALL-02, CALL-04), and one usage record per call (USE-01, USE-02, USE-04).
  */
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 
 interface UsageBody {
   id: string;
@@ -194,5 +202,42 @@ describe('turn model calls', () => {
     const other = await t.createOrganization('Other');
     const theirs = await t.http().get(`/v1/usage?chatId=${chat.chatId}`).set('authorization', bearer(other.secret)).expect(200);
     expect((theirs.body as { data: unknown[] }).data).toEqual([]);
+  });
+
+  it('[USE-03] each attempt holds its estimate while it runs; a failed attempt, a result and a cancelled Turn each release their holds', async () => {
+    const holds = async (executionId: string) =>
+      t.database.query<{ attempt: number; estimated_input_tokens: number; released: boolean }>(
+        'SELECT attempt, estimated_input_tokens, released_at IS NOT NULL AS released FROM usage_holds WHERE execution_id = $1 ORDER BY attempt',
+        [executionId],
+      );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue(
+      streamReply([chunks.role(), chunks.text('x'), chunks.finish('stop')], { dropAfter: 2 }),
+      heldStreamReply([chunks.role(), chunks.text('held '), chunks.text('answer'), chunks.finish('stop'), chunks.usage(8, 2)], { holdAfter: 2, release: held }),
+    );
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Hi');
+    await waitForEvent(t, chat.secret, turn.executionId, 'model.started');
+    await fake.waitForRequests(2);
+    await waitFor(async () => (await holds(turn.executionId)).length === 2);
+    // Attempt 1 failed and released its hold; attempt 2 is streaming and holds its estimate.
+    const during = await holds(turn.executionId);
+    expect(during.map((h) => [h.attempt, h.released])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    expect(during[1]!.estimated_input_tokens).toBeGreaterThan(0);
+    release();
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect((await holds(turn.executionId)).every((h) => h.released)).toBe(true);
+
+    // A Turn stopped mid-stream releases the hold of the call it was making.
+    fake.enqueue(heldStreamReply([chunks.role(), chunks.text('never'), chunks.finish('stop')], { holdAfter: 2, release: new Promise(() => undefined) }));
+    const stopped = await sendMessage(t, chat.secret, chat.chatId, 'Again');
+    await waitForEvent(t, chat.secret, stopped.executionId, 'text.delta');
+    expect((await holds(stopped.executionId)).map((h) => h.released)).toEqual([false]);
+    await t.http().post(`/v1/chats/${chat.chatId}/stop`).set('authorization', bearer(chat.secret)).expect(202);
+    expect((await eventsUntilEnd(t, chat.secret, stopped.executionId)).at(-1)).toMatchObject({ state: 'cancelled' });
+    expect((await holds(stopped.executionId)).map((h) => h.released)).toEqual([true]);
   });
 });

@@ -151,6 +151,15 @@ describe('a Turn whose owner node dies mid-stream (two real server processes)', 
     // One usage record, for the saved attempt (the dead attempt never finished, so it charged nothing).
     const usage = await db!.query('SELECT status, input_tokens, output_tokens FROM usage_records WHERE execution_id = $1', [id]);
     expect(usage).toEqual([{ status: 'confirmed', input_tokens: 20, output_tokens: 6 }]);
+    // USE-03: the dead owner's attempt held its estimate; B's takeover released it, and B's own hold went with the result.
+    const holds = await db!.query<{ attempt: number; released: boolean }>(
+      'SELECT attempt, released_at IS NOT NULL AS released FROM usage_holds WHERE execution_id = $1 ORDER BY attempt',
+      [id],
+    );
+    expect(holds).toEqual([
+      { attempt: 1, released: true },
+      { attempt: 2, released: true },
+    ]);
     // Nothing asks the model again afterwards, and B lives on.
     await new Promise((r) => setTimeout(r, 500));
     expect(model.requests).toHaveLength(2);

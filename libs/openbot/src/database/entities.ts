@@ -10,6 +10,7 @@ import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
+import { UsageHoldEntity } from '../usage/storage/usage-hold.entity';
 import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 
@@ -28,5 +29,6 @@ export const ENTITIES = [
   ChatCommandEntity,
   ClientToolCallEntity,
   UsageRecordEntity,
+  UsageHoldEntity,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -3,6 +3,7 @@ import type { Json, Phase, PhaseContext, Queryable } from '@openbot/engine';
 import { newId } from '@openbot/domain';
 import type { Pool } from 'pg';
 import type { ModelRegistry } from '../../models/model-registry';
+import { usageHolds } from '../../usage/usage-holds';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import { asJson, asTurnState, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
@@ -39,6 +40,8 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       const resolved = await deps.models.resolve(state.organizationId, bot.model);
       const publisher = context.publisher;
       const position = (attempt: number) => ({ step, attempt });
+      // The call log names this call `<step>:model` (STC-10); its holds use the same key.
+      const callKey = `${context.step}:model`;
 
       const result = (await context.calls.call(
         'model',
@@ -46,16 +49,25 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
           safe: true,
           attempts: MODEL_ATTEMPTS,
           onFailedAttempt: async ({ attempt, error, retrying }) => {
+            await usageHolds.release(deps.pool, context.executionId, callKey);
             publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
             await publisher.flush();
           },
           commit: async (tx, saved) => {
             const stepResult = saved.result as unknown as ModelStepResult;
             await recordUsage(tx, state, saved.callId, context.executionId, stepResult, fitted.estimatedTokens);
+            await usageHolds.release(tx, context.executionId, callKey);
             await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage: stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null }, ...position(saved.attempt) }]);
           },
         },
         async (request) => {
+          await usageHolds.open(deps.pool, {
+            organizationId: state.organizationId,
+            executionId: context.executionId,
+            callKey,
+            attempt: request.attempt,
+            estimatedInputTokens: fitted.estimatedTokens,
+          });
           publisher.publish('model.started', null, position(request.attempt));
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(

@@ -13,6 +13,8 @@ import { asTurnState, TURN_WORKFLOW, type TurnInput, type TurnState } from './tu
 export async function endTurn(context: EndContext<Json>): Promise<void> {
   const state = asTurnState(context.state);
   const { tx } = context;
+  // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
+  await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
   const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
     | { active_turn_id: string | null; closed_at: Date | null }
     | undefined;
