@@ -20,7 +20,6 @@ const NOTES = {
   'ARCH-04': 'not built yet: model, Computer, Vault and object-store ports',
   'ARCH-05': 'not built yet as a test; query handlers read the database directly',
   'ARCH-06': 'not built yet as a test; modules open connections only in lifecycle hooks',
-  'ARCH-07': 'built by design, no test of its own: no Chat runtime object exists; each Turn phase resolves its model through the ModelRegistry per call and reads its tools from its saved Bot snapshot',
   'EXE-05': 'not built yet as a test of its own; the engine has no feature branches and features register workflows',
   'EXE-09': 'not built yet as a test of its own; phase runs are named `<phase>#<generation>` and state is sealed',
   'EXE-15': 'not built yet: cancel phases are numbered and stored, but no test replays an old cancel signal',

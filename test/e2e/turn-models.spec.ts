@@ -240,4 +240,27 @@ describe('turn model calls', () => {
     expect((await eventsUntilEnd(t, chat.secret, stopped.executionId)).at(-1)).toMatchObject({ state: 'cancelled' });
     expect((await holds(stopped.executionId)).map((h) => h.released)).toEqual([true]);
   });
+
+  it('[ARCH-07] no Chat runtime is kept: each Turn resolves its own model, so a Bot edit reaches the next Turn while the running one keeps what it started with', async () => {
+    const second = await FakeOpenAiServer.start();
+    try {
+      const auth = bearer(chat.secret);
+      await t.http().post('/v1/model-providers').set('authorization', auth).send({ name: 'second', kind: 'openai-compatible', baseUrl: second.baseUrl }).expect(201);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      fake.enqueue(heldStreamReply([chunks.role(), chunks.text('from first'), chunks.finish('stop')], { holdAfter: 2, release: held }));
+      second.enqueue(textReply(['from second'], [2, 1]));
+      const running = await sendMessage(t, chat.secret, chat.chatId, 'one');
+      await waitForEvent(t, chat.secret, running.executionId, 'text.delta');
+      await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth).send({ model: 'second/other-model', instructions: 'Changed.' }).expect(200);
+      release();
+      expect(replyText(await eventsUntilEnd(t, chat.secret, running.executionId))).toBe('from first');
+      const next = await sendMessage(t, chat.secret, chat.chatId, 'two');
+      expect(replyText(await eventsUntilEnd(t, chat.secret, next.executionId))).toBe('from second');
+      expect(second.requests[0]!.body).toMatchObject({ model: 'other-model', messages: [{ role: 'system', content: 'Changed.' }, { role: 'user', content: 'one' }, { role: 'assistant', content: 'from first' }, { role: 'user', content: 'two' }] });
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
 });
