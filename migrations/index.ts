@@ -8,6 +8,7 @@ import { Bots1765000000000 } from './1765000000000-bots';
 import { Chats1765100000000 } from './1765100000000-chats';
 import { Turns1765200000000 } from './1765200000000-turns';
 import { UsageHolds1765300000000 } from './1765300000000-usage-holds';
+import { TurnHookWrites1765400000000 } from './1765400000000-turn-hook-writes';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Chats1765100000000,
   Turns1765200000000,
   UsageHolds1765300000000,
+  TurnHookWrites1765400000000,
 ];

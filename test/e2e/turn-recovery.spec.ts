@@ -1,4 +1,5 @@
 import { Engine } from '@openbot/engine';
+import { TurnHooks, type TurnHookContext } from '@openbot/openbot';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage } from '../support/chat-fixture';
@@ -75,5 +76,48 @@ describe('turn recovery', () => {
     release();
     expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
     expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => m.role)).toEqual(['user']);
+  });
+
+  it('[STC-08] hooks run at named steps and deduplicate their writes on replay; a failing plugin cannot change the lifecycle', async () => {
+    await t.database.query('CREATE TABLE IF NOT EXISTS plugin_log (execution_id uuid, point text, step int, detail text)');
+    const seen: string[] = [];
+    const hooks = t.app.get(TurnHooks);
+    hooks.register({
+      name: 'audit',
+      points: ['turn.started', 'model.completed', 'tool.result'],
+      async run(context: TurnHookContext) {
+        seen.push(`${context.point}@${context.step}`);
+        const detail = context.message?.content ?? context.toolResult?.modelOutput ?? '';
+        await context.once('log', (tx) => tx.query('INSERT INTO plugin_log VALUES ($1, $2, $3, $4)', [context.executionId, context.point, context.step, detail]).then(() => undefined));
+      },
+    });
+    hooks.register({
+      name: 'broken',
+      points: ['model.completed'],
+      run: () => Promise.reject(new Error('plugin bug')),
+    });
+    const chat = await createChatFixture(t, {
+      baseUrl: fake.baseUrl,
+      tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
+    });
+    fake.enqueue(toolCallReply('call-1', 'lookup', ['{}'], [10, 2]), textReply(['Answer'], [20, 3]));
+    tools.enqueue(jsonReply(200, { modelOutput: 'looked up' }));
+    // The model step's checkpoint fails once: the phase is replayed from the saved model result.
+    t.app.get(Engine).faults.arm('checkpoint.before-commit', { kind: 'throw', error: new Error('injected') }, { when: (c) => c.step === 1 });
+
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Go');
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId, 30_000)).at(-1)).toMatchObject({ state: 'completed' });
+    // The replay ran the step-1 hooks again, but their writes happened once.
+    expect(seen.filter((s) => s === 'model.completed@1').length).toBe(2);
+    const log = await t.database.query<{ point: string; step: number; detail: string }>('SELECT point, step, detail FROM plugin_log WHERE execution_id = $1 ORDER BY step, point', [turn.executionId]);
+    expect(log).toEqual([
+      { point: 'model.completed', step: 1, detail: '' },
+      { point: 'tool.result', step: 1, detail: 'looked up' },
+      { point: 'turn.started', step: 1, detail: '' },
+      { point: 'model.completed', step: 2, detail: 'Answer' },
+    ]);
+    // The failing plugin has error records of its own; the Turn completed regardless.
+    const errors = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM error_records WHERE execution_id = $1 AND origin LIKE 'turn plugin broken%'`, [turn.executionId]);
+    expect(errors[0]!.n).toBeGreaterThanOrEqual(2);
   });
 });

@@ -7,6 +7,7 @@ import { StopChatHandler } from './commands/stop-chat.command';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
+import { TurnHooks } from './turn/turn-hooks';
 import { TurnWorkflows } from './turn/turn-workflows';
 
 @Module({
@@ -20,6 +21,8 @@ import { TurnWorkflows } from './turn/turn-workflows';
     StopChatHandler,
     DeleteChatHandler,
     TurnWorkflows,
+    TurnHooks,
   ],
+  exports: [TurnHooks],
 })
 export class ChatsModule {}

@@ -6,6 +6,7 @@ import { ChatMessageEntity } from '../chats/storage/chat-message.entity';
 import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
 import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
+import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
@@ -28,6 +29,7 @@ export const ENTITIES = [
   ChatMessageEntity,
   ChatCommandEntity,
   ClientToolCallEntity,
+  TurnHookWriteEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   ...ENGINE_ENTITIES,

@@ -70,6 +70,6 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
     },
     EngineLifecycle,
   ],
-  exports: [Engine],
+  exports: [Engine, SqlFailureRecorder],
 })
 export class EngineModule {}

@@ -4,6 +4,7 @@ import { newId } from '@openbot/domain';
 import type { Pool } from 'pg';
 import type { ModelRegistry } from '../../models/model-registry';
 import { usageHolds } from '../../usage/usage-holds';
+import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import { asJson, asTurnState, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
@@ -18,7 +19,7 @@ const MODEL_ATTEMPTS = 3;
  * `model.completed` commit in one transaction (USE-01) before any tool runs (STC-06); a takeover
  * reuses a saved result instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry }): Phase<Json> {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry; readonly hooks: TurnHooks }): Phase<Json> {
   return {
     async run(context: PhaseContext<Json>) {
       let state = asTurnState(context.state);
@@ -26,6 +27,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
         const bot = await readBotSnapshot(deps.pool, state.chatId);
         if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
         state = { ...state, bot, startedAt: Date.now() };
+        await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
       const bot = state.bot!;
       const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
@@ -81,6 +83,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
         },
       )) as unknown as ModelStepResult;
       publisher.announce();
+      await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
       const usage = result.usage;
       const next: TurnState = {
@@ -95,6 +98,10 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       return { state: asJson(next) };
     },
   };
+}
+
+export function hookFacts(state: TurnState, executionId: string, step: number) {
+  return { organizationId: state.organizationId, chatId: state.chatId, turnId: state.turnId, executionId, step };
 }
 
 function failureCategory(error: unknown): string {

@@ -4,7 +4,9 @@ import type { Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type ToolAnswer } from './http-tool';
+import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
+import type { TurnHooks } from './turn-hooks';
 import { asJson, asTurnState, turnDeadline, type TurnState } from './turn-state';
 
 /** The signal a posted client tool output sends to its Turn. */
@@ -16,7 +18,7 @@ export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
  * result is saved — in the call log, the client tool row, or the background execution — before
  * `tool.result` is published (STC-06), and lands in the Turn's state at this phase's checkpoint.
  */
-export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fetch }): Phase<Json> {
+export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fetch; readonly hooks: TurnHooks }): Phase<Json> {
   return {
     async run(context: PhaseContext<Json>): Promise<PhaseOutcome<Json>> {
       const state = asTurnState(context.state);
@@ -64,6 +66,7 @@ export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fe
       }
       publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError }, { step });
       const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
+      await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
       const next: TurnState = {
         ...state,
         results: [...state.results, toolResult],

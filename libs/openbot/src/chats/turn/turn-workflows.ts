@@ -9,6 +9,7 @@ import { chatDeleteWorkflow } from '../delete/chat-delete.workflow';
 import { backgroundToolWorkflow } from './background-tool.workflow';
 import { modelPhase } from './model-phase';
 import { toolPhase } from './tool-phase';
+import { TurnHooks } from './turn-hooks';
 import { endTurn } from './turn-end';
 import { asJson, asTurnState, initialTurnState, nextTurnDecision, TURN_WORKFLOW, type TurnInput } from './turn-state';
 
@@ -20,6 +21,7 @@ export class TurnWorkflows implements OnModuleInit {
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(ModelRegistry) private readonly models: ModelRegistry,
     @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+    @Inject(TurnHooks) private readonly hooks: TurnHooks,
   ) {}
 
   onModuleInit(): void {
@@ -30,8 +32,8 @@ export class TurnWorkflows implements OnModuleInit {
       initial: (input) => asJson(initialTurnState(input as unknown as TurnInput)),
       next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
       phases: {
-        model: modelPhase({ pool, models: this.models }),
-        tool: toolPhase({ pool, fetch: fetchFn }),
+        model: modelPhase({ pool, models: this.models, hooks: this.hooks }),
+        tool: toolPhase({ pool, fetch: fetchFn, hooks: this.hooks }),
       },
       end: endTurn,
     };
