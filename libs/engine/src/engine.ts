@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Conflict, isFinal, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
@@ -90,7 +91,9 @@ export class Engine {
   private readonly recoveryJobs: RecoveryJobBatcher;
 
   constructor(private readonly options: EngineOptions) {
-    this.listener = new NodeListener(options.connectionString);
+    // Tags this engine's own event notifications: unique per engine, also when node IDs repeat.
+    const origin = randomUUID();
+    this.listener = new NodeListener(options.connectionString, origin);
     this.boss = new PgBoss({
       connectionString: options.connectionString,
       max: 3,
@@ -106,7 +109,7 @@ export class Engine {
       failures: options.failures,
       faults: options.faults ?? new FaultPoints(),
       listener: this.listener,
-      notifier: new Notifier(options.pool),
+      notifier: new Notifier(options.pool, origin),
       nodeId: options.nodeId,
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,

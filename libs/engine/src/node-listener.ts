@@ -16,7 +16,11 @@ export class NodeListener {
   private readonly eventWaiters = new Map<string, Set<() => void>>();
   private signalHandler: (executionId: string) => void = () => undefined;
 
-  constructor(private readonly connectionString: string) {}
+  /** `node`: this engine's origin tag; event notifications it sent itself are skipped (it woke its readers directly). */
+  constructor(
+    private readonly connectionString: string,
+    private readonly node = '',
+  ) {}
 
   onSignal(handler: (executionId: string) => void): void {
     this.signalHandler = handler;
@@ -70,8 +74,11 @@ export class NodeListener {
         client.on('error', () => undefined);
         await client.connect();
         client.on('notification', (message) => {
-          const ids = (message.payload ?? '').split(',').filter((id) => id !== '');
-          if (message.channel === EVENTS_CHANNEL) for (const id of ids) this.wake(id);
+          const { origin, ids } = parsePayload(message.payload ?? '');
+          if (message.channel === EVENTS_CHANNEL) {
+            if (origin !== '' && origin === this.node) return;
+            for (const id of ids) this.wake(id);
+          }
           else if (message.channel === SIGNALS_CHANNEL) for (const id of ids) this.signalHandler(id);
         });
         client.once('end', () => {
@@ -91,6 +98,13 @@ export class NodeListener {
   }
 }
 
+/** A payload is `<origin node>|<id>,<id>…`; one without `|` has no origin. */
+function parsePayload(payload: string): { origin: string; ids: string[] } {
+  const bar = payload.indexOf('|');
+  const origin = bar < 0 ? '' : payload.slice(0, bar);
+  return { origin, ids: payload.slice(bar + 1).split(',').filter((id) => id !== '') };
+}
+
 /**
  * Sends notifications after commit, batched on one connection (ARCHITECTURE.md: a NOTIFY inside
  * the checkpoint transaction would serialize every commit's WAL flush).
@@ -99,7 +113,11 @@ export class Notifier {
   private readonly pending = new Map<string, Set<string>>();
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly db: Queryable) {}
+  /** `node` tags every payload, so the sending node's own listener can skip what it already woke locally. */
+  constructor(
+    private readonly db: Queryable,
+    private readonly node = '',
+  ) {}
 
   notify(channel: string, executionId: string): void {
     let ids = this.pending.get(channel);
@@ -121,19 +139,20 @@ export class Notifier {
         this.pending.clear();
         const channels: string[] = [];
         const payloads: string[] = [];
+        const prefix = `${this.node}|`;
         for (const [channel, ids] of batch) {
           let chunk = '';
           for (const id of ids) {
-            if (chunk.length + id.length + 1 > MAX_PAYLOAD) {
+            if (prefix.length + chunk.length + id.length + 1 > MAX_PAYLOAD) {
               channels.push(channel);
-              payloads.push(chunk);
+              payloads.push(prefix + chunk);
               chunk = '';
             }
             chunk = chunk === '' ? id : `${chunk},${id}`;
           }
           if (chunk !== '') {
             channels.push(channel);
-            payloads.push(chunk);
+            payloads.push(prefix + chunk);
           }
         }
         await this.db
