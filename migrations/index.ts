@@ -9,6 +9,9 @@ import { Chats1765100000000 } from './1765100000000-chats';
 import { Turns1765200000000 } from './1765200000000-turns';
 import { UsageHolds1765300000000 } from './1765300000000-usage-holds';
 import { TurnHookWrites1765400000000 } from './1765400000000-turn-hook-writes';
+import { Access1765500000000 } from './1765500000000-access';
+import { Sso1765600000000 } from './1765600000000-sso';
+import { ExecutionIdentity1765700000000 } from './1765700000000-execution-identity';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -22,4 +25,7 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Turns1765200000000,
   UsageHolds1765300000000,
   TurnHookWrites1765400000000,
+  Access1765500000000,
+  Sso1765600000000,
+  ExecutionIdentity1765700000000,
 ];

@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
  */
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const KEY_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'memberId', 'name', 'revokedAt'];
+const KEY_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'memberId', 'name', 'revokedAt', 'scopes'];
 
 interface ApiKeyBody {
   id: string;
@@ -74,6 +74,7 @@ describe('API keys', () => {
       expiresAt: null,
       lastUsedAt: null,
       revokedAt: null,
+      scopes: null,
       secret: expect.any(String),
     });
     expect(new Date(key.createdAt).toISOString()).toBe(key.createdAt);
@@ -81,7 +82,7 @@ describe('API keys', () => {
     const me = await t.http().get('/v1/me').set('authorization', as(key.secret)).expect(200);
     expect(me.body).toEqual({
       organization: { id: owner.organizationId, name: 'Keys Inc' },
-      member: { id: owner.memberId, role: 'owner' },
+      member: { id: owner.memberId, role: 'owner', permissions: expect.arrayContaining(['api-keys.manage']) },
       apiKey: { id: key.id, name: 'CI deploys' },
     });
   });

@@ -1,3 +1,4 @@
+import { ROLE_PERMISSIONS } from '@openbot/domain';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -60,7 +61,7 @@ describe('bootstrap: organizations and the owner key', () => {
     const me = await t.http().get('/v1/me').set('authorization', `Bearer ${created.apiKey.secret}`).expect(200);
     expect(me.body).toEqual({
       organization: { id: created.organization.id, name: 'Me Corp' },
-      member: { id: created.member.id, role: 'owner' },
+      member: { id: created.member.id, role: 'owner', permissions: [...ROLE_PERMISSIONS.owner] },
       apiKey: { id: created.apiKey.id, name: expect.any(String) },
     });
     const keyName = (me.body as { apiKey: { name: string } }).apiKey.name;

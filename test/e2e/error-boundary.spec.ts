@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Response, Test } from 'supertest';
-import { Access, CurrentMember } from '../../libs/api/src/auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../../libs/api/src/auth/access.decorator';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -77,6 +77,7 @@ class ProbeController {
 
   /** A member route (no @Access): reached with an organization API key. */
   @Get('member-boom')
+  @Requires('organization.read')
   memberBoom(@CurrentMember() caller: MemberCaller): never {
     throw new Error(`${MEMBER_CAUSE} for ${caller.memberId}`);
   }

@@ -1,5 +1,5 @@
 import { CommandBus } from '@nestjs/cqrs';
-import { newId, type MemberCaller } from '@openbot/domain';
+import { effectivePermissions, newId, type MemberCaller } from '@openbot/domain';
 import { CreateApiKey } from '../../libs/openbot/src/api-keys/commands/create-api-key.command';
 import type { TestApp } from './test-app';
 
@@ -50,7 +50,7 @@ export async function createChatFixture(
 export async function addMember(t: TestApp, organizationId: string): Promise<{ memberId: string; secret: string }> {
   const memberId = newId();
   await t.database.query(`INSERT INTO members (id, organization_id, role) VALUES ($1, $2, 'member')`, [memberId, organizationId]);
-  const caller = { kind: 'member', organizationId, memberId, role: 'member', apiKeyId: null } as unknown as MemberCaller;
+  const caller = { kind: 'member', organizationId, memberId, role: 'member', apiKeyId: null, permissions: effectivePermissions('member', null) } as unknown as MemberCaller;
   const key = await t.app.get(CommandBus).execute(new CreateApiKey(caller, 'second', null));
   return { memberId, secret: key.secret };
 }

@@ -5,6 +5,10 @@ import { BotsController } from './bots/bots.controller';
 import { ChatMessagesController } from './chats/chat-messages.controller';
 import { ChatsController } from './chats/chats.controller';
 import { UsageController } from './usage/usage.controller';
+import { MembersController } from './members/members.controller';
+import { AuditController } from './audit/audit.controller';
+import { SsoLoginController } from './sso/sso-login.controller';
+import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
@@ -19,7 +23,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, MembersController, AuditController, SsoController, SsoLoginController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

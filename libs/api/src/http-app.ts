@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -69,6 +70,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
+  // Cookies for SSO sessions (`request.cookies`, `reply.setCookie`). passport runs inside the SSO
+  // use cases on a captured response, so Fastify's reply needs no Node-style shims.
+  await app.register(fastifyCookie as unknown as Parameters<NestFastifyApplication['register']>[0]);
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
   // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (API.md "Errors").

@@ -1,5 +1,5 @@
 import type { ApiKeyId, MemberId, OrganizationId } from './ids';
-import type { MemberRole } from './roles';
+import type { MemberRole, Permission } from './roles';
 
 /** Who is asking. Use cases take this, never a raw credential or a string prefix (IDN-04). */
 export type Caller = PlatformAdmin | MemberCaller;
@@ -13,8 +13,16 @@ export interface MemberCaller {
   readonly organizationId: OrganizationId;
   readonly memberId: MemberId;
   readonly role: MemberRole;
-  /** The key that authenticated this request; null for a session cookie (later). */
+  /** The key that authenticated this request; null for a session cookie. */
   readonly apiKeyId: ApiKeyId | null;
+  /** The SSO session that authenticated this request; null for an API key. */
+  readonly sessionId?: string | null;
+  /** What this request may do: the role's permissions narrowed by the key's scopes. */
+  readonly permissions: readonly Permission[];
+}
+
+export function can(caller: MemberCaller, permission: Permission): boolean {
+  return caller.permissions.includes(permission);
 }
 
 /** Owners and admins manage every key of their organization; members only their own. */

@@ -7,3 +7,4 @@ export * from './caller';
 export * from './execution-state';
 export * from './new-id';
 export * from './connection-failure';
+export * from './execution-identity';

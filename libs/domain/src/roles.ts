@@ -1,3 +1,56 @@
-/** Member roles inside an organization. More roles arrive with identity and access. */
-export const MEMBER_ROLES = ['owner', 'admin', 'member'] as const;
+/**
+ * Member roles inside an organization and what each may do. A request's rights are its role's
+ * permissions, narrowed by the API key's scopes when the key has any (a key never widens them).
+ */
+export const MEMBER_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+export const PERMISSIONS = [
+  'organization.read',
+  'members.read',
+  'members.manage',
+  'api-keys.manage',
+  'models.read',
+  'models.write',
+  'bots.read',
+  'bots.write',
+  'chats.read',
+  'chats.write',
+  'executions.read',
+  'executions.write',
+  'usage.read',
+  'audit.read',
+  'sso.manage',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read'];
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write'];
+
+/** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
+export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {
+  viewer: READ,
+  member: WORK,
+  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage'],
+  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage'],
+};
+
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value);
+}
+
+export function isMemberRole(value: string): value is MemberRole {
+  return (MEMBER_ROLES as readonly string[]).includes(value);
+}
+
+/** A role's permissions narrowed to a key's scopes (`null`: the key has the role's full rights). */
+export function effectivePermissions(role: MemberRole, scopes: readonly string[] | null): readonly Permission[] {
+  const granted = ROLE_PERMISSIONS[role];
+  return scopes === null ? granted : granted.filter((permission) => scopes.includes(permission));
+}
+
+/** Owners and admins manage members; only an owner may make, change or remove an owner. */
+export function canManageRole(actor: MemberRole, target: MemberRole): boolean {
+  if (actor === 'owner') return true;
+  return actor === 'admin' && target !== 'owner';
+}

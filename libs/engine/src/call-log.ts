@@ -125,6 +125,11 @@ export class CallLog {
       readonly generation: number;
       readonly step: number;
       readonly scope: RunScope;
+      /**
+       * Throws when the execution's identity is no longer valid (IDN-06). Asked before every
+       * send, after the intent is saved: a refused call stays in the log as failed, never sent.
+       */
+      readonly checkIdentity?: () => Promise<void>;
       /** Called when a result is saved for a call already marked unknown (it may end an outcome_unknown wait). */
       readonly onLateResult?: () => Promise<void>;
     },
@@ -169,6 +174,14 @@ export class CallLog {
       // history again and decide from it, instead of failing on the unique key.
       if (mine.length === 0) return this.call(name, options, send);
       await this.deps.faults.hit('call.intent.committed', { executionId, step, callKey });
+      if (this.deps.checkIdentity !== undefined) {
+        try {
+          await this.deps.checkIdentity();
+        } catch (error) {
+          await this.setStatus(id, 'failed');
+          throw error;
+        }
+      }
       // A request arriving after the gate closed starts no work (EXE-11).
       scope.assertOpen();
       await this.setStatus(id, 'sending');

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { FaultPoints } from './fault-points';
 import type { NodeListener, Notifier } from './node-listener';
-import type { FailureRecorder } from './ports';
+import type { FailureRecorder, IdentityCheck } from './ports';
 import type { SealedJson } from './sealed-json';
 import type { Json, Workflow } from './workflow';
 
@@ -12,6 +12,8 @@ export interface EngineContext {
   readonly boss: PgBoss;
   readonly sealed: SealedJson;
   readonly failures: FailureRecorder;
+  /** Absent: identities are stored but never checked (a standalone engine). */
+  readonly identityCheck: IdentityCheck | undefined;
   readonly faults: FaultPoints;
   readonly listener: NodeListener;
   readonly notifier: Notifier;

@@ -9,12 +9,13 @@ import { observeEvents, type ExecutionEvent } from './event-log';
 import { openData, sealData } from './execution-data';
 import { FaultPoints } from './fault-points';
 import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
-import type { EngineSealer, FailureRecorder, Queryable } from './ports';
+import { assertAudience, identityOf, openIdentity } from './identity-guard';
+import type { EngineSealer, FailureRecorder, IdentityCheck, Queryable } from './ports';
 import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
 import { Runner } from './runner';
 import { aad, SealedJson } from './sealed-json';
 import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
-import { insertExecution, selectExecution, type ExecutionRow } from './store';
+import { insertExecution, selectExecution, selectIdentity, type ExecutionRow, type NewExecution } from './store';
 import { endExecution } from './transitions';
 import { withTransaction } from './tx';
 import type { Json, ResourceRef, Workflow } from './workflow';
@@ -32,6 +33,11 @@ export interface EngineOptions {
   /** How long pg-boss workers wait between polls for due jobs (default 0.5 s, its minimum). */
   readonly pollingSeconds?: number;
   readonly faults?: FaultPoints;
+  /**
+   * The product's check of execution identities (IDN-06): asked when a run is restored or woken
+   * and before every outside send. Absent: identities are stored but never checked.
+   */
+  readonly identityCheck?: IdentityCheck;
 }
 
 /** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
@@ -50,6 +56,12 @@ export interface SubmitCommand {
   /** What the key is scoped to besides the caller, e.g. `chat:<id>` (default: the workflow name). */
   readonly target?: string;
   readonly resource?: ResourceRef;
+  /**
+   * Who the work is for and acts as (IDN-01; the product's `ExecutionIdentity` as JSON): sealed
+   * with the execution, checked on restore and before outside sends (IDN-06). Not part of the
+   * command key's input: a retry by another token of the same scope answers the same execution.
+   */
+  readonly identity?: Json;
   /** Extra work in the submit transaction (a feature's business rows). */
   readonly inTransaction?: (tx: { query: Pool['query'] }, executionId: ExecutionId) => Promise<void>;
 }
@@ -107,6 +119,7 @@ export class Engine {
       boss: this.boss,
       sealed: new SealedJson(options.sealer),
       failures: options.failures,
+      identityCheck: options.identityCheck,
       faults: options.faults ?? new FaultPoints(),
       listener: this.listener,
       notifier: new Notifier(options.pool, origin),
@@ -159,11 +172,12 @@ export class Engine {
   /**
    * Submits a command (EXE-01, EXE-02): creates the execution (owned by this node, which starts
    * it at once) and its recovery job in one transaction, or answers the execution the same
-   * command key already created.
+   * command key already created. A scope the workflow does not admit is Forbidden (IDN-11).
    */
   async submit(command: SubmitCommand): Promise<{ executionId: ExecutionId; created: boolean }> {
     const workflow = this.workflows.get(command.workflow);
     if (!workflow) throw new Error(`no workflow named "${command.workflow}" is registered`);
+    assertAudience(workflow, command.scope.kind);
     const id = newId<ExecutionId>();
     const hash = inputHash(command.input);
     const outcome = command.commandKey === undefined && command.inTransaction === undefined
@@ -188,19 +202,19 @@ export class Engine {
           if (!existing.input_hash.equals(hash)) {
             throw new Conflict('CommandKeyConflict', 'This command key was already used with another input.');
           }
-          return { executionId: existing.execution_id as ExecutionId, created: false, sealed: null };
+          return { executionId: existing.execution_id as ExecutionId, created: false, row: null };
         }
       }
-      const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
-      await this.insertSubmitted(tx, id, command, sealed);
+      const row = this.submittedRow(id, command, workflow);
+      await insertExecution(tx, row, this.ctx.leaseSeconds);
       // Recovery: if this node dies, the job finds the lease expired and another node takes over.
       await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
       if (command.inTransaction) await command.inTransaction(tx, id);
-      return { executionId: id, created: true, sealed };
+      return { executionId: id, created: true, row };
     });
-    if (outcome.created) {
+    if (outcome.row !== null) {
       // This node owns generation 1 and its lease already: run it now, no queue hop, no re-read.
-      this.runner.runOwned(this.submittedRow(id, command, outcome.sealed!));
+      this.runner.runOwned(outcome.row);
     }
     return { executionId: outcome.executionId, created: outcome.created };
   }
@@ -211,18 +225,15 @@ export class Engine {
    * execution (harmless); the other order could leave an execution no job recovers.
    */
   private async submitPlain(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>) {
-    const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+    const row = this.submittedRow(id, command, workflow);
     await this.recoveryJobs.enqueue(id, this.ctx.leaseSeconds * 2);
-    await this.insertSubmitted(this.ctx.pool, id, command, sealed);
-    return { executionId: id, created: true, sealed };
-  }
-
-  private async insertSubmitted(db: Queryable, id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): Promise<void> {
-    await insertExecution(db, this.submittedRow(id, command, sealed), this.ctx.leaseSeconds);
+    await insertExecution(this.ctx.pool, row, this.ctx.leaseSeconds);
+    return { executionId: id, created: true, row };
   }
 
   /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
-  private submittedRow(id: ExecutionId, command: SubmitCommand, sealed: { keyId: string; data: Buffer }): ExecutionRow {
+  private submittedRow(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>): ExecutionRow & NewExecution {
+    const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
     return newExecutionRow(this.ctx, id, command, true, sealed);
   }
 
@@ -230,6 +241,7 @@ export class Engine {
    * Submits inside the feature's own transaction (its row lock orders the command, STC-02).
    * `held`: the execution waits in `queued` with no job until an end admits it (STC-04).
    * Otherwise this node owns it; call `start()` after the transaction commits to run it here.
+   * A scope the workflow does not admit is Forbidden (IDN-11); `identity` is stored sealed (IDN-01).
    */
   async submitIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void }> {
     const id = newId<ExecutionId>();
@@ -343,6 +355,13 @@ export class Engine {
     this.listener.wake(executionId);
     if (outcome.run) void this.runner.advance(executionId).catch(() => undefined);
     return { state: outcome.state };
+  }
+
+  /** The identity an execution was submitted with (opened from its sealed record), or null. */
+  async identity(executionId: string): Promise<Json | null> {
+    const row = await selectIdentity(this.ctx.pool, executionId);
+    const sealed = row ? identityOf(row) : null;
+    return sealed === null ? null : openIdentity(this.ctx.sealed, executionId, sealed);
   }
 
   async get(executionId: string): Promise<ExecutionView | null> {

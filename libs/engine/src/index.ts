@@ -13,3 +13,4 @@ export * from './event-publisher';
 export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
+export { IdentityInvalid } from './identity-guard';

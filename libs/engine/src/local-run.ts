@@ -1,3 +1,4 @@
+import type { SealedIdentity } from './identity-guard';
 import type { RunScope } from './run-scope';
 
 /** One run of an execution on this node, from its claim to its wait, end, or loss. */
@@ -11,6 +12,12 @@ export interface LocalRun {
   lost: boolean;
   /** Aborted with 'cancel', 'lease-lost' or 'shutdown' between phases too (backoff sleeps end at once). */
   readonly abort: AbortController;
+  /** The execution's sealed identity (null: submitted without one, nothing to check). */
+  readonly identity: SealedIdentity | null;
+  /** `member` or `service`: a child may only start a workflow of the same audience (IDN-11). */
+  readonly scopeKind: string;
+  /** Set when a check found the identity invalid: the run fails `forbidden`, whatever the phase did (IDN-06). */
+  identityInvalid: string | null;
 }
 
 export type Stop = 'lost' | 'waiting' | 'ended' | 'drained';

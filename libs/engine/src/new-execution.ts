@@ -1,30 +1,41 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { sealData } from './execution-data';
+import { assertAudience, sealIdentity } from './identity-guard';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
-import { insertExecution, type ExecutionRow } from './store';
-import type { Json, ResourceRef } from './workflow';
+import { insertExecution, type ExecutionRow, type NewExecution } from './store';
+import type { Json, ResourceRef, Workflow } from './workflow';
 
 export interface NewExecutionCommand {
   readonly workflow: string;
   readonly input: Json;
   readonly scope: { readonly kind: 'member' | 'service'; readonly id: string; readonly organizationId: string | null };
   readonly resource?: ResourceRef;
+  /**
+   * Who the work is for and acts as (IDN-01; the product's `ExecutionIdentity`): stored sealed
+   * with the execution (SEC-01) and checked on restore and before outside sends (IDN-06).
+   * Without one (or with null) nothing is checked.
+   */
+  readonly identity?: Json;
 }
 
 /**
  * The row of a new execution. Owned: running on this node at generation 1 with its lease.
  * Unowned: `queued`, no lease; it runs once an advance job for it exists (a held execution
- * gets that job only when it is admitted).
+ * gets that job only when it is admitted). Refuses a scope the workflow does not admit (IDN-11).
  */
 export function newExecutionRow(
   ctx: EngineContext,
   id: ExecutionId,
   command: NewExecutionCommand,
   owned: boolean,
-  sealed: { readonly keyId: string; readonly data: Buffer } = sealInitial(ctx, id, command),
-): ExecutionRow {
+  sealed?: { readonly keyId: string; readonly data: Buffer },
+): ExecutionRow & NewExecution {
+  const workflow = registered(ctx, command.workflow);
+  assertAudience(workflow, command.scope.kind);
+  const data = sealed ?? sealData(ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+  const identity = command.identity === undefined || command.identity === null ? null : sealIdentity(ctx.sealed, id, command.identity);
   return {
     id,
     workflow: command.workflow,
@@ -42,18 +53,19 @@ export function newExecutionRow(
     leased: owned,
     cancel_phase: 0,
     last_seq: 0,
-    key_id: sealed.keyId,
-    data: sealed.data,
+    key_id: data.keyId,
+    data: data.data,
     error_id: null,
     category: null,
+    identity_key_id: identity?.keyId ?? null,
+    identity: identity?.data ?? null,
   };
 }
 
-/** The sealed first state of a new execution, from its workflow's `initial`. */
-export function sealInitial(ctx: EngineContext, id: ExecutionId, command: NewExecutionCommand): { keyId: string; data: Buffer } {
-  const workflow = ctx.workflows.get(command.workflow);
-  if (!workflow) throw new Error(`no workflow named "${command.workflow}" is registered`);
-  return sealData(ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+function registered(ctx: EngineContext, name: string): Workflow<Json, Json> {
+  const workflow = ctx.workflows.get(name);
+  if (!workflow) throw new Error(`no workflow named "${name}" is registered`);
+  return workflow;
 }
 
 /** Inserts an unowned queued execution; with `runnable` its advance job commits with it. */

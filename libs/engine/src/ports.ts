@@ -1,5 +1,6 @@
 import type { ErrorCategory, ErrorId } from '@openbot/domain';
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Json } from './workflow';
 
 /** A pg Pool or a client inside a transaction. */
 export interface Queryable {
@@ -16,3 +17,20 @@ export interface EngineSealer {
 export interface FailureRecorder {
   record(tx: Queryable, failure: { errorId: ErrorId; category: ErrorCategory; origin: string; cause: unknown; executionId?: string }): Promise<void>;
 }
+
+/**
+ * Whether an execution's identity is still valid (IDN-06): its owner and actor exist, its token
+ * is neither revoked nor expired. The engine asks when a run is restored or woken and before
+ * every outside send; an answer must reflect the database now (no cache), so a revocation takes
+ * effect at the next check. The identity is the feature's JSON (the engine does not read it).
+ */
+export interface IdentityCheck {
+  check(identity: Json, executionId: string): Promise<IdentityVerdict>;
+  /**
+   * The identity of a child started by `source` (IDN-02: it keeps every limit of its source).
+   * Absent: the child gets a copy of its parent's identity.
+   */
+  derive?(parent: Json, sourceExecutionId: string): Json;
+}
+
+export type IdentityVerdict = 'valid' | { readonly invalid: string };

@@ -4,6 +4,7 @@ import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
 import { EventPublisher } from './event-publisher';
 import { openData, waitSpec, type ExecutionData } from './execution-data';
+import { assertAudience, identityFailure, IdentityInvalid } from './identity-guard';
 import { enqueueAdvance } from './queue';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
 import { selectExecution, type ExecutionRow, type PendingEvent } from './store';
@@ -55,6 +56,12 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     data = resumed;
     state = (await currentState(ctx, run.id)) ?? state;
   }
+  if (run.generation > 1 && state !== 'cancelling') {
+    // Restored or woken work acts again only while its owner, actor and token are valid (IDN-06).
+    // A cancel still runs: releasing resources needs no rights.
+    const invalid = await identityFailure(ctx, run);
+    if (invalid !== null) return finish(ctx, run, workflow, data, 'failed', undefined, forbidden(invalid));
+  }
   for (;;) {
     if (run.lost) return 'lost';
     if (state === 'cancelling' || run.abort.signal.reason === 'cancel') return cancel(ctx, run, workflow, data);
@@ -104,12 +111,15 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           generation: run.generation,
           step: step + 1,
           scope,
+          checkIdentity: ctx.identityCheck === undefined || run.identity === null ? undefined : () => checkBeforeSend(ctx, run),
           onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
         }),
         publisher,
         childResult: (childId) => childResult(ctx, run.id, childId),
         emit: (type, payload, position) => events.push(encodeEvent(ctx.sealed, run.id, type, payload ?? null, position)),
         startChild: (child) => {
+          const childWorkflow = ctx.workflows.get(child.workflow);
+          if (childWorkflow) assertAudience(childWorkflow, run.scopeKind);
           const id = newId<ExecutionId>();
           children.push({ id, workflow: child.workflow, input: child.input, attached: child.attached ?? true, resource: child.resource ?? null });
           return id;
@@ -130,6 +140,10 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         if (reason === 'cancel') return cancel(ctx, run, workflow, data);
         if (reason === 'shutdown') return 'drained';
         if (error instanceof OutcomeUnknown) return outcomeUnknown(ctx, run, data, step);
+        if (run.identityInvalid !== null) {
+          // Not retried: the identity will not become valid again by waiting (IDN-06).
+          return finish(ctx, run, workflow, data, 'failed', undefined, { ...forbidden(run.identityInvalid), later: scope.releaseFailures });
+        }
         if (attempt <= (phase.retries ?? 0)) {
           try {
             await sleep(backoffMs(attempt), run.abort.signal);
@@ -149,6 +163,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       }
       run.scope = null;
     }
+    // A phase that caught the refusal of its send still does not get its result saved.
+    if (run.identityInvalid !== null) return finish(ctx, run, workflow, data, 'failed', undefined, forbidden(run.identityInvalid));
     const next: ExecutionData = { state: outcome.state, wake: null, wait: null, ...(data.spawned || children.length > 0 ? { spawned: true } : {}) };
     let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
     try {
@@ -177,6 +193,18 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     step += 1;
     if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: data.state });
   }
+}
+
+/** Checks the identity before an outside send; an invalid one refuses the send and fails the run. */
+async function checkBeforeSend(ctx: EngineContext, run: LocalRun): Promise<void> {
+  const invalid = await identityFailure(ctx, run);
+  if (invalid === null) return;
+  run.identityInvalid ??= invalid;
+  throw new IdentityInvalid(invalid);
+}
+
+function forbidden(reason: string): { category: 'forbidden'; cause: IdentityInvalid } {
+  return { category: 'forbidden', cause: new IdentityInvalid(reason) };
 }
 
 /** An error PostgreSQL answered with (it carries an SQLSTATE), as opposed to a crash of this run. */

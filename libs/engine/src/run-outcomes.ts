@@ -2,12 +2,13 @@
  * How a run of an execution leaves a phase: a checkpoint, a wait, a cancel, an unknown
  * outcome, or its end. Used by the program loop (program.ts).
  */
-import type { ExecutionState } from '@openbot/domain';
+import type { ErrorCategory, ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
 import { CorruptExecutionData, openData, sealData, type ExecutionData } from './execution-data';
 import { SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
+import { childIdentityOf } from './identity-guard';
 import { appendEvents, checkpoint, insertExecution, selectExecution, type PendingEvent } from './store';
 import { retryStorage } from './storage-retry';
 import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
@@ -40,7 +41,7 @@ export async function saveCheckpoint(
         withTransaction(ctx.pool, async (tx) => {
           const saved = await checkpoint(tx, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events });
           if (saved === null) return null;
-          await insertChildren(ctx, tx, run.id, children);
+          await insertChildren(ctx, tx, run, children);
           return saved;
         }),
       undefined,
@@ -66,11 +67,14 @@ export async function saveCheckpoint(
 async function insertChildren(
   ctx: EngineContext,
   tx: Parameters<typeof insertExecution>[0],
-  parentId: string,
+  run: LocalRun,
   children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
 ): Promise<void> {
+  const parentId = run.id;
   const parent = await selectExecution(tx, parentId);
   for (const child of children) {
+    // The child acts with its parent's identity, sealed for its own row (IDN-02, SEC-01).
+    const identity = childIdentityOf(ctx, run.id, run.identity, child.id);
     const workflow = ctx.workflows.get(child.workflow);
     const state = workflow ? workflow.initial(child.input) : null;
     const sealed = sealData(ctx.sealed, child.id, { state, wake: null, wait: null });
@@ -90,6 +94,8 @@ async function insertChildren(
         owner_node: null,
         key_id: sealed.keyId,
         data: sealed.data,
+        identity_key_id: identity?.keyId ?? null,
+        identity: identity?.data ?? null,
       },
       null,
     );
@@ -117,7 +123,7 @@ export async function waitFor(
           const saved = openData(ctx.sealed, row);
           return row.state === 'waiting' ? saved : { ...saved, wait: null };
         }
-        if (children.length > 0) await insertChildren(ctx, tx, run.id, children);
+        if (children.length > 0) await insertChildren(ctx, tx, run, children);
         await appendEvents(tx, run.id, events);
         const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait);
         const next: ExecutionData = wake ? { ...data, wake, wait: null } : { ...data, wake: null, wait };
@@ -256,7 +262,7 @@ export async function finish(
   data: ExecutionData,
   outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
   result?: Json,
-  failure?: { category: 'internal' | 'timeout'; cause: unknown; later?: readonly unknown[] },
+  failure?: { category: ErrorCategory; cause: unknown; later?: readonly unknown[] },
 ): Promise<Stop> {
   const admitted: string[] = [];
   let ended = false;

@@ -2,7 +2,8 @@ import { isFinal } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { deliverSignal, runProgram, type LocalRun } from './program';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
-import { renewLeases, selectExecution, takeOver, type ExecutionRow } from './store';
+import { identityOf } from './identity-guard';
+import { renewLeases, selectExecution, selectForClaim, takeOver, type ExecutionRow } from './store';
 import { timerDue } from './transitions';
 import { withTransaction } from './tx';
 
@@ -67,7 +68,7 @@ export class Runner {
     if (!this.accepting) return 'busy';
     if (this.runs.has(executionId) && !fromJob) return 'busy';
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
-      const row = await selectExecution(tx, executionId, true);
+      const row = await selectForClaim(tx, executionId);
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
       // A waiting execution is woken by a signal or child notice (which queue it), or by its due timer here.
       if (row.state === 'waiting' && !(await timerDue(this.ctx, tx, executionId))) return 'idle' as const;
@@ -123,7 +124,17 @@ export class Runner {
   }
 
   private launch(row: ExecutionRow, generation: number): void {
-    const run: LocalRun = { id: row.id, generation, scope: null, draining: !this.accepting, lost: false, abort: new AbortController() };
+    const run: LocalRun = {
+      id: row.id,
+      generation,
+      scope: null,
+      draining: !this.accepting,
+      lost: false,
+      abort: new AbortController(),
+      identity: identityOf(row),
+      scopeKind: row.scope_kind,
+      identityInvalid: null,
+    };
     this.runs.set(row.id, run);
     void runProgram(this.ctx, run, { ...row, generation })
       .catch(() => {

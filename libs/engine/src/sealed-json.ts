@@ -19,4 +19,5 @@ export const aad = {
   event: (executionId: string, type: string) => `openbot.execution.event:${executionId}:${type}`,
   callResult: (callId: string) => `openbot.execution.call:${callId}`,
   signal: (signalId: string) => `openbot.execution.signal:${signalId}`,
+  identity: (executionId: string) => `openbot.execution.identity:${executionId}`,
 };

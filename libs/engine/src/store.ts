@@ -27,6 +27,9 @@ export interface ExecutionRow {
   data: Buffer;
   error_id: string | null;
   category: string | null;
+  /** The sealed identity (IDN-01): only read where a run starts (a claim), not by every select. */
+  identity_key_id?: string | null;
+  identity?: Buffer | null;
 }
 
 const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
@@ -45,15 +48,15 @@ export interface PendingEvent {
 export type NewExecution = Pick<
   ExecutionRow,
   'id' | 'workflow' | 'organization_id' | 'scope_kind' | 'scope_id' | 'resource_type' | 'resource_id' | 'parent_id' | 'attached' | 'state' | 'owner_node' | 'key_id' | 'data'
->;
+> & { identity_key_id: string | null; identity: Buffer | null };
 
 export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
   await db.query({
     name: 'engine.insert_execution',
     text: `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
-             attached, state, owner_node, lease_until, key_id, data)
+             attached, state, owner_node, lease_until, key_id, data, identity_key_id, identity)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-             CASE WHEN $12::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $12::float8) END, $13, $14)`,
+             CASE WHEN $12::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $12::float8) END, $13, $14, $15, $16)`,
     values: [
       row.id,
       row.workflow,
@@ -69,6 +72,8 @@ export async function insertExecution(db: Queryable, row: NewExecution, leaseSec
       leaseSeconds,
       row.key_id,
       row.data,
+      row.identity_key_id,
+      row.identity,
     ],
   });
 }
@@ -77,6 +82,26 @@ export async function selectExecution(db: Queryable, id: string, forUpdate = fal
   const { rows } = await db.query<ExecutionRow>({
     name: forUpdate ? 'engine.select_execution_for_update' : 'engine.select_execution',
     text: `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** The row a claim locks: with the sealed identity the new run checks and carries (IDN-06). */
+export async function selectForClaim(db: Queryable, id: string): Promise<ExecutionRow | null> {
+  const { rows } = await db.query<ExecutionRow>({
+    name: 'engine.select_execution_for_claim',
+    text: `SELECT ${EXECUTION_COLUMNS}, identity_key_id, identity FROM executions WHERE id = $1 FOR UPDATE`,
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** The sealed identity of an execution (a child or a continuation copies it). */
+export async function selectIdentity(db: Queryable, id: string): Promise<{ identity_key_id: string | null; identity: Buffer | null } | null> {
+  const { rows } = await db.query<{ identity_key_id: string | null; identity: Buffer | null }>({
+    name: 'engine.select_identity',
+    text: 'SELECT identity_key_id, identity FROM executions WHERE id = $1',
     values: [id],
   });
   return rows[0] ?? null;

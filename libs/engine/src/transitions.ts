@@ -6,7 +6,8 @@ import { insertQueued } from './new-execution';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
-import { appendEvents } from './store';
+import { identityOf, openIdentity } from './identity-guard';
+import { appendEvents, selectIdentity } from './store';
 import type { EndTransaction, Json, Wake, Workflow } from './workflow';
 
 type FinalState = 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -162,7 +163,9 @@ export async function endExecution(
       },
       submit: async (command) => {
         const id = newId<ExecutionId>();
-        await insertQueued(ctx, tx, id, command, true);
+        // Work that continues this execution acts with its identity unless told otherwise (IDN-01).
+        const identity = command.identity ?? (await identityToContinue(ctx, tx, e.id));
+        await insertQueued(ctx, tx, id, { ...command, identity }, true);
         e.admitted?.push(id);
         return id;
       },
@@ -177,6 +180,13 @@ export async function endExecution(
     await wakeIfWaiting(ctx, tx, row.parent_id);
   }
   return true;
+}
+
+/** The opened identity of an execution, or null when it has none. */
+async function identityToContinue(ctx: EngineContext, tx: Queryable, executionId: string): Promise<Json | null> {
+  const row = await selectIdentity(tx, executionId);
+  const sealed = row ? identityOf(row) : null;
+  return sealed === null ? null : openIdentity(ctx.sealed, executionId, sealed);
 }
 
 /**

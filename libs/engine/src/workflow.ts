@@ -1,4 +1,4 @@
-import type { ExecutionId } from '@openbot/domain';
+import type { ErrorCategory, ExecutionId } from '@openbot/domain';
 import type { CallLog } from './call-log';
 import type { EventPublisher } from './event-publisher';
 import type { ResourceStack } from './resource-stack';
@@ -10,7 +10,7 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export type Decision =
   | { readonly phase: string }
   | { readonly end: 'completed'; readonly result?: Json }
-  | { readonly end: 'failed'; readonly category?: 'internal' | 'timeout'; readonly cause: unknown };
+  | { readonly end: 'failed'; readonly category?: ErrorCategory; readonly cause: unknown };
 
 /** What a phase hands back: the new state, and whether to wait before the next decision. */
 export type PhaseOutcome<S extends Json> =
@@ -54,7 +54,11 @@ export interface PhaseContext<S extends Json> {
   childResult(childId: ExecutionId): Promise<Json | undefined>;
   /** Appends an event to the execution's log at the next checkpoint (EVT-01). */
   emit(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void;
-  /** Starts a child execution at the next checkpoint, in the same transaction (STC-01, EXE-13). */
+  /**
+   * Starts a child execution at the next checkpoint, in the same transaction (STC-01, EXE-13).
+   * The child has its parent's scope and a copy of its identity (IDN-02: the child keeps every
+   * limit of its source); a workflow of another audience is refused (IDN-11).
+   */
   startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef }): ExecutionId;
 }
 
@@ -83,13 +87,27 @@ export interface EndContext<S extends Json> {
   readonly tx: EndTransaction;
   /** Lets a held execution (submitted `held`, waiting in `queued`) run: its job commits with this end (STC-04). */
   admit(executionId: string): Promise<void>;
-  /** Submits a new execution in this end's transaction; it runs once the end commits. */
-  submit(command: { workflow: string; input: Json; scope: { kind: 'member' | 'service'; id: string; organizationId: string | null }; resource?: ResourceRef }): Promise<ExecutionId>;
+  /**
+   * Submits a new execution in this end's transaction; it runs once the end commits. Without an
+   * `identity` it carries the ending execution's identity (the same work, continued).
+   */
+  submit(command: {
+    workflow: string;
+    input: Json;
+    scope: { kind: 'member' | 'service'; id: string; organizationId: string | null };
+    resource?: ResourceRef;
+    identity?: Json;
+  }): Promise<ExecutionId>;
 }
 
 /** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */
 export interface Workflow<S extends Json = Json, I extends Json = Json> {
   readonly name: string;
+  /**
+   * Who may submit it (IDN-11): `member` work refuses a service scope, `service` work refuses a
+   * member scope. Undeclared: either (only for workflows that act for no one in particular).
+   */
+  readonly audience?: 'member' | 'service';
   /** The first saved state, from the command's input. */
   initial(input: I): S;
   next(state: S, wake: Wake | null): Decision;

@@ -3,6 +3,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import type { MigrationInterface } from 'typeorm';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuditModule } from './audit/audit.module';
 import { BotsModule } from './bots/bots.module';
 import { ChatsModule } from './chats/chats.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
@@ -13,9 +14,11 @@ import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { HealthModule } from './health/health.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
+import { MembersModule } from './members/members.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
+import { SsoModule } from './sso/sso.module';
 import { UsageModule } from './usage/usage.module';
 
 @Global()
@@ -50,6 +53,9 @@ export class OpenbotModule {
         AccessModule,
         OrganizationsModule,
         ApiKeysModule,
+        MembersModule,
+        AuditModule,
+        SsoModule,
         ModelProvidersModule,
         ModelsModule,
         BotsModule,

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { ApiKeyView } from '@openbot/openbot';
-import { IsISO8601, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { PERMISSIONS } from '@openbot/domain';
+import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 
 export class CreateApiKeyRequest {
   @ApiProperty({ example: 'CI deploys', minLength: 1, maxLength: 200 })
@@ -14,6 +15,17 @@ export class CreateApiKeyRequest {
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: string;
+
+  @ApiPropertyOptional({
+    enum: PERMISSIONS,
+    isArray: true,
+    description: "Limits the key to these permissions; each must be one the caller has (a key never widens its member's rights). Absent: the member's full rights, following later role changes.",
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsArray()
+  @ArrayMaxSize(PERMISSIONS.length)
+  @IsIn(PERMISSIONS, { each: true, message: `each of scopes must be one of: ${PERMISSIONS.join(', ')}` })
+  scopes?: string[];
 }
 
 export class ApiKeyBody {
@@ -37,6 +49,9 @@ export class ApiKeyBody {
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   revokedAt!: string | null;
+
+  @ApiProperty({ enum: PERMISSIONS, isArray: true, nullable: true, description: "The permissions the key is limited to; null: its member's full rights" })
+  scopes!: string[] | null;
 }
 
 export class CreatedApiKeyBody extends ApiKeyBody {
@@ -62,5 +77,6 @@ export function toApiKeyBody(key: ApiKeyView): ApiKeyBody {
     expiresAt: key.expiresAt?.toISOString() ?? null,
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    scopes: key.scopes === null ? null : [...key.scopes],
   };
 }

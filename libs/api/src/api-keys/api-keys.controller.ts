@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { ApiKeyBody, ApiKeyPage, CreateApiKeyRequest, CreatedApiKeyBody, toApiKeyBody } from './api-key.dto';
@@ -19,17 +19,19 @@ export class ApiKeysController {
   ) {}
 
   @Post()
+  @Requires('api-keys.manage')
   @HttpCode(201)
   @ApiOperation({ summary: 'Create an API key acting as the calling member; the secret is shown once' })
   @ApiCreatedResponse({ type: CreatedApiKeyBody })
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyBody> {
     const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt);
-    const key = await this.commands.execute(new CreateApiKey(caller, body.name.trim(), expiresAt));
+    const key = await this.commands.execute(new CreateApiKey(caller, body.name.trim(), expiresAt, body.scopes ?? null));
     return { ...toApiKeyBody(key), secret: key.secret };
   }
 
   @Get()
+  @Requires('organization.read')
   @ApiOperation({
     summary: 'List API keys, oldest first',
     description: 'Owners and admins see every key of the organization; members see their own.',
@@ -47,6 +49,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @Requires('api-keys.manage')
   @ApiOperation({ summary: 'Revoke an API key at once; revoking a revoked key changes nothing' })
   @ApiOkResponse({ type: ApiKeyBody })
   @ApiErrors(401, 403, 404)

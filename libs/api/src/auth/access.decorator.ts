@@ -1,5 +1,6 @@
-import { SetMetadata, createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Caller, MemberCaller, PlatformAdmin } from '@openbot/domain';
+import { SetMetadata, applyDecorators, createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
+import type { Caller, MemberCaller, Permission, PlatformAdmin } from '@openbot/domain';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -9,6 +10,16 @@ import type { FastifyRequest } from 'fastify';
 export type RouteAccess = 'public' | 'platform' | 'member';
 export const ACCESS_KEY = 'openbot:access';
 export const Access = (access: RouteAccess): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_KEY, access);
+
+/**
+ * The permission a `member` route needs (roles and key scopes grant permissions; see
+ * libs/domain/src/roles.ts). Every member route names one: the guard refuses a member route
+ * without it, so no route is reachable by an oversight.
+ */
+export const REQUIRES_KEY = 'openbot:requires';
+export const Requires = (permission: Permission): MethodDecorator =>
+  // The OpenAPI document names it too (`x-openbot-permission`), so clients and the role matrix test read it there.
+  applyDecorators(SetMetadata(REQUIRES_KEY, permission), ApiExtension('x-openbot-permission', permission));
 
 export interface AuthenticatedRequest extends FastifyRequest {
   caller?: Caller;

@@ -1,11 +1,21 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
-import { Forbidden, Unauthenticated } from '@openbot/domain';
-import { AuthenticateBearer } from '@openbot/openbot';
-import { ACCESS_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
+import { can, Forbidden, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
+import { AuthenticateBearer, AuthenticateSession } from '@openbot/openbot';
+import { ACCESS_KEY, REQUIRES_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
 
-/** Authenticates `Authorization: Bearer <secret>` and checks the route's access level. */
+/** The session cookie SSO sets (libs/openbot/src/sso). */
+export const SESSION_COOKIE = 'openbot_session';
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The one access check of every route (IDN-05, IDN-09): authenticates an API key
+ * (`Authorization: Bearer`) or a same-origin session cookie — both give the same MemberCaller
+ * and enter the same use cases — then checks the route's access level and, on member routes,
+ * the permission the route names (role permissions narrowed by the key's scopes). Organization
+ * checks happen inside each use case's SQL (IDN-08).
+ */
 @Injectable()
 export class BearerGuard implements CanActivate {
   constructor(
@@ -14,21 +24,50 @@ export class BearerGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const access =
-      this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]) ??
-      'member';
+    const targets = [context.getHandler(), context.getClass()];
+    const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets) ?? 'member';
     if (access === 'public') return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const match = /^Bearer ([^\s]+)$/i.exec(request.headers.authorization ?? '');
-    if (!match) throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>".');
-    const caller = await this.commands.execute(new AuthenticateBearer(match[1]!));
+    const caller = await this.authenticate(request);
     if (access === 'platform' && caller.kind !== 'platform-admin') {
       throw new Forbidden('This route needs the platform administrator token.');
     }
-    if (access === 'member' && caller.kind !== 'member') {
-      throw new Forbidden('The platform administrator token cannot act inside an organization; use an API key.');
+    if (access === 'member') {
+      if (caller.kind !== 'member') throw new Forbidden('The platform administrator token cannot act inside an organization; use an API key.');
+      const required = this.reflector.get<Permission | undefined>(REQUIRES_KEY, context.getHandler());
+      // A member route that names no permission is a programming error, never an open door.
+      if (required === undefined) throw new Error(`route ${request.method} ${request.url} names no permission`);
+      if (!can(caller, required)) throw new Forbidden(`This needs the "${required}" permission, which this ${caller.apiKeyId ? 'API key' : 'session'} does not have.`);
     }
     request.caller = caller;
     return true;
   }
+
+  private async authenticate(request: AuthenticatedRequest): Promise<Caller> {
+    const authorization = request.headers.authorization;
+    if (authorization !== undefined) {
+      const match = /^Bearer ([^\s]+)$/i.exec(authorization);
+      if (!match) throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>".');
+      return this.commands.execute(new AuthenticateBearer(match[1]!));
+    }
+    const session = sessionCookie(request.headers.cookie);
+    if (session !== null) {
+      const csrf = request.headers['x-csrf-token'];
+      return this.commands.execute(new AuthenticateSession(session, UNSAFE_METHODS.has(request.method), typeof csrf === 'string' ? csrf : null));
+    }
+    throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>", or sign in with SSO.');
+  }
+}
+
+/** The session token from a Cookie header, without needing a cookie plugin on the route. */
+function sessionCookie(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const value = part.slice(eq + 1).trim();
+      return value === '' ? null : decodeURIComponent(value);
+    }
+  }
+  return null;
 }

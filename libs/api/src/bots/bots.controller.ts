@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateBot, DeleteBot, GetBot, ListBots, UpdateBot } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotTools, UpdateBotRequest } from './bot.dto';
@@ -19,6 +19,7 @@ export class BotsController {
   ) {}
 
   @Post()
+  @Requires('bots.write')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a Bot in the organization',
@@ -36,6 +37,7 @@ export class BotsController {
   }
 
   @Get()
+  @Requires('bots.read')
   @ApiOperation({ summary: 'List the Bots of the organization, oldest first' })
   @ApiPageQuery()
   @ApiOkResponse({ type: BotPage })
@@ -46,6 +48,7 @@ export class BotsController {
   }
 
   @Get(':id')
+  @Requires('bots.read')
   @ApiOperation({ summary: 'Read one Bot' })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(401, 403, 404)
@@ -54,6 +57,7 @@ export class BotsController {
   }
 
   @Patch(':id')
+  @Requires('bots.write')
   @ApiOperation({ summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set' })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(400, 401, 403, 404)
@@ -71,6 +75,7 @@ export class BotsController {
   }
 
   @Delete(':id')
+  @Requires('bots.write')
   @ApiOperation({ summary: 'Delete a Bot; answers 200 with the deleted Bot', description: 'A Bot that has Chats is kept: 409 BotHasChats.' })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(401, 403, 404, 409)

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import {
@@ -30,6 +30,7 @@ export class ChatMessagesController {
   ) {}
 
   @Post('messages')
+  @Requires('chats.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Send a message: start, queue or steer a Turn',
@@ -54,6 +55,7 @@ export class ChatMessagesController {
   }
 
   @Get('messages')
+  @Requires('chats.read')
   @ApiOperation({
     summary: "List a Chat's messages, oldest first",
     description: "A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published.",
@@ -67,6 +69,7 @@ export class ChatMessagesController {
   }
 
   @Post('tool-outputs')
+  @Requires('chats.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Answer a client tool call a Turn waits on',
@@ -79,6 +82,7 @@ export class ChatMessagesController {
   }
 
   @Post('stop')
+  @Requires('chats.write')
   @HttpCode(202)
   @ApiOperation({ summary: "Stop the Chat's running and queued Turns (cancel commands; the Chat stays open)" })
   @ApiAcceptedResponse({ type: ChatStopBody })
@@ -89,6 +93,7 @@ export class ChatMessagesController {
   }
 
   @Delete()
+  @Requires('chats.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Delete a Chat',

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateChat, GetChat, ListChats } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { ChatBody, ChatPage, CreateChatRequest, toChatBody } from './chat.dto';
@@ -19,6 +19,7 @@ export class ChatsController {
   ) {}
 
   @Post()
+  @Requires('chats.write')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a Chat with a Bot of the organization',
@@ -31,6 +32,7 @@ export class ChatsController {
   }
 
   @Get()
+  @Requires('chats.read')
   @ApiOperation({ summary: 'List the Chats of the organization, oldest first, optionally of one Bot' })
   @ApiPageQuery()
   @ApiQuery({ name: 'botId', required: false, schema: { type: 'string', format: 'uuid' }, description: 'Only the Chats of this Bot' })
@@ -49,6 +51,7 @@ export class ChatsController {
   }
 
   @Get(':id')
+  @Requires('chats.read')
   @ApiOperation({ summary: 'Read one Chat' })
   @ApiOkResponse({ type: ChatBody })
   @ApiErrors(401, 403, 404)

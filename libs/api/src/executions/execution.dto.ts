@@ -1,3 +1,4 @@
+import { ERROR_CATEGORIES } from '@openbot/domain';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { EXECUTION_STATES } from '@openbot/domain';
 import { IsIn, IsObject, IsOptional } from 'class-validator';
@@ -29,7 +30,7 @@ export class ExecutionBody {
   @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
   errorId?: string;
 
-  @ApiPropertyOptional({ enum: ['internal', 'unavailable', 'timeout'] })
+  @ApiPropertyOptional({ enum: ERROR_CATEGORIES, description: '`forbidden`: its identity stopped being valid (a revoked key, a removed member, a lost permission)' })
   category?: string;
 }
 

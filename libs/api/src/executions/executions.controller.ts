@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, Api
 import { InvalidInput, type MemberCaller } from '@openbot/domain';
 import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentMember } from '../auth/access.decorator';
+import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
@@ -25,6 +25,7 @@ export class ExecutionsController {
   ) {}
 
   @Get(':id')
+  @Requires('executions.read')
   @ApiOperation({ summary: 'An execution: its state, generation and the resource it belongs to' })
   @ApiOkResponse({ type: ExecutionBody })
   @ApiErrors(401, 403, 404)
@@ -42,6 +43,7 @@ export class ExecutionsController {
   }
 
   @Post(':id/cancel')
+  @Requires('executions.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Request cancellation',
@@ -55,6 +57,7 @@ export class ExecutionsController {
   }
 
   @Post(':id/decision')
+  @Requires('executions.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Resolve an execution waiting in outcome_unknown',
@@ -67,6 +70,7 @@ export class ExecutionsController {
   }
 
   @Get(':id/events')
+  @Requires('executions.read')
   @ApiOperation({
     summary: 'Read the event log: Server-Sent Events or JSON long poll',
     description:

@@ -1,9 +1,9 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import type { MemberCaller } from '@openbot/domain';
+import { MEMBER_ROLES, PERMISSIONS, type MemberCaller } from '@openbot/domain';
 import { GetWhoAmI } from '@openbot/openbot';
-import { CurrentMember } from '../auth/access.decorator';
+import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 
 class MeOrganization {
@@ -18,8 +18,11 @@ class MeMember {
   @ApiProperty({ format: 'uuid' })
   id!: string;
 
-  @ApiProperty({ enum: ['owner', 'admin', 'member'] })
+  @ApiProperty({ enum: MEMBER_ROLES })
   role!: string;
+
+  @ApiProperty({ enum: PERMISSIONS, isArray: true, description: "What this request may do: the role's permissions narrowed by the API key's scopes" })
+  permissions!: string[];
 }
 
 class MeApiKey {
@@ -48,6 +51,7 @@ export class MeController {
   constructor(@Inject(QueryBus) private readonly queries: QueryBus) {}
 
   @Get()
+  @Requires('organization.read')
   @ApiOperation({ summary: 'The calling member, its organization and credential' })
   @ApiOkResponse({ type: MeBody })
   @ApiErrors(401, 403)
@@ -56,7 +60,7 @@ export class MeController {
     if (me.kind !== 'member') throw new Error('GetWhoAmI answered for a member with a non-member');
     return {
       organization: { id: me.organization.id, name: me.organization.name },
-      member: { id: me.member.id, role: me.member.role },
+      member: { id: me.member.id, role: me.member.role, permissions: [...me.member.permissions] },
       apiKey: me.apiKey === null ? null : { id: me.apiKey.id, name: me.apiKey.name },
     };
   }

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateModelProvider, DeleteModelProvider, GetModelProvider, ListModelProviders } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { CreateModelProviderRequest, ModelProviderBody, ModelProviderPage, toModelProviderBody } from './model-provider.dto';
@@ -19,6 +19,7 @@ export class ModelProvidersController {
   ) {}
 
   @Post()
+  @Requires('models.write')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Register a model provider for the organization; its API key is stored sealed and never returned',
@@ -34,6 +35,7 @@ export class ModelProvidersController {
   }
 
   @Get()
+  @Requires('models.read')
   @ApiOperation({ summary: 'List the model providers of the organization, oldest first' })
   @ApiPageQuery()
   @ApiOkResponse({ type: ModelProviderPage })
@@ -48,6 +50,7 @@ export class ModelProvidersController {
   }
 
   @Get(':id')
+  @Requires('models.read')
   @ApiOperation({ summary: 'Read one model provider' })
   @ApiOkResponse({ type: ModelProviderBody })
   @ApiErrors(401, 403, 404)
@@ -56,6 +59,7 @@ export class ModelProvidersController {
   }
 
   @Delete(':id')
+  @Requires('models.write')
   @ApiOperation({ summary: 'Delete a model provider and its sealed API key; answers 200 with the deleted provider' })
   @ApiOkResponse({ type: ModelProviderBody })
   @ApiErrors(401, 403, 404)

@@ -16,6 +16,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setVersion('0.1.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (`obk_…`) or the platform admin token' })
+    .addCookieAuth('openbot_session', {
+      type: 'apiKey',
+      in: 'cookie',
+      description: 'The same-origin session after SSO login; unsafe methods also send its CSRF token as `x-csrf-token`',
+    })
     .build();
   return SwaggerModule.createDocument(app, config, {
     extraModels: [DeclaredErrorBody, InvalidInputBody, RequestFailedBody],

@@ -3,7 +3,7 @@ import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { ListUsage, type UsageRecordView } from '@openbot/openbot';
-import { Access, CurrentMember } from '../auth/access.decorator';
+import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 
@@ -96,6 +96,7 @@ export class UsageController {
   constructor(@Inject(QueryBus) private readonly queries: QueryBus) {}
 
   @Get()
+  @Requires('usage.read')
   @ApiOperation({ summary: "List the organization's model usage records, oldest first, optionally of one Bot or Chat" })
   @ApiPageQuery()
   @ApiQuery({ name: 'botId', required: false, schema: { type: 'string', format: 'uuid' } })

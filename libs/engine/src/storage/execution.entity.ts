@@ -71,6 +71,17 @@ export class ExecutionEntity {
   @Column('bytea')
   data!: Buffer;
 
+  /** The key of the sealed `identity`; null when the execution was submitted without one. */
+  @Column('text', { name: 'identity_key_id', nullable: true })
+  identityKeyId!: string | null;
+
+  /**
+   * Sealed JSON: who the work is for and acts as (IDN-01, the product's ExecutionIdentity),
+   * checked on restore and before outside sends (IDN-06). Never in clear (SEC-01).
+   */
+  @Column('bytea', { nullable: true })
+  identity!: Buffer | null;
+
   @Column('uuid', { name: 'error_id', nullable: true })
   errorId!: string | null;
 

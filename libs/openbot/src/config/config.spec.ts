@@ -52,6 +52,8 @@ describe('parseConfig defaults', () => {
       bodyLimit: 1024 * 1024,
       shutdownTimeoutMs: 10_000,
       leaseSeconds: 15,
+      publicUrl: 'http://127.0.0.1:8080',
+      cookieSecure: false,
     });
   });
 
@@ -248,6 +250,37 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
   ])('%s=%p', (variable, value) => {
     expectRejected({ [variable]: value }, variable);
   });
+});
+
+describe('OPENBOT_PUBLIC_URL and session cookie security', () => {
+  it('development derives the public URL from HOST and PORT; a wildcard host shows as loopback', () => {
+    expect(parseConfig({ PORT: '9000' })).toMatchObject({ publicUrl: 'http://127.0.0.1:9000', cookieSecure: false });
+    expect(parseConfig({ HOST: '0.0.0.0' })).toMatchObject({ publicUrl: 'http://127.0.0.1:8080', cookieSecure: false });
+    expect(parseConfig({ HOST: '::1' })).toMatchObject({ publicUrl: 'http://[::1]:8080', cookieSecure: false });
+    expect(parseConfig({ HOST: '10.1.2.3' })).toMatchObject({ publicUrl: 'http://10.1.2.3:8080', cookieSecure: true });
+  });
+
+  it('production leaves it unset (no login) and keeps cookies Secure', () => {
+    expect(parseConfig(PRODUCTION)).toMatchObject({ publicUrl: null, cookieSecure: true });
+  });
+
+  it.each([
+    ['https://openbot.example.com', 'https://openbot.example.com', true],
+    ['https://openbot.example.com:8443/', 'https://openbot.example.com:8443', true],
+    ['http://127.0.0.1:4000', 'http://127.0.0.1:4000', false],
+    ['http://localhost:4000/', 'http://localhost:4000', false],
+    ['http://[::1]:4000', 'http://[::1]:4000', false],
+    ['http://openbot.internal', 'http://openbot.internal', true],
+  ])('%p is the origin %p, cookies Secure: %p', (value, publicUrl, cookieSecure) => {
+    expect(parseConfig({ ...PRODUCTION, OPENBOT_PUBLIC_URL: value })).toMatchObject({ publicUrl, cookieSecure });
+  });
+
+  it.each(['openbot.example.com', 'ftp://openbot.example.com', 'https://openbot.example.com/app', 'https://u:p@openbot.example.com', 'https://openbot.example.com/?a=1'])(
+    'refuses %p',
+    (value) => {
+      expectRejected({ OPENBOT_PUBLIC_URL: value }, 'OPENBOT_PUBLIC_URL');
+    },
+  );
 });
 
 describe('parseConfig in production', () => {

@@ -49,6 +49,14 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Execution lease length in seconds: a dead node's work is taken over after about this long. */
   readonly leaseSeconds: number;
+  /**
+   * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
+   * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
+   * null in production when unset (single sign-on then refuses to start a login).
+   */
+  readonly publicUrl: string | null;
+  /** Whether session cookies carry `Secure`: always, except when the public URL is plain http on loopback. */
+  readonly cookieSecure: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -96,7 +104,43 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
+    ...publicUrlOf(env, production),
   };
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * `OPENBOT_PUBLIC_URL` is an origin (http or https, no path, query or credentials). A browser
+ * drops `Secure` cookies over plain http, so only a loopback http origin (local development and
+ * tests) gets cookies without `Secure`; any other http origin keeps `Secure` and must sit behind TLS.
+ */
+function publicUrlOf(env: Env, production: boolean): Pick<Config, 'publicUrl' | 'cookieSecure'> {
+  const value = optional(env, 'OPENBOT_PUBLIC_URL');
+  if (value === null) {
+    if (production) return { publicUrl: null, cookieSecure: true };
+    const host = optional(env, 'HOST') ?? '127.0.0.1';
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : isIP(host) === 6 ? `[${host}]` : host;
+    let derived: URL;
+    try {
+      derived = new URL(`http://${shown}:${integer(env, 'PORT', 8080, 0, 65535)}`);
+    } catch {
+      // A HOST no URL can name (the listener will say so itself): no derived public URL.
+      return { publicUrl: null, cookieSecure: true };
+    }
+    return { publicUrl: derived.origin, cookieSecure: !LOOPBACK_HOSTS.has(derived.hostname) };
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('OPENBOT_PUBLIC_URL', 'is not a URL (expected e.g. https://openbot.example.com)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('OPENBOT_PUBLIC_URL', 'must start with http:// or https://');
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError('OPENBOT_PUBLIC_URL', 'must be an origin only (scheme, host and port), without path, query or credentials');
+  }
+  return { publicUrl: url.origin, cookieSecure: url.protocol === 'https:' || !LOOPBACK_HOSTS.has(url.hostname) };
 }
 
 /** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (API.md). */

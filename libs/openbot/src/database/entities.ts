@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
 import { ChatCommandEntity } from '../chats/storage/chat-command.entity';
 import { ChatMessageEntity } from '../chats/storage/chat-message.entity';
@@ -14,6 +15,8 @@ import { OrganizationEntity } from '../organizations/storage/organization.entity
 import { UsageHoldEntity } from '../usage/storage/usage-hold.entity';
 import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
+import { ServiceEntity } from '../services/storage/service.entity';
+import { SSO_ENTITIES } from '../sso/storage/entities';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
 export const ENTITIES = [
@@ -32,5 +35,8 @@ export const ENTITIES = [
   TurnHookWriteEntity,
   UsageRecordEntity,
   UsageHoldEntity,
+  AuditEventEntity,
+  ServiceEntity,
+  ...SSO_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

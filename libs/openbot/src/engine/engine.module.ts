@@ -13,6 +13,8 @@ import { DataSource } from 'typeorm';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { StartupGate } from '../health/startup-gate';
+import { poolOf } from '../database/pool';
+import { SqlIdentityCheck } from '../identity/sql-identity-check';
 import { Sealer } from '../sealing/sealer';
 
 /** Starts the engine once the startup gate opens (pg-boss's schema exists then) and stops it first at shutdown. */
@@ -54,15 +56,17 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
 @Module({
   providers: [
     SqlFailureRecorder,
+    { provide: SqlIdentityCheck, inject: [DataSource], useFactory: (dataSource: DataSource) => new SqlIdentityCheck(poolOf(dataSource)) },
     {
       provide: Engine,
-      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder],
-      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder) =>
+      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck],
+      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder, identityCheck: SqlIdentityCheck) =>
         new Engine({
           pool: (dataSource.driver as unknown as { master: Pool }).master,
           connectionString: config.databaseUrl,
           sealer,
           failures,
+          identityCheck,
           nodeId: config.nodeId,
           leaseSeconds: config.leaseSeconds,
           faults: faultPointsFromEnv(process.env, config.production),

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Unauthenticated, type MemberCaller, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
+import { effectivePermissions, Unauthenticated, type MemberCaller, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 import { keyIdOf, secretMatches } from '../api-key-secret';
 
@@ -26,7 +26,7 @@ export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateAp
     if (id === null) throw new Unauthenticated();
     const [row] = (await this.dataSource.query(
       `SELECT k.secret_hash AS "secretHash", k.organization_id AS "organizationId", k.member_id AS "memberId",
-              m.role, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AS usable,
+              m.role, k.scopes, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND m.removed_at IS NULL AS usable,
               k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2) AS "touch"
          FROM api_keys k JOIN members m ON m.id = k.member_id
         WHERE k.id = $1`,
@@ -36,6 +36,7 @@ export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateAp
       organizationId: OrganizationId;
       memberId: MemberId;
       role: MemberRole;
+      scopes: string[] | null;
       usable: boolean;
       touch: boolean;
     }>;
@@ -43,6 +44,15 @@ export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateAp
     if (row.touch) {
       await this.dataSource.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [id]);
     }
-    return { kind: 'member', organizationId: row.organizationId, memberId: row.memberId, role: row.role, apiKeyId: id };
+    return {
+      kind: 'member',
+      organizationId: row.organizationId,
+      memberId: row.memberId,
+      role: row.role,
+      apiKeyId: id,
+      sessionId: null,
+      // The key's scopes only ever narrow its member's current role (a role change applies at once).
+      permissions: effectivePermissions(row.role, row.scopes),
+    };
   }
 }

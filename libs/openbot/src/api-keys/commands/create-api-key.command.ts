@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { InvalidInput, type ApiKeyId, type MemberCaller } from '@openbot/domain';
+import { InvalidInput, type ApiKeyId, type InputIssue, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { DataSource } from 'typeorm';
 import { newId } from '@openbot/domain';
 import { generateSecret, hashSecret } from '../api-key-secret';
@@ -12,12 +13,16 @@ export interface CreatedApiKey extends ApiKeyView {
   readonly secret: string;
 }
 
-/** A new key for the calling member, optionally expiring. */
+/**
+ * A new key for the calling member, optionally expiring, optionally limited to `scopes`: a key
+ * can only narrow its creator's rights (a scope the creator does not have is an InvalidInput).
+ */
 export class CreateApiKey extends Command<CreatedApiKey> {
   constructor(
     readonly caller: MemberCaller,
     readonly name: string,
     readonly expiresAt: Date | null,
+    readonly scopes: readonly string[] | null = null,
   ) {
     super();
   }
@@ -27,7 +32,16 @@ export class CreateApiKey extends Command<CreatedApiKey> {
 export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
-  async execute({ caller, name, expiresAt }: CreateApiKey): Promise<CreatedApiKey> {
+  async execute({ caller, name, expiresAt, scopes }: CreateApiKey): Promise<CreatedApiKey> {
+    if (scopes !== null) {
+      const issues: InputIssue[] = [];
+      scopes.forEach((scope, index) => {
+        if (!caller.permissions.includes(scope as never)) {
+          issues.push({ path: `scopes.${index}`, message: `scope "${scope}" is not a permission this caller has; a key can only narrow its creator's rights` });
+        }
+      });
+      if (issues.length > 0) throw new InvalidInput(issues);
+    }
     // Some ISO 8601 forms pass the DTO check but are no JavaScript date (`+9999-…`, `2031-W01`).
     if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) {
       throw new InvalidInput([{ path: 'expiresAt', message: 'expiresAt must be an ISO 8601 date-time' }]);
@@ -37,7 +51,9 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     }
     const id = newId<ApiKeyId>();
     const secret = generateSecret(id);
-    const [row] = (await this.dataSource
+    const uniqueScopes = scopes === null ? null : [...new Set(scopes)].sort();
+    const [row] = await this.dataSource.transaction(async (manager) => {
+      const inserted = (await manager
       .createQueryBuilder()
       .insert()
       .into(ApiKeyEntity)
@@ -50,9 +66,19 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
         expiresAt,
         lastUsedAt: null,
         revokedAt: null,
+        scopes: uniqueScopes,
       })
       .returning(['createdAt'])
       .execute()).raw as Array<{ created_at: Date }>;
+      await recordAudit(manager, {
+        organizationId: caller.organizationId,
+        actor: caller,
+        action: 'api-key.created',
+        target: { type: 'api-key', id },
+        details: { name, memberId: caller.memberId, scopes: uniqueScopes, expiresAt: expiresAt?.toISOString() ?? null },
+      });
+      return inserted;
+    });
     return {
       id,
       name,
@@ -61,6 +87,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
       expiresAt,
       lastUsedAt: null,
       revokedAt: null,
+      scopes: uniqueScopes,
       secret,
     };
   }

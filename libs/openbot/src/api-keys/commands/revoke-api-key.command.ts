@@ -2,7 +2,8 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageAllApiKeys, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
-import { API_KEY_VIEW_COLUMNS, type ApiKeyView } from '../api-key-view';
+import { recordAudit } from '../../audit/record-audit';
+import type { ApiKeyView } from '../api-key-view';
 
 /**
  * Revokes a key at once; revoking an already revoked key changes nothing. A key of another
@@ -23,14 +24,22 @@ export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey> {
 
   async execute({ caller, id }: RevokeApiKey): Promise<ApiKeyView> {
     if (!isUuid(id)) throw new NotFound('ApiKey');
-    const [rows] = (await this.dataSource.query(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-        WHERE id = $1 AND organization_id = $2 AND ($3::boolean OR member_id = $4)
-        RETURNING ${API_KEY_VIEW_COLUMNS}`,
-      [id, caller.organizationId, canManageAllApiKeys(caller), caller.memberId],
-    )) as [ApiKeyView[], number];
-    const row = rows[0];
-    if (row === undefined) throw new NotFound('ApiKey');
-    return row;
+    return this.dataSource.transaction(async (manager) => {
+      const [rows] = (await manager.query(
+        `UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
+           FROM (SELECT id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE) old
+          WHERE k.id = old.id AND k.organization_id = $2 AND ($3::boolean OR k.member_id = $4)
+          RETURNING k.id, k.name, k.member_id AS "memberId", k.created_at AS "createdAt", k.expires_at AS "expiresAt",
+                    k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt", k.scopes, old.revoked_at IS NULL AS "newlyRevoked"`,
+        [id, caller.organizationId, canManageAllApiKeys(caller), caller.memberId],
+      )) as [Array<ApiKeyView & { newlyRevoked: boolean }>, number];
+      const row = rows[0];
+      if (row === undefined) throw new NotFound('ApiKey');
+      const { newlyRevoked, ...view } = row;
+      if (newlyRevoked) {
+        await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'api-key.revoked', target: { type: 'api-key', id }, details: { memberId: view.memberId } });
+      }
+      return view;
+    });
   }
 }

@@ -41,4 +41,8 @@ export class ApiKeyEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
+
+  /** Permissions this key is limited to; null: the member's full rights. A key never widens its member's rights. */
+  @Column('jsonb', { nullable: true })
+  scopes!: string[] | null;
 }

@@ -46,6 +46,9 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
           input: { chatId },
           scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
           resource: { type: 'chat', id: chatId },
+          // No identity to re-check (IDN-06): the delete only releases and removes what the caller
+          // was allowed to delete when it was accepted; like a cancel, release needs no rights, and
+          // a member removed meanwhile must not leave a closed Chat half deleted.
         },
         { held: false },
       );

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Conflict, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
+import { Conflict, identityForMember, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, inputHash, withTransaction, type Json, type Queryable } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
@@ -20,7 +20,9 @@ export interface MessageAdmission {
  * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
  * it (read at its next model step); anyone else's input queues as a Turn of its own, behind the
  * ones already waiting. With an `Idempotency-Key` the command and its answer are stored with the
- * message, so a retry — also one racing the first request — answers the same ids.
+ * message, so a retry — also one racing the first request — answers the same ids. A new Turn
+ * carries the caller's ExecutionIdentity (IDN-01): its model and tool calls are checked against
+ * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06).
  */
 export class PostMessage extends Command<MessageAdmission> {
   constructor(
@@ -67,7 +69,13 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         const input: TurnInput = { chatId, turnId, organizationId: caller.organizationId, scope };
         const submitted = await this.engine.submitIn(
           tx,
-          { workflow: TURN_WORKFLOW, input: input as unknown as Json, scope: { ...scope, organizationId: caller.organizationId }, resource: { type: 'turn', id: turnId } },
+          {
+            workflow: TURN_WORKFLOW,
+            input: input as unknown as Json,
+            scope: { ...scope, organizationId: caller.organizationId },
+            resource: { type: 'turn', id: turnId },
+            identity: identityForMember(caller, { botId: chat.bot_id, requires: ['chats.write'] }) as unknown as Json,
+          },
           { held },
         );
         start = submitted.start;
@@ -106,9 +114,9 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
 }
 
 async function lockChat(tx: Queryable, chatId: string, organizationId: string) {
-  const { rows } = await tx.query<{ active_turn_id: string | null; closed_at: Date | null; last_turn_seq: number }>({
+  const { rows } = await tx.query<{ bot_id: string; active_turn_id: string | null; closed_at: Date | null; last_turn_seq: number }>({
     name: 'chats.lock',
-    text: 'SELECT active_turn_id, closed_at, last_turn_seq FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
+    text: 'SELECT bot_id, active_turn_id, closed_at, last_turn_seq FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
     values: [chatId, organizationId],
   });
   const chat = rows[0];

@@ -25,6 +25,8 @@ export function backgroundToolWorkflow(deps: { readonly fetch: typeof fetch }): 
   const open = (state: Json): BackgroundToolState => state as unknown as BackgroundToolState;
   return {
     name: BACKGROUND_TOOL_WORKFLOW,
+    // Started only by a Turn, with the Turn's scope and identity (IDN-02, IDN-11).
+    audience: 'member',
     initial: (input) => ({ input, answer: null }) as unknown as Json,
     next: (state) => {
       const s = open(state);

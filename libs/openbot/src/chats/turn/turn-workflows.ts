@@ -13,7 +13,10 @@ import { TurnHooks } from './turn-hooks';
 import { endTurn } from './turn-end';
 import { asJson, asTurnState, initialTurnState, nextTurnDecision, TURN_WORKFLOW, type TurnInput } from './turn-state';
 
-/** Registers the Chat workflows (Turn, background tool, delete) with this node's engine (EXE-05). */
+/**
+ * Registers the Chat workflows (Turn, background tool, delete) with this node's engine (EXE-05).
+ * All three are member work: a service scope cannot enter them (IDN-11).
+ */
 @Injectable()
 export class TurnWorkflows implements OnModuleInit {
   constructor(
@@ -29,6 +32,7 @@ export class TurnWorkflows implements OnModuleInit {
     const fetchFn = egressFetch(this.egress);
     const turn: Workflow<Json, Json> = {
       name: TURN_WORKFLOW,
+      audience: 'member',
       initial: (input) => asJson(initialTurnState(input as unknown as TurnInput)),
       next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
       phases: {
@@ -39,6 +43,6 @@ export class TurnWorkflows implements OnModuleInit {
     };
     this.engine.register(turn);
     this.engine.register(backgroundToolWorkflow({ fetch: fetchFn }));
-    this.engine.register(chatDeleteWorkflow({ pool, engine: this.engine }));
+    this.engine.register({ ...chatDeleteWorkflow({ pool, engine: this.engine }), audience: 'member' });
   }
 }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { ApiKeyId, Caller, MemberId, MemberRole, OrganizationId } from '@openbot/domain';
+import type { ApiKeyId, Caller, MemberId, MemberRole, OrganizationId, Permission } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 
 export type WhoAmI =
@@ -8,7 +8,7 @@ export type WhoAmI =
   | {
       readonly kind: 'member';
       readonly organization: { readonly id: OrganizationId; readonly name: string };
-      readonly member: { readonly id: MemberId; readonly role: MemberRole };
+      readonly member: { readonly id: MemberId; readonly role: MemberRole; readonly permissions: readonly Permission[] };
       readonly apiKey: { readonly id: ApiKeyId; readonly name: string } | null;
     };
 
@@ -35,7 +35,7 @@ export class GetWhoAmIHandler implements IQueryHandler<GetWhoAmI> {
     return {
       kind: 'member',
       organization: { id: caller.organizationId, name: row?.organizationName ?? '' },
-      member: { id: caller.memberId, role: caller.role },
+      member: { id: caller.memberId, role: caller.role, permissions: caller.permissions },
       apiKey: caller.apiKeyId !== null && row?.keyName != null ? { id: caller.apiKeyId, name: row.keyName } : null,
     };
   }

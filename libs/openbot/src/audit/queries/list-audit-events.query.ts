@@ -1,0 +1,40 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import { toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+
+export interface AuditEventView {
+  readonly id: string;
+  readonly actor: { readonly kind: string; readonly id: string | null };
+  readonly action: string;
+  readonly target: { readonly type: string; readonly id: string };
+  readonly details: Record<string, unknown>;
+  readonly createdAt: Date;
+}
+
+/** The organization's audit log, oldest first (IDN-08: the organization is in the query). */
+export class ListAuditEvents extends Query<Page<AuditEventView>> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly page: PageRequest,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(ListAuditEvents)
+export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, page }: ListAuditEvents): Promise<Page<AuditEventView>> {
+    const rows = (await this.dataSource.query(
+      `SELECT id, json_build_object('kind', actor_kind, 'id', actor_id) AS actor, action,
+              json_build_object('type', target_type, 'id', target_id) AS target, details, created_at AS "createdAt"
+         FROM audit_events
+        WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid)
+        ORDER BY id LIMIT $3`,
+      [caller.organizationId, page.after, page.limit + 1],
+    )) as AuditEventView[];
+    return toPage(rows, page.limit);
+  }
+}

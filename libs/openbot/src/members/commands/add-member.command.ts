@@ -1,0 +1,52 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { canManageRole, newId, type ApiKeyId, type MemberCaller, type MemberId, type MemberRole } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
+import { recordAudit } from '../../audit/record-audit';
+import { MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+
+export interface AddedMember {
+  readonly member: MemberView;
+  /** The new member's first API key; its secret is shown once. */
+  readonly apiKey: { readonly id: ApiKeyId; readonly name: string; readonly secret: string };
+}
+
+/**
+ * Adds a member with a role and a first API key (SSO members are added on their first login
+ * instead). Owners and admins may add members; only an owner may add an owner.
+ */
+export class AddMember extends Command<AddedMember> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly role: MemberRole,
+    readonly name: string | null,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(AddMember)
+export class AddMemberHandler implements ICommandHandler<AddMember> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, role, name }: AddMember): Promise<AddedMember> {
+    if (!canManageRole(caller.role, role)) throw roleChangeRefused(role);
+    const memberId = newId<MemberId>();
+    const apiKeyId = newId<ApiKeyId>();
+    const secret = generateSecret(apiKeyId);
+    const keyName = 'First key';
+    return this.dataSource.transaction(async (manager) => {
+      const rows = (await manager.query(
+        `INSERT INTO members (id, organization_id, role, name) VALUES ($1, $2, $3, $4) RETURNING ${MEMBER_VIEW_COLUMNS}`,
+        [memberId, caller.organizationId, role, name],
+      )) as MemberView[];
+      await manager.query(
+        `INSERT INTO api_keys (id, organization_id, member_id, name, secret_hash) VALUES ($1, $2, $3, $4, $5)`,
+        [apiKeyId, caller.organizationId, memberId, keyName, hashSecret(secret)],
+      );
+      await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.added', target: { type: 'member', id: memberId }, details: { role } });
+      return { member: rows[0]!, apiKey: { id: apiKeyId, name: keyName, secret } };
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { recordAudit } from '../../audit/record-audit';
+import { LastOwner, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+
+/**
+ * Changes a member's role. The new rights apply to the member's next request and to its
+ * running work at its next check (keys carry scopes, not copies of the role).
+ */
+export class ChangeMemberRole extends Command<MemberView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly memberId: string,
+    readonly role: MemberRole,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeMemberRole)
+export class ChangeMemberRoleHandler implements ICommandHandler<ChangeMemberRole> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, memberId, role }: ChangeMemberRole): Promise<MemberView> {
+    if (!isUuid(memberId)) throw new NotFound('Member');
+    return this.dataSource.transaction(async (manager) => {
+      // The organization's members are locked in one order, so two demotions cannot both pass the owner count.
+      const members = (await manager.query(
+        `SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`,
+        [caller.organizationId],
+      )) as Array<{ id: string; role: MemberRole }>;
+      const target = members.find((m) => m.id === memberId);
+      if (target === undefined) throw new NotFound('Member');
+      if (!canManageRole(caller.role, target.role) || !canManageRole(caller.role, role)) throw roleChangeRefused(target.role === 'owner' ? 'owner' : role);
+      if (target.role === 'owner' && role !== 'owner' && members.filter((m) => m.role === 'owner').length === 1) throw new LastOwner();
+      // An UPDATE answers [rows, count] through TypeORM.
+      const [rows] = (await manager.query(`UPDATE members SET role = $2 WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId, role])) as [MemberView[], number];
+      if (target.role !== role) {
+        await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.role-changed', target: { type: 'member', id: memberId }, details: { from: target.role, to: role } });
+      }
+      return rows[0]!;
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { recordAudit } from '../../audit/record-audit';
+import { LastOwner, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+
+/**
+ * Removes a member: its API keys are revoked and its sessions stop working at once, and its
+ * running work stops at its next identity check (IDN-06). The row stays (removed_at) so past
+ * work and audit records keep pointing at it.
+ */
+export class RemoveMember extends Command<MemberView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly memberId: string,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RemoveMember)
+export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  async execute({ caller, memberId }: RemoveMember): Promise<MemberView> {
+    if (!isUuid(memberId)) throw new NotFound('Member');
+    return this.dataSource.transaction(async (manager) => {
+      const members = (await manager.query(
+        `SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`,
+        [caller.organizationId],
+      )) as Array<{ id: string; role: MemberRole }>;
+      const target = members.find((m) => m.id === memberId);
+      if (target === undefined) throw new NotFound('Member');
+      if (!canManageRole(caller.role, target.role)) throw roleChangeRefused(target.role);
+      if (target.role === 'owner' && members.filter((m) => m.role === 'owner').length === 1) throw new LastOwner();
+      // An UPDATE answers [rows, count] through TypeORM.
+      const [rows] = (await manager.query(`UPDATE members SET removed_at = now() WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId])) as [MemberView[], number];
+      await manager.query('UPDATE api_keys SET revoked_at = now() WHERE member_id = $1 AND revoked_at IS NULL', [memberId]);
+      await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.removed', target: { type: 'member', id: memberId }, details: { role: target.role } });
+      return rows[0]!;
+    });
+  }
+}

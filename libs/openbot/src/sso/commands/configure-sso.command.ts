@@ -1,0 +1,91 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { InvalidInput, type MemberCaller } from '@openbot/domain';
+import { DataSource } from 'typeorm';
+import { recordAudit } from '../../audit/record-audit';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
+import { EgressPolicy } from '../../egress/egress-policy';
+import { SealedRecords } from '../../sealing/sealed-records';
+import { lockConfiguration, requireSsoManage } from '../sso-configurations';
+import {
+  SSO_CLIENT_SECRET_PURPOSE,
+  SSO_CONFIGURATION_COLUMNS,
+  toSsoConfigurationView,
+  type SsoConfigurationRow,
+  type SsoConfigurationView,
+  type SsoDefaultRole,
+} from '../sso-view';
+
+/**
+ * Sets the caller's organization's OpenID Connect configuration (`PUT /v1/sso`), creating or
+ * replacing it. The issuer must pass the egress policy now (a refusal is a 400 on `issuer`); its
+ * endpoints are discovered at each login, where the policy is checked again. The client secret
+ * is sealed in the same transaction as the row, and the replaced secret is deleted with it.
+ * Every change raises `revision`, which retires the relying parties cached for the old one.
+ */
+export class ConfigureSso extends Command<SsoConfigurationView> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly issuer: string,
+    readonly clientId: string,
+    readonly clientSecret: string,
+    readonly allowedDomains: readonly string[],
+    readonly defaultRole: SsoDefaultRole,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(ConfigureSso)
+export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
+    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+  ) {}
+
+  async execute({ caller, issuer, clientId, clientSecret, allowedDomains, defaultRole }: ConfigureSso): Promise<SsoConfigurationView> {
+    requireSsoManage(caller);
+    await this.checkIssuer(issuer);
+    const domains = [...new Set(allowedDomains.map((domain) => domain.toLowerCase()))];
+    return this.dataSource.transaction(async (manager) => {
+      await lockConfiguration(manager, caller.organizationId);
+      const [previous] = (await manager.query('SELECT client_secret_record_id AS "recordId" FROM sso_configurations WHERE organization_id = $1', [
+        caller.organizationId,
+      ])) as Array<{ recordId: string | null }>;
+      const recordId = await this.sealedRecords.put(SSO_CLIENT_SECRET_PURPOSE, clientSecret, manager);
+      const [row] = (await manager.query(
+        `INSERT INTO sso_configurations (organization_id, issuer, client_id, client_secret_record_id, allowed_domains, default_role, revision)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, 1)
+         ON CONFLICT (organization_id) DO UPDATE SET
+           issuer = EXCLUDED.issuer, client_id = EXCLUDED.client_id, client_secret_record_id = EXCLUDED.client_secret_record_id,
+           allowed_domains = EXCLUDED.allowed_domains, default_role = EXCLUDED.default_role,
+           revision = sso_configurations.revision + 1, updated_at = now(), deleted_at = NULL
+         RETURNING ${SSO_CONFIGURATION_COLUMNS}`,
+        [caller.organizationId, issuer, clientId, recordId, JSON.stringify(domains), defaultRole],
+      )) as SsoConfigurationRow[];
+      if (previous?.recordId != null) await manager.query('DELETE FROM sealed_records WHERE id = $1', [previous.recordId]);
+      // Logins begun under the previous revision cannot complete any more; drop them now.
+      await manager.query('DELETE FROM sso_logins WHERE organization_id = $1', [caller.organizationId]);
+      await recordAudit(manager, {
+        organizationId: caller.organizationId,
+        actor: caller,
+        action: 'sso.configured',
+        target: { type: 'sso-configuration', id: caller.organizationId },
+        details: { issuer, clientId, allowedDomains: domains, defaultRole, revision: row!.revision },
+      });
+      return toSsoConfigurationView(row!, this.config.publicUrl);
+    });
+  }
+
+  private async checkIssuer(issuer: string): Promise<void> {
+    const decision = await this.egress.check(issuer);
+    if (!decision.allowed) throw new InvalidInput([{ path: 'issuer', message: `issuer ${decision.reason}` }]);
+    const url = decision.url;
+    // OpenID Connect Discovery §2: an issuer is https (or http for a local provider here), with no query or fragment.
+    if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || issuer.includes('#') || issuer.includes('?')) {
+      throw new InvalidInput([{ path: 'issuer', message: 'issuer must be a URL without credentials, query or fragment' }]);
+    }
+  }
+}

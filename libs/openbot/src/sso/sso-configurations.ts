@@ -1,0 +1,45 @@
+import { can, Forbidden, type MemberCaller, type SealedRecordId } from '@openbot/domain';
+import type { DataSource } from 'typeorm';
+import type { SealedRecords } from '../sealing/sealed-records';
+import { SSO_CLIENT_SECRET_PURPOSE, type SsoDefaultRole } from './sso-view';
+
+/** What sign-in needs of an organization's active configuration (never shown by the API). */
+export interface ActiveSsoConfiguration {
+  readonly organizationId: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecretRecordId: string;
+  readonly allowedDomains: readonly string[];
+  readonly defaultRole: SsoDefaultRole;
+  readonly revision: number;
+}
+
+/** The active configuration of an organization, or undefined when SSO is off. */
+export async function activeConfiguration(dataSource: DataSource, organizationId: string): Promise<ActiveSsoConfiguration | undefined> {
+  const [row] = (await dataSource.query(
+    `SELECT organization_id AS "organizationId", issuer, client_id AS "clientId", client_secret_record_id AS "clientSecretRecordId",
+            allowed_domains AS "allowedDomains", default_role AS "defaultRole", revision
+       FROM sso_configurations WHERE organization_id = $1 AND deleted_at IS NULL AND client_secret_record_id IS NOT NULL`,
+    [organizationId],
+  )) as ActiveSsoConfiguration[];
+  return row;
+}
+
+/** Opens the sealed client secret of a configuration. */
+export async function openClientSecret(sealedRecords: SealedRecords, configuration: ActiveSsoConfiguration): Promise<string> {
+  const record = await sealedRecords.get(configuration.clientSecretRecordId as SealedRecordId);
+  if (record === null || record.purpose !== SSO_CLIENT_SECRET_PURPOSE || typeof record.value !== 'string') {
+    throw new Error(`sealed client secret of organization ${configuration.organizationId} is missing or not a secret`);
+  }
+  return record.value;
+}
+
+/** Route access already asks for `sso.manage`; the use case checks again so no other entry skips it. */
+export function requireSsoManage(caller: MemberCaller): void {
+  if (!can(caller, 'sso.manage')) throw new Forbidden('Managing single sign-on needs the "sso.manage" permission.');
+}
+
+/** Serializes configuration changes of one organization (the replaced secret must be the one deleted). */
+export async function lockConfiguration(manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> }, organizationId: string): Promise<void> {
+  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('sso-configuration:' || $1, 0))`, [organizationId]);
+}

@@ -1,0 +1,130 @@
+import { MEMBER_ROLES, ROLE_PERMISSIONS, type MemberRole, type Permission } from '@openbot/domain';
+import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * Access, generated from the OpenAPI document so that every new route is covered the day it is
+ * added: each role against each member route (the guard enforces the permission the document
+ * names), and a caller of another organization against every route that takes a resource ID.
+ */
+
+interface Operation {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  permission: Permission | undefined;
+  security: boolean;
+}
+
+const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
+
+/** Bodies that pass validation, so the request reaches the access checks behind it. */
+const BODIES: Record<string, unknown> = {
+  'post /v1/chats/{id}/messages': { content: 'hello' },
+  'post /v1/chats/{id}/tool-outputs': { callId: 'call-1', output: 'out' },
+  'post /v1/executions/{id}/decision': { decision: 'stop' },
+  'patch /v1/members/{id}': { role: 'viewer' },
+  'patch /v1/bots/{id}': { name: 'Renamed' },
+};
+
+async function operations(t: TestApp): Promise<Operation[]> {
+  const doc = (await t.http().get('/openapi.json').expect(200)).body as {
+    paths: Record<string, Record<string, { 'x-openbot-permission'?: Permission; security?: unknown[] }>>;
+  };
+  const list: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      list.push({ method: method as Operation['method'], path, permission: operation['x-openbot-permission'], security: (operation.security ?? []).length > 0 });
+    }
+  }
+  return list;
+}
+
+describe('access matrix', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let a: ChatFixture;
+  let keys: Record<MemberRole, string>;
+  const resources: Record<string, string> = {};
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    fake = await FakeOpenAiServer.start();
+    fake.fallback = textReply(['ok'], [1, 1]);
+    a = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    keys = { owner: a.secret } as Record<MemberRole, string>;
+    for (const role of ['admin', 'member', 'viewer'] as const) {
+      const res = await t.http().post('/v1/members').set('authorization', bearer(a.secret)).send({ role }).expect(201);
+      keys[role] = (res.body as { apiKey: { secret: string } }).apiKey.secret;
+      resources.member = (res.body as { member: { id: string } }).member.id;
+    }
+    const turn = await sendMessage(t, a.secret, a.chatId, 'hi');
+    await eventsUntilEnd(t, a.secret, turn.executionId);
+    const providers = await t.http().get('/v1/model-providers').set('authorization', bearer(a.secret)).expect(200);
+    const key = await t.http().post('/v1/api-keys').set('authorization', bearer(a.secret)).send({ name: 'spare' }).expect(201);
+    Object.assign(resources, {
+      bots: a.botId,
+      chats: a.chatId,
+      executions: turn.executionId,
+      'model-providers': (providers.body as { data: Array<{ id: string }> }).data[0]!.id,
+      'api-keys': (key.body as { id: string }).id,
+      members: resources.member,
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('[IDN-05] every member route names the permission it needs in the OpenAPI document', async () => {
+    const unnamed = (await operations(t)).filter((op) => op.security && op.permission === undefined && !op.path.startsWith('/v1/organizations'));
+    expect(unnamed.map((op) => `${op.method} ${op.path}`)).toEqual([]);
+  });
+
+  it('[IDN-05] role matrix: each role against each member route gets 403 exactly when its role lacks the permission the route names', async () => {
+    const outcomes: string[] = [];
+    const expected: string[] = [];
+    for (const op of (await operations(t)).filter((o) => o.permission !== undefined)) {
+      const url = op.path.replace(/\{[^}]+\}/g, UNKNOWN_ID);
+      for (const role of MEMBER_ROLES) {
+        const req = t.http()[op.method](url).set('authorization', bearer(keys[role]));
+        const res = op.method === 'get' || op.method === 'delete' ? await req : await req.send(BODIES[`${op.method} ${op.path}`] ?? {});
+        const allowed = ROLE_PERMISSIONS[role].includes(op.permission!);
+        const denied = res.status === 403 && (res.body as { type?: string }).type === 'Forbidden';
+        outcomes.push(`${role} ${op.method} ${op.path}: ${denied ? 'denied' : 'allowed'}`);
+        expected.push(`${role} ${op.method} ${op.path}: ${allowed ? 'allowed' : 'denied'}`);
+        // Allowed never means a server fault.
+        expect({ route: `${role} ${op.method} ${op.path}`, fault: res.status >= 500 }).toEqual({ route: `${role} ${op.method} ${op.path}`, fault: false });
+      }
+    }
+    expect(outcomes).toEqual(expected);
+    // The viewer is read-only: it may not change anything.
+    expect(outcomes.filter((o) => o.startsWith('viewer') && !o.includes(' get ') && o.endsWith('allowed'))).toEqual([]);
+  });
+
+  it('[IDN-08] cross-organization matrix: another organization gets 404 on every route that takes a resource ID, and nothing changes', async () => {
+    const b = await t.createOrganization('Other');
+    const withId = (await operations(t)).filter((op) => op.security && op.path.includes('{id}'));
+    expect(withId.length).toBeGreaterThan(10);
+    const answers: string[] = [];
+    for (const op of withId) {
+      const kind = op.path.split('/')[2]!;
+      const id = resources[kind];
+      if (id === undefined) throw new Error(`the matrix has no resource for ${op.path}: add one`);
+      const req = t.http()[op.method](op.path.replace('{id}', id)).set('authorization', bearer(b.secret));
+      const res = op.method === 'get' || op.method === 'delete' ? await req : await req.send(BODIES[`${op.method} ${op.path}`] ?? {});
+      answers.push(`${op.method} ${op.path}: ${res.status} ${(res.body as { type?: string }).type ?? ''}`.trim());
+      expect(JSON.stringify(res.body ?? {})).not.toContain(id);
+    }
+    expect(answers.filter((answer) => !/ 404 \w+NotFound$/.test(answer))).toEqual([]);
+    // A's resources are all still there for A.
+    for (const [kind, id] of Object.entries(resources)) {
+      if (kind === 'member' || kind === 'members' || kind === 'api-keys') continue;
+      await t.http().get(`/v1/${kind}/${id}`).set('authorization', bearer(a.secret)).expect(200);
+    }
+    const members = await t.http().get('/v1/members').set('authorization', bearer(a.secret)).expect(200);
+    expect((members.body as { data: Array<{ id: string }> }).data.map((m) => m.id)).toContain(resources.members);
+    const apiKeys = await t.http().get('/v1/api-keys').set('authorization', bearer(a.secret)).expect(200);
+    expect((apiKeys.body as { data: Array<{ id: string; revokedAt: string | null }> }).data.find((k) => k.id === resources['api-keys'])?.revokedAt).toBeNull();
+  });
+});
