@@ -7,6 +7,7 @@
  *   libs/engine   → domain
  *   libs/openbot  → domain, core, protocol, engine
  *   libs/api      → domain, openbot (but never openbot's TypeORM entities, never `typeorm` itself)
+ *   libs/client   → nothing else in libs (HTTP only; types generated from the OpenAPI document)
  *   apps/server   → anything
  *   apps/cli      → libs/client only
  *   libs/**       ✗ apps/**
@@ -104,6 +105,11 @@ module.exports = {
       'libs/openbot may only depend on libs/domain, libs/core, libs/protocol and libs/engine.',
     ),
     libMayOnlyImport('api', ['domain', 'openbot'], 'libs/api may only depend on libs/domain and libs/openbot.'),
+    libMayOnlyImport(
+      'client',
+      [],
+      'libs/client talks to OpenBot over HTTP only: it imports no other library (its types come from the generated schema).',
+    ),
 
     {
       name: 'domain-no-nest-no-io',

@@ -46,8 +46,10 @@ export class ChatMessagesController {
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,
     @Body() body: PostMessageRequest,
-    @Headers('idempotency-key') key?: string,
+    // The whole header map: a named @Headers() would add a second, required header to the document.
+    @Headers() headers: Record<string, string | undefined>,
   ): Promise<MessageAdmissionBody> {
+    const key = headers['idempotency-key'];
     if (key !== undefined && !COMMAND_KEY.test(key)) {
       throw new InvalidInput([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 visible ASCII characters' }]);
     }

@@ -1,0 +1,44 @@
+import { unwrap, type Schemas } from '@openbot/client';
+import type { Command } from 'commander';
+import { connect, type Context } from '../context';
+import { UsageError } from '../exit-codes';
+import { formatFields, formatJson, type Column } from '../output';
+import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+
+type Provider = Schemas['ModelProviderBody'];
+const KINDS: ReadonlyArray<Provider['kind']> = ['openai-compatible', 'anthropic'];
+
+const COLUMNS: ReadonlyArray<Column<Provider>> = [
+  ['id', (p) => p.id],
+  ['name', (p) => p.name],
+  ['kind', (p) => p.kind],
+  ['base url', (p) => p.baseUrl],
+];
+
+export function providersCommand(program: Command, context: Context): void {
+  const providers = program.command('providers').description('model providers (models are named <provider name>/<model id>)');
+
+  pageOptions(providers.command('list').description('list model providers')).action(async (options: PageOptions) => {
+    const client = await connect(context);
+    const page = await unwrap(client.GET('/v1/model-providers', { params: { query: pageQuery(options) } }));
+    printPage(context, page, COLUMNS, options, 'providers list');
+  });
+
+  providers
+    .command('create <name>')
+    .description('register a model provider (its key is stored sealed and never shown again)')
+    .requiredOption('--base-url <url>', 'e.g. https://api.openai.com/v1')
+    .option('--kind <kind>', `one of ${KINDS.join(', ')}`, 'openai-compatible')
+    .option('--provider-key <key>', "the provider's API key")
+    .option('--json', 'print the result as JSON')
+    .action(async (name: string, options: { baseUrl: string; kind: string; providerKey?: string; json?: boolean }) => {
+      if (!KINDS.includes(options.kind as Provider['kind'])) throw new UsageError(`--kind must be one of ${KINDS.join(', ')}`);
+      const client = await connect(context);
+      const provider = await unwrap(
+        client.POST('/v1/model-providers', {
+          body: { name, kind: options.kind as Provider['kind'], baseUrl: options.baseUrl, ...(options.providerKey !== undefined ? { apiKey: options.providerKey } : {}) },
+        }),
+      );
+      context.io.out(options.json ? formatJson(provider) : formatFields([['id', provider.id], ['name', provider.name], ['kind', provider.kind], ['base url', provider.baseUrl]]));
+    });
+}
