@@ -39,6 +39,18 @@ export function encodeEvent(
   };
 }
 
+/** The event a reader sees, built the same way from a stored row or from what this node just wrote. */
+export function toExecutionEvent(seq: number, type: string, at: Date, step: number | null, attempt: number | null, payload: Json): ExecutionEvent {
+  return Object.freeze({
+    ...(payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload : {}),
+    seq,
+    type,
+    at: at.toISOString(),
+    ...(step !== null ? { step } : {}),
+    ...(attempt !== null ? { attempt } : {}),
+  });
+}
+
 /**
  * `observe(executionId, afterSequence)` (EVT-01..03): reads the ordered log from the cursor in
  * pages, waits for a wake-up (or the fallback poll) when it has caught up, and ends after the
@@ -62,18 +74,22 @@ export async function* observeEvents(
       FALLBACK_POLL_MS,
       signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
     );
+    // Events this node just committed are handed over in memory: no read when they follow the cursor.
+    const buffered = deps.listener.recent(executionId, cursor) as ExecutionEvent[] | null;
+    if (buffered !== null && buffered.length > 0) {
+      stopWaiting.abort();
+      for (const event of buffered) {
+        cursor = event.seq;
+        yield event;
+        if (event.type === ENDED_EVENT) return;
+      }
+      continue;
+    }
     const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
     for (const row of rows) {
       cursor = row.seq;
       const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
-      const event: ExecutionEvent = {
-        ...(payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? payload : {}),
-        seq: row.seq,
-        type: row.type,
-        at: row.at.toISOString(),
-        ...(row.step !== null ? { step: row.step } : {}),
-        ...(row.attempt !== null ? { attempt: row.attempt } : {}),
-      };
+      const event = toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload);
       if (row.type === ENDED_EVENT) stopWaiting.abort();
       yield event;
       if (row.type === ENDED_EVENT) return;

@@ -1,5 +1,5 @@
 import type { EngineContext } from './context';
-import { encodeEvent } from './event-log';
+import { encodeEvent, toExecutionEvent } from './event-log';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
 import { publishEvents, type PendingEvent } from './store';
@@ -14,7 +14,7 @@ import type { Json } from './workflow';
  * this owner has lost the execution and publishes nothing more (CALL-05).
  */
 export class EventPublisher {
-  private buffer: PendingEvent[] = [];
+  private buffer: Array<{ readonly stored: PendingEvent; readonly payload: Json }> = [];
   private writing: Promise<void> | null = null;
   private failure: unknown = null;
 
@@ -26,7 +26,7 @@ export class EventPublisher {
 
   publish(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void {
     if (this.scope.gateClosed) return;
-    this.buffer.push(encodeEvent(this.ctx.sealed, this.run.id, type, payload ?? null, position));
+    this.buffer.push({ stored: encodeEvent(this.ctx.sealed, this.run.id, type, payload ?? null, position), payload: payload ?? null });
     this.writing ??= this.drain();
   }
 
@@ -40,7 +40,7 @@ export class EventPublisher {
   /** Appends events inside the caller's transaction (they commit with its rows), fenced the same way. */
   async publishIn(tx: Queryable, events: ReadonlyArray<{ type: string; payload?: Json; step?: number; attempt?: number }>): Promise<boolean> {
     const encoded = events.map((e) => encodeEvent(this.ctx.sealed, this.run.id, e.type, e.payload ?? null, e));
-    return publishEvents(tx, this.run.id, this.run.generation, encoded);
+    return (await publishEvents(tx, this.run.id, this.run.generation, encoded)) !== null;
   }
 
   /** Call after the transaction of `publishIn` committed: wakes the readers. */
@@ -54,11 +54,20 @@ export class EventPublisher {
       while (this.buffer.length > 0 && this.failure === null) {
         const batch = this.buffer;
         this.buffer = [];
-        const stored = await retryStorage(() => publishEvents(this.ctx.pool, this.run.id, this.run.generation, batch), this.scope.signal);
-        if (!stored) {
+        const stored = await retryStorage(
+          () => publishEvents(this.ctx.pool, this.run.id, this.run.generation, batch.map((e) => e.stored)),
+          this.scope.signal,
+        );
+        if (stored === null) {
           this.scope.closeGate('lease-lost');
           return;
         }
+        // Stored: this node's own readers get them without reading them back.
+        const first = stored.lastSeq - batch.length + 1;
+        this.ctx.listener.deliver(
+          this.run.id,
+          batch.map((e, i) => toExecutionEvent(first + i, e.stored.type, stored.at, e.stored.step, e.stored.attempt, e.payload)),
+        );
         this.announce();
       }
     } catch (error) {

@@ -2,6 +2,16 @@ import { Client } from 'pg';
 import type { Queryable } from './ports';
 
 export const EVENTS_CHANNEL = 'openbot_events';
+/** Most events kept per execution for local readers; older ones are read from the table. */
+const RECENT_LIMIT = 512;
+/** How long events stay buffered after the last local reader stopped waiting. */
+const RECENT_LINGER_MS = 10_000;
+
+/** An event as readers see it; only its sequence number matters here. */
+export interface BufferedEvent {
+  readonly seq: number;
+  readonly type: string;
+}
 export const SIGNALS_CHANNEL = 'openbot_signals';
 const MAX_PAYLOAD = 7_000;
 
@@ -14,6 +24,8 @@ export class NodeListener {
   private client: Client | null = null;
   private stopped = false;
   private readonly eventWaiters = new Map<string, Set<() => void>>();
+  /** Events this node committed, for its own readers of the same execution: they skip a read. */
+  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null }>();
   private signalHandler: (executionId: string) => void = () => undefined;
 
   /** `node`: this engine's origin tag; event notifications it sent itself are skipped (it woke its readers directly). */
@@ -49,13 +61,55 @@ export class NodeListener {
         signal?.removeEventListener('abort', done);
         const set = this.eventWaiters.get(executionId);
         set?.delete(done);
-        if (set?.size === 0) this.eventWaiters.delete(executionId);
+        if (set?.size === 0) {
+          this.eventWaiters.delete(executionId);
+          this.scheduleForget(executionId);
+        }
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       waiters.add(done);
     });
+  }
+
+  /**
+   * Hands events this node just committed (stored, in sequence order) to its local readers, so
+   * they need not read them back. Kept only while someone here observes the execution.
+   */
+  deliver(executionId: string, events: readonly BufferedEvent[]): void {
+    let recent = this.recentEvents.get(executionId);
+    if (recent === undefined) {
+      if (!this.eventWaiters.has(executionId)) return;
+      this.recentEvents.set(executionId, (recent = { events: [], linger: null }));
+    }
+    recent.events.push(...events);
+    if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
+  }
+
+  /**
+   * The buffered events right after `after`, without gaps; null when the next one is not here
+   * (written by another node or another path): the reader then reads the table.
+   */
+  recent(executionId: string, after: number): BufferedEvent[] | null {
+    const events = this.recentEvents.get(executionId)?.events;
+    if (events === undefined) return null;
+    const start = events.findIndex((event) => event.seq === after + 1);
+    if (start < 0) return null;
+    const out: BufferedEvent[] = [];
+    for (let i = start, expected = after + 1; i < events.length && events[i]!.seq === expected; i++, expected++) out.push(events[i]!);
+    return out;
+  }
+
+  private scheduleForget(executionId: string): void {
+    const recent = this.recentEvents.get(executionId);
+    if (recent === undefined) return;
+    if (recent.linger) clearTimeout(recent.linger);
+    recent.linger = setTimeout(() => {
+      if (!this.eventWaiters.has(executionId)) this.recentEvents.delete(executionId);
+      else recent.linger = null;
+    }, RECENT_LINGER_MS);
+    recent.linger.unref();
   }
 
   /** Wakes local waiters directly (events committed by this node need no round trip). */

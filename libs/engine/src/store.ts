@@ -262,11 +262,16 @@ export async function readEvents(db: Queryable, id: string, after: number, limit
 /**
  * Publishes events of a running phase at once (text deltas, tool progress): appended only while
  * `generation` still owns the execution and it has not ended (CALL-05: an old owner publishes
- * nothing). Answers false when the append was fenced off.
+ * nothing). Answers the last sequence number and the commit time, or null when fenced off.
  */
-export async function publishEvents(db: Queryable, id: string, generation: number, events: readonly PendingEvent[]): Promise<boolean> {
-  if (events.length === 0) return true;
-  const { rows } = await db.query<{ last_seq: number }>({
+export async function publishEvents(
+  db: Queryable,
+  id: string,
+  generation: number,
+  events: readonly PendingEvent[],
+): Promise<{ lastSeq: number; at: Date } | null> {
+  if (events.length === 0) return null;
+  const { rows } = await db.query<{ last_seq: number; at: Date }>({
     name: 'engine.publish_events',
     text: `WITH upd AS (
              UPDATE executions SET last_seq = last_seq + $3
@@ -277,7 +282,7 @@ export async function publishEvents(db: Queryable, id: string, generation: numbe
              SELECT $1, upd.last_seq - $3 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
                FROM upd, unnest($4::text[], $5::int[], $6::int[], $7::text[], $8::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
-           ) SELECT last_seq FROM upd`,
+           ) SELECT last_seq, now() AS at FROM upd`,
     values: [
       id,
       generation,
@@ -289,5 +294,6 @@ export async function publishEvents(db: Queryable, id: string, generation: numbe
       events.map((e) => e.data),
     ],
   });
-  return rows.length === 1;
+  const row = rows[0];
+  return row ? { lastSeq: row.last_seq, at: row.at } : null;
 }

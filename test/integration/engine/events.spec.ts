@@ -107,6 +107,41 @@ describe('engine: reading events', () => {
     }
   });
 
+  it('[EVT-01] events a phase publishes while it runs reach a reader on the same node in memory and a reader on another node from the table, identically', async () => {
+    const streaming: Workflow<{ [key: string]: Json; done: boolean }, Json> = {
+      name: 'test.streamer',
+      initial: () => ({ done: false }),
+      next: (s) => (s.done ? { end: 'completed' } : { phase: 'stream' }),
+      phases: {
+        stream: {
+          async run(ctx) {
+            ctx.emit('checkpoint.event', { n: 0 });
+            for (let i = 0; i < 40; i++) {
+              ctx.publisher.publish('text.delta', { text: `t${i}` }, { step: 1, attempt: 1 });
+              if (i % 7 === 0) await ctx.publisher.flush();
+            }
+            await ctx.publisher.flush();
+            return { state: { done: true } };
+          },
+        },
+      },
+    };
+    t.engine.register(streaming);
+    const other = await startTestEngine({ database: t.database, nodeId: 'events-reader-b', sealer: t.sealer });
+    try {
+      other.engine.register(streaming);
+      await other.engine.start();
+      const { executionId } = await t.engine.submit({ workflow: 'test.streamer', input: null, scope: SERVICE });
+      const [local, remote] = await Promise.all([collect(t.engine.observe(executionId)), collect(other.engine.observe(executionId))]);
+      expect(local.map((e) => e.seq)).toEqual(Array.from({ length: local.length }, (_, i) => i + 1));
+      expect(local).toHaveLength(42);
+      expect(local.filter((e) => e.type === 'text.delta').map((e) => e.text)).toEqual(Array.from({ length: 40 }, (_, i) => `t${i}`));
+      expect(remote).toEqual(local);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('[EVT-02] an observer that subscribes after the end reads everything again from its cursor', async () => {
     const { executionId } = await submit({ rounds: 2, perRound: 2 });
     const first = await collect(t.engine.observe(executionId));
