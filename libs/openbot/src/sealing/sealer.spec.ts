@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import type { MasterKey } from '../config/config';
 import { Keyring } from './keyring';
 import { SealedRecordUnreadable, Sealer, type Envelope } from './sealer';
@@ -43,11 +43,47 @@ describe('Sealer', () => {
     expect(data.includes(Buffer.from(AD))).toBe(false);
   });
 
-  it('sealing the same value twice gives different envelopes (fresh data key and IVs)', () => {
+  it('sealing the same value twice gives different envelopes: a fresh IV each time, the data key shared by values sealed in a row', () => {
     const a = sealer.seal(Buffer.from(SECRET), AD);
     const b = sealer.seal(Buffer.from(SECRET), AD);
     expect(a.data.equals(b.data)).toBe(false);
-    expect(a.data.subarray(1, 13).equals(b.data.subarray(1, 13))).toBe(false);
+    // The wrapped data key (bytes 1..60) is shared; the value IV (61..72) is not.
+    expect(a.data.subarray(1, 61).equals(b.data.subarray(1, 61))).toBe(true);
+    expect(a.data.subarray(61, 73).equals(b.data.subarray(61, 73))).toBe(false);
+  });
+
+  it('a data key seals at most 1,024 values, then a new one is wrapped', () => {
+    const own = new Sealer(new Keyring(k1));
+    const headers = new Set<string>();
+    for (let i = 0; i < 1_025; i++) headers.add(own.seal(Buffer.from('x'), AD).data.subarray(1, 61).toString('hex'));
+    expect(headers.size).toBe(2);
+  });
+
+  it('[SEC-01] a shared data key does not unbind a value from its record: another associated data still fails', () => {
+    const a = sealer.seal(Buffer.from(SECRET), `${AD}:a`);
+    const b = sealer.seal(Buffer.from('other'), `${AD}:b`);
+    expect(a.data.subarray(1, 61).equals(b.data.subarray(1, 61))).toBe(true);
+    expect(() => sealer.open(a, `${AD}:b`)).toThrow(SealedRecordUnreadable);
+    // Splicing one record's ciphertext onto the other's header fails too.
+    const spliced = { keyId: a.keyId, data: Buffer.concat([b.data.subarray(0, 61), a.data.subarray(61)]) };
+    expect(sealer.open(spliced, `${AD}:a`).toString()).toBe(SECRET);
+    expect(() => sealer.open(spliced, `${AD}:b`)).toThrow(SealedRecordUnreadable);
+  });
+
+  it('a version 1 envelope (a data key per value, wrapped under the record) still opens', () => {
+    const aad = Buffer.from(AD, 'utf8');
+    const dek = randomBytes(32);
+    const wrapIv = randomBytes(12);
+    const wrap = createCipheriv('aes-256-gcm', k1.key, wrapIv);
+    wrap.setAAD(aad);
+    const wrappedDek = Buffer.concat([wrap.update(dek), wrap.final()]);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', dek, iv);
+    cipher.setAAD(aad);
+    const ciphertext = Buffer.concat([cipher.update(Buffer.from(SECRET)), cipher.final()]);
+    const data = Buffer.concat([Buffer.from([1]), wrapIv, wrappedDek, wrap.getAuthTag(), iv, cipher.getAuthTag(), ciphertext]);
+    expect(sealer.open({ keyId: 'k1', data }, AD).toString()).toBe(SECRET);
+    expect(() => sealer.open({ keyId: 'k1', data }, `${AD}:other`)).toThrow(SealedRecordUnreadable);
   });
 
   it('[SEC-01] flipping any single byte of the envelope fails with SealedRecordUnreadable', () => {
