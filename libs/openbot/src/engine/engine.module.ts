@@ -8,7 +8,6 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { Engine, faultPointsFromEnv } from '@openbot/engine';
-import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
@@ -62,7 +61,7 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
       inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck],
       useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder, identityCheck: SqlIdentityCheck) =>
         new Engine({
-          pool: (dataSource.driver as unknown as { master: Pool }).master,
+          pool: poolOf(dataSource),
           connectionString: config.databaseUrl,
           sealer,
           failures,
