@@ -1,5 +1,5 @@
 import { ROLE_PERMISSIONS } from '@openbot/domain';
-import type { Response } from 'supertest';
+import { expectDeclaredNoErrorId, issuePaths, UUID_V7 } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -7,25 +7,10 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * organization with its owner and first API key; the key works at once and is stored as a hash only.
  */
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
 interface CreatedOrganization {
   organization: { id: string; name: string };
   member: { id: string; role: string };
   apiKey: { id: string; secret: string };
-}
-
-/** A declared error: exactly `type` and `message` (InvalidInput adds `issues`). */
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-  expect(res.headers['openbot-error-id']).toBeUndefined();
-}
-
-function issuePaths(res: Response): string[] {
-  return ((res.body as { issues: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
 }
 
 describe('bootstrap: organizations and the owner key', () => {
@@ -127,7 +112,7 @@ describe('bootstrap: organizations and the owner key', () => {
     it.each(cases)('name %s', async (_label, body, path) => {
       const before = await t.database.query<{ n: string }>('SELECT count(*)::text AS n FROM organizations');
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).send(body as object);
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredNoErrorId(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toContain(path);
       for (const issue of (res.body as { issues: Array<{ path: unknown; message: unknown }> }).issues) {
         expect(Object.keys(issue).sort()).toEqual(['message', 'path']);
@@ -140,10 +125,10 @@ describe('bootstrap: organizations and the owner key', () => {
 
   describe('[ERR-02] authentication: declared 401 Unauthenticated', () => {
     it('no Authorization header is 401 on platform and member routes', async () => {
-      expectDeclared(await t.http().post('/v1/organizations').send({ name: 'Acme' }), 401, 'Unauthenticated');
-      expectDeclared(await t.http().get('/v1/organizations'), 401, 'Unauthenticated');
-      expectDeclared(await t.http().get('/v1/me'), 401, 'Unauthenticated');
-      expectDeclared(await t.http().get('/v1/api-keys'), 401, 'Unauthenticated');
+      expectDeclaredNoErrorId(await t.http().post('/v1/organizations').send({ name: 'Acme' }), 401, 'Unauthenticated');
+      expectDeclaredNoErrorId(await t.http().get('/v1/organizations'), 401, 'Unauthenticated');
+      expectDeclaredNoErrorId(await t.http().get('/v1/me'), 401, 'Unauthenticated');
+      expectDeclaredNoErrorId(await t.http().get('/v1/api-keys'), 401, 'Unauthenticated');
     });
 
     it('a wrong, garbage or malformed bearer is 401 and creates nothing', async () => {
@@ -165,9 +150,9 @@ describe('bootstrap: organizations and the owner key', () => {
       ];
       for (const header of headers) {
         const res = await t.http().post('/v1/organizations').set('authorization', header).send({ name: 'Nope' });
-        expectDeclared(res, 401, 'Unauthenticated');
+        expectDeclaredNoErrorId(res, 401, 'Unauthenticated');
         expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
-        expectDeclared(await t.http().get('/v1/me').set('authorization', header), 401, 'Unauthenticated');
+        expectDeclaredNoErrorId(await t.http().get('/v1/me').set('authorization', header), 401, 'Unauthenticated');
       }
       const after = await t.database.query<{ n: string }>('SELECT count(*)::text AS n FROM organizations');
       expect(after).toEqual(before);
@@ -186,21 +171,21 @@ describe('bootstrap: organizations and the owner key', () => {
     it('an organization API key on a platform route is 403', async () => {
       const { secret } = await t.createOrganization('Tenant');
       const before = await t.database.query<{ n: string }>('SELECT count(*)::text AS n FROM organizations');
-      expectDeclared(
+      expectDeclaredNoErrorId(
         await t.http().post('/v1/organizations').set('authorization', `Bearer ${secret}`).send({ name: 'Escalation' }),
         403,
         'Forbidden',
       );
-      expectDeclared(await t.http().get('/v1/organizations').set('authorization', `Bearer ${secret}`), 403, 'Forbidden');
+      expectDeclaredNoErrorId(await t.http().get('/v1/organizations').set('authorization', `Bearer ${secret}`), 403, 'Forbidden');
       const after = await t.database.query<{ n: string }>('SELECT count(*)::text AS n FROM organizations');
       expect(after).toEqual(before);
     });
 
     it('the admin token on a member route is 403', async () => {
-      expectDeclared(await t.http().get('/v1/me').set('authorization', admin()), 403, 'Forbidden');
-      expectDeclared(await t.http().get('/v1/api-keys').set('authorization', admin()), 403, 'Forbidden');
-      expectDeclared(await t.http().post('/v1/api-keys').set('authorization', admin()).send({ name: 'k' }), 403, 'Forbidden');
-      expectDeclared(
+      expectDeclaredNoErrorId(await t.http().get('/v1/me').set('authorization', admin()), 403, 'Forbidden');
+      expectDeclaredNoErrorId(await t.http().get('/v1/api-keys').set('authorization', admin()), 403, 'Forbidden');
+      expectDeclaredNoErrorId(await t.http().post('/v1/api-keys').set('authorization', admin()).send({ name: 'k' }), 403, 'Forbidden');
+      expectDeclaredNoErrorId(
         await t.http().delete('/v1/api-keys/00000000-0000-7000-8000-000000000000').set('authorization', admin()),
         403,
         'Forbidden',
@@ -272,7 +257,7 @@ describe('GET /v1/organizations (platform administrator) paginates oldest first'
     ['after=x&after=y', 'after'],
   ])('[ERR-02] %s answers 400 InvalidInput with issues path %s', async (query, path) => {
     const res = await t.http().get(`/v1/organizations?${query}`).set('authorization', admin());
-    expectDeclared(res, 400, 'InvalidInput');
+    expectDeclaredNoErrorId(res, 400, 'InvalidInput');
     expect(issuePaths(res)).toContain(path);
   });
 

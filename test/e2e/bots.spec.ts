@@ -1,4 +1,5 @@
-import type { Response } from 'supertest';
+import { addProvider, expectDeclared, ISO, issuePaths, UNKNOWN_ID, UUID_V7 } from '../support/api-assertions';
+import { bearer } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -9,11 +10,8 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * see them (IDN-08).
  */
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'model', 'name', 'tools', 'updatedAt'];
 const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000 };
-const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
 
 interface BotTool {
   name: string;
@@ -60,28 +58,12 @@ const LOOKUP: BotTool = {
 /** A tool as the API shows it: a tool sent without a kind is a `client` tool. */
 const shown = (tool: BotTool): BotTool => ({ kind: 'client', ...tool });
 
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-}
-
-function issuePaths(res: Response): string[] {
-  return ((res.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
-}
-
 describe('bots', () => {
   let t: TestApp;
   let owner: Awaited<ReturnType<TestApp['createOrganization']>>;
-  const as = (secret: string): string => `Bearer ${secret}`;
-
-  async function addProvider(secret: string, name: string): Promise<void> {
-    await t.http().post('/v1/model-providers').set('authorization', as(secret)).send({ name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
-  }
 
   async function create(secret: string, body: Record<string, unknown>): Promise<BotBody> {
-    const res = await t.http().post('/v1/bots').set('authorization', as(secret)).send(body);
+    const res = await t.http().post('/v1/bots').set('authorization', bearer(secret)).send(body);
     expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 201, body: expect.anything() });
     return res.body as BotBody;
   }
@@ -94,7 +76,7 @@ describe('bots', () => {
   beforeAll(async () => {
     t = await startTestApp();
     owner = await t.createOrganization('Bots Inc');
-    await addProvider(owner.secret, 'local');
+    await addProvider(t, owner.secret, 'local');
   });
   afterAll(async () => {
     await t.close();
@@ -104,7 +86,7 @@ describe('bots', () => {
     const res = await t
       .http()
       .post('/v1/bots')
-      .set('authorization', as(owner.secret))
+      .set('authorization', bearer(owner.secret))
       .send({ name: '  Support  ', model: 'local/gpt-4o-mini', instructions: 'Be brief.', tools: [WEATHER] })
       .expect(201);
     expect(res.body).toEqual({
@@ -118,7 +100,7 @@ describe('bots', () => {
       updatedAt: expect.stringMatching(ISO),
     });
     const bot = res.body as BotBody;
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(bot);
   });
 
@@ -134,7 +116,7 @@ describe('bots', () => {
     const res = await t
       .http()
       .post('/v1/bots')
-      .set('authorization', as(owner.secret))
+      .set('authorization', bearer(owner.secret))
       .send({ name: 'Tooled', model: 'local/a', tools: [LOOKUP, WEATHER, job, plain].map((tool, i) => ({ ...tool, name: `${tool.name}_${i}` })), limits: { maxSteps: 5, maxOutputTokens: 1000 } })
       .expect(201);
     const bot = res.body as BotBody;
@@ -146,7 +128,7 @@ describe('bots', () => {
       { ...plain, name: 'get_weather_3' },
     ]);
     expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 900, maxOutputTokens: 1000 });
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(bot);
   });
 
@@ -182,7 +164,7 @@ describe('bots', () => {
   it('a tool stored without a kind is shown as a client tool', async () => {
     const bot = await create(owner.secret, { name: 'Legacy', model: 'local/a' });
     await t.database.query('UPDATE bots SET tools = $2::jsonb WHERE id = $1', [bot.id, JSON.stringify([WEATHER])]);
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect((read.body as BotBody).tools).toEqual([shown(WEATHER)]);
   });
 
@@ -190,17 +172,17 @@ describe('bots', () => {
     const bot = await create(owner.secret, { name: 'Limited', model: 'local/a', limits: { maxSteps: 5, maxSeconds: 60 } });
     expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 60, maxOutputTokens: 200_000 });
     const patch = async (body: Record<string, unknown>): Promise<BotBody> =>
-      (await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send(body).expect(200)).body as BotBody;
+      (await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send(body).expect(200)).body as BotBody;
     expect((await patch({ limits: { maxOutputTokens: 1000 } })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
     expect((await patch({ name: 'Still limited', tools: [LOOKUP] })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
     expect((await patch({ limits: {} })).limits).toEqual(DEFAULT_LIMITS);
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(expect.objectContaining({ name: 'Still limited', tools: [LOOKUP], limits: DEFAULT_LIMITS }));
   });
 
   it('the list is oldest first and paginates with after/limit', async () => {
     const org = await t.createOrganization('Paging Bots');
-    await addProvider(org.secret, 'p');
+    await addProvider(t, org.secret, 'p');
     const names = ['b1', 'b2', 'b3', 'b4', 'b5'];
     for (const name of names) await create(org.secret, { name, model: 'p/m' });
     const seen: string[] = [];
@@ -209,7 +191,7 @@ describe('bots', () => {
     do {
       const query: Record<string, string | number> = { limit: 2 };
       if (after !== null) query.after = after;
-      const page = (await t.http().get('/v1/bots').query(query).set('authorization', as(org.secret)).expect(200)).body as Page;
+      const page = (await t.http().get('/v1/bots').query(query).set('authorization', bearer(org.secret)).expect(200)).body as Page;
       expect(Object.keys(page).sort()).toEqual(['data', 'next']);
       expect(page.data.length).toBeLessThanOrEqual(2);
       for (const item of page.data) expect(Object.keys(item).sort()).toEqual(BOT_FIELDS);
@@ -223,29 +205,29 @@ describe('bots', () => {
       ['limit=0', 'limit'],
       ['after=garbage', 'after'],
     ]) {
-      const res = await t.http().get(`/v1/bots?${query}`).set('authorization', as(org.secret));
+      const res = await t.http().get(`/v1/bots?${query}`).set('authorization', bearer(org.secret));
       expectDeclared(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toEqual([path]);
     }
   });
 
   it('PATCH changes only the fields sent, replaces the tool set, and moves updatedAt', async () => {
-    await addProvider(owner.secret, 'other');
+    await addProvider(t, owner.secret, 'other');
     const bot = await create(owner.secret, { name: 'Patchable', model: 'local/a', instructions: 'Old.', tools: [WEATHER] });
-    const renamed = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ name: 'Renamed' }).expect(200);
+    const renamed = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send({ name: 'Renamed' }).expect(200);
     expect(renamed.body).toEqual({ ...bot, name: 'Renamed', updatedAt: expect.stringMatching(ISO) });
     expect(Date.parse((renamed.body as BotBody).updatedAt)).toBeGreaterThanOrEqual(Date.parse(bot.updatedAt));
     const tool: BotTool = { name: 'lookup-order', description: '', parameters: { type: 'object' } };
     const changed = await t
       .http()
       .patch(`/v1/bots/${bot.id}`)
-      .set('authorization', as(owner.secret))
+      .set('authorization', bearer(owner.secret))
       .send({ model: 'other/b', instructions: 'New.', tools: [tool] })
       .expect(200);
     expect(changed.body).toEqual({ ...bot, name: 'Renamed', model: 'other/b', instructions: 'New.', tools: [shown(tool)], updatedAt: expect.stringMatching(ISO) });
-    const cleared = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ tools: [] }).expect(200);
+    const cleared = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send({ tools: [] }).expect(200);
     expect((cleared.body as BotBody).tools).toEqual([]);
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(cleared.body);
   });
 
@@ -264,27 +246,27 @@ describe('bots', () => {
       [{ name: '' }, 'name'],
       [{ id: UNKNOWN_ID }, 'id'],
     ] as const) {
-      const res = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send(body);
+      const res = await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send(body);
       expectDeclared(res, 400, 'InvalidInput');
       expect([...new Set(issuePaths(res))]).toEqual([path]);
     }
-    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(bot);
   });
 
   it('DELETE answers 200 with the deleted Bot; afterwards it is gone', async () => {
     const bot = await create(owner.secret, { name: 'Doomed', model: 'local/a', tools: [WEATHER] });
-    const res = await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).expect(200);
+    const res = await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(res.body).toEqual(bot);
-    expectDeclared(await t.http().get(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
-    expectDeclared(await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
-    expectDeclared(await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', as(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
+    expectDeclared(await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().delete(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
   });
 
   it.each([['malformed', 'not-a-uuid'], ['unknown', UNKNOWN_ID]])('a %s id answers 404 BotNotFound on GET, PATCH and DELETE', async (_label, id) => {
-    expectDeclared(await t.http().get(`/v1/bots/${id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
-    expectDeclared(await t.http().patch(`/v1/bots/${id}`).set('authorization', as(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
-    expectDeclared(await t.http().delete(`/v1/bots/${id}`).set('authorization', as(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().get(`/v1/bots/${id}`).set('authorization', bearer(owner.secret)), 404, 'BotNotFound');
+    expectDeclared(await t.http().patch(`/v1/bots/${id}`).set('authorization', bearer(owner.secret)).send({ name: 'x' }), 404, 'BotNotFound');
+    expectDeclared(await t.http().delete(`/v1/bots/${id}`).set('authorization', bearer(owner.secret)), 404, 'BotNotFound');
   });
 
   const tools = (count: number): BotTool[] => Array.from({ length: count }, (_, i) => ({ ...WEATHER, name: `t${i}` }));
@@ -339,7 +321,7 @@ describe('bots', () => {
     ['an unknown field', { name: 'b', model: 'local/a', organizationId: 'x' }, ['organizationId']],
   ])('[ERR-02] %s answers 400 InvalidInput naming exactly the field, and writes nothing', async (_label, body, paths) => {
     const before = await countBots();
-    const res = await t.http().post('/v1/bots').set('authorization', as(owner.secret)).send(body);
+    const res = await t.http().post('/v1/bots').set('authorization', bearer(owner.secret)).send(body);
     expectDeclared(res, 400, 'InvalidInput');
     expect([...new Set(issuePaths(res))]).toEqual(paths);
     expect(await countBots()).toBe(before);
@@ -366,38 +348,38 @@ describe('bots', () => {
     beforeAll(async () => {
       a = await t.createOrganization('Bots A');
       b = await t.createOrganization('Bots B');
-      await addProvider(a.secret, 'a-only');
-      await addProvider(b.secret, 'b-only');
+      await addProvider(t, a.secret, 'a-only');
+      await addProvider(t, b.secret, 'b-only');
       aBot = await create(a.secret, { name: 'A bot', model: 'a-only/m', tools: [WEATHER] });
     });
 
     it("[IDN-08] reading, changing or deleting A's Bot with B's key answers 404 exactly like an unknown id, and changes nothing", async () => {
-      const unknown = await t.http().get(`/v1/bots/${UNKNOWN_ID}`).set('authorization', as(b.secret));
+      const unknown = await t.http().get(`/v1/bots/${UNKNOWN_ID}`).set('authorization', bearer(b.secret));
       const answers = [
-        await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)),
-        await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)).send({ name: 'stolen', model: 'b-only/m' }),
-        await t.http().delete(`/v1/bots/${aBot.id}`).set('authorization', as(b.secret)),
+        await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', bearer(b.secret)),
+        await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', bearer(b.secret)).send({ name: 'stolen', model: 'b-only/m' }),
+        await t.http().delete(`/v1/bots/${aBot.id}`).set('authorization', bearer(b.secret)),
       ];
       for (const answer of answers) {
         expectDeclared(answer, 404, 'BotNotFound');
         expect({ status: answer.status, body: answer.body as unknown }).toEqual({ status: unknown.status, body: unknown.body as unknown });
       }
-      const read = await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', as(a.secret)).expect(200);
+      const read = await t.http().get(`/v1/bots/${aBot.id}`).set('authorization', bearer(a.secret)).expect(200);
       expect(read.body).toEqual(aBot);
     });
 
     it("[IDN-08] B's list never holds A's Bots, also when paging from before A's IDs", async () => {
-      const page = (await t.http().get('/v1/bots').query({ after: '00000000-0000-7000-8000-000000000000' }).set('authorization', as(b.secret)).expect(200)).body as Page;
+      const page = (await t.http().get('/v1/bots').query({ after: '00000000-0000-7000-8000-000000000000' }).set('authorization', bearer(b.secret)).expect(200)).body as Page;
       expect(page).toEqual({ data: [], next: null });
-      const aPage = (await t.http().get('/v1/bots').set('authorization', as(a.secret)).expect(200)).body as Page;
+      const aPage = (await t.http().get('/v1/bots').set('authorization', bearer(a.secret)).expect(200)).body as Page;
       expect(aPage.data.map((bot) => bot.id)).toEqual([aBot.id]);
     });
 
     it("[IDN-08] another organization's model provider is an unknown provider (400 on model)", async () => {
-      const created = await t.http().post('/v1/bots').set('authorization', as(b.secret)).send({ name: 'x', model: 'a-only/m' });
+      const created = await t.http().post('/v1/bots').set('authorization', bearer(b.secret)).send({ name: 'x', model: 'a-only/m' });
       expectDeclared(created, 400, 'InvalidInput');
       expect(issuePaths(created)).toEqual(['model']);
-      const patched = await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', as(a.secret)).send({ model: 'b-only/m' });
+      const patched = await t.http().patch(`/v1/bots/${aBot.id}`).set('authorization', bearer(a.secret)).send({ model: 'b-only/m' });
       expectDeclared(patched, 400, 'InvalidInput');
       expect(issuePaths(patched)).toEqual(['model']);
     });
@@ -406,12 +388,12 @@ describe('bots', () => {
   it('an explicit null for any Bot field is a 400 on that field, never a 500', async () => {
     const org = await t.createOrganization('Nulls');
     const auth = `Bearer ${org.secret}`;
-    await t.http().post('/v1/model-providers').set('authorization', auth).send({ name: 'p', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
+    await addProvider(t, org.secret, 'p');
     const created = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'B', model: 'p/m' }).expect(201);
     const id = (created.body as { id: string }).id;
     for (const field of ['name', 'model', 'instructions', 'tools', 'limits']) {
       const patch = await t.http().patch(`/v1/bots/${id}`).set('authorization', auth).send({ [field]: null });
-      expect({ field, status: patch.status, paths: ((patch.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path)[0] }).toEqual({ field, status: 400, paths: field });
+      expect({ field, status: patch.status, paths: issuePaths(patch)[0] }).toEqual({ field, status: 400, paths: field });
     }
     for (const field of ['instructions', 'tools']) {
       const post = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'B', model: 'p/m', [field]: null });

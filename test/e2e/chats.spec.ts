@@ -1,4 +1,5 @@
-import type { Response } from 'supertest';
+import { addProvider, expectDeclared, ISO, issuePaths, UNKNOWN_ID, UUID_V7 } from '../support/api-assertions';
+import { bearer } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -7,10 +8,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * cannot be deleted (409 BotHasChats). Messages and Turns come with the engine workflow.
  */
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const CHAT_FIELDS = ['botId', 'createdAt', 'id'];
-const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
 
 interface ChatBody {
   id: string;
@@ -22,34 +20,18 @@ interface Page {
   next: string | null;
 }
 
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-}
-
-function issuePaths(res: Response): string[] {
-  return ((res.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
-}
-
 describe('chats', () => {
   let t: TestApp;
   let owner: Awaited<ReturnType<TestApp['createOrganization']>>;
   let botId: string;
-  const as = (secret: string): string => `Bearer ${secret}`;
 
   async function createBot(secret: string, provider: string): Promise<string> {
-    const res = await t.http().post('/v1/bots').set('authorization', as(secret)).send({ name: 'Bot', model: `${provider}/m` }).expect(201);
+    const res = await t.http().post('/v1/bots').set('authorization', bearer(secret)).send({ name: 'Bot', model: `${provider}/m` }).expect(201);
     return (res.body as { id: string }).id;
   }
 
-  async function addProvider(secret: string, name: string): Promise<void> {
-    await t.http().post('/v1/model-providers').set('authorization', as(secret)).send({ name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
-  }
-
   async function create(secret: string, body: Record<string, unknown>): Promise<ChatBody> {
-    const res = await t.http().post('/v1/chats').set('authorization', as(secret)).send(body);
+    const res = await t.http().post('/v1/chats').set('authorization', bearer(secret)).send(body);
     expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 201, body: expect.anything() });
     return res.body as ChatBody;
   }
@@ -62,7 +44,7 @@ describe('chats', () => {
   beforeAll(async () => {
     t = await startTestApp();
     owner = await t.createOrganization('Chats Inc');
-    await addProvider(owner.secret, 'local');
+    await addProvider(t, owner.secret, 'local');
     botId = await createBot(owner.secret, 'local');
   });
   afterAll(async () => {
@@ -70,17 +52,17 @@ describe('chats', () => {
   });
 
   it('POST /v1/chats answers 201 with every field, and GET reads it back', async () => {
-    const res = await t.http().post('/v1/chats').set('authorization', as(owner.secret)).send({ botId }).expect(201);
+    const res = await t.http().post('/v1/chats').set('authorization', bearer(owner.secret)).send({ botId }).expect(201);
     expect(res.body).toEqual({ id: expect.stringMatching(UUID_V7), botId, createdAt: expect.stringMatching(ISO) });
     expect(Object.keys(res.body as object).sort()).toEqual(CHAT_FIELDS);
     const chat = res.body as ChatBody;
-    const read = await t.http().get(`/v1/chats/${chat.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/chats/${chat.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(chat);
   });
 
   it('the list is oldest first, paginates with after/limit and filters by botId', async () => {
     const org = await t.createOrganization('Paging Chats');
-    await addProvider(org.secret, 'p');
+    await addProvider(t, org.secret, 'p');
     const first = await createBot(org.secret, 'p');
     const second = await createBot(org.secret, 'p');
     const chats: ChatBody[] = [];
@@ -93,7 +75,7 @@ describe('chats', () => {
       do {
         const q: Record<string, string | number> = { ...query, limit: 2 };
         if (after !== null) q.after = after;
-        const page = (await t.http().get('/v1/chats').query(q).set('authorization', as(org.secret)).expect(200)).body as Page;
+        const page = (await t.http().get('/v1/chats').query(q).set('authorization', bearer(org.secret)).expect(200)).body as Page;
         expect(Object.keys(page).sort()).toEqual(['data', 'next']);
         expect(page.data.length).toBeLessThanOrEqual(2);
         for (const item of page.data) expect(Object.keys(item).sort()).toEqual(CHAT_FIELDS);
@@ -114,19 +96,19 @@ describe('chats', () => {
       ['botId=garbage', 'botId'],
       [`botId=${first}&botId=${second}`, 'botId'],
     ]) {
-      const res = await t.http().get(`/v1/chats?${query}`).set('authorization', as(org.secret));
+      const res = await t.http().get(`/v1/chats?${query}`).set('authorization', bearer(org.secret));
       expectDeclared(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toEqual([path]);
     }
   });
 
   it.each([['malformed', 'not-a-uuid'], ['unknown', UNKNOWN_ID]])('a %s chat id answers 404 ChatNotFound', async (_label, id) => {
-    expectDeclared(await t.http().get(`/v1/chats/${id}`).set('authorization', as(owner.secret)), 404, 'ChatNotFound');
+    expectDeclared(await t.http().get(`/v1/chats/${id}`).set('authorization', bearer(owner.secret)), 404, 'ChatNotFound');
   });
 
   it('an unknown Bot answers 404 BotNotFound, and writes nothing', async () => {
     const before = await countChats();
-    expectDeclared(await t.http().post('/v1/chats').set('authorization', as(owner.secret)).send({ botId: UNKNOWN_ID }), 404, 'BotNotFound');
+    expectDeclared(await t.http().post('/v1/chats').set('authorization', bearer(owner.secret)).send({ botId: UNKNOWN_ID }), 404, 'BotNotFound');
     expect(await countChats()).toBe(before);
   });
 
@@ -137,7 +119,7 @@ describe('chats', () => {
     ['an unknown field', { botId: UNKNOWN_ID, organizationId: 'x' }, ['organizationId']],
   ])('[ERR-02] %s answers 400 InvalidInput naming exactly the field, and writes nothing', async (_label, body, paths) => {
     const before = await countChats();
-    const res = await t.http().post('/v1/chats').set('authorization', as(owner.secret)).send(body);
+    const res = await t.http().post('/v1/chats').set('authorization', bearer(owner.secret)).send(body);
     expectDeclared(res, 400, 'InvalidInput');
     expect([...new Set(issuePaths(res))]).toEqual(paths);
     expect(await countChats()).toBe(before);
@@ -146,17 +128,17 @@ describe('chats', () => {
   it('deleting a Bot that has Chats answers 409 BotHasChats and keeps the Bot; without Chats it is deleted', async () => {
     const bot = await createBot(owner.secret, 'local');
     const chat = await create(owner.secret, { botId: bot });
-    const res = await t.http().delete(`/v1/bots/${bot}`).set('authorization', as(owner.secret));
+    const res = await t.http().delete(`/v1/bots/${bot}`).set('authorization', bearer(owner.secret));
     expectDeclared(res, 409, 'BotHasChats');
-    await t.http().get(`/v1/bots/${bot}`).set('authorization', as(owner.secret)).expect(200);
-    await t.http().get(`/v1/chats/${chat.id}`).set('authorization', as(owner.secret)).expect(200);
+    await t.http().get(`/v1/bots/${bot}`).set('authorization', bearer(owner.secret)).expect(200);
+    await t.http().get(`/v1/chats/${chat.id}`).set('authorization', bearer(owner.secret)).expect(200);
     const lonely = await createBot(owner.secret, 'local');
-    await t.http().delete(`/v1/bots/${lonely}`).set('authorization', as(owner.secret)).expect(200);
+    await t.http().delete(`/v1/bots/${lonely}`).set('authorization', bearer(owner.secret)).expect(200);
   });
 
   it('deleting an organization removes its Bots and Chats together', async () => {
     const org = await t.createOrganization('Short-lived');
-    await addProvider(org.secret, 'p');
+    await addProvider(t, org.secret, 'p');
     const bot = await createBot(org.secret, 'p');
     const chat = await create(org.secret, { botId: bot });
     await t.database.query('DELETE FROM organizations WHERE id = (SELECT organization_id FROM chats WHERE id = $1)', [chat.id]);
@@ -179,23 +161,23 @@ describe('chats', () => {
     beforeAll(async () => {
       a = await t.createOrganization('Chats A');
       b = await t.createOrganization('Chats B');
-      await addProvider(a.secret, 'a-only');
-      await addProvider(b.secret, 'b-only');
+      await addProvider(t, a.secret, 'a-only');
+      await addProvider(t, b.secret, 'b-only');
       aBot = await createBot(a.secret, 'a-only');
       aChat = await create(a.secret, { botId: aBot });
     });
 
     it("[IDN-08] reading A's Chat with B's key answers 404 exactly like an unknown id", async () => {
-      const unknown = await t.http().get(`/v1/chats/${UNKNOWN_ID}`).set('authorization', as(b.secret));
-      const answer = await t.http().get(`/v1/chats/${aChat.id}`).set('authorization', as(b.secret));
+      const unknown = await t.http().get(`/v1/chats/${UNKNOWN_ID}`).set('authorization', bearer(b.secret));
+      const answer = await t.http().get(`/v1/chats/${aChat.id}`).set('authorization', bearer(b.secret));
       expectDeclared(answer, 404, 'ChatNotFound');
       expect({ status: answer.status, body: answer.body as unknown }).toEqual({ status: unknown.status, body: unknown.body as unknown });
     });
 
     it("[IDN-08] creating a Chat with A's Bot using B's key answers 404 BotNotFound exactly like an unknown Bot, and writes nothing", async () => {
       const before = await countChats();
-      const unknown = await t.http().post('/v1/chats').set('authorization', as(b.secret)).send({ botId: UNKNOWN_ID });
-      const answer = await t.http().post('/v1/chats').set('authorization', as(b.secret)).send({ botId: aBot });
+      const unknown = await t.http().post('/v1/chats').set('authorization', bearer(b.secret)).send({ botId: UNKNOWN_ID });
+      const answer = await t.http().post('/v1/chats').set('authorization', bearer(b.secret)).send({ botId: aBot });
       expectDeclared(answer, 404, 'BotNotFound');
       expect({ status: answer.status, body: answer.body as unknown }).toEqual({ status: unknown.status, body: unknown.body as unknown });
       expect(await countChats()).toBe(before);
@@ -203,15 +185,15 @@ describe('chats', () => {
 
     it("[IDN-08] B's list never holds A's Chats, also filtered by A's Bot or paging from before A's IDs", async () => {
       for (const query of [{ after: '00000000-0000-7000-8000-000000000000' }, { botId: aBot }]) {
-        const page = (await t.http().get('/v1/chats').query(query).set('authorization', as(b.secret)).expect(200)).body as Page;
+        const page = (await t.http().get('/v1/chats').query(query).set('authorization', bearer(b.secret)).expect(200)).body as Page;
         expect(page).toEqual({ data: [], next: null });
       }
-      const aPage = (await t.http().get('/v1/chats').set('authorization', as(a.secret)).expect(200)).body as Page;
+      const aPage = (await t.http().get('/v1/chats').set('authorization', bearer(a.secret)).expect(200)).body as Page;
       expect(aPage.data.map((chat) => chat.id)).toEqual([aChat.id]);
     });
 
     it("[IDN-08] B cannot delete A's Bot that has Chats: 404 BotNotFound, not 409", async () => {
-      expectDeclared(await t.http().delete(`/v1/bots/${aBot}`).set('authorization', as(b.secret)), 404, 'BotNotFound');
+      expectDeclared(await t.http().delete(`/v1/bots/${aBot}`).set('authorization', bearer(b.secret)), 404, 'BotNotFound');
     });
   });
 });

@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Response, Test } from 'supertest';
 import { Access, CurrentMember, Requires } from '../../libs/api/src/auth/access.decorator';
+import { expectDeclaredStrict, issuePaths, UUID } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -17,8 +18,6 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
  * an error ID (body and header) and keep their cause sealed; declared errors keep their status and
  * type; bad input of any kind is never a server fault.
  */
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Private fault texts: they must reach the sealed record and nowhere else. */
 const CAUSE = `secret-cause-${randomBytes(12).toString('hex')}`;
@@ -93,23 +92,6 @@ class ProbeController {
 @Module({ controllers: [ProbeController] })
 class ProbeModule {}
 
-/** A declared error: exactly `type` and `message` (InvalidInput adds `issues`), no error ID. */
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.headers['openbot-error-id']).toBeUndefined();
-  if (type === 'InvalidInput') {
-    for (const issue of (res.body as { issues: Array<Record<string, unknown>> }).issues) {
-      expect(Object.keys(issue).sort()).toEqual(['message', 'path']);
-      expect(typeof issue.path).toBe('string');
-      expect(typeof issue.message).toBe('string');
-    }
-  }
-}
-
 /** A server fault: exactly `{ type: 'RequestFailed', category, errorId }` and the same ID in the header. */
 function expectFault(res: Response, status: number, category: string): string {
   expect(res.status).toBe(status);
@@ -118,10 +100,6 @@ function expectFault(res: Response, status: number, category: string): string {
   const errorId = (res.body as { errorId: string }).errorId;
   expect(res.headers['openbot-error-id']).toBe(errorId);
   return errorId;
-}
-
-function issuePaths(res: Response): string[] {
-  return (res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path);
 }
 
 describe('error boundary', () => {
@@ -202,7 +180,7 @@ describe('error boundary', () => {
       const opened = await t.app.get(SealedRecords).get(record.cause_id as SealedRecordId);
       expect(JSON.stringify(opened!.value)).toContain(MEMBER_CAUSE);
       // Without the key the same route is a declared 401, not a fault.
-      expectDeclared(await t.http().get('/probe/member-boom'), 401, 'Unauthenticated');
+      expectDeclaredStrict(await t.http().get('/probe/member-boom'), 401, 'Unauthenticated');
     });
 
     it('[ERR-02] every fault gets its own error ID', async () => {
@@ -239,23 +217,23 @@ describe('error boundary', () => {
 
     it('[ERR-02] issues[].path is dotted through arrays and nested objects (tools.0.name)', async () => {
       let res = await post({ name: 'b', tools: [{}] });
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect([...new Set(issuePaths(res))]).toEqual(['tools.0.name']);
 
       res = await post({ name: 'b', tools: [{ name: 'ok' }, { name: 5 }] });
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect([...new Set(issuePaths(res))]).toEqual(['tools.1.name']);
 
       res = await post({ name: 'b', tools: [{ name: 'ok', parameters: [{ type: 'string' }, { type: 1 }] }] });
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect([...new Set(issuePaths(res))]).toEqual(['tools.0.parameters.1.type']);
 
       res = await post({ name: 'b', tools: [{ name: 'ok', colour: 'red' }] });
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toEqual(['tools.0.colour']);
 
       res = await post({ name: 7, tools: [{ name: '' }] });
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect(new Set(issuePaths(res))).toEqual(new Set(['name', 'tools.0.name']));
     });
 
@@ -266,7 +244,7 @@ describe('error boundary', () => {
       ['a tool is a string', { name: 'b', tools: ['search'] }, 'tools.0'],
     ])('[ERR-02] %s is 400 with a path starting at %s', async (_label, body, path) => {
       const res = await post(body);
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
       expect(issuePaths(res).length).toBeGreaterThan(0);
       for (const p of issuePaths(res)) expect(p === path || p.startsWith(`${path}.`)).toBe(true);
     });
@@ -278,41 +256,41 @@ describe('error boundary', () => {
     it('malformed JSON with content-type application/json is 400 InvalidInput', async () => {
       for (const raw of ['{"name":', '{name: "Acme"}', "{'name':'Acme'}", '{"name":"Acme",}', '\u0000', 'undefined']) {
         const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send(raw);
-        expectDeclared(res, 400, 'InvalidInput');
+        expectDeclaredStrict(res, 400, 'InvalidInput');
       }
       const member = await t.http().post('/v1/api-keys').set('authorization', `Bearer ${secret}`).set('content-type', 'application/json').send('{');
-      expectDeclared(member, 400, 'InvalidInput');
+      expectDeclaredStrict(member, 400, 'InvalidInput');
     });
 
     it('a JSON value that is not an object where an object is expected is 400 InvalidInput', async () => {
       for (const raw of ['[{"name":"Acme"}]', '[]', '"Acme"', '42', 'true', 'null', '{"name":"Acme"} {"name":"Again"}']) {
         const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send(raw);
-        expectDeclared(res, 400, 'InvalidInput');
+        expectDeclaredStrict(res, 400, 'InvalidInput');
       }
       const nested = await t.http().post('/probe/bots').set('content-type', 'application/json').send('[{"name":"b","tools":[]}]');
-      expectDeclared(nested, 400, 'InvalidInput');
+      expectDeclaredStrict(nested, 400, 'InvalidInput');
       const organizations = await t.database.query<{ name: string }>('SELECT name FROM organizations');
       expect(organizations.map((o) => o.name)).toEqual(['Errors Inc']);
     });
 
     it('a form body (application/x-www-form-urlencoded) is 415, never read as input', async () => {
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).type('form').send('name=Form+Corp');
-      expectDeclared(res, 415, 'UnsupportedMediaType');
+      expectDeclaredStrict(res, 415, 'UnsupportedMediaType');
       const keys = await t.http().post('/v1/api-keys').set('authorization', `Bearer ${secret}`).type('form').send('name=form-key');
-      expectDeclared(keys, 415, 'UnsupportedMediaType');
+      expectDeclaredStrict(keys, 415, 'UnsupportedMediaType');
       const organizations = await t.database.query<{ name: string }>('SELECT name FROM organizations');
       expect(organizations.map((o) => o.name)).not.toContain('Form Corp');
     });
 
     it('a string holding the NUL character (which PostgreSQL text cannot store) is 400 naming the field', async () => {
       const org = await t.http().post('/v1/organizations').set('authorization', admin()).send({ name: 'Nul\u0000Corp' });
-      expectDeclared(org, 400, 'InvalidInput');
+      expectDeclaredStrict(org, 400, 'InvalidInput');
       expect(issuePaths(org)).toEqual(['name']);
       const key = await t.http().post('/v1/api-keys').set('authorization', `Bearer ${secret}`).send({ name: '\u0000' });
-      expectDeclared(key, 400, 'InvalidInput');
+      expectDeclaredStrict(key, 400, 'InvalidInput');
       expect(issuePaths(key)).toEqual(['name']);
       const nested = await t.http().post('/probe/bots').send({ name: 'b', tools: [{ name: 'ok' }, { name: 'x\u0000' }] });
-      expectDeclared(nested, 400, 'InvalidInput');
+      expectDeclaredStrict(nested, 400, 'InvalidInput');
       expect(issuePaths(nested)).toEqual(['tools.1.name']);
     });
 
@@ -321,34 +299,34 @@ describe('error boundary', () => {
       const deepObject = `{"name":"Deep","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
       for (const raw of [deepArray, deepObject]) {
         const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send(raw);
-        expectDeclared(res, 400, 'InvalidInput');
+        expectDeclaredStrict(res, 400, 'InvalidInput');
       }
     });
 
     it('an empty body with content-type application/json is 400 InvalidInput', async () => {
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send('');
-      expectDeclared(res, 400, 'InvalidInput');
+      expectDeclaredStrict(res, 400, 'InvalidInput');
     });
 
     it('a text/plain body is 415 UnsupportedMediaType', async () => {
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'text/plain').send('{"name":"Acme"}');
-      expectDeclared(res, 415, 'UnsupportedMediaType');
+      expectDeclaredStrict(res, 415, 'UnsupportedMediaType');
     });
 
     it.each(['application/xml', 'text/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'text/html'])(
       '%s is 415 UnsupportedMediaType',
       async (contentType) => {
         const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', contentType).send('<name>Acme</name>');
-        expectDeclared(res, 415, 'UnsupportedMediaType');
+        expectDeclaredStrict(res, 415, 'UnsupportedMediaType');
       },
     );
 
     it('a body larger than 1 MiB is 413 PayloadTooLarge', async () => {
       const raw = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 16) });
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send(raw);
-      expectDeclared(res, 413, 'PayloadTooLarge');
+      expectDeclaredStrict(res, 413, 'PayloadTooLarge');
       const member = await t.http().post('/v1/api-keys').set('authorization', `Bearer ${secret}`).set('content-type', 'application/json').send(raw);
-      expectDeclared(member, 413, 'PayloadTooLarge');
+      expectDeclaredStrict(member, 413, 'PayloadTooLarge');
     });
 
     it('a chunked body (no Content-Length) growing past 1 MiB is 413 PayloadTooLarge', async () => {
@@ -389,7 +367,7 @@ describe('error boundary', () => {
       for (const path of ['/v1/api-keys/%E0%A4%A', '/v1/api-keys/%zz', '/nope/%E0%A4%A']) {
         const method = path.startsWith('/v1/api-keys') ? 'delete' : 'get';
         const res = await t.http()[method](path).set('authorization', `Bearer ${secret}`);
-        expectDeclared(res, 400, 'InvalidInput');
+        expectDeclaredStrict(res, 400, 'InvalidInput');
       }
     });
 
@@ -403,8 +381,8 @@ describe('error boundary', () => {
         ['delete', '/v1/organizations/0190c3f0-1234-7abc-8def-0123456789ab'],
         ['get', '/v2/me'],
       ] as const) {
-        expectDeclared(await t.http()[method](path), 404, 'RouteNotFound');
-        expectDeclared(await t.http()[method](path).set('authorization', `Bearer ${secret}`), 404, 'RouteNotFound');
+        expectDeclaredStrict(await t.http()[method](path), 404, 'RouteNotFound');
+        expectDeclaredStrict(await t.http()[method](path).set('authorization', `Bearer ${secret}`), 404, 'RouteNotFound');
       }
     });
 
@@ -421,7 +399,7 @@ describe('error boundary', () => {
       ];
       for (const [method, path, allowed] of cases) {
         const res = await t.http()[method](path).set('authorization', `Bearer ${secret}`);
-        expectDeclared(res, 405, 'MethodNotAllowed');
+        expectDeclaredStrict(res, 405, 'MethodNotAllowed');
         const allow = String(res.headers.allow ?? '')
           .split(',')
           .map((m) => m.trim())
@@ -473,7 +451,7 @@ describe('error boundary', () => {
         expect(res.headers['openbot-error-id']).toBeUndefined();
         if (res.status >= 400) {
           const type = (res.body as { type?: string }).type ?? '';
-          expectDeclared(res, res.status, type);
+          expectDeclaredStrict(res, res.status, type);
         }
       }
       expect(statuses.filter((s) => s >= 500)).toEqual([]);
@@ -569,9 +547,9 @@ describe('[ERR-02] database unreachable', () => {
 
     // What does not need the database still answers as usual.
     await t.http().get('/healthz').expect(200, { status: 'ok' });
-    expectDeclared(await t.http().get('/v1/me'), 401, 'Unauthenticated');
-    expectDeclared(await t.http().get('/v1/nope'), 404, 'RouteNotFound');
-    expectDeclared(
+    expectDeclaredStrict(await t.http().get('/v1/me'), 401, 'Unauthenticated');
+    expectDeclaredStrict(await t.http().get('/v1/nope'), 404, 'RouteNotFound');
+    expectDeclaredStrict(
       await t.http().post('/v1/organizations').set('authorization', `Bearer ${t.adminToken}`).send({ name: '' }),
       400,
       'InvalidInput',

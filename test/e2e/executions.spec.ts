@@ -3,6 +3,7 @@ import { Engine, type Json, type Workflow } from '@openbot/engine';
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
+import { expectDeclaredNoErrorId, issuePaths, UUID } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -11,7 +12,6 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * executions created with `engine.submit` in an organization's member scope.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A private failure text: it must reach the sealed record and nowhere else. */
 const SECRET = `secret-phase-failure-${randomBytes(12).toString('hex')}`;
 
@@ -106,18 +106,6 @@ const write: Workflow<Tagged & { receipt: Json }, Tagged> = {
     },
   },
 };
-
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-  expect(res.headers['openbot-error-id']).toBeUndefined();
-}
-
-function issuePaths(res: Response): string[] {
-  return ((res.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
-}
 
 describe('Executions API', () => {
   let t: TestApp;
@@ -214,7 +202,7 @@ describe('Executions API', () => {
     it('needs an API key (401 Unauthenticated)', async () => {
       const e = await submit(acme, 'e2e.exec.done');
       const res = await t.http().get(`/v1/executions/${e.id}`);
-      expectDeclared(res, 401, 'Unauthenticated');
+      expectDeclaredNoErrorId(res, 401, 'Unauthenticated');
     });
 
     it("[IDN-08] another organization's execution is 404 ExecutionNotFound, identical to an unknown or malformed id", async () => {
@@ -224,7 +212,7 @@ describe('Executions API', () => {
       const unknown = await get(other, newId());
       const malformed = await get(other, 'not-a-uuid');
       const numeric = await get(other, '12345');
-      expectDeclared(foreign, 404, 'ExecutionNotFound');
+      expectDeclaredNoErrorId(foreign, 404, 'ExecutionNotFound');
       for (const res of [unknown, malformed, numeric]) {
         expect({ status: res.status, body: res.body as unknown }).toEqual({ status: foreign.status, body: foreign.body as unknown });
         expect(res.headers['content-type']).toBe(foreign.headers['content-type']);
@@ -249,7 +237,7 @@ describe('Executions API', () => {
         const foreign = await send(e.id);
         const unknown = await send(unknownId);
         const malformed = await send('nope');
-        expectDeclared(foreign, 404, 'ExecutionNotFound');
+        expectDeclaredNoErrorId(foreign, 404, 'ExecutionNotFound');
         expect({ route, unknown: unknown.body as unknown, malformed: malformed.body as unknown }).toEqual({
           route,
           unknown: foreign.body as unknown,
@@ -275,7 +263,7 @@ describe('Executions API', () => {
       });
       expect(await engine.waitForEnd(executionId)).toBe('completed');
       const unknown = await get(acme, newId());
-      expectDeclared(unknown, 404, 'ExecutionNotFound');
+      expectDeclaredNoErrorId(unknown, 404, 'ExecutionNotFound');
       for (const org of [acme, other]) {
         const res = await get(org, executionId);
         expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 404, body: unknown.body as unknown });
@@ -355,7 +343,7 @@ describe('Executions API', () => {
       ] as const) {
         for (const decision of ['succeeded', 'failed', 'stop']) {
           const res = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', as(acme)).send({ decision });
-          expectDeclared(res, 409, 'ExecutionNotAwaitingDecision');
+          expectDeclaredNoErrorId(res, 409, 'ExecutionNotAwaitingDecision');
         }
         expect(((await get(acme, e.id)).body as { state: string }).state).toBe(state);
       }
@@ -369,12 +357,12 @@ describe('Executions API', () => {
       expect(await engine.waitForEnd(e.id)).toBe('completed');
       for (const body of [{ decision: 'maybe' }, {}, { decision: 3 }, { decision: 'SUCCEEDED' }]) {
         const res = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', as(acme)).send(body);
-        expectDeclared(res, 400, 'InvalidInput');
+        expectDeclaredNoErrorId(res, 400, 'InvalidInput');
         expect(issuePaths(res)).toEqual(expect.arrayContaining(['decision']));
         expect(new Set(issuePaths(res))).toEqual(new Set(['decision']));
       }
       const badResult = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', as(acme)).send({ decision: 'succeeded', result: 5 });
-      expectDeclared(badResult, 400, 'InvalidInput');
+      expectDeclaredNoErrorId(badResult, 400, 'InvalidInput');
       expect(issuePaths(badResult)).toEqual(['result']);
     });
 
@@ -400,7 +388,7 @@ describe('Executions API', () => {
       expect(sends.get(e.tag)).toBe(1);
       expect(((await get(acme, e.id)).body as { state: string }).state).toBe('completed');
       const after = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', as(acme)).send({ decision: 'succeeded', result: decided });
-      expectDeclared(after, 409, 'ExecutionNotAwaitingDecision');
+      expectDeclaredNoErrorId(after, 409, 'ExecutionNotAwaitingDecision');
     });
 
     it('[CALL-03][RES-02] `stop` on an execution in outcome_unknown ends it cancelled', async () => {

@@ -1,6 +1,7 @@
 import type { SealedRecordId } from '@openbot/domain';
 import { SealedRecords } from '@openbot/openbot';
-import type { Response } from 'supertest';
+import { expectDeclared, issuePaths, UUID_V7 } from '../support/api-assertions';
+import { bearer } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -10,7 +11,6 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * The test app allows 127.0.0.1 (OPENBOT_EGRESS_ALLOW), as a local model server needs.
  */
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const PROVIDER_FIELDS = ['baseUrl', 'id', 'kind', 'name'];
 
 interface ProviderBody {
@@ -24,32 +24,20 @@ interface Page {
   next: string | null;
 }
 
-function expectDeclared(res: Response, status: number, type: string): void {
-  expect({ status: res.status, type: (res.body as { type?: unknown }).type }).toEqual({ status, type });
-  const keys = type === 'InvalidInput' ? ['issues', 'message', 'type'] : ['message', 'type'];
-  expect(Object.keys(res.body as object).sort()).toEqual(keys);
-  expect(typeof (res.body as { message: unknown }).message).toBe('string');
-}
-
-function issuePaths(res: Response): string[] {
-  return ((res.body as { issues?: Array<{ path: string }> }).issues ?? []).map((i) => i.path);
-}
-
 describe('model providers', () => {
   let t: TestApp;
   let owner: Awaited<ReturnType<TestApp['createOrganization']>>;
-  const as = (secret: string): string => `Bearer ${secret}`;
   let counter = 0;
   const uniqueName = (prefix: string): string => `${prefix}-${++counter}`;
 
   async function create(secret: string, body: Record<string, unknown>): Promise<ProviderBody> {
-    const res = await t.http().post('/v1/model-providers').set('authorization', as(secret)).send(body);
+    const res = await t.http().post('/v1/model-providers').set('authorization', bearer(secret)).send(body);
     expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 201, body: expect.anything() });
     return res.body as ProviderBody;
   }
 
   async function listAll(secret: string): Promise<ProviderBody[]> {
-    const res = await t.http().get('/v1/model-providers?limit=200').set('authorization', as(secret)).expect(200);
+    const res = await t.http().get('/v1/model-providers?limit=200').set('authorization', bearer(secret)).expect(200);
     return (res.body as Page).data;
   }
 
@@ -88,12 +76,12 @@ describe('model providers', () => {
     const res = await t
       .http()
       .post('/v1/model-providers')
-      .set('authorization', as(owner.secret))
+      .set('authorization', bearer(owner.secret))
       .send({ name: 'local', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'sk-local-test-key-0001' })
       .expect(201);
     expect(res.body).toEqual({ id: expect.stringMatching(UUID_V7), name: 'local', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
     const provider = res.body as ProviderBody;
-    const read = await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', as(owner.secret)).expect(200);
+    const read = await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(provider);
     expect((await listAll(owner.secret)).map((p) => p.id)).toContain(provider.id);
   });
@@ -104,15 +92,15 @@ describe('model providers', () => {
     const created = await t
       .http()
       .post('/v1/model-providers')
-      .set('authorization', as(owner.secret))
+      .set('authorization', bearer(owner.secret))
       .send({ name: 'sealed', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey })
       .expect(201);
     const provider = created.body as ProviderBody;
     expect(Object.keys(provider).sort()).toEqual(PROVIDER_FIELDS);
     const answers = [
       created,
-      await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', as(owner.secret)).expect(200),
-      await t.http().get('/v1/model-providers').set('authorization', as(owner.secret)).expect(200),
+      await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', bearer(owner.secret)).expect(200),
+      await t.http().get('/v1/model-providers').set('authorization', bearer(owner.secret)).expect(200),
     ];
     for (const answer of answers) {
       expect(answer.text).not.toContain(apiKey);
@@ -153,7 +141,7 @@ describe('model providers', () => {
       const res = await t
         .http()
         .post('/v1/model-providers')
-        .set('authorization', as(owner.secret))
+        .set('authorization', bearer(owner.secret))
         .send({ name: candidate, kind: 'anthropic', baseUrl: 'http://127.0.0.1:1/', apiKey: 'sk-second' });
       expectDeclared(res, 409, 'ModelProviderNameTaken');
     }
@@ -165,7 +153,7 @@ describe('model providers', () => {
     const name = uniqueName('race');
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>
-        t.http().post('/v1/model-providers').set('authorization', as(owner.secret)).send({ name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'k' }),
+        t.http().post('/v1/model-providers').set('authorization', bearer(owner.secret)).send({ name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'k' }),
       ),
     );
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
@@ -196,7 +184,7 @@ describe('model providers', () => {
     ['an unknown field', { name: 'k', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/', organizationId: 'x' }, 'organizationId'],
   ])('[ERR-02] %s answers 400 InvalidInput naming the field, and writes nothing', async (_label, body, path) => {
     const before = await countRows('model_providers');
-    const res = await t.http().post('/v1/model-providers').set('authorization', as(owner.secret)).send(body);
+    const res = await t.http().post('/v1/model-providers').set('authorization', bearer(owner.secret)).send(body);
     expectDeclared(res, 400, 'InvalidInput');
     expect(issuePaths(res)).toContain(path);
     expect(await countRows('model_providers')).toBe(before);
@@ -215,7 +203,7 @@ describe('model providers', () => {
     ])('%s is refused with 400 on path baseUrl, and nothing is written', async (_label, baseUrl) => {
       const providersBefore = await countRows('model_providers');
       const sealedBefore = await countRows('sealed_records');
-      const res = await t.http().post('/v1/model-providers').set('authorization', as(owner.secret)).send({ name: uniqueName('egress'), kind: 'openai-compatible', baseUrl, apiKey: 'sk-x' });
+      const res = await t.http().post('/v1/model-providers').set('authorization', bearer(owner.secret)).send({ name: uniqueName('egress'), kind: 'openai-compatible', baseUrl, apiKey: 'sk-x' });
       expectDeclared(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toEqual(['baseUrl']);
       expect(await countRows('model_providers')).toBe(providersBefore);
@@ -238,7 +226,7 @@ describe('model providers', () => {
     do {
       const query: Record<string, string | number> = { limit: 2 };
       if (after !== null) query.after = after;
-      const page = (await t.http().get('/v1/model-providers').query(query).set('authorization', as(org.secret)).expect(200)).body as Page;
+      const page = (await t.http().get('/v1/model-providers').query(query).set('authorization', bearer(org.secret)).expect(200)).body as Page;
       expect(Object.keys(page).sort()).toEqual(['data', 'next']);
       expect(page.data.length).toBeLessThanOrEqual(2);
       for (const item of page.data) expect(Object.keys(item).sort()).toEqual(PROVIDER_FIELDS);
@@ -253,7 +241,7 @@ describe('model providers', () => {
       ['limit=201', 'limit'],
       ['after=garbage', 'after'],
     ]) {
-      const res = await t.http().get(`/v1/model-providers?${query}`).set('authorization', as(org.secret));
+      const res = await t.http().get(`/v1/model-providers?${query}`).set('authorization', bearer(org.secret));
       expectDeclared(res, 400, 'InvalidInput');
       expect(issuePaths(res)).toEqual([path]);
     }
@@ -263,11 +251,11 @@ describe('model providers', () => {
     const name = uniqueName('deleted');
     const provider = await create(owner.secret, { name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'sk-delete-me' });
     const [before] = await t.database.query<{ recordId: string }>('SELECT api_key_record_id AS "recordId" FROM model_providers WHERE id = $1', [provider.id]);
-    const res = await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', as(owner.secret)).expect(200);
+    const res = await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(res.body).toEqual(provider);
     expect(await t.database.query('SELECT 1 FROM sealed_records WHERE id = $1', [before!.recordId])).toEqual([]);
-    expectDeclared(await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', as(owner.secret)), 404, 'ModelProviderNotFound');
-    expectDeclared(await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', as(owner.secret)), 404, 'ModelProviderNotFound');
+    expectDeclared(await t.http().get(`/v1/model-providers/${provider.id}`).set('authorization', bearer(owner.secret)), 404, 'ModelProviderNotFound');
+    expectDeclared(await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', bearer(owner.secret)), 404, 'ModelProviderNotFound');
     expect((await listAll(owner.secret)).map((p) => p.id)).not.toContain(provider.id);
     await create(owner.secret, { name, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
   });
@@ -275,8 +263,8 @@ describe('model providers', () => {
   it.each([['malformed', 'not-a-uuid'], ['unknown', '0190c3f0-1234-7abc-8def-0123456789ab']])(
     'a %s id answers 404 ModelProviderNotFound on GET and DELETE',
     async (_label, id) => {
-      expectDeclared(await t.http().get(`/v1/model-providers/${id}`).set('authorization', as(owner.secret)), 404, 'ModelProviderNotFound');
-      expectDeclared(await t.http().delete(`/v1/model-providers/${id}`).set('authorization', as(owner.secret)), 404, 'ModelProviderNotFound');
+      expectDeclared(await t.http().get(`/v1/model-providers/${id}`).set('authorization', bearer(owner.secret)), 404, 'ModelProviderNotFound');
+      expectDeclared(await t.http().delete(`/v1/model-providers/${id}`).set('authorization', bearer(owner.secret)), 404, 'ModelProviderNotFound');
     },
   );
 
@@ -298,23 +286,23 @@ describe('model providers', () => {
     });
 
     it("[IDN-08] reading or deleting A's provider with B's key answers 404 exactly like an unknown id, and changes nothing", async () => {
-      const unknownGet = await t.http().get('/v1/model-providers/0190c3f0-1234-7abc-8def-0123456789ab').set('authorization', as(b.secret));
-      const foreignGet = await t.http().get(`/v1/model-providers/${aProvider.id}`).set('authorization', as(b.secret));
+      const unknownGet = await t.http().get('/v1/model-providers/0190c3f0-1234-7abc-8def-0123456789ab').set('authorization', bearer(b.secret));
+      const foreignGet = await t.http().get(`/v1/model-providers/${aProvider.id}`).set('authorization', bearer(b.secret));
       expectDeclared(foreignGet, 404, 'ModelProviderNotFound');
       expect({ status: foreignGet.status, body: foreignGet.body }).toEqual({ status: unknownGet.status, body: unknownGet.body });
-      const foreignDelete = await t.http().delete(`/v1/model-providers/${aProvider.id}`).set('authorization', as(b.secret));
+      const foreignDelete = await t.http().delete(`/v1/model-providers/${aProvider.id}`).set('authorization', bearer(b.secret));
       expectDeclared(foreignDelete, 404, 'ModelProviderNotFound');
       const [row] = await t.database.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM model_providers p JOIN sealed_records s ON s.id = p.api_key_record_id WHERE p.id = $1',
         [aProvider.id],
       );
       expect(row!.n).toBe(1);
-      await t.http().get(`/v1/model-providers/${aProvider.id}`).set('authorization', as(a.secret)).expect(200);
+      await t.http().get(`/v1/model-providers/${aProvider.id}`).set('authorization', bearer(a.secret)).expect(200);
     });
 
     it("[IDN-08] B's list never holds A's providers, also when paging from before A's IDs", async () => {
       expect(await listAll(b.secret)).toEqual([]);
-      const paged = (await t.http().get('/v1/model-providers').query({ after: '00000000-0000-7000-8000-000000000000' }).set('authorization', as(b.secret)).expect(200))
+      const paged = (await t.http().get('/v1/model-providers').query({ after: '00000000-0000-7000-8000-000000000000' }).set('authorization', bearer(b.secret)).expect(200))
         .body as Page;
       expect(paged).toEqual({ data: [], next: null });
       expect((await listAll(a.secret)).map((p) => p.id)).toEqual([aProvider.id]);
