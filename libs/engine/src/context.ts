@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { CheckpointBatcher } from './checkpoint-batcher';
 import type { PgBoss } from 'pg-boss';
 import type { FaultPoints } from './fault-points';
 import type { NodeListener, Notifier } from './node-listener';
@@ -20,6 +21,8 @@ export interface EngineContext {
   readonly nodeId: string;
   readonly leaseSeconds: number;
   readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
+  /** Group commit of plain checkpoints. */
+  readonly checkpoints: CheckpointBatcher;
   /** Claims and runs an execution on this node now (after a commit made it runnable); its job stays the fallback. */
   readonly advanceHere: (executionId: string) => void;
 }

@@ -3,6 +3,7 @@ import { Conflict, isFinal, newId, type ExecutionId, type ExecutionState } from 
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
 import { callQueries } from './call-log';
+import { CheckpointBatcher } from './checkpoint-batcher';
 import { inputHash } from './command-key';
 import type { EngineContext } from './context';
 import { observeEvents, type ExecutionEvent } from './event-log';
@@ -126,6 +127,7 @@ export class Engine {
       nodeId: options.nodeId,
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
+      checkpoints: new CheckpointBatcher(options.pool),
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
     };
     this.runner = new Runner(this.ctx);

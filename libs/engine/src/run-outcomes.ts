@@ -29,8 +29,14 @@ export async function saveCheckpoint(
   const sealed = sealData(ctx.sealed, run.id, data);
   await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step });
   let result: Awaited<ReturnType<typeof checkpoint>>;
-  if (children.length === 0) {
-    // The hot path: one prepared statement, no explicit transaction.
+  if (children.length === 0 && events.length === 0) {
+    // The hot path: grouped with other executions' checkpoints into one statement (each row fenced).
+    result = await retryStorage(
+      () => ctx.checkpoints.save({ id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds }),
+      undefined,
+    );
+  } else if (children.length === 0) {
+    // One prepared statement, no explicit transaction.
     result = await retryStorage(
       () => checkpoint(ctx.pool, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events }),
       undefined,

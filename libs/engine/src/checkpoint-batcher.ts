@@ -1,0 +1,108 @@
+import type { ExecutionState } from '@openbot/domain';
+import type { Pool } from 'pg';
+import { checkpoint } from './store';
+import { isConnectionFailure } from './storage-retry';
+
+/** A checkpoint without events: the hot path of every phase. */
+export interface PlainCheckpoint {
+  readonly id: string;
+  readonly generation: number;
+  readonly keyId: string;
+  readonly data: Buffer;
+  readonly step: number;
+  readonly state: ExecutionState;
+  readonly leaseSeconds: number;
+}
+
+export type CheckpointResult = { lastSeq: number; state: ExecutionState; cancelPhase: number } | null;
+
+/** Most checkpoints one statement carries. */
+const MAX_BATCH = 64;
+
+/**
+ * Group commit for plain checkpoints (ARCHITECTURE.md: the engine's hot path). The first
+ * checkpoint is written at once; those that arrive while a write is in flight go together in
+ * the next statement — one round trip and one WAL flush for many executions. Each row keeps its
+ * own fence (generation and `step = n-1`), so every caller gets exactly the answer the single
+ * statement would give. A batch the database refuses is retried row by row, so one bad row
+ * never fails the others; a lost connection fails them all, and each caller retries as usual.
+ */
+export class CheckpointBatcher {
+  private waiting: Array<{ readonly checkpoint: PlainCheckpoint; readonly done: (result: CheckpointResult, error?: unknown) => void }> = [];
+  private writing = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  save(plain: PlainCheckpoint): Promise<CheckpointResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ checkpoint: plain, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, MAX_BATCH);
+        if (batch.length === 1) {
+          const only = batch[0]!;
+          await checkpoint(this.pool, { ...only.checkpoint, events: [] }).then(
+            (result) => only.done(result),
+            (error: unknown) => only.done(null, error ?? new Error('checkpoint failed')),
+          );
+          continue;
+        }
+        try {
+          const results = await this.writeMany(batch.map((item) => item.checkpoint));
+          for (const item of batch) item.done(results.get(item.checkpoint.id) ?? null);
+        } catch (error) {
+          if (isConnectionFailure(error)) {
+            for (const item of batch) item.done(null, error);
+            continue;
+          }
+          // A refusal names no row: write them one by one, so only the refused one fails.
+          await Promise.all(
+            batch.map((item) =>
+              checkpoint(this.pool, { ...item.checkpoint, events: [] }).then(
+                (result) => item.done(result),
+                (rowError: unknown) => item.done(null, rowError ?? new Error('checkpoint failed')),
+              ),
+            ),
+          );
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private async writeMany(batch: readonly PlainCheckpoint[]): Promise<Map<string, CheckpointResult>> {
+    const { rows } = await this.pool.query<{ id: string; last_seq: number; state: ExecutionState; cancel_phase: number }>({
+      name: 'engine.checkpoint_batch',
+      // Rows are locked in ID order first, so two statements touching the same rows cannot deadlock.
+      text: `WITH c AS (
+               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[], $7::float8[])
+                        AS c(id, generation, key_id, data, step, state, lease)
+             ), locked AS (
+               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM c) ORDER BY x.id FOR UPDATE
+             )
+             UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
+               state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END,
+               lease_until = now() + make_interval(secs => c.lease), updated_at = now()
+               FROM c JOIN locked l ON l.id = c.id
+              WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
+              RETURNING e.id, e.last_seq, e.state, e.cancel_phase`,
+      values: [
+        batch.map((c) => c.id),
+        batch.map((c) => c.generation),
+        batch.map((c) => c.keyId),
+        batch.map((c) => c.data),
+        batch.map((c) => c.step),
+        batch.map((c) => c.state),
+        batch.map((c) => c.leaseSeconds),
+      ],
+    });
+    return new Map(rows.map((row) => [row.id, { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase }]));
+  }
+}

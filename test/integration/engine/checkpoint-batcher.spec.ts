@@ -1,0 +1,74 @@
+import { newId } from '@openbot/domain';
+import { Pool } from 'pg';
+import { CheckpointBatcher } from '../../../libs/engine/src/checkpoint-batcher';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+
+/**
+ * Group commit of plain checkpoints: many executions' checkpoints in one statement, each row
+ * still fenced by its generation and step (EXE-03/04), and a refused row failing alone.
+ */
+describe('checkpoint batcher', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let batcher: CheckpointBatcher;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = new Pool({ connectionString: db.url, max: 4 });
+    batcher = new CheckpointBatcher(pool);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  async function execution(generation = 1, step = 0): Promise<string> {
+    const id = newId();
+    await db.query(
+      `INSERT INTO executions (id, workflow, scope_kind, scope_id, state, step, generation, key_id, data)
+       VALUES ($1, 'test.batch', 'service', $2, 'running', $3, $4, 'k', '\\x00')`,
+      [id, newId(), step, generation],
+    );
+    return id;
+  }
+
+  const plain = (id: string, generation: number, step: number, keyId: string | null = 'k1') => ({
+    id,
+    generation,
+    keyId: keyId as string,
+    data: Buffer.from([step]),
+    step,
+    state: 'running' as const,
+    leaseSeconds: 15,
+  });
+
+  it('[EXE-04] checkpoints saved together each keep their own fence: only the owning generation and the next step are written', async () => {
+    const ids = await Promise.all(Array.from({ length: 12 }, () => execution()));
+    const stale = await execution(2);
+    const ahead = await execution(1, 3);
+    const results = await Promise.all([
+      ...ids.map((id) => batcher.save(plain(id, 1, 1))),
+      batcher.save(plain(stale, 1, 1)),
+      batcher.save(plain(ahead, 1, 1)),
+    ]);
+    expect(results.slice(0, 12).every((r) => r !== null && r.state === 'running')).toBe(true);
+    expect(results.slice(12)).toEqual([null, null]);
+    const rows = await db.query<{ id: string; step: number; key_id: string }>('SELECT id, step, key_id FROM executions WHERE id = ANY($1::uuid[])', [[...ids, stale, ahead]]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids) expect(byId.get(id)).toMatchObject({ step: 1, key_id: 'k1' });
+    expect(byId.get(stale)).toMatchObject({ step: 0, key_id: 'k' });
+    expect(byId.get(ahead)).toMatchObject({ step: 3, key_id: 'k' });
+    // The same step again (a retry after a lost reply) writes nothing twice.
+    expect(await batcher.save(plain(ids[0]!, 1, 1))).toBeNull();
+  });
+
+  it('[CALL-07] a row the database refuses fails alone; the checkpoints saved with it are written', async () => {
+    const good = await Promise.all(Array.from({ length: 5 }, () => execution()));
+    const bad = await execution();
+    const outcomes = await Promise.allSettled([...good.map((id) => batcher.save(plain(id, 1, 1))), batcher.save(plain(bad, 1, 1, null))]);
+    expect(outcomes.slice(0, 5).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(outcomes[5]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ code: '23502' }) });
+    const steps = await db.query<{ step: number }>('SELECT step FROM executions WHERE id = ANY($1::uuid[]) ORDER BY id', [good]);
+    expect(steps.map((r) => r.step)).toEqual([1, 1, 1, 1, 1]);
+  });
+});
