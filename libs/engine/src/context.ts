@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { CheckpointBatcher } from './checkpoint-batcher';
+import type { EventWriteBatcher } from './event-write-batcher';
 import type { PgBoss } from 'pg-boss';
 import type { FaultPoints } from './fault-points';
 import type { NodeListener, Notifier } from './node-listener';
@@ -23,6 +24,8 @@ export interface EngineContext {
   readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
   /** Group commit of plain checkpoints. */
   readonly checkpoints: CheckpointBatcher;
+  /** Group commit of events published while phases run. */
+  readonly eventWrites: EventWriteBatcher;
   /** Claims and runs an execution on this node now (after a commit made it runnable); its job stays the fallback. */
   readonly advanceHere: (executionId: string) => void;
 }

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
 import { callQueries } from './call-log';
 import { CheckpointBatcher } from './checkpoint-batcher';
+import { EventWriteBatcher } from './event-write-batcher';
 import { inputHash } from './command-key';
 import type { EngineContext } from './context';
 import { observeEvents, type ExecutionEvent } from './event-log';
@@ -128,6 +129,7 @@ export class Engine {
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
+      eventWrites: new EventWriteBatcher(options.pool),
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
     };
     this.runner = new Runner(this.ctx);

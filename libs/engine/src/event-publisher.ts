@@ -55,7 +55,7 @@ export class EventPublisher {
         const batch = this.buffer;
         this.buffer = [];
         const stored = await retryStorage(
-          () => publishEvents(this.ctx.pool, this.run.id, this.run.generation, batch.map((e) => e.stored)),
+          () => this.ctx.eventWrites.write(this.run.id, this.run.generation, batch.map((e) => e.stored)),
           this.scope.signal,
         );
         if (stored === null) {

@@ -1,0 +1,67 @@
+import { newId } from '@openbot/domain';
+import { Pool } from 'pg';
+import { EventWriteBatcher } from '../../../libs/engine/src/event-write-batcher';
+import type { PendingEvent } from '../../../libs/engine/src/store';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+
+/**
+ * Group commit of events published while phases run: several executions' events in one
+ * statement, each execution's sequence numbers consecutive and fenced by its own generation.
+ */
+describe('event write batcher', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let batcher: EventWriteBatcher;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = new Pool({ connectionString: db.url, max: 4 });
+    batcher = new EventWriteBatcher(pool);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  async function execution(options: { generation?: number; state?: string; lastSeq?: number } = {}): Promise<string> {
+    const id = newId();
+    await db.query(
+      `INSERT INTO executions (id, workflow, scope_kind, scope_id, state, generation, last_seq, key_id, data)
+       VALUES ($1, 'test.events', 'service', $2, $3, $4, $5, 'k', '\\x00')`,
+      [id, newId(), options.state ?? 'running', options.generation ?? 1, options.lastSeq ?? 0],
+    );
+    return id;
+  }
+
+  const events = (n: number, type: string | null = 'text.delta'): PendingEvent[] =>
+    Array.from({ length: n }, (_, i) => ({ type: type as string, step: 1, attempt: 1, keyId: null, data: Buffer.from([i]) }));
+
+  it('[EVT-01] events of many executions written together keep consecutive sequence numbers per execution; a replaced or ended owner writes nothing', async () => {
+    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => execution({ lastSeq: i })));
+    const replaced = await execution({ generation: 2 });
+    const ended = await execution({ state: 'completed' });
+    const results = await Promise.all([
+      ...ids.map((id, i) => batcher.write(id, 1, events(i + 1))),
+      batcher.write(replaced, 1, events(2)),
+      batcher.write(ended, 1, events(2)),
+    ]);
+    ids.forEach((_, i) => expect(results[i]?.lastSeq).toBe(i + i + 1));
+    expect(results.slice(8)).toEqual([null, null]);
+    for (const [i, id] of ids.entries()) {
+      const rows = await db.query<{ seq: number }>('SELECT seq FROM execution_events WHERE execution_id = $1 ORDER BY seq', [id]);
+      expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: i + 1 }, (_, k) => i + k + 1));
+    }
+    const stray = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_events WHERE execution_id = ANY($1::uuid[])', [[replaced, ended]]);
+    expect(stray[0]!.n).toBe(0);
+  });
+
+  it('[CALL-07] an execution whose events the database refuses fails alone; the others written with it are stored', async () => {
+    const good = await Promise.all(Array.from({ length: 4 }, () => execution()));
+    const bad = await execution();
+    const outcomes = await Promise.allSettled([...good.map((id) => batcher.write(id, 1, events(3))), batcher.write(bad, 1, events(1, null))]);
+    expect(outcomes.slice(0, 4).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(outcomes[4]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ code: '23502' }) });
+    const counts = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_events WHERE execution_id = ANY($1::uuid[])', [good]);
+    expect(counts[0]!.n).toBe(12);
+  });
+});
