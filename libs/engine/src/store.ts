@@ -44,6 +44,11 @@ export interface PendingEvent {
   readonly data: Buffer | null;
 }
 
+/** Pending events as the five parallel arrays the `unnest(…)` of an event insert takes. */
+function eventColumns(events: readonly PendingEvent[]): [string[], Array<number | null>, Array<number | null>, Array<string | null>, Array<Buffer | null>] {
+  return [events.map((e) => e.type), events.map((e) => e.step), events.map((e) => e.attempt), events.map((e) => e.keyId), events.map((e) => e.data)];
+}
+
 /** The columns a new execution is written with; the rest take their defaults. */
 export type NewExecution = Pick<
   ExecutionRow,
@@ -179,11 +184,7 @@ export async function checkpoint(
       c.state,
       c.leaseSeconds,
       c.events.length,
-      c.events.map((e) => e.type),
-      c.events.map((e) => e.step),
-      c.events.map((e) => e.attempt),
-      c.events.map((e) => e.keyId),
-      c.events.map((e) => e.data),
+      ...eventColumns(c.events),
     ],
   });
   const row = rows[0];
@@ -204,11 +205,7 @@ export async function appendEvents(db: Queryable, id: string, events: readonly P
     values: [
       id,
       events.length,
-      events.map((e) => e.type),
-      events.map((e) => e.step),
-      events.map((e) => e.attempt),
-      events.map((e) => e.keyId),
-      events.map((e) => e.data),
+      ...eventColumns(events),
     ],
   });
   return rows[0]?.last_seq ?? 0;
@@ -287,11 +284,7 @@ export async function publishEvents(
       id,
       generation,
       events.length,
-      events.map((e) => e.type),
-      events.map((e) => e.step),
-      events.map((e) => e.attempt),
-      events.map((e) => e.keyId),
-      events.map((e) => e.data),
+      ...eventColumns(events),
     ],
   });
   const row = rows[0];

@@ -1,4 +1,4 @@
-import { Conflict, Forbidden, type MemberId, type MemberRole } from '@openbot/domain';
+import { Conflict, Forbidden, NotFound, type MemberId, type MemberRole } from '@openbot/domain';
 
 /** What the API may show of a member. */
 export interface MemberView {
@@ -21,4 +21,21 @@ export class LastOwner extends Conflict {
 /** Admins manage admins, members and viewers; only an owner makes, changes or removes an owner. */
 export function roleChangeRefused(target: MemberRole): Forbidden {
   return new Forbidden(`Only an owner may ${target === 'owner' ? 'manage owners' : 'do this'}.`);
+}
+
+/**
+ * Locks the organization's current members in one order (so two changes cannot both pass the
+ * owner count) and answers them with the target member; a removed, unknown or foreign one is NotFound.
+ */
+export async function lockMembers(
+  manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
+  organizationId: string,
+  memberId: string,
+): Promise<{ members: Array<{ id: string; role: MemberRole }>; target: { id: string; role: MemberRole }; owners: number }> {
+  const members = (await manager.query(`SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`, [
+    organizationId,
+  ])) as Array<{ id: string; role: MemberRole }>;
+  const target = members.find((m) => m.id === memberId);
+  if (target === undefined) throw new NotFound('Member');
+  return { members, target, owners: members.filter((m) => m.role === 'owner').length };
 }

@@ -3,7 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 import { recordAudit } from '../../audit/record-audit';
-import { LastOwner, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
 
 /**
  * Changes a member's role. The new rights apply to the member's next request and to its
@@ -26,15 +26,9 @@ export class ChangeMemberRoleHandler implements ICommandHandler<ChangeMemberRole
   async execute({ caller, memberId, role }: ChangeMemberRole): Promise<MemberView> {
     if (!isUuid(memberId)) throw new NotFound('Member');
     return this.dataSource.transaction(async (manager) => {
-      // The organization's members are locked in one order, so two demotions cannot both pass the owner count.
-      const members = (await manager.query(
-        `SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`,
-        [caller.organizationId],
-      )) as Array<{ id: string; role: MemberRole }>;
-      const target = members.find((m) => m.id === memberId);
-      if (target === undefined) throw new NotFound('Member');
+      const { target, owners } = await lockMembers(manager, caller.organizationId, memberId);
       if (!canManageRole(caller.role, target.role) || !canManageRole(caller.role, role)) throw roleChangeRefused(target.role === 'owner' ? 'owner' : role);
-      if (target.role === 'owner' && role !== 'owner' && members.filter((m) => m.role === 'owner').length === 1) throw new LastOwner();
+      if (target.role === 'owner' && role !== 'owner' && owners === 1) throw new LastOwner();
       // An UPDATE answers [rows, count] through TypeORM.
       const [rows] = (await manager.query(`UPDATE members SET role = $2 WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId, role])) as [MemberView[], number];
       if (target.role !== role) {

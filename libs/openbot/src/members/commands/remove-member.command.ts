@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
+import { canManageRole, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 import { recordAudit } from '../../audit/record-audit';
-import { LastOwner, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
 
 /**
  * Removes a member: its API keys are revoked and its sessions stop working at once, and its
@@ -26,14 +26,9 @@ export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
   async execute({ caller, memberId }: RemoveMember): Promise<MemberView> {
     if (!isUuid(memberId)) throw new NotFound('Member');
     return this.dataSource.transaction(async (manager) => {
-      const members = (await manager.query(
-        `SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`,
-        [caller.organizationId],
-      )) as Array<{ id: string; role: MemberRole }>;
-      const target = members.find((m) => m.id === memberId);
-      if (target === undefined) throw new NotFound('Member');
+      const { target, owners } = await lockMembers(manager, caller.organizationId, memberId);
       if (!canManageRole(caller.role, target.role)) throw roleChangeRefused(target.role);
-      if (target.role === 'owner' && members.filter((m) => m.role === 'owner').length === 1) throw new LastOwner();
+      if (target.role === 'owner' && owners === 1) throw new LastOwner();
       // An UPDATE answers [rows, count] through TypeORM.
       const [rows] = (await manager.query(`UPDATE members SET removed_at = now() WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId])) as [MemberView[], number];
       await manager.query('UPDATE api_keys SET revoked_at = now() WHERE member_id = $1 AND revoked_at IS NULL', [memberId]);
