@@ -88,7 +88,11 @@ describe('identity revocation mid-Turn', () => {
     expect(model.requests).toHaveLength(2);
   });
 
-  it('[IDN-06] removing the member mid-Turn stops its Turn', async () => {
+  /**
+   * A second member's Turn whose model asked for an http tool, held at the tool endpoint until
+   * `release()`: the member is valid when the tool is called and changes while it runs.
+   */
+  async function memberTurnAtTool(callId: string) {
     const chat = await createChatFixture(t, {
       baseUrl: model.baseUrl,
       tools: [{ name: 'lookup', description: 'Looks something up', parameters: PARAMS, kind: 'http', url: tools.url('/lookup') }],
@@ -103,11 +107,15 @@ describe('identity revocation mid-Turn', () => {
       await released;
       await jsonReply(200, { modelOutput: 'found it' })(res);
     });
-    model.enqueue(toolCallReply('call_m1', 'lookup', ['{}']), textReply(['never sent']));
-
-    // The member's Turn is out at the tool endpoint when an owner removes the member.
+    model.enqueue(toolCallReply(callId, 'lookup', ['{}']), textReply(['never sent']));
     const admitted = await sendMessage(t, member.secret, chat.chatId, 'Look it up');
     await toolReached;
+    return { chat, member, admitted, release };
+  }
+
+  it('[IDN-06] removing the member mid-Turn stops its Turn', async () => {
+    // The member's Turn is out at the tool endpoint when an owner removes the member.
+    const { chat, member, admitted, release } = await memberTurnAtTool('call_m1');
     await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(chat.secret)).expect(200);
     release();
 
@@ -132,23 +140,7 @@ describe('identity revocation mid-Turn', () => {
   });
 
   it('[IDN-06] demoting the member to viewer mid-Turn stops its Turn: the work needs chats.write for as long as it runs', async () => {
-    const chat = await createChatFixture(t, {
-      baseUrl: model.baseUrl,
-      tools: [{ name: 'lookup', description: 'Looks something up', parameters: PARAMS, kind: 'http', url: tools.url('/lookup') }],
-    });
-    const member = await addMember(t, chat.organizationId);
-    let received!: () => void;
-    const toolReached = new Promise<void>((resolve) => (received = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    tools.enqueue(async (res) => {
-      received();
-      await released;
-      await jsonReply(200, { modelOutput: 'found it' })(res);
-    });
-    model.enqueue(toolCallReply('call_d1', 'lookup', ['{}']), textReply(['never sent']));
-    const admitted = await sendMessage(t, member.secret, chat.chatId, 'Look it up');
-    await toolReached;
+    const { chat, member, admitted, release } = await memberTurnAtTool('call_d1');
     await t.http().patch(`/v1/members/${member.memberId}`).set('authorization', bearer(chat.secret)).send({ role: 'viewer' }).expect(200);
     release();
     const end = ending(await eventsUntilEnd(t, chat.secret, admitted.executionId));

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   BOT_TOOL_KINDS,
@@ -117,6 +118,24 @@ export class BotLimitsInput {
   maxOutputTokens?: number;
 }
 
+/** The checks of a sent `tools` array (create and update). */
+function ValidBotTools(): PropertyDecorator {
+  return applyDecorators(
+    ValidateIf(isSent),
+    IsArray(),
+    ArrayMaxSize(MAX_BOT_TOOLS),
+    // ValidateNested alone lets arrays of arrays through: each item must itself be an object.
+    IsObject({ each: true, message: 'each of tools must be an object' }),
+    ValidateNested({ each: true }),
+    Type(() => BotToolInput),
+  );
+}
+
+/** The checks of a sent `limits` object (create and update). */
+function ValidBotLimits(): PropertyDecorator {
+  return applyDecorators(ValidateIf(isSent), IsObject({ message: 'limits must be an object' }), ValidateNested(), Type(() => BotLimitsInput));
+}
+
 export class CreateBotRequest {
   @ApiProperty({ example: 'Support', minLength: 1, maxLength: 200 })
   @IsString()
@@ -137,20 +156,11 @@ export class CreateBotRequest {
   instructions?: string;
 
   @ApiPropertyOptional({ type: [BotToolInput], maxItems: MAX_BOT_TOOLS })
-  @ValidateIf(isSent)
-  @IsArray()
-  @ArrayMaxSize(MAX_BOT_TOOLS)
-  // ValidateNested alone lets arrays of arrays through: each item must itself be an object.
-  @IsObject({ each: true, message: 'each of tools must be an object' })
-  @ValidateNested({ each: true })
-  @Type(() => BotToolInput)
+  @ValidBotTools()
   tools?: BotToolInput[];
 
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'The Turn limits; a limit left out takes its default' })
-  @ValidateIf(isSent)
-  @IsObject({ message: 'limits must be an object' })
-  @ValidateNested()
-  @Type(() => BotLimitsInput)
+  @ValidBotLimits()
   limits?: BotLimitsInput;
 }
 
@@ -176,19 +186,11 @@ export class UpdateBotRequest {
   instructions?: string;
 
   @ApiPropertyOptional({ type: [BotToolInput], maxItems: MAX_BOT_TOOLS, description: 'Replaces the whole tool set' })
-  @ValidateIf(isSent)
-  @IsArray()
-  @ArrayMaxSize(MAX_BOT_TOOLS)
-  @IsObject({ each: true, message: 'each of tools must be an object' })
-  @ValidateNested({ each: true })
-  @Type(() => BotToolInput)
+  @ValidBotTools()
   tools?: BotToolInput[];
 
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'Replaces the whole limits object: a limit left out takes its default again' })
-  @ValidateIf(isSent)
-  @IsObject({ message: 'limits must be an object' })
-  @ValidateNested()
-  @Type(() => BotLimitsInput)
+  @ValidBotLimits()
   limits?: BotLimitsInput;
 }
 
