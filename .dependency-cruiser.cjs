@@ -1,5 +1,5 @@
 /**
- * dependency-cruiser rules enforcing the import boundaries described in ARCHITECTURE.
+ * dependency-cruiser rules enforcing the import boundaries described in docs/architecture.md.
  *
  *   libs/domain   → nothing else in libs; no Nest, no I/O (no @nestjs, typeorm, pg, fastify, ...)
  *   libs/core     → domain

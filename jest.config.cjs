@@ -1,5 +1,5 @@
 /**
- * One run, three tiers (ARCHITECTURE.md "Test layers"): unit specs next to the code in libs/,
+ * One run, three tiers (docs/architecture.md "Test tiers"): unit specs next to the code in libs/,
  * integration and e2e specs in test/ on a real PostgreSQL, system specs spawning real processes.
  * ts-jest only transpiles (type errors are caught by `npm run build`, which `npm test` runs first).
  */

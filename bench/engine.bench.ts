@@ -1,5 +1,5 @@
 /**
- * The `engine` workload of WORKLOAD.md, exactly: W = 500 executions of K = 10 sequential
+ * The `engine` workload of docs/benchmarks.md, exactly: W = 500 executions of K = 10 sequential
  * durable phases, C = 16 in flight, on an embedded PostgreSQL with default settings (fsync and
  * synchronous_commit on). Prints one summary line for the engine and one for the physical floor
  * (`pg-floor`: C connections committing single-row INSERTs), then their ratio.

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 /**
- * The scripted OpenAI-compatible model server of the `turn` workload (WORKLOAD.md): every
+ * The scripted OpenAI-compatible model server of the `turn` workload (docs/benchmarks.md): every
  * chat-completions request gets the same fixed reply of `tokens` tokens (one short word per
  * chunk), the first after `firstTokenDelayMs`, then one every `tokenIntervalMs`, on an absolute
  * schedule from the request's arrival (timer drift does not add up over the reply). It records,

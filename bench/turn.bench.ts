@@ -1,5 +1,5 @@
 /**
- * The `turn` workload of WORKLOAD.md: the durability overhead of a Chat Turn. A scripted
+ * The `turn` workload of docs/benchmarks.md: the durability overhead of a Chat Turn. A scripted
  * OpenAI-compatible model (bench/fake-model.ts, in this process) streams a fixed 200-token reply,
  * one token per 5 ms after a 50 ms first-token delay. The OpenBot server runs as a child process
  * (`dist/apps/server/src/main.js serve`, so its RSS is its own) on an embedded PostgreSQL with

@@ -3,7 +3,7 @@ import { expectDeclaredNoErrorId, issuePaths, UUID_V7 } from '../support/api-ass
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * Platform bootstrap (API.md "Bootstrap", "Authentication", "Errors"): the admin token creates an
+ * Platform bootstrap (docs/http-api.md "Authentication", "Errors"): the admin token creates an
  * organization with its owner and first API key; the key works at once and is stored as a hash only.
  */
 

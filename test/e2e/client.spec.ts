@@ -16,7 +16,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The generated client (libs/client) against a real server listening on a port: the main flows
- * of API.md typed end to end, its error surface, and `streamEvents` resuming a dropped Server-Sent
+ * of docs/http-api.md typed end to end, its error surface, and `streamEvents` resuming a dropped Server-Sent
  * Events connection with `Last-Event-ID` (EVT-03, RES-03) without a duplicate or a gap.
  */
 

@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 /**
- * The error contract of API.md "Errors" (ERR-01, ERR-02): server faults answer RequestFailed with
+ * The error contract of docs/http-api.md "Errors" (ERR-01, ERR-02): server faults answer RequestFailed with
  * an error ID (body and header) and keep their cause sealed; declared errors keep their status and
  * type; bad input of any kind is never a server fault.
  */

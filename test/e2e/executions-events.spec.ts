@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * `GET /v1/executions/{id}/events` (API.md "Executions", EVT-01..03, RES-03, ERR-03): the JSON
+ * `GET /v1/executions/{id}/events` (docs/http-api.md "Executions and events", EVT-01..03, RES-03, ERR-03): the JSON
  * long poll through supertest, and Server-Sent Events read incrementally from a real listening
  * server with node's http client. Executions are driven by signals, never by the clock.
  */

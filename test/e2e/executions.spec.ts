@@ -7,7 +7,7 @@ import { expectDeclaredNoErrorId, issuePaths, UUID } from '../support/api-assert
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * The execution routes of API.md "Executions" (GET, cancel, decision) and their OpenAPI
+ * The execution routes of docs/http-api.md "Executions and events" (GET, cancel, decision) and their OpenAPI
  * entries: the real app on a fresh database, test workflows registered on the node's engine,
  * executions created with `engine.submit` in an organization's member scope.
  */

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * PLAT-01: every route the app serves is in the OpenAPI 3.1 document, with its success schema,
- * and the error shapes of API.md are published as components.
+ * and the error shapes of docs/http-api.md are published as components.
  */
 
 interface Operation {
@@ -192,7 +192,7 @@ describe('OpenAPI document', () => {
     expect(statuses('GET /v1/me')).toEqual(['200']);
   });
 
-  it('[PLAT-01] components include the error schemas of API.md', () => {
+  it('[PLAT-01] components include the error schemas of docs/http-api.md', () => {
     const schemas = doc.components.schemas;
     expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['RequestFailedBody', 'InvalidInputBody', 'DeclaredErrorBody']));
     expect(Object.keys(schemas.RequestFailedBody!.properties ?? {}).sort()).toEqual(['category', 'errorId', 'type']);

@@ -14,7 +14,7 @@ import {
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * How a Chat admits input (API.md "Bots and Chats"): message commands with Idempotency-Key,
+ * How a Chat admits input (docs/execution-model.md "Chats and Turns", docs/http-api.md "Idempotency"): message commands with Idempotency-Key,
  * one advancing Turn at a time under the Chat's row lock, steering by the same identity,
  * queueing for anyone else, and the next Turn admitted with the previous one's end.
  */

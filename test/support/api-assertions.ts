@@ -3,7 +3,7 @@ import { bearer } from './chat-fixture';
 import type { TestApp } from './test-app';
 
 /**
- * Assertions and small setup steps shared by the e2e specs of the HTTP API (API.md "Errors",
+ * Assertions and small setup steps shared by the e2e specs of the HTTP API (docs/http-api.md "Errors",
  * resource IDs and timestamps), so that every spec checks a declared error the same way.
  */
 

@@ -99,7 +99,7 @@ export async function listMessages(t: TestApp, secret: string, chatId: string): 
   return (res.body as { data: Array<{ id: string; role: string; content: string; turnId: string }> }).data;
 }
 
-/** The reply as API.md defines it: the `text.delta` texts of the last attempt of each step. */
+/** The reply as docs/http-api.md defines it: the `text.delta` texts of the last attempt of each step. */
 export function replyText(events: readonly EventBody[]): string {
   const lastAttempt = new Map<number, number>();
   for (const e of events) if (e.type === 'model.started') lastAttempt.set(e.step!, e.attempt!);

@@ -3,7 +3,7 @@ import type { Io } from './output';
 
 /**
  * Prints a Turn's reply as its events arrive. The reply is the `text.delta` texts of the last
- * attempt of each step (API.md), so when a model call is retried (a new `model.started` for the
+ * attempt of each step (docs/http-api.md), so when a model call is retried (a new `model.started` for the
  * same step) the text of the abandoned attempt must disappear:
  *
  * - on a terminal the text is written live and an abandoned attempt is erased with ANSI

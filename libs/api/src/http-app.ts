@@ -50,7 +50,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
     },
     // The router rejects a malformed URL (bad percent-encoding) before any Nest handler runs:
-    // answer it in the declared error shape instead of Fastify's own body (API.md "Errors").
+    // answer it in the declared error shape instead of Fastify's own body (docs/http-api.md "Errors").
     frameworkErrors: (error: unknown, _request: unknown, reply: FrameworkErrorReply) => {
       const decision = classifyError(error);
       if (decision.kind !== 'declared') return void reply.send(error);
@@ -75,7 +75,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   await app.register(fastifyCookie as unknown as Parameters<NestFastifyApplication['register']>[0]);
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
-  // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (API.md "Errors").
+  // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (docs/http-api.md "Errors").
   fastify.removeContentTypeParser(['application/x-www-form-urlencoded']);
   return app;
 }

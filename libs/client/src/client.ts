@@ -60,7 +60,7 @@ export type Schemas = components['schemas'];
 export type MessageAdmission = Schemas['MessageAdmissionBody'];
 
 /**
- * `POST /v1/chats/{id}/messages` with an optional `Idempotency-Key` (API.md "Bots and Chats"):
+ * `POST /v1/chats/{id}/messages` with an optional `Idempotency-Key` (docs/http-api.md "Idempotency"):
  * the same key and body answer the same ids, so a retry after a lost answer never sends twice.
  */
 export async function sendMessage(

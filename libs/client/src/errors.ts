@@ -1,5 +1,5 @@
 /**
- * The error shapes of the public contract (API.md "Errors") as one exception type, so callers
+ * The error shapes of the public contract (docs/http-api.md "Errors") as one exception type, so callers
  * switch on `type` (a stable name) and show `errorId` for server faults.
  */
 

@@ -3,7 +3,7 @@ import { OpenbotApiError, OpenbotConnectionError, faultError, toApiError, type R
 import { SseParser, type SseMessage } from './sse';
 
 /**
- * One event of an execution (API.md "Executions"): `seq` starts at 1 and rises by exactly 1,
+ * One event of an execution (docs/http-api.md "Executions and events"): `seq` starts at 1 and rises by exactly 1,
  * `type` names it (`model.started`, `text.delta`, `execution.ended`…), and each type adds its own fields.
  */
 export interface ExecutionEvent {
@@ -115,7 +115,7 @@ export async function* streamEvents(client: OpenbotClient, executionId: string, 
   }
 }
 
-/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (API.md). */
+/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md). */
 export function replyText(events: Iterable<StreamItem>): string {
   const all = [...events].filter((e): e is ExecutionEvent => e.seq !== null);
   const lastAttempt = new Map<number, number>();

@@ -13,7 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Resource IDs are UUIDs; anything else is treated as an unknown resource by callers
- * (a malformed ID answers exactly like a missing one, API.md).
+ * (a malformed ID answers exactly like a missing one, docs/http-api.md).
  */
 export function isUuid(value: string): boolean {
   return UUID.test(value);

@@ -1,7 +1,7 @@
 import { InvalidInput } from './failures';
 import { isUuid } from './ids';
 
-/** Cursor pagination as API.md fixes it: `?after=&limit=` answering `{ data, next }`. */
+/** Cursor pagination as docs/http-api.md fixes it: `?after=&limit=` answering `{ data, next }`. */
 export interface PageRequest {
   /** Exclusive lower bound: the `next` value of the previous page. */
   readonly after: string | null;

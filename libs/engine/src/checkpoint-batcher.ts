@@ -20,7 +20,7 @@ export type CheckpointResult = { lastSeq: number; state: ExecutionState; cancelP
 const MAX_BATCH = 64;
 
 /**
- * Group commit for plain checkpoints (ARCHITECTURE.md: the engine's hot path). The first
+ * Group commit for plain checkpoints (docs/architecture.md: the engine's hot path). The first
  * checkpoint is written at once; those that arrive while a write is in flight go together in
  * the next statement — one round trip and one WAL flush for many executions. Each row keeps its
  * own fence (generation and `step = n-1`), so every caller gets exactly the answer the single

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Json } from './workflow';
 
-/** The same JSON value gives the same hash whatever its key order (API.md "same body"). */
+/** The same JSON value gives the same hash whatever its key order (docs/http-api.md "Idempotency"). */
 export function inputHash(value: Json | undefined): Buffer {
   return createHash('sha256').update(canonical(value ?? null)).digest();
 }

@@ -84,7 +84,7 @@ export interface ExecutionView {
 
 export type OperatorDecision = { readonly decision: 'succeeded'; readonly result?: Json } | { readonly decision: 'failed' | 'stop' };
 
-/** A decision on an execution that is not waiting in outcome_unknown (API.md: 409). */
+/** A decision on an execution that is not waiting in outcome_unknown (docs/http-api.md: 409). */
 export class NotAwaitingDecision extends Conflict {
   constructor(state: string) {
     super('ExecutionNotAwaitingDecision', `The execution is ${state}, not outcome_unknown.`);
@@ -162,7 +162,7 @@ export class Engine {
     this.started = true;
   }
 
-  /** Graceful stop (ARCHITECTURE.md): drain, close gates, hand back leases, then disconnect. */
+  /** Graceful stop (docs/architecture.md): drain, close gates, hand back leases, then disconnect. */
   async stop(drainMs = 5_000): Promise<void> {
     if (!this.started) return;
     this.started = false;

@@ -4,7 +4,7 @@ import { aad, type SealedJson } from './sealed-json';
 import { readEvents, type PendingEvent } from './store';
 import type { Json } from './workflow';
 
-/** An event as observers see it (API.md "Every event"). */
+/** An event as observers see it (docs/http-api.md "Executions and events"). */
 export interface ExecutionEvent {
   readonly seq: number;
   readonly type: string;

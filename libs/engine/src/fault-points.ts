@@ -1,5 +1,5 @@
 /**
- * Named fault points for crash tests (ARCHITECTURE.md "Crash tests worth copying"): a test can
+ * Named fault points for crash tests (docs/architecture.md "Crash tests"): a test can
  * pause, throw or kill the process at the intent, sending and result commits of a call and at
  * checkpoint commits. In production no fault is ever armed: `hit` is one Map lookup on an empty map.
  */

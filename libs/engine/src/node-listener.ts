@@ -160,7 +160,7 @@ function parsePayload(payload: string): { origin: string; ids: string[] } {
 }
 
 /**
- * Sends notifications after commit, batched on one connection (ARCHITECTURE.md: a NOTIFY inside
+ * Sends notifications after commit, batched on one connection (docs/architecture.md: a NOTIFY inside
  * the checkpoint transaction would serialize every commit's WAL flush).
  */
 export class Notifier {

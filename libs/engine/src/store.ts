@@ -2,7 +2,7 @@ import type { ExecutionState } from '@openbot/domain';
 import type { Queryable } from './ports';
 
 /**
- * The engine's SQL, as named prepared statements on the pool TypeORM owns (ARCHITECTURE.md:
+ * The engine's SQL, as named prepared statements on the pool TypeORM owns (docs/architecture.md:
  * the hot path avoids ORM overhead). Every state write is fenced by `generation` (EXE-03/04).
  */
 

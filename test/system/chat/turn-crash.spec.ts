@@ -117,7 +117,7 @@ describe('a Turn whose owner node dies mid-stream (two real server processes)', 
     expect(deltas(2).every((e) => events.indexOf(e) > restart)).toBe(true);
     expect(deltas(2).map((e) => e.text).join('')).toBe(FULL_TEXT);
     expect(events.filter((e) => e.type === 'model.completed').map((e) => [e.step, e.attempt])).toEqual([[1, 2]]);
-    // The reply per API.md: the deltas of the last attempt of each step.
+    // The reply per docs/http-api.md: the deltas of the last attempt of each step.
     expect(replyText(events)).toBe(FULL_TEXT);
 
     // Exactly one assistant message, the whole text of attempt 2, nothing of attempt 1.

@@ -22,7 +22,7 @@ import {
 } from './harness';
 
 /**
- * Real processes on one PostgreSQL (REL-01, ARCHITECTURE.md "Crash tests worth copying"): an
+ * Real processes on one PostgreSQL (REL-01, docs/architecture.md "Crash tests"): an
  * owner is killed at a named fault point (`OPENBOT_FAULTS`), its database connections are
  * terminated, or the database itself restarts; another process recovers from the saved steps.
  * The outside service counts every request and records a violation when an unsafe step is

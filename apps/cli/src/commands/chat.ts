@@ -35,7 +35,7 @@ export function chatCommand(program: Command, context: Context): void {
 
 /**
  * Sends once, retrying a lost answer or a server fault with the same Idempotency-Key: the server
- * answers the same ids, so a retry never starts a second Turn (API.md "Bots and Chats").
+ * answers the same ids, so a retry never starts a second Turn (docs/http-api.md "Idempotency").
  */
 async function send(client: OpenbotClient, chatId: string, content: string, idempotencyKey: string): Promise<MessageAdmission> {
   for (let attempt = 1; ; attempt++) {

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { DeclaredErrorBody, InvalidInputBody, RequestFailedBody } from './error-bodies';
 
-/** Documents the error answers a route can give, with their shapes (API.md "Errors"). */
+/** Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). */
 export function ApiErrors(...statuses: Array<400 | 401 | 403 | 404 | 409 | 429>): MethodDecorator & ClassDecorator {
   const descriptions: Record<number, string> = {
     400: 'InvalidInput: the offending fields are listed in `issues`',

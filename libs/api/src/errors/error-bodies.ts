@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** The public error shapes of API.md, as OpenAPI schemas. */
+/** The public error shapes of docs/http-api.md, as OpenAPI schemas. */
 export class DeclaredErrorBody {
   @ApiProperty({ description: 'Stable error type name', example: 'ApiKeyNotFound' })
   type!: string;

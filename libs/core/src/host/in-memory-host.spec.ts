@@ -140,7 +140,7 @@ describe('in-memory host: a whole Turn through libs/core alone', () => {
       { type: 'text.delta', step: 1, attempt: 2, text: 'answer.' },
       { type: 'model.completed', step: 1, attempt: 2, usage: { inputTokens: 12, outputTokens: 3 } },
     ]);
-    // API.md: the reply is the concatenation of the last attempt's text.delta texts.
+    // docs/http-api.md: the reply is the concatenation of the last attempt's text.delta texts.
     const lastAttempt = events.filter((e): e is Extract<TurnEvent, { type: 'text.delta' }> => e.type === 'text.delta' && e.attempt === 2);
     expect(lastAttempt.map((e) => e.text).join('')).toBe(result.text);
     // Both attempts carry the same provider idempotency key.

@@ -4,7 +4,7 @@ import { isModelFailure, type ModelFailureCategory, type ModelProvider } from '.
 import { runModelStep, type ModelStepResult } from '../turn/model-step';
 import { runToolStep, type LocalTool } from '../turn/tool-step';
 
-/** Turn events, shaped like API.md's execution events. */
+/** Turn events, shaped like the execution events of docs/http-api.md. */
 export type TurnEvent =
   | { readonly type: 'model.started'; readonly step: number; readonly attempt: number }
   | { readonly type: 'text.delta'; readonly step: number; readonly attempt: number; readonly text: string }

@@ -55,7 +55,7 @@ interface AnthropicEvent {
 }
 
 /**
- * The `anthropic` provider (API.md "Models"): the Messages API, streaming, with tool use, over
+ * The `anthropic` provider (docs/http-api.md, model providers): the Messages API, streaming, with tool use, over
  * plain HTTP. Like the openai-compatible adapter it makes exactly one request per `stream` call;
  * retries are the caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
  */

@@ -39,7 +39,7 @@ interface OpenAiChunk {
 }
 
 /**
- * The `openai-compatible` provider (API.md "Models"): streaming chat completions with function
+ * The `openai-compatible` provider (docs/http-api.md, model providers): streaming chat completions with function
  * tools and usage over plain HTTP. It makes exactly one request per `stream` call; retries are the
  * caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
  */

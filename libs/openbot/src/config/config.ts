@@ -26,7 +26,7 @@ export interface S3Config {
   readonly forcePathStyle: boolean;
 }
 
-/** The whole configuration, parsed once at boot (API.md "Configuration"). */
+/** The whole configuration, parsed once at boot (README "Configuration"). */
 export interface Config {
   readonly production: boolean;
   readonly host: string;
@@ -143,7 +143,7 @@ function publicUrlOf(env: Env, production: boolean): Pick<Config, 'publicUrl' | 
   return { publicUrl: url.origin, cookieSecure: url.protocol === 'https:' || !LOOPBACK_HOSTS.has(url.hostname) };
 }
 
-/** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (API.md). */
+/** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (README "Configuration"). */
 export function parseMasterKey(variable: string, value: string): MasterKey {
   const colon = value.indexOf(':');
   const id = colon === -1 ? 'k1' : value.slice(0, colon);

@@ -28,7 +28,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     poolSize: options.poolSize ?? 10,
     applicationName: options.applicationName ?? 'openbot',
     extra: {
-      // A request that needs the database answers 503 quickly instead of hanging (API.md).
+      // A request that needs the database answers 503 quickly instead of hanging (docs/http-api.md).
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
     },

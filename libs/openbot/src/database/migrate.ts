@@ -11,7 +11,7 @@ export interface MigrationResult {
 
 /**
  * Applies pending migrations under a PostgreSQL advisory lock, so several nodes starting at
- * once on one database are safe (API.md). Each migration runs in its own transaction.
+ * once on one database are safe (docs/architecture.md). Each migration runs in its own transaction.
  */
 export async function migrate(dataSource: DataSource): Promise<MigrationResult> {
   const runner = dataSource.createQueryRunner();

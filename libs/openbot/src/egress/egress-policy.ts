@@ -14,7 +14,7 @@ export type EgressDecision =
   | { readonly allowed: true; readonly url: URL; readonly addresses: readonly string[] }
   | { readonly allowed: false; readonly reason: string };
 
-/** Ranges no organization-supplied URL may reach unless `OPENBOT_EGRESS_ALLOW` lists them (ARCHITECTURE "Egress"). */
+/** Ranges no organization-supplied URL may reach unless `OPENBOT_EGRESS_ALLOW` lists them (docs/architecture.md "Egress"). */
 const DENIED_RANGES: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6', string]> = [
   ['0.0.0.0', 8, 'ipv4', 'an unspecified ("this network") address'],
   ['127.0.0.0', 8, 'ipv4', 'a loopback address'],

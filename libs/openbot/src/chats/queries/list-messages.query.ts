@@ -3,7 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 
-/** A Chat message as the API shows it (API.md). */
+/** A Chat message as the API shows it (docs/http-api.md). */
 export interface MessageView {
   readonly id: string;
   readonly role: 'user' | 'assistant' | 'tool';

@@ -10,7 +10,7 @@ export interface Readiness {
   readonly pendingMigrations: readonly string[];
 }
 
-/** `/readyz` answers within 1 second whatever the database does (API.md). */
+/** `/readyz` answers within 1 second whatever the database does (docs/http-api.md). */
 const DATABASE_PROBE_MS = 900;
 
 export class CheckReadiness extends Query<Readiness> {}
