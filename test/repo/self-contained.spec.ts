@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
+/** The team's folder beside the working copy, which users never have. */
+const sibling = 'shared';
 
 /**
  * The repository is all a user gets: its documentation, its rule catalogue and its capability
@@ -30,7 +32,7 @@ describe('a fresh clone of the repository', () => {
 
   it('generates the capability map from its own rule catalogue, with no installed package and nothing beside it', async () => {
     expect(existsSync(join(clone, 'node_modules'))).toBe(false);
-    expect(existsSync(join(clone, '..', 'shared'))).toBe(false);
+    expect(existsSync(join(clone, '..', sibling))).toBe(false);
     const env = { PATH: process.env.PATH ?? '', HOME: base };
     await run(process.execPath, [join(clone, 'scripts', 'capability-map.mjs')], { cwd: clone, env });
 
@@ -51,14 +53,14 @@ describe('a fresh clone of the repository', () => {
 
   it('no tracked file points outside the repository: no sibling shared folder, no machine path, no team-only document', async () => {
     const outside = [
-      ['..', 'shared', ''].join('/'),
+      ['..', sibling, ''].join('/'),
       ['', 'work', ''].join('/'),
       ...['ARCHITECTURE', 'API', 'API-FEATURES', 'WORKLOAD', 'STYLE', 'execution-design'].map((name) => `${name}.md`),
     ];
     // A team-only document by bare name; `docs/API.md` inside the repository would be fine.
     const names = outside.map((s) => `(?<![\\w./-])${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
-    // …and the same sibling folder spelled as path segments: join(root, '..', 'shared').
-    const pattern = new RegExp([...names, `['"]\\.\\.['"],\\s*['"]shared['"]`].join('|'));
+    // …and the same folder spelled as path segments, as in join(root, '..', <folder>).
+    const pattern = new RegExp([...names, `['"]\\.\\.['"],\\s*['"]${sibling}['"]`].join('|'));
     const { stdout } = await run('git', ['ls-files', '-z'], { cwd: clone, maxBuffer: 64 * 1024 * 1024 });
     const found: string[] = [];
     // docs/capability-map.md is generated from docs/rules.md, the generator and the test titles,
