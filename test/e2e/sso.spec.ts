@@ -776,6 +776,12 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       for (const path of ['/v1/sso/{organizationId}/login', '/v1/sso/{organizationId}/callback']) {
         expect(Object.keys(doc.paths[path]!.get!.responses['302']!.headers ?? {})).toEqual(expect.arrayContaining(['Location', 'Set-Cookie']));
       }
+      // The per-organization callback takes RFC 9207's iss; the retired shared one is documented as a deprecated 404 only.
+      const callback = doc.paths['/v1/sso/{organizationId}/callback']!.get as unknown as { parameters: Array<{ name: string; in: string }> };
+      expect(callback.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(['path:organizationId', 'query:state', 'query:iss']));
+      const retired = doc.paths['/v1/sso/callback']!.get as unknown as { deprecated?: boolean; responses: Record<string, unknown> };
+      const statuses = Object.keys(retired.responses);
+      expect({ deprecated: retired.deprecated, answers: statuses.filter((status) => Number(status) < 500) }).toEqual({ deprecated: true, answers: ['404'] });
       expect(doc.paths['/v1/sso']!.delete!.responses['204']!.content).toBeUndefined();
       expect(doc.paths['/v1/sso/logout']!.post!.responses['204']!.content).toBeUndefined();
     });
