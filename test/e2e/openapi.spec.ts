@@ -12,6 +12,7 @@ interface Operation {
   responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
   parameters?: Array<{ name: string; in: string }>;
   security?: unknown[];
+  deprecated?: boolean;
 }
 interface OpenApiDocument {
   openapi: string;
@@ -161,6 +162,8 @@ describe('OpenAPI document', () => {
         const bodiless = Object.keys(operation.responses ?? {}).filter((status) => status === '204' || status === '302');
         const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status) && status !== '204');
         if (bodiless.length > 0 && success.length === 0) continue;
+        // A retired route (deprecated, kept only to answer an error: the shared SSO callback's 404) has no success by design.
+        if (operation.deprecated === true && Object.keys(operation.responses ?? {}).every((status) => /^[45]\d\d$/.test(status))) continue;
         expect({ route: `${method} ${path}`, successResponses: success.length > 0 }).toEqual({
           route: `${method} ${path}`,
           successResponses: true,

@@ -3,6 +3,7 @@ import type { MemberCaller, SealedRecordId } from '@openbot/domain';
 import { SealedRecords } from '@openbot/openbot';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Response as SupertestResponse } from 'supertest';
 import { Access, CurrentMember, Requires } from '../../libs/api/src/auth/access.decorator';
@@ -47,6 +48,13 @@ class FaultProbeController {
 @Module({ controllers: [FaultProbeController] })
 class FaultProbeModule {}
 
+/** The whole body of a request (a hostile provider reading the token requests sent to it). */
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -67,6 +75,12 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
   let appBase: string;
   let owner: Awaited<ReturnType<TestApp['createOrganization']>>;
   const bearer = (secret: string): string => `Bearer ${secret}`;
+  /** An organization's own callback (its redirect URI), and a `navigate` stop just before the browser reaches it. */
+  const callbackOf = (organizationId: string): string => `${appBase}/v1/sso/${organizationId}/callback`;
+  const atCallback =
+    (organizationId = owner.organizationId) =>
+    (next: URL): boolean =>
+      next.href.startsWith(`${callbackOf(organizationId)}?`);
 
   /** The body of a fetch Response, parsed. */
   const json = async (response: Response): Promise<{ status: number; body: unknown; headers: Headers }> => ({
@@ -90,7 +104,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     const start = `${appBase}/v1/sso/${organizationId}/login?returnTo=${encodeURIComponent(returnTo)}`;
     // Stop before following the app's final redirect: the test looks at it.
     const run = await browser.navigate(start, (next) => next.origin === appBase && !next.pathname.startsWith('/v1/sso/'));
-    const callbackHop = browser.hops.find((hop) => hop.url.startsWith(`${appBase}/v1/sso/callback`));
+    const callbackHop = browser.hops.find((hop) => hop.url.startsWith(`${callbackOf(organizationId)}?`));
     return { browser, run, callbackHop, callbackUrl: callbackHop?.url };
   }
 
@@ -101,10 +115,10 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
   beforeAll(async () => {
     const port = await freePort();
     appBase = `http://127.0.0.1:${port}`;
-    idp = await startOidcProvider({ redirectUri: `${appBase}/v1/sso/callback`, accounts: [ALICE, BOB, MALLORY, CAROL, DAVE] });
     t = await startTestApp({ env: { OPENBOT_PUBLIC_URL: appBase }, imports: [FaultProbeModule] });
     await t.app.listen({ port, host: '127.0.0.1' });
     owner = await t.createOrganization('SSO Inc');
+    idp = await startOidcProvider({ redirectUris: [callbackOf(owner.organizationId)], accounts: [ALICE, BOB, MALLORY, CAROL, DAVE] });
   });
   afterAll(async () => {
     await t?.close();
@@ -130,7 +144,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
         allowedDomains: ['example.com'],
         defaultRole: 'member',
         revision: expect.any(Number),
-        redirectUri: `${appBase}/v1/sso/callback`,
+        redirectUri: callbackOf(owner.organizationId),
         loginUrl: `${appBase}/v1/sso/${owner.organizationId}/login`,
         updatedAt: expect.any(String),
       });
@@ -202,7 +216,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       expect(query).toMatchObject({
         response_type: 'code',
         client_id: idp.clientId,
-        redirect_uri: `${appBase}/v1/sso/callback`,
+        redirect_uri: callbackOf(owner.organizationId),
         scope: 'openid email profile',
         code_challenge_method: 'S256',
       });
@@ -219,7 +233,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const loginCookie = cookies.find((c) => c.startsWith(`${LOGIN_COOKIE}=`));
       expect(loginCookie).toMatch(/HttpOnly/);
       expect(loginCookie).toMatch(/SameSite=Lax/);
-      expect(loginCookie).toMatch(/Path=\/v1\/sso\/callback/);
+      expect(loginCookie).toContain(`Path=/v1/sso/${owner.organizationId}/callback`);
       expect(loginCookie).not.toMatch(/Secure/);
     });
 
@@ -294,7 +308,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const [before] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM members WHERE organization_id = $1', [owner.organizationId]);
       idp.signInAs(MALLORY.sub);
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       const answer = await browser.request(stoppedAt!);
       expect(answer.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`))).toBe(false);
       const refused = await json(answer);
@@ -308,7 +322,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     it('an email the provider has not verified is refused with 403 Forbidden', async () => {
       idp.signInAs(CAROL.sub);
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       const answer = await json(await browser.request(stoppedAt!));
       expectDeclared(answer, 403, 'Forbidden');
       expect((answer.body as { message: string }).message).toMatch(/not verified/);
@@ -321,20 +335,39 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       expect((replay.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['state']);
     });
 
-    it('a callback opened in another browser is refused with 403 and burns the login (login CSRF)', async () => {
+    it('security: a leaked callback opened in another browser is refused with 403 (login CSRF) and cannot burn the login of the browser that started it', async () => {
       idp.signInAs(ALICE.sub);
-      const victim = new TestBrowser();
-      const attacker = new TestBrowser();
-      const { stoppedAt } = await attacker.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
-      expectDeclared(await json(await victim.request(stoppedAt!)), 403, 'Forbidden');
-      expect(victim.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
-      expectDeclared(await json(await attacker.request(stoppedAt!)), 400, 'InvalidInput');
+      const starter = new TestBrowser();
+      const other = new TestBrowser();
+      const { stoppedAt } = await starter.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
+      // Without any login cookie, and with the cookie of a login of its own at the same organization.
+      expectDeclared(await json(await other.request(stoppedAt!)), 403, 'Forbidden');
+      await other.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
+      expect(other.cookie(stoppedAt!, LOGIN_COOKIE)).toEqual(expect.any(String));
+      expectDeclared(await json(await other.request(stoppedAt!)), 403, 'Forbidden');
+      expect(other.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
+      // The login is still there for its own browser.
+      const done = await starter.request(stoppedAt!);
+      expect(done.status).toBe(302);
+      expect((await me(starter)).status).toBe(200);
+    });
+
+    it('security: the retired shared callback /v1/sso/callback only answers 404 SsoCallbackMoved: no code is exchanged there and no login used up', async () => {
+      idp.signInAs(ALICE.sub);
+      const browser = new TestBrowser();
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
+      const before = idp.requests.length;
+      const retired = await json(await browser.request(`${appBase}/v1/sso/callback${new URL(stoppedAt!).search}`));
+      expectDeclared(retired, 404, 'SsoCallbackMoved');
+      expect((retired.body as { message: string }).message).toContain('/v1/sso/{organizationId}/callback');
+      expect(idp.requests.slice(before)).toEqual([]);
+      expect((await browser.request(stoppedAt!)).status).toBe(302);
     });
 
     it('a forged authorization code is refused by the provider: 401 Unauthenticated, and no session', async () => {
       idp.signInAs(ALICE.sub);
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       const forged = new URL(stoppedAt!);
       forged.searchParams.set('code', randomBytes(32).toString('base64url'));
       const answer = await json(await browser.request(forged.href));
@@ -345,7 +378,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     it('a login older than 10 minutes is refused with 400', async () => {
       idp.signInAs(ALICE.sub);
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       const state = new URL(stoppedAt!).searchParams.get('state')!;
       await t.database.query(`UPDATE sso_logins SET created_at = now() - interval '11 minutes' WHERE state_hash = sha256(convert_to($1, 'UTF8'))`, [state]);
       expectDeclared(await json(await browser.request(stoppedAt!)), 400, 'InvalidInput');
@@ -353,7 +386,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
 
     it('an unknown or malformed state is 400 InvalidInput on state', async () => {
       for (const state of [randomBytes(32).toString('base64url'), 'short', '']) {
-        const res = await t.http().get(`/v1/sso/callback?code=abc&state=${state}`);
+        const res = await t.http().get(`/v1/sso/${owner.organizationId}/callback?code=abc&state=${state}`);
         expectDeclared(res, 400, 'InvalidInput');
         expect((res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['state']);
       }
@@ -362,7 +395,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     it('a provider that does not sign the user in (access_denied) is 401 Unauthenticated', async () => {
       idp.signInAs('deny');
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       expect(new URL(stoppedAt!).searchParams.get('error')).toBe('access_denied');
       const refused = await json(await browser.request(stoppedAt!));
       expectDeclared(refused, 401, 'Unauthenticated');
@@ -372,7 +405,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     it('a configuration change during a login refuses its callback', async () => {
       idp.signInAs(ALICE.sub);
       const browser = new TestBrowser();
-      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, (next) => next.pathname === '/v1/sso/callback');
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${owner.organizationId}/login`, atCallback());
       expect((await configure()).status).toBe(200);
       expectDeclared(await json(await browser.request(stoppedAt!)), 400, 'InvalidInput');
       expect(browser.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
@@ -508,11 +541,162 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
     });
   });
 
+  describe('security: the OIDC mix-up (one organization’s provider relaying another organization’s sign-in)', () => {
+    // Organization A's provider is honest; organization B's admin controls B's provider (and it does not advertise RFC 9207's iss).
+    let victimIdp: TestIdentityProvider;
+    let attackerIdp: TestIdentityProvider;
+    let orgA: Awaited<ReturnType<TestApp['createOrganization']>>;
+    let orgB: Awaited<ReturnType<TestApp['createOrganization']>>;
+    let redirectA: string;
+    let redirectB: string;
+    const tokenRequests = (...providers: TestIdentityProvider[]): number => providers.reduce((n, p) => n + p.requests.filter((path) => path.startsWith('/token')).length, 0);
+
+    beforeAll(async () => {
+      orgA = await t.createOrganization('Victim Org');
+      orgB = await t.createOrganization('Attacker Org');
+      victimIdp = await startOidcProvider({ accounts: [ALICE] });
+      attackerIdp = await startOidcProvider({ accounts: [MALLORY], advertiseIssParameter: false });
+      const a = await configure({ issuer: victimIdp.issuer, clientId: victimIdp.clientId, clientSecret: victimIdp.clientSecret }, orgA.secret);
+      const b = await configure(
+        { issuer: attackerIdp.issuer, clientId: attackerIdp.clientId, clientSecret: attackerIdp.clientSecret, allowedDomains: ['elsewhere.org'] },
+        orgB.secret,
+      );
+      // Each provider registers the redirect URI the server tells its organization to register.
+      redirectA = (a.body as { redirectUri: string }).redirectUri;
+      redirectB = (b.body as { redirectUri: string }).redirectUri;
+      victimIdp.registerRedirectUri(redirectA);
+      attackerIdp.registerRedirectUri(redirectB);
+    });
+    afterEach(() => {
+      attackerIdp.intercept(null);
+    });
+    afterAll(async () => {
+      await victimIdp?.close();
+      await attackerIdp?.close();
+    });
+
+    it('security: the attacker who relays a victim through its own provider gets no session (two providers, the attack end to end)', async () => {
+      victimIdp.signInAs(ALICE.sub);
+      // 1. In its own browser, the attacker starts a sign-in at the victim's organization and keeps A's authorization request.
+      const attacker = new TestBrowser();
+      const authorizationA = new URL((await attacker.request(`${appBase}/v1/sso/${orgA.organizationId}/login`)).headers.get('location')!);
+      const stateA = authorizationA.searchParams.get('state')!;
+      // 2. B's provider sends whoever arrives on to A's provider with A's client, nonce and PKCE challenge but B's state, and keeps every code sent to its token endpoint.
+      const stolenCodes: string[] = [];
+      attackerIdp.intercept(async (req, res) => {
+        const url = new URL(req.url ?? '/', attackerIdp.issuer);
+        if (url.pathname === '/auth') {
+          const relayed = new URL(authorizationA);
+          relayed.searchParams.set('state', url.searchParams.get('state') ?? '');
+          res.writeHead(302, { location: relayed.href }).end();
+          return true;
+        }
+        if (url.pathname === '/token') {
+          stolenCodes.push(new URLSearchParams(await bodyOf(req)).get('code') ?? '');
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' }));
+          return true;
+        }
+        return false;
+      });
+      // 3. A member of A opens B's sign-in link; A's provider signs them in and sends them back with A's code.
+      const victim = new TestBrowser();
+      await victim.navigate(`${appBase}/v1/sso/${orgB.organizationId}/login`, (next) => next.origin === appBase && !next.pathname.startsWith('/v1/sso/'));
+      expect(victim.hops.some((hop) => hop.url.startsWith(victimIdp.issuer))).toBe(true);
+      expect(victim.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
+      // 4. The attacker replays every code B's token endpoint received against A's state, in the browser holding A's login cookie.
+      for (const code of stolenCodes) {
+        const replay = new URL(redirectA);
+        replay.search = new URLSearchParams({ code, state: stateA, iss: victimIdp.issuer }).toString();
+        await attacker.request(replay.href);
+      }
+      expect(attacker.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
+      expect(stolenCodes).toEqual([]);
+      // A's provider sent the victim to A's own callback, which refused B's state.
+      expect(victim.hops.find((hop) => hop.url.startsWith(`${redirectA}?`))?.status).toBe(400);
+      const members = await t.database.query('SELECT id FROM members WHERE organization_id = $1 AND email = $2', [orgA.organizationId, ALICE.email]);
+      expect(members).toEqual([]);
+    });
+
+    it('security: each organization has its own redirect URI: PUT /v1/sso answers it, the login sends it and scopes its cookie to it', async () => {
+      expect(redirectA).toBe(callbackOf(orgA.organizationId));
+      expect(redirectB).toBe(callbackOf(orgB.organizationId));
+      for (const [organizationId, redirectUri] of [
+        [orgA.organizationId, redirectA],
+        [orgB.organizationId, redirectB],
+      ] as const) {
+        const res = await t.http().get(`/v1/sso/${organizationId}/login`).expect(302);
+        expect(new URL(res.headers.location as string).searchParams.get('redirect_uri')).toBe(redirectUri);
+        const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${LOGIN_COOKIE}=`));
+        expect(cookie).toContain(`Path=${new URL(redirectUri).pathname};`);
+      }
+    });
+
+    it('security: a state begun for another organization is refused at this organization’s callback (400 on state) before any token request, and stays usable', async () => {
+      attackerIdp.signInAs(MALLORY.sub);
+      const browser = new TestBrowser();
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${orgB.organizationId}/login`, atCallback(orgB.organizationId));
+      const binding = browser.cookie(stoppedAt!, LOGIN_COOKIE)!;
+      // B's answer delivered to A's callback, B's login cookie sent along (as if it were not scoped to B's callback).
+      const elsewhere = new URL(stoppedAt!);
+      elsewhere.pathname = new URL(redirectA).pathname;
+      const before = tokenRequests(victimIdp, attackerIdp);
+      const refused = await json(await browser.request(elsewhere.href, { headers: { cookie: `${LOGIN_COOKIE}=${binding}` } }));
+      expectDeclared(refused, 400, 'InvalidInput');
+      expect((refused.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['state']);
+      expect(tokenRequests(victimIdp, attackerIdp)).toBe(before);
+      expect((await browser.request(stoppedAt!)).status).toBe(302);
+      expect((await me(browser)).status).toBe(200);
+    });
+
+    it('security: [RFC 9207] a callback whose iss is not the organization’s issuer is refused with 401 before its code is exchanged', async () => {
+      victimIdp.signInAs(ALICE.sub);
+      const browser = new TestBrowser();
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${orgA.organizationId}/login`, atCallback(orgA.organizationId));
+      const callback = new URL(stoppedAt!);
+      expect(callback.searchParams.get('iss')).toBe(victimIdp.issuer);
+      callback.searchParams.set('iss', attackerIdp.issuer);
+      const before = tokenRequests(victimIdp);
+      expectDeclared(await json(await browser.request(callback.href)), 401, 'Unauthenticated');
+      expect(tokenRequests(victimIdp)).toBe(before);
+      expect(browser.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
+    });
+
+    it('security: [RFC 9207] a provider advertising authorization_response_iss_parameter_supported must send iss: a callback without it is refused with 401', async () => {
+      const discovery = (await (await fetch(`${victimIdp.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(discovery.authorization_response_iss_parameter_supported).toBe(true);
+      victimIdp.signInAs(ALICE.sub);
+      const browser = new TestBrowser();
+      const { stoppedAt } = await browser.navigate(`${appBase}/v1/sso/${orgA.organizationId}/login`, atCallback(orgA.organizationId));
+      const callback = new URL(stoppedAt!);
+      callback.searchParams.delete('iss');
+      const before = tokenRequests(victimIdp);
+      expectDeclared(await json(await browser.request(callback.href)), 401, 'Unauthenticated');
+      expect(tokenRequests(victimIdp)).toBe(before);
+    });
+
+    it('security: [RFC 9207] iss is checked whenever it is sent, also from a provider that does not advertise it (which may leave it out)', async () => {
+      const discovery = (await (await fetch(`${attackerIdp.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(discovery).not.toHaveProperty('authorization_response_iss_parameter_supported');
+      attackerIdp.signInAs(MALLORY.sub);
+      const wrong = new TestBrowser();
+      const first = new URL((await wrong.navigate(`${appBase}/v1/sso/${orgB.organizationId}/login`, atCallback(orgB.organizationId))).stoppedAt!);
+      first.searchParams.set('iss', victimIdp.issuer);
+      const before = tokenRequests(attackerIdp);
+      expectDeclared(await json(await wrong.request(first.href)), 401, 'Unauthenticated');
+      expect(tokenRequests(attackerIdp)).toBe(before);
+      const without = new TestBrowser();
+      const second = new URL((await without.navigate(`${appBase}/v1/sso/${orgB.organizationId}/login`, atCallback(orgB.organizationId))).stoppedAt!);
+      second.searchParams.delete('iss');
+      expect((await without.request(second.href)).status).toBe(302);
+      expect((await me(without)).status).toBe(200);
+    });
+  });
+
   describe('[FW-09] one relying party per organization', () => {
     let second: TestIdentityProvider;
 
     beforeAll(async () => {
-      second = await startOidcProvider({ redirectUri: `${appBase}/v1/sso/callback`, accounts: [ALICE], claimsInIdToken: true, pkceRequired: false });
+      second = await startOidcProvider({ accounts: [ALICE], claimsInIdToken: true, pkceRequired: false });
     });
     afterAll(async () => {
       await second?.close();
@@ -520,6 +704,7 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
 
     it('another organization with its own provider signs the same person in as its own member, with its default role', async () => {
       const other = await t.createOrganization('Second IdP Inc');
+      second.registerRedirectUri(callbackOf(other.organizationId));
       const res = await t
         .http()
         .put('/v1/sso')
@@ -588,9 +773,15 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const { browser } = await signIn(ALICE.sub);
       const session = await json(await browser.request(`${appBase}/v1/sso/session`));
       expect(Object.keys(session.body as object).sort()).toEqual(documented('/v1/sso/session', 'get', '200'));
-      for (const path of ['/v1/sso/{organizationId}/login', '/v1/sso/callback']) {
+      for (const path of ['/v1/sso/{organizationId}/login', '/v1/sso/{organizationId}/callback']) {
         expect(Object.keys(doc.paths[path]!.get!.responses['302']!.headers ?? {})).toEqual(expect.arrayContaining(['Location', 'Set-Cookie']));
       }
+      // The per-organization callback takes RFC 9207's iss; the retired shared one is documented as a deprecated 404 only.
+      const callback = doc.paths['/v1/sso/{organizationId}/callback']!.get as unknown as { parameters: Array<{ name: string; in: string }> };
+      expect(callback.parameters.map((p) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(['path:organizationId', 'query:state', 'query:iss']));
+      const retired = doc.paths['/v1/sso/callback']!.get as unknown as { deprecated?: boolean; responses: Record<string, unknown> };
+      const statuses = Object.keys(retired.responses);
+      expect({ deprecated: retired.deprecated, answers: statuses.filter((status) => Number(status) < 500) }).toEqual({ deprecated: true, answers: ['404'] });
       expect(doc.paths['/v1/sso']!.delete!.responses['204']!.content).toBeUndefined();
       expect(doc.paths['/v1/sso/logout']!.post!.responses['204']!.content).toBeUndefined();
     });

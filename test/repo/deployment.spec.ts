@@ -198,7 +198,7 @@ describe('helm chart templates (text checks, no template engine needed)', () => 
   it('NOTES.txt shows how to check readiness and the SSO redirect URI', () => {
     const notes = template('NOTES.txt');
     expect(notes).toMatch(/\/readyz/);
-    expect(notes).toMatch(/\/v1\/sso\/callback/);
+    expect(notes).toContain('/v1/sso/<organization ID>/callback');
     expect(notes).toMatch(/logs job\/\{\{ \$fullname \}\}-migrate/);
   });
 });

@@ -24,12 +24,22 @@ export interface TestIdentityProvider {
   readonly requests: string[];
   /** Which account the next interaction signs in; `deny` makes the provider answer access_denied. */
   signInAs(account: string | 'deny'): void;
+  /** Adds a redirect URI to the client (each organization has its own: `<app public URL>/v1/sso/{organizationId}/callback`). */
+  registerRedirectUri(uri: string): void;
+  /**
+   * Puts a handler in front of the provider, as the admin of a provider they control could: it
+   * sees every request first and answers it by returning true; false passes the request on. null removes it.
+   */
+  intercept(handler: InterceptHandler | null): void;
   close(): Promise<void>;
 }
 
+/** A hostile front of a provider: answers a request (and returns true) or leaves it to the provider. */
+export type InterceptHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
 export interface TestIdentityProviderOptions {
-  /** The relying party's redirect URI (`<app public URL>/v1/sso/callback`). */
-  readonly redirectUri: string;
+  /** The relying party's redirect URIs known at start; more with `registerRedirectUri`. */
+  readonly redirectUris?: readonly string[];
   readonly accounts: readonly TestAccount[];
   /** Refuse authorization requests without PKCE (proves the relying party sends it). Default true. */
   readonly pkceRequired?: boolean;
@@ -38,11 +48,17 @@ export interface TestIdentityProviderOptions {
    * ID token then carries only `sub` and the relying party must ask the userinfo endpoint.
    */
   readonly claimsInIdToken?: boolean;
+  /**
+   * List `authorization_response_iss_parameter_supported` in the discovery document (RFC 9207).
+   * Default true, as oidc-provider does; false stands for a provider that does not advertise it.
+   */
+  readonly advertiseIssParameter?: boolean;
 }
 
 /** The parts of oidc-provider's API this helper uses. */
 interface OidcProvider {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  use(middleware: (ctx: { path: string; body: unknown }, next: () => Promise<void>) => Promise<void>): void;
   interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<{ uid: string; prompt: { name: string } }>;
   interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
   Grant: new (init: { clientId: string; accountId: string }) => OidcGrant;
@@ -63,8 +79,12 @@ const Provider = ProviderModule as new (issuer: string, configuration: Record<st
 
 type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; consumed?: number };
 
-/** oidc-provider's storage, in memory for one provider (its own stand-in warns and is shared by every provider of the process). */
-function memoryAdapter(): new (model: string) => unknown {
+/**
+ * oidc-provider's storage, in memory for one provider (its own stand-in warns and is shared by
+ * every provider of the process). `put` writes a record directly (the client lives here, so its
+ * redirect URIs can grow).
+ */
+function memoryAdapter(): { Adapter: new (model: string) => unknown; put(model: string, id: string, payload: Payload): void } {
   const store = new Map<string, { payload: Payload; expiresAt: number | null }>();
   const live = (key: string): Payload | undefined => {
     const entry = store.get(key);
@@ -75,7 +95,7 @@ function memoryAdapter(): new (model: string) => unknown {
     }
     return entry.payload;
   };
-  return class MemoryAdapter {
+  const Adapter = class MemoryAdapter {
     constructor(private readonly model: string) {}
     private key(id: string): string {
       return `${this.model}:${id}`;
@@ -105,6 +125,7 @@ function memoryAdapter(): new (model: string) => unknown {
       for (const [key, entry] of [...store.entries()]) if (entry.payload.grantId === grantId) store.delete(key);
     }
   };
+  return { Adapter, put: (model, id, payload) => store.set(`${model}:${id}`, { payload: { ...payload }, expiresAt: null }) };
 }
 
 /**
@@ -126,19 +147,24 @@ export async function startOidcProvider(options: TestIdentityProviderOptions): P
   const clientSecret = randomBytes(24).toString('base64url');
   let next: string = options.accounts[0]?.sub ?? 'deny';
   const requests: string[] = [];
+  let interceptor: InterceptHandler | null = null;
+
+  // The client is read from the adapter on every request (oidc-provider caches it by its content), so a new redirect URI applies at once.
+  const adapter = memoryAdapter();
+  const redirectUris = [...(options.redirectUris ?? [])];
+  const saveClient = (): void =>
+    adapter.put('Client', clientId, {
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uris: [...redirectUris],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+  saveClient();
 
   const provider = new Provider(issuer, {
-    adapter: memoryAdapter(),
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [options.redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
+    adapter: adapter.Adapter,
     jwks: { keys: [jwk] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -162,13 +188,20 @@ export async function startOidcProvider(options: TestIdentityProviderOptions): P
     ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, IdToken: 600, Interaction: 600, Session: 3600 },
     clientBasedCORS: () => false,
   });
+  if (options.advertiseIssParameter === false) {
+    provider.use(async (ctx, nextMiddleware) => {
+      await nextMiddleware();
+      if (ctx.path === '/.well-known/openid-configuration') delete (ctx.body as Record<string, unknown>).authorization_response_iss_parameter_supported;
+    });
+  }
   const callback = provider.callback();
 
   handler = (req, res) => {
     requests.push(req.url ?? '');
-    if (!(req.url ?? '').startsWith('/interaction/')) return callback(req, res);
     void (async () => {
       try {
+        if (interceptor !== null && (await interceptor(req, res))) return;
+        if (!(req.url ?? '').startsWith('/interaction/')) return callback(req, res);
         const details = await provider.interactionDetails(req, res);
         const result =
           next === 'deny'
@@ -191,6 +224,13 @@ export async function startOidcProvider(options: TestIdentityProviderOptions): P
     requests,
     signInAs(account) {
       next = account;
+    },
+    registerRedirectUri(uri) {
+      if (!redirectUris.includes(uri)) redirectUris.push(uri);
+      saveClient();
+    },
+    intercept(handlerOrNull) {
+      interceptor = handlerOrNull;
     },
     async close() {
       server.closeAllConnections();

@@ -2,7 +2,7 @@ import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Re
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiNoContentResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Unauthenticated } from '@openbot/domain';
-import { AuthenticateSession, BeginSsoLogin, CompleteSsoLogin, RUNTIME_CONFIG, SignOut, type RuntimeConfig } from '@openbot/openbot';
+import { AuthenticateSession, BeginSsoLogin, CompleteSsoLogin, RUNTIME_CONFIG, SignOut, SsoCallbackMoved, type RuntimeConfig } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Access } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
@@ -45,26 +45,33 @@ export class SsoLoginController {
   @ApiErrors(404)
   async login(@Param('organizationId') organizationId: string, @Query('returnTo') returnTo: unknown, @Res() reply: FastifyReply): Promise<void> {
     const begun = await this.commands.execute(new BeginSsoLogin(organizationId, typeof returnTo === 'string' ? returnTo : null));
-    setLoginCookie(reply, begun.browserBinding, begun.lifetimeSeconds, this.config.cookieSecure);
+    setLoginCookie(reply, begun.browserBinding, begun.callbackPath, begun.lifetimeSeconds, this.config.cookieSecure);
     await reply.header('cache-control', 'no-store').redirect(begun.location, 302);
   }
 
-  @Get('callback')
+  @Get(':organizationId/callback')
   @ApiOperation({
-    summary: 'The identity provider’s redirect back after sign-in (register `<public URL>/v1/sso/callback` at the provider)',
+    summary: 'The identity provider’s redirect back after sign-in (register `<public URL>/v1/sso/{organizationId}/callback`, the `redirectUri` of `GET /v1/sso`)',
     description:
+      'Each organization has its own callback: a state begun for another organization is refused (400) before its code is sent anywhere, ' +
+      'and so is an `iss` that is not the organization’s issuer, or a missing one when the provider advertises it (RFC 9207; 401). ' +
       'Exchanges the code, verifies the ID token (signature against the provider’s keys, issuer, audience, expiry, nonce), ' +
       'requires a verified email of an allowed domain, finds or creates the member (just-in-time), and opens an 8-hour session. ' +
-      'A used, expired or foreign state is 400; a token that does not verify is 401; an email that may not sign in is 403.',
+      'A used, expired or foreign state is 400; a token that does not verify is 401; an email that may not sign in is 403, and so is ' +
+      'a callback opened in another browser than the one that started the login (that login stays usable by its own browser).',
   })
+  @ApiParam({ name: 'organizationId', format: 'uuid' })
   @ApiQuery({ name: 'code', required: false })
   @ApiQuery({ name: 'state', required: true })
+  @ApiQuery({ name: 'iss', required: false, description: 'The issuer of the authorization response (RFC 9207); must be the organization’s issuer when sent' })
   @ApiQuery({ name: 'error', required: false, description: 'Sent by the provider instead of `code` when it did not sign the user in' })
   @ApiResponse({ status: 302, description: 'To `returnTo`; sets the `openbot_session` cookie', headers: REDIRECT_HEADERS })
   @ApiErrors(400, 401, 403, 404)
   async callback(
+    @Param('organizationId') organizationId: string,
     @Query('code') code: unknown,
     @Query('state') state: unknown,
+    @Query('iss') iss: unknown,
     @Query('error') error: unknown,
     @Query('error_description') errorDescription: unknown,
     @Req() request: FastifyRequest,
@@ -72,16 +79,38 @@ export class SsoLoginController {
   ): Promise<void> {
     const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
     const binding = request.cookies[LOGIN_COOKIE];
-    // The login cookie is single use whatever happens next.
-    clearLoginCookie(reply, this.config.cookieSecure);
     const done = await this.commands.execute(
       new CompleteSsoLogin(
-        { code: text(code), state: text(state), error: text(error), errorDescription: text(errorDescription) },
+        organizationId,
+        {
+          code: text(code),
+          state: text(state),
+          error: text(error),
+          errorDescription: text(errorDescription),
+          // Present means checked, even empty; a repeated `iss` (an array) becomes JSON text, which never equals an http(s) issuer.
+          iss: iss === undefined ? null : typeof iss === 'string' ? iss : JSON.stringify(iss),
+        },
         binding === undefined || binding === '' ? null : binding,
       ),
     );
+    // The login is used up now. A refused callback leaves the cookie: its login may still belong to this browser, and it expires on its own.
+    clearLoginCookie(reply, done.callbackPath, this.config.cookieSecure);
     setSessionCookie(reply, done.sessionToken, done.expiresAt, this.config.cookieSecure);
     await reply.header('cache-control', 'no-store').redirect(done.returnTo, 302);
+  }
+
+  @Get('callback')
+  @ApiOperation({
+    summary: 'Retired: the shared callback of earlier versions answers 404 SsoCallbackMoved',
+    description:
+      'Every organization now has its own callback, `/v1/sso/{organizationId}/callback` (the `redirectUri` of `GET /v1/sso`): ' +
+      'a shared one let one organization’s identity provider relay another organization’s authorization code to itself. ' +
+      'Register the new URI at the provider.',
+    deprecated: true,
+  })
+  @ApiErrors(404)
+  retiredCallback(): never {
+    throw new SsoCallbackMoved();
   }
 
   @Post('logout')

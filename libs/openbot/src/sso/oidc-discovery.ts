@@ -7,6 +7,8 @@ export interface ProviderMetadata {
   readonly userinfoEndpoint: string | null;
   /** true when the provider lists S256 in `code_challenge_methods_supported`. */
   readonly pkce: boolean;
+  /** true when the provider lists `authorization_response_iss_parameter_supported` (RFC 9207 §3): its callbacks must carry `iss`. */
+  readonly issParameter: boolean;
   readonly tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post';
 }
 
@@ -61,6 +63,7 @@ export async function discoverProvider(issuer: string, fetchImpl: typeof fetch):
     jwksUri: endpoint(document, 'jwks_uri', issuer),
     userinfoEndpoint: document.userinfo_endpoint === undefined ? null : endpoint(document, 'userinfo_endpoint', issuer),
     pkce: (stringList(document.code_challenge_methods_supported) ?? []).includes('S256'),
+    issParameter: document.authorization_response_iss_parameter_supported === true,
     tokenEndpointAuthMethod,
   };
 }

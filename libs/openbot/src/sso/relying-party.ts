@@ -231,6 +231,17 @@ export class RelyingParty {
     }
   }
 
+  /**
+   * RFC 9207 §2.4: the authorization response's `iss` must be this provider's issuer, compared as
+   * plain strings, whenever it is there; a provider that advertises the parameter must send it.
+   * Checked before the code goes anywhere, so a response another provider produced (a mix-up)
+   * never reaches this provider's token endpoint. `null` means the callback carried no `iss`.
+   */
+  acceptsIssuerParameter(iss: string | null): boolean {
+    if (iss === null) return !this.provider.issParameter;
+    return iss === this.provider.issuer;
+  }
+
   /** Verifies the ID token with the provider's key set (fetched through the egress policy). */
   verifyIdToken(idToken: string, nonce: string): Promise<VerifiedIdToken> {
     return verifyIdToken(idToken, { issuer: this.settings.issuer, clientId: this.settings.clientId, nonce }, this.keys);

@@ -10,8 +10,14 @@ export type SsoDefaultRole = (typeof SSO_DEFAULT_ROLES)[number];
 /** The scopes every login asks for. */
 export const SSO_SCOPES = ['openid', 'email', 'profile'] as const;
 
-/** The path of the one callback every organization's identity provider redirects to. */
-export const SSO_CALLBACK_PATH = '/v1/sso/callback';
+/**
+ * The path an organization's identity provider redirects back to: one per organization, so the
+ * callback's path, not only its `state`, names whose token endpoint may receive the code (a shared
+ * URI let one organization's provider relay another's code to itself: the OIDC mix-up, decision 015).
+ */
+export function ssoCallbackPath(organizationId: string): string {
+  return `/v1/sso/${organizationId}/callback`;
+}
 
 /** What the API shows of a configuration: never the client secret, nor where it is sealed. */
 export interface SsoConfigurationView {
@@ -37,7 +43,7 @@ export const SSO_CONFIGURATION_COLUMNS = `organization_id AS "organizationId", i
 export function toSsoConfigurationView(row: SsoConfigurationRow, publicUrl: string | null): SsoConfigurationView {
   return {
     ...row,
-    redirectUri: publicUrl === null ? null : `${publicUrl}${SSO_CALLBACK_PATH}`,
+    redirectUri: publicUrl === null ? null : `${publicUrl}${ssoCallbackPath(row.organizationId)}`,
     loginUrl: publicUrl === null ? null : `${publicUrl}/v1/sso/${row.organizationId}/login`,
   };
 }
@@ -48,6 +54,16 @@ export class SsoNotConfigured extends NotFound {
   constructor() {
     super('Sso');
     this.message = 'Single sign-on is not configured for this organization.';
+  }
+}
+
+/** The shared callback of earlier versions: a provider still sending browsers there must be given the new redirect URI. */
+export class SsoCallbackMoved extends NotFound {
+  override readonly type = 'SsoCallbackMoved';
+  constructor() {
+    super('SsoCallback');
+    this.message =
+      'The sign-in callback is now per organization: register <public URL>/v1/sso/{organizationId}/callback (the redirectUri of GET /v1/sso) at the identity provider, then sign in again.';
   }
 }
 

@@ -8,7 +8,7 @@ import { providerUnreachable } from '../provider-failures';
 import { RelyingParties } from '../relying-party';
 import { hashToken, LOGIN_LIFETIME_SECONDS, randomToken } from '../session-tokens';
 import { activeConfiguration, openClientSecret } from '../sso-configurations';
-import { requirePublicUrl, SSO_CALLBACK_PATH, SsoNotConfigured } from '../sso-view';
+import { requirePublicUrl, ssoCallbackPath, SsoNotConfigured } from '../sso-view';
 
 export interface BegunSsoLogin {
   /** The provider's authorization URL the browser is sent to. */
@@ -16,6 +16,8 @@ export interface BegunSsoLogin {
   /** The value of the short-lived cookie that ties the callback to this browser (login CSRF). */
   readonly browserBinding: string;
   readonly lifetimeSeconds: number;
+  /** The organization's callback path: the login cookie is scoped to it, so no other organization's callback receives it. */
+  readonly callbackPath: string;
 }
 
 /** Where a login returns to when the caller named no acceptable place. */
@@ -51,10 +53,18 @@ export class BeginSsoLoginHandler implements ICommandHandler<BeginSsoLogin> {
     const configuration = await activeConfiguration(this.dataSource, organizationId);
     if (configuration === undefined) throw new SsoNotConfigured();
     const publicUrl = requirePublicUrl(this.config.publicUrl);
+    // The stored ID, not the path's spelling of it (UUIDs match case-insensitively, cookie paths do not).
+    const callbackPath = ssoCallbackPath(configuration.organizationId);
     let request;
     try {
       const party = await this.relyingParties.get(
-        { organizationId, revision: configuration.revision, issuer: configuration.issuer, clientId: configuration.clientId, redirectUri: `${publicUrl}${SSO_CALLBACK_PATH}` },
+        {
+          organizationId: configuration.organizationId,
+          revision: configuration.revision,
+          issuer: configuration.issuer,
+          clientId: configuration.clientId,
+          redirectUri: `${publicUrl}${callbackPath}`,
+        },
         () => openClientSecret(this.sealedRecords, configuration),
       );
       request = await party.authorizationRequest();
@@ -66,9 +76,9 @@ export class BeginSsoLoginHandler implements ICommandHandler<BeginSsoLogin> {
     await this.dataSource.query(`DELETE FROM sso_logins WHERE created_at < now() - make_interval(secs => $1)`, [LOGIN_LIFETIME_SECONDS]);
     await this.dataSource.query(
       `INSERT INTO sso_logins (state_hash, organization_id, revision, browser_hash, nonce, code_verifier, return_to) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [hashToken(request.state), organizationId, configuration.revision, hashToken(browserBinding), request.nonce, request.codeVerifier, safeReturnTo(returnTo)],
+      [hashToken(request.state), configuration.organizationId, configuration.revision, hashToken(browserBinding), request.nonce, request.codeVerifier, safeReturnTo(returnTo)],
     );
-    return { location: request.location, browserBinding, lifetimeSeconds: LOGIN_LIFETIME_SECONDS };
+    return { location: request.location, browserBinding, lifetimeSeconds: LOGIN_LIFETIME_SECONDS, callbackPath };
   }
 }
 

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Forbidden, InvalidInput, isMemberRole, newId, Unauthenticated, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
+import { Forbidden, InvalidInput, isMemberRole, isUuid, newId, Unauthenticated, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
 import { DataSource, type EntityManager } from 'typeorm';
 import { recordAudit } from '../../audit/record-audit';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
@@ -8,16 +8,18 @@ import { SealedRecords } from '../../sealing/sealed-records';
 import { IdTokenRejected, isTrue, type VerifiedIdToken } from '../id-token-verifier';
 import { providerUnreachable } from '../provider-failures';
 import { RelyingParties, type RelyingParty } from '../relying-party';
-import { hashToken, isWellFormedToken, LOGIN_LIFETIME_SECONDS, randomToken, SESSION_LIFETIME_SECONDS, tokenMatches } from '../session-tokens';
+import { hashToken, isWellFormedToken, LOGIN_LIFETIME_SECONDS, randomToken, SESSION_LIFETIME_SECONDS } from '../session-tokens';
 import { activeConfiguration, openClientSecret, type ActiveSsoConfiguration } from '../sso-configurations';
-import { requirePublicUrl, SSO_CALLBACK_PATH, SsoNotConfigured } from '../sso-view';
+import { requirePublicUrl, ssoCallbackPath, SsoNotConfigured } from '../sso-view';
 
-/** The query of the provider's redirect to `GET /v1/sso/callback`. */
+/** The query of the provider's redirect to `GET /v1/sso/{organizationId}/callback`. */
 export interface SsoCallback {
   readonly code: string | null;
   readonly state: string | null;
   readonly error: string | null;
   readonly errorDescription: string | null;
+  /** The RFC 9207 `iss` parameter exactly as sent (an empty one included); null when the provider sent none. */
+  readonly iss: string | null;
 }
 
 export interface CompletedSsoLogin {
@@ -29,12 +31,12 @@ export interface CompletedSsoLogin {
   readonly sessionToken: string;
   readonly expiresAt: Date;
   readonly returnTo: string;
+  /** The organization's callback path, where the used login cookie is cleared. */
+  readonly callbackPath: string;
 }
 
 interface LoginRow {
-  readonly organizationId: string;
   readonly revision: number;
-  readonly browserHash: Buffer;
   readonly nonce: string;
   readonly codeVerifier: string | null;
   readonly returnTo: string;
@@ -52,9 +54,12 @@ const LOGIN_REFUSED = 'The identity provider’s answer could not be verified; s
 const PROVIDER_REFUSED = 'The identity provider did not sign you in; start again.';
 
 /**
- * Completes a sign-in (`GET /v1/sso/callback`). The login in flight is taken out of the database
- * first (single use: a replayed state, and with it its nonce, finds nothing), and must come back
- * to the browser that started it. passport-openidconnect then exchanges the code; the ID token's
+ * Completes a sign-in (`GET /v1/sso/{organizationId}/callback`). The login in flight is taken out
+ * of the database first (single use: a replayed state, and with it its nonce, finds nothing), but
+ * only by the browser that started it and only at its own organization's callback: a state that
+ * leaked to someone else, or that another organization's provider sent here, is refused without
+ * being used up. The RFC 9207 `iss` parameter is checked against the organization's issuer before
+ * the code is sent anywhere. passport-openidconnect then exchanges the code; the ID token's
  * signature, issuer, audience, expiry and nonce are verified here against the provider's JWKS.
  * The email must be verified and in an allowed domain. The member is found by (issuer, subject)
  * or created with the configured default role, and a session is opened — all in one transaction
@@ -62,6 +67,8 @@ const PROVIDER_REFUSED = 'The identity provider did not sign you in; start again
  */
 export class CompleteSsoLogin extends Command<CompletedSsoLogin> {
   constructor(
+    /** The organization the callback's path names: the only one whose login it may complete. */
+    readonly organizationId: string,
     readonly callback: SsoCallback,
     /** The login-binding cookie the browser sent, if any. */
     readonly browserBinding: string | null,
@@ -79,17 +86,14 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
-  async execute({ callback, browserBinding }: CompleteSsoLogin): Promise<CompletedSsoLogin> {
+  async execute({ organizationId, callback, browserBinding }: CompleteSsoLogin): Promise<CompletedSsoLogin> {
+    if (!isUuid(organizationId)) throw new SsoNotConfigured();
     const state = callback.state;
     if (state === null || !isWellFormedToken(state)) {
       throw new InvalidInput([{ path: 'state', message: 'state is missing or not one this server issued' }], 'This sign-in is not one this server started; start again.');
     }
-    const login = await this.takeLogin(state);
-    if (browserBinding === null || !tokenMatches(browserBinding, login.browserHash)) {
-      // Login CSRF: a callback link made for someone else's login must not sign this browser in.
-      throw new Forbidden('This sign-in was started in another browser; start again from the login page.');
-    }
-    const configuration = await activeConfiguration(this.dataSource, login.organizationId);
+    const login = await this.takeLogin(state, organizationId, browserBinding);
+    const configuration = await activeConfiguration(this.dataSource, organizationId);
     if (configuration === undefined) throw new SsoNotConfigured();
     if (configuration.revision !== login.revision) {
       throw new InvalidInput([{ path: 'state', message: 'the SSO configuration changed during this sign-in' }], 'The SSO configuration changed during this sign-in; start again.');
@@ -99,19 +103,36 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
     return this.signIn(configuration, identity, login.returnTo);
   }
 
-  /** Deletes and returns the login in flight; unknown, used and expired states are refused alike. */
-  private async takeLogin(state: string): Promise<LoginRow> {
-    const [rows] = (await this.dataSource.query(
-      `DELETE FROM sso_logins WHERE state_hash = $1
-       RETURNING organization_id AS "organizationId", revision, browser_hash AS "browserHash", nonce, code_verifier AS "codeVerifier",
-                 return_to AS "returnTo", created_at > now() - make_interval(secs => $2) AS fresh`,
-      [hashToken(state), LOGIN_LIFETIME_SECONDS],
-    )) as [LoginRow[], number];
-    const login = rows[0];
-    if (login === undefined || !login.fresh) {
-      throw new InvalidInput([{ path: 'state', message: 'this sign-in is unknown, already used or older than 10 minutes' }], 'This sign-in expired or was already used; start again.');
+  /**
+   * Deletes and returns the login in flight, but only when the state, the organization of the
+   * callback's path and the browser-binding cookie all match: the deletion is the single use, so
+   * nothing that fails one of these checks can use up the login of the browser that started it.
+   * (The cookie is compared as a sha256 inside the lookup; a hash of a 256-bit random value leaks
+   * nothing through timing.) A refused callback is then told apart without touching the row.
+   */
+  private async takeLogin(state: string, organizationId: string, browserBinding: string | null): Promise<LoginRow> {
+    const stateHash = hashToken(state);
+    if (browserBinding !== null) {
+      const [rows] = (await this.dataSource.query(
+        `DELETE FROM sso_logins WHERE state_hash = $1 AND organization_id = $2 AND browser_hash = $3
+         RETURNING revision, nonce, code_verifier AS "codeVerifier", return_to AS "returnTo", created_at > now() - make_interval(secs => $4) AS fresh`,
+        [stateHash, organizationId, hashToken(browserBinding), LOGIN_LIFETIME_SECONDS],
+      )) as [LoginRow[], number];
+      const login = rows[0];
+      if (login !== undefined && login.fresh) return login;
+      if (login !== undefined) throw expiredOrUsed();
     }
-    return login;
+    const [other] = (await this.dataSource.query(
+      `SELECT organization_id = $2 AS "sameOrganization" FROM sso_logins WHERE state_hash = $1 AND created_at > now() - make_interval(secs => $3)`,
+      [stateHash, organizationId, LOGIN_LIFETIME_SECONDS],
+    )) as Array<{ sameOrganization: boolean }>;
+    if (other === undefined) throw expiredOrUsed();
+    if (!other.sameOrganization) {
+      // The OIDC mix-up: a provider sent the browser here with a login of another organization, whose token endpoint must not see this code.
+      throw new InvalidInput([{ path: 'state', message: 'state belongs to a sign-in of another organization' }], 'This sign-in belongs to another organization; start again.');
+    }
+    // Login CSRF: a callback link made for someone else's login must not sign this browser in, nor use that login up.
+    throw new Forbidden('This sign-in was started in another browser; start again from the login page.');
   }
 
   private async verifiedIdentity(
@@ -135,10 +156,12 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
           revision: configuration.revision,
           issuer: configuration.issuer,
           clientId: configuration.clientId,
-          redirectUri: `${publicUrl}${SSO_CALLBACK_PATH}`,
+          redirectUri: `${publicUrl}${ssoCallbackPath(configuration.organizationId)}`,
         },
         () => openClientSecret(this.sealedRecords, configuration),
       );
+      // RFC 9207, before the code goes anywhere: an answer this provider did not issue is refused, error answers included.
+      if (!party.acceptsIssuerParameter(callback.iss)) throw new Unauthenticated(LOGIN_REFUSED);
       const answer = await party.callback(query, login);
       if (answer.kind === 'refused' && callback.error !== null) throw new Unauthenticated(PROVIDER_REFUSED);
       if (answer.kind === 'refused') throw new IdTokenRejected(answer.reason);
@@ -180,7 +203,7 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
         target: { type: 'member', id: memberId },
         details: { issuer: configuration.issuer, subject: identity.subject, email: identity.email, provisioned, sessionId },
       });
-      return { organizationId, memberId, provisioned, sessionToken, expiresAt: session!.expiresAt, returnTo };
+      return { organizationId, memberId, provisioned, sessionToken, expiresAt: session!.expiresAt, returnTo, callbackPath: ssoCallbackPath(organizationId) };
     });
   }
 
@@ -227,6 +250,10 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
     ]);
     return { memberId, provisioned: true };
   }
+}
+
+function expiredOrUsed(): InvalidInput {
+  return new InvalidInput([{ path: 'state', message: 'this sign-in is unknown, already used or older than 10 minutes' }], 'This sign-in expired or was already used; start again.');
 }
 
 /** The address must have a domain the organization allows (compared in lower case). */

@@ -4,7 +4,8 @@ import { OrganizationEntity } from '../../organizations/storage/organization.ent
 /**
  * A login in flight, between the redirect to the identity provider and its callback. Single use:
  * the callback deletes the row before anything else, so a replayed state (and its nonce) finds
- * nothing. Only hashes of the state and of the browser-binding cookie are kept.
+ * nothing; it deletes it only at its own organization's callback and with its browser-binding
+ * cookie, so nobody else can use it up. Only hashes of the state and of that cookie are kept.
  */
 @Entity({ name: 'sso_logins' })
 export class SsoLoginEntity {
