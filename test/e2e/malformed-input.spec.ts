@@ -33,6 +33,8 @@ describe('malformed request input', () => {
         () => t.http().get('/v1/bots'),
         () => t.http().post('/v1/api-keys').send({ name: 'k' }),
         () => t.http().post('/v1/api-keys').set('x-csrf-token', 'x').send({ name: 'k' }),
+        () => t.http().get('/v1/sso/session'),
+        () => t.http().post('/v1/sso/logout').set('x-csrf-token', 'x'),
       ]) {
         const res = await req().set('cookie', cookie);
         expectDeclaredStrict(res, 401, 'Unauthenticated');

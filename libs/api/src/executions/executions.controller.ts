@@ -61,7 +61,9 @@ export class ExecutionsController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Resolve an execution waiting in outcome_unknown',
-    description: '`succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state.',
+    description:
+      '`succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state. ' +
+      'Only the member the execution works for, an owner or an admin may decide (403 otherwise).',
   })
   @ApiResponse({ status: 202, type: ExecutionStateBody })
   @ApiErrors(400, 401, 403, 404, 409)
@@ -76,7 +78,9 @@ export class ExecutionsController {
     description:
       'With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); ' +
       'the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event ' +
-      'after `after` exists, or after `wait` seconds (at most 30) with none. Closing a stream never cancels the execution.',
+      'after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, ' +
+      'without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. ' +
+      'Closing a stream never cancels the execution.',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
