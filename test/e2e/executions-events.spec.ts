@@ -308,6 +308,19 @@ describe('Execution events API', () => {
       expect(await engine.waitForEnd(id)).toBe('completed');
     });
 
+    it('[EVT-03] `?after=` at or past the final event of an ended execution answers { events: [], next: after, ended: true } at once, also with `wait`', async () => {
+      const id = await submit('e2e.events.ticks', { k: 1 });
+      expect(await engine.waitForEnd(id)).toBe('completed');
+      // seq 2 is execution.ended: a client that read it, or one with a cursor past it, learns the end instead of polling on.
+      for (const query of ['?after=2', '?after=2&wait=30', '?after=9&wait=30', '?after=9']) {
+        const res = await poll(id, query);
+        const after = Number(/after=(\d+)/.exec(query)![1]);
+        expect({ query, status: res.status, body: res.body as unknown }).toStrictEqual({ query, status: 200, body: { events: [], next: after, ended: true } });
+      }
+      // Before the end the events still come with it.
+      expect((await poll(id, '?after=1&wait=30')).body).toEqual({ events: [expect.objectContaining({ seq: 2, type: 'execution.ended' })], next: 2, ended: true });
+    });
+
     it('answers 400 InvalidInput for `wait` over 30 or a negative or malformed `after`', async () => {
       const id = await submit('e2e.events.ticks', { k: 1 });
       expect(await engine.waitForEnd(id)).toBe('completed');

@@ -391,6 +391,40 @@ describe('Executions API', () => {
       expectDeclaredNoErrorId(after, 409, 'ExecutionNotAwaitingDecision');
     });
 
+    it("security: only the execution's actor, an owner or an admin may decide it; another member's `succeeded` is 403 and changes nothing", async () => {
+      const add = async (role: string): Promise<string> =>
+        ((await t.http().post('/v1/members').set('authorization', as(acme)).send({ role }).expect(201)).body as { apiKey: { secret: string } }).apiKey.secret;
+      const [colleague, admin] = [await add('member'), await add('admin')];
+      const e = await lostWrite();
+      const forged = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', `Bearer ${colleague}`).send({ decision: 'succeeded', result: { forged: true } });
+      expectDeclaredNoErrorId(forged, 403, 'Forbidden');
+      expect(((await get(acme, e.id)).body as { state: string }).state).toBe('outcome_unknown');
+      expect((await db.query('SELECT status FROM execution_calls WHERE execution_id = $1', [e.id])) as unknown[]).toEqual([{ status: 'unknown' }]);
+      // An unknown or foreign ID stays 404 for that member: the refusal tells nothing more than the GET does.
+      expectDeclaredNoErrorId(await t.http().post(`/v1/executions/${newId()}/decision`).set('authorization', `Bearer ${colleague}`).send({ decision: 'stop' }), 404, 'ExecutionNotFound');
+      // An admin may decide any member's execution.
+      const decided = await t.http().post(`/v1/executions/${e.id}/decision`).set('authorization', `Bearer ${admin}`).send({ decision: 'stop' });
+      expect(decided.status).toBe(202);
+      expect(await engine.waitForEnd(e.id)).toBe('cancelled');
+    });
+
+    it("security: a member decides its own execution's unknown outside write", async () => {
+      const res = await t.http().post('/v1/members').set('authorization', as(acme)).send({ role: 'member' }).expect(201);
+      const member = res.body as { member: { id: string }; apiKey: { secret: string } };
+      const tag = randomBytes(6).toString('hex');
+      engine.faults.arm('call.result.before-commit', { kind: 'throw' }, { when: (c) => c.callKey?.endsWith(`write-${tag}`) === true });
+      const { executionId } = await engine.submit({
+        workflow: 'e2e.exec.write',
+        input: { tag },
+        scope: { kind: 'member', id: member.member.id, organizationId: acme.organizationId },
+        resource: { type: 'turn', id: newId() },
+      });
+      await eventOf(executionId, 'execution.outcome_unknown');
+      const decided = await t.http().post(`/v1/executions/${executionId}/decision`).set('authorization', `Bearer ${member.apiKey.secret}`).send({ decision: 'failed' });
+      expect(decided.status).toBe(202);
+      expect(await engine.waitForEnd(executionId)).toBe('failed');
+    });
+
     it('[CALL-03][RES-02] `stop` on an execution in outcome_unknown ends it cancelled', async () => {
       const e = await lostWrite();
       expect(((await get(acme, e.id)).body as { state: string }).state).toBe('outcome_unknown');

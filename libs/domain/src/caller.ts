@@ -29,3 +29,12 @@ export function can(caller: MemberCaller, permission: Permission): boolean {
 export function canManageAllApiKeys(caller: MemberCaller): boolean {
   return caller.role === 'owner' || caller.role === 'admin';
 }
+
+/**
+ * Whether the caller may write into work another member started (a Turn's tool outputs, an
+ * outcome_unknown decision): owners and admins only. Anyone else may steer only its own work,
+ * which then goes on acting under that member's identity.
+ */
+export function canSteerOthersWork(caller: MemberCaller): boolean {
+  return caller.role === 'owner' || caller.role === 'admin';
+}

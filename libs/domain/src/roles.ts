@@ -54,3 +54,12 @@ export function canManageRole(actor: MemberRole, target: MemberRole): boolean {
   if (actor === 'owner') return true;
   return actor === 'admin' && target !== 'owner';
 }
+
+/**
+ * The permissions of `role` a credential with `permissions` lacks. A credential may hand out a
+ * role (add a member with it, or change a member to it) only when this is empty, so a narrowed
+ * key can never mint rights it lacks through another member (IDN-02).
+ */
+export function missingForRole(permissions: readonly Permission[], role: MemberRole): Permission[] {
+  return ROLE_PERMISSIONS[role].filter((permission) => !permissions.includes(permission));
+}

@@ -28,7 +28,7 @@ export function keysCommand(program: Command, context: Context): void {
   keys
     .command('create <name>')
     .description('create an API key (the secret is shown once)')
-    .option('--scopes <permissions>', 'comma-separated permissions the key is limited to (default: your full rights)')
+    .option('--scopes <permissions>', 'comma-separated permissions the key is limited to (default: the rights of the credential you call with)')
     .option('--expires-at <time>', 'ISO 8601 time when the key stops working')
     .option('--json', 'print the result as JSON')
     .action(async (name: string, options: { scopes?: string; expiresAt?: string; json?: boolean }) => {

@@ -19,7 +19,8 @@ export class CreateApiKeyRequest {
   @ApiPropertyOptional({
     enum: PERMISSIONS,
     isArray: true,
-    description: "Limits the key to these permissions; each must be one the caller has (a key never widens its member's rights). Absent: the member's full rights, following later role changes.",
+    description: "Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). " +
+      "Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key.",
   })
   @ValidateIf((_, value) => value !== undefined)
   @IsArray()

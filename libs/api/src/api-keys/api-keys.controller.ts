@@ -21,7 +21,13 @@ export class ApiKeysController {
   @Post()
   @Requires('api-keys.manage')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create an API key acting as the calling member; the secret is shown once' })
+  @ApiOperation({
+    summary: 'Create an API key acting as the calling member; the secret is shown once',
+    description:
+      "The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). " +
+      'Without `scopes`: a session or an unscoped key makes an unscoped key (the member\'s whole role, following later role changes); ' +
+      "a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400.",
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyBody })
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyBody> {

@@ -59,14 +59,23 @@ export class BearerGuard implements CanActivate {
   }
 }
 
-/** The session token from a Cookie header, without needing a cookie plugin on the route. */
+/**
+ * The session token from a Cookie header, without needing a cookie plugin on the route. A value
+ * that is no valid percent-encoding (`%E0`) is a credential that cannot match: Unauthenticated,
+ * like any other wrong token, never a server fault.
+ */
 function sessionCookie(header: string | undefined): string | null {
   if (header === undefined) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
       const value = part.slice(eq + 1).trim();
-      return value === '' ? null : decodeURIComponent(value);
+      if (value === '') return null;
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        throw new Unauthenticated('The session cookie is malformed; sign in with SSO again.');
+      }
     }
   }
   return null;

@@ -75,7 +75,9 @@ export class ChatMessagesController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Answer a client tool call a Turn waits on',
-    description: 'The output is saved once, then the Turn wakes and continues. The same output again is accepted; another one is 409 ToolCallAnswered.',
+    description:
+      'The output is saved once, then the Turn wakes and continues under its actor\'s identity. Only the Turn\'s actor (the member whose message ' +
+      'started it), an owner or an admin may answer (403 otherwise). The same output again is accepted; another one is 409 ToolCallAnswered.',
   })
   @ApiAcceptedResponse({ type: ToolOutputAcceptedBody })
   @ApiErrors(400, 401, 403, 404, 409)

@@ -72,6 +72,11 @@ function fromFramework(error: unknown): PublicError | null {
       return code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? declared(415, 'UnsupportedMediaType', 'The request body must be application/json.')
         : declared(400, 'InvalidInput', 'The Content-Length header does not match the body.', { issues: [] });
+    case 'FST_ERR_BAD_URL':
+      // The router could not decode the path (`/v1/bots/%E0`): say which part of the request is wrong.
+      return declared(400, 'InvalidInput', 'The request is not valid.', {
+        issues: [{ path: 'path', message: 'the URL path holds a malformed percent-encoding' }],
+      });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return declared(400, 'InvalidInput', 'The body is empty but the content type says JSON.', {
         issues: [{ path: '', message: 'body must be a JSON value' }],

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { InvalidInput, type MemberCaller } from '@openbot/domain';
+import { InvalidInput, isFinal, type MemberCaller } from '@openbot/domain';
 import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
@@ -61,7 +61,9 @@ export class ExecutionsController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Resolve an execution waiting in outcome_unknown',
-    description: '`succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state.',
+    description:
+      '`succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state. ' +
+      'Only the member the execution works for, an owner or an admin may decide (403 otherwise).',
   })
   @ApiResponse({ status: 202, type: ExecutionStateBody })
   @ApiErrors(400, 401, 403, 404, 409)
@@ -76,7 +78,9 @@ export class ExecutionsController {
     description:
       'With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); ' +
       'the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event ' +
-      'after `after` exists, or after `wait` seconds (at most 30) with none. Closing a stream never cancels the execution.',
+      'after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, ' +
+      'without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. ' +
+      'Closing a stream never cancels the execution.',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
@@ -107,11 +111,17 @@ export class ExecutionsController {
   private async longPoll(caller: MemberCaller, id: string, after: number, wait: number, request: FastifyRequest): Promise<EventPageBody> {
     const closed = new AbortController();
     request.raw.once('close', () => closed.abort());
-    const events: ExecutionEvent[] = [];
-    const available = await this.queries.execute(new ObserveExecution(caller, id, after, closed.signal, false));
-    for await (const event of available) {
-      events.push(event);
-      if (events.length >= MAX_EVENTS_PER_POLL) break;
+    const events = await this.available(caller, id, after, closed.signal);
+    if (events.length === 0) {
+      // Nothing after the cursor of an execution that has ended: nothing will ever come, so answer
+      // `ended` at once instead of waiting. Its state is read first and the log again after, so an
+      // end committed between the two reads is answered with its events.
+      const { state } = await this.queries.execute(new GetExecution(caller, id));
+      if (isFinal(state)) {
+        const last = await this.available(caller, id, after, closed.signal);
+        const ended = last.length === 0 || last.some((e) => e.type === 'execution.ended');
+        return { events: last as unknown as EventPageBody['events'], next: last.at(-1)?.seq ?? after, ended };
+      }
     }
     if (events.length === 0 && wait > 0) {
       const waiting = AbortSignal.any([closed.signal, AbortSignal.timeout(wait * 1000)]);
@@ -134,6 +144,16 @@ export class ExecutionsController {
       next: last?.seq ?? after,
       ended: events.some((e) => e.type === 'execution.ended'),
     };
+  }
+
+  /** The events after `after` that exist now, at most one poll's worth. */
+  private async available(caller: MemberCaller, id: string, after: number, signal: AbortSignal): Promise<ExecutionEvent[]> {
+    const events: ExecutionEvent[] = [];
+    for await (const event of await this.queries.execute(new ObserveExecution(caller, id, after, signal, false))) {
+      events.push(event);
+      if (events.length >= MAX_EVENTS_PER_POLL) break;
+    }
+    return events;
   }
 
   /**

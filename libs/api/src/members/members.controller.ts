@@ -21,7 +21,10 @@ export class MembersController {
   @Post()
   @Requires('members.manage')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Add a member with a role and a first API key', description: 'Owners and admins; only an owner may add an owner. SSO members are added on their first login.' })
+  @ApiOperation({ summary: 'Add a member with a role and a first API key', description:
+      'Owners and admins; only an owner may add an owner. The first key is unscoped (the whole role), so the calling credential must hold ' +
+      'every permission of `role` itself: a key scoped to `members.manage` alone is 403. SSO members are added on their first login.',
+  })
   @ApiCreatedResponse({ type: AddedMemberBody })
   @ApiErrors(400, 401, 403)
   async add(@CurrentMember() caller: MemberCaller, @Body() body: AddMemberRequest): Promise<AddedMemberBody> {
@@ -42,7 +45,10 @@ export class MembersController {
 
   @Patch(':id')
   @Requires('members.manage')
-  @ApiOperation({ summary: "Change a member's role", description: 'Takes effect on the next request and on running work at its next check. The last owner cannot be demoted (409 LastOwner).' })
+  @ApiOperation({ summary: "Change a member's role", description:
+      'Takes effect on the next request and on running work at its next check. The calling credential must hold every permission of the new ' +
+      '`role` (403 otherwise); only an owner changes an owner or makes one. The last owner cannot be demoted (409 LastOwner).',
+  })
   @ApiOkResponse({ type: MemberBody })
   @ApiErrors(400, 401, 403, 404, 409)
   async changeRole(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: ChangeMemberRoleRequest): Promise<MemberBody> {

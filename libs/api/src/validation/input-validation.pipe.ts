@@ -20,29 +20,47 @@ export function inputValidationPipe(): ValidationPipe {
 const MAX_BODY_DEPTH = 100;
 
 /**
- * Checks the raw body before the DTO sees it: too deep a nesting, and strings holding U+0000,
- * which PostgreSQL text and jsonb cannot store, are input errors, not database faults (ERR-02).
+ * Checks the raw input before the DTO sees it, one rule for every string a request carries into
+ * the use cases (body fields at any depth and their keys, and query parameters): too deep a
+ * nesting, strings holding U+0000 (which PostgreSQL text and jsonb cannot store) and strings
+ * holding a lone UTF-16 surrogate (no Unicode text, so no UTF-8 form: stored it would become
+ * U+FFFD, or fail in the sealing layer) are input errors naming the field, not faults (ERR-02). Path parameters are IDs each use case checks for shape
+ * (and the router refuses broken percent-encoding, the only way to a lone surrogate in a URL);
+ * headers never need it: Node reads them as Latin-1 and refuses NUL.
  */
 class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body') {
-      const issues = rawBodyIssues(value);
+    if (metadata.type === 'body' || metadata.type === 'query') {
+      const issues = rawInputIssues(value, metadata.type === 'body' ? '' : (metadata.data ?? ''));
       if (issues.length > 0) throw new InvalidInput(issues);
     }
     return super.transform(value, metadata);
   }
 }
 
-function rawBodyIssues(body: unknown): InputIssue[] {
+function stringIssue(value: string): string | null {
+  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (!value.isWellFormed()) return 'must be valid Unicode text (it holds a lone UTF-16 surrogate)';
+  return null;
+}
+
+function rawInputIssues(input: unknown, root: string): InputIssue[] {
   const issues: InputIssue[] = [];
-  const pending: Array<[value: unknown, path: string, depth: number]> = [[body, '', 0]];
+  const pending: Array<[value: unknown, path: string, depth: number]> = [[input, root, 0]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, path, depth] = next;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) issues.push({ path, message: 'must not contain the NUL character (U+0000)' });
+      const message = stringIssue(value);
+      if (message !== null) issues.push({ path, message });
     } else if (typeof value === 'object' && value !== null) {
       if (depth >= MAX_BODY_DEPTH) return [{ path: '', message: `body must not be nested deeper than ${MAX_BODY_DEPTH} levels` }];
-      for (const [key, child] of Object.entries(value)) pending.push([child, path === '' ? key : `${path}.${key}`, depth + 1]);
+      for (const [key, child] of Object.entries(value)) {
+        const childPath = path === '' ? key : `${path}.${key}`;
+        // A key is stored too (jsonb objects such as tool parameters): the same rule, named by the key's path.
+        const keyMessage = stringIssue(key);
+        if (keyMessage !== null) issues.push({ path: childPath, message: `key ${keyMessage}` });
+        pending.push([child, childPath, depth + 1]);
+      }
     }
   }
   return issues;

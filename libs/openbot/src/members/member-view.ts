@@ -1,4 +1,4 @@
-import { Conflict, Forbidden, NotFound, type MemberId, type MemberRole } from '@openbot/domain';
+import { Conflict, Forbidden, missingForRole, NotFound, type MemberCaller, type MemberId, type MemberRole } from '@openbot/domain';
 
 /** What the API may show of a member. */
 export interface MemberView {
@@ -21,6 +21,16 @@ export class LastOwner extends Conflict {
 /** Admins manage admins, members and viewers; only an owner makes, changes or removes an owner. */
 export function roleChangeRefused(target: MemberRole): Forbidden {
   return new Forbidden(`Only an owner may ${target === 'owner' ? 'manage owners' : 'do this'}.`);
+}
+
+/**
+ * A member can be given `role` only by a credential holding every permission of that role
+ * (IDN-02): a key scoped to `members.manage` alone adds or promotes no one. Null: allowed.
+ */
+export function roleGrantRefused(caller: MemberCaller, role: MemberRole): Forbidden | null {
+  const missing = missingForRole(caller.permissions, role);
+  if (missing.length === 0) return null;
+  return new Forbidden(`Giving the role "${role}" needs every permission of that role; this ${caller.apiKeyId ? 'API key' : 'session'} lacks ${missing.map((p) => `"${p}"`).join(', ')}.`);
 }
 
 /**

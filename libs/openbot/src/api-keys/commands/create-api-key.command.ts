@@ -15,7 +15,10 @@ export interface CreatedApiKey extends ApiKeyView {
 
 /**
  * A new key for the calling member, optionally expiring, optionally limited to `scopes`: a key
- * can only narrow its creator's rights (a scope the creator does not have is an InvalidInput).
+ * can only narrow the rights of the credential that creates it (IDN-02, IDN-07). A scope the
+ * caller does not have is an InvalidInput; without `scopes`, a key made with a scoped key gets
+ * that key's effective rights as its scopes, and only an unscoped key or a session makes an
+ * unscoped key (the member's full rights, following later role changes).
  */
 export class CreateApiKey extends Command<CreatedApiKey> {
   constructor(
@@ -51,8 +54,9 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     }
     const id = newId<ApiKeyId>();
     const secret = generateSecret(id);
-    const uniqueScopes = scopes === null ? null : [...new Set(scopes)].sort();
-    const [row] = await this.dataSource.transaction(async (manager) => {
+    const [row, uniqueScopes] = await this.dataSource.transaction(async (manager) => {
+      const granted = scopes ?? (await inheritedScopes(manager, caller));
+      const uniqueScopes = granted === null ? null : [...new Set(granted)].sort();
       const inserted = (await manager
       .createQueryBuilder()
       .insert()
@@ -77,7 +81,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
         target: { type: 'api-key', id },
         details: { name, memberId: caller.memberId, scopes: uniqueScopes, expiresAt: expiresAt?.toISOString() ?? null },
       });
-      return inserted;
+      return [inserted[0], uniqueScopes] as const;
     });
     return {
       id,
@@ -91,4 +95,15 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
       secret,
     };
   }
+}
+
+/**
+ * The scopes a key gets when none are asked for: none (the member's full rights) when the caller
+ * holds them too, that is a session or an unscoped key; otherwise the calling key's effective
+ * rights, so the new key can never do more than the key that made it, also after a promotion.
+ */
+async function inheritedScopes(manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> }, caller: MemberCaller): Promise<readonly string[] | null> {
+  if (caller.apiKeyId === null) return null;
+  const [key] = (await manager.query('SELECT scopes FROM api_keys WHERE id = $1', [caller.apiKeyId])) as Array<{ scopes: string[] | null }>;
+  return key === undefined || key.scopes !== null ? [...caller.permissions] : null;
 }

@@ -3,12 +3,12 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { NotFound, type ExecutionState, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json, type OperatorDecision } from '@openbot/engine';
 import { DataSource } from 'typeorm';
-import { assertExecutionVisible } from '../execution-access';
+import { assertExecutionSteerable } from '../execution-access';
 
 /**
  * Resolves an execution waiting in `outcome_unknown` (CALL-03, RES-02): `succeeded` saves the
  * given result as the lost call's result and resumes; `failed` fails it; `stop` cancels it.
- * Any other state is a 409 conflict.
+ * Any other state is a 409 conflict. Only the execution's actor, an owner or an admin may decide.
  */
 export class DecideExecution extends Command<{ id: string; state: ExecutionState }> {
   constructor(
@@ -29,7 +29,7 @@ export class DecideExecutionHandler implements ICommandHandler<DecideExecution> 
   ) {}
 
   async execute({ caller, executionId, decision, result }: DecideExecution): Promise<{ id: string; state: ExecutionState }> {
-    await assertExecutionVisible(this.dataSource, caller, executionId);
+    await assertExecutionSteerable(this.dataSource, caller, executionId);
     const choice: OperatorDecision = decision === 'succeeded' ? { decision, result: result ?? null } : { decision };
     const outcome = await this.engine.decide(executionId, choice);
     if (outcome === null) throw new NotFound('Execution');

@@ -4,7 +4,7 @@ import { canManageRole, newId, type ApiKeyId, type MemberCaller, type MemberId, 
 import { DataSource } from 'typeorm';
 import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
 import { recordAudit } from '../../audit/record-audit';
-import { MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+import { MEMBER_VIEW_COLUMNS, roleChangeRefused, roleGrantRefused, type MemberView } from '../member-view';
 
 export interface AddedMember {
   readonly member: MemberView;
@@ -14,7 +14,8 @@ export interface AddedMember {
 
 /**
  * Adds a member with a role and a first API key (SSO members are added on their first login
- * instead). Owners and admins may add members; only an owner may add an owner.
+ * instead). Owners and admins may add members; only an owner may add an owner; and the calling
+ * credential must hold every permission of the role it hands out (IDN-02).
  */
 export class AddMember extends Command<AddedMember> {
   constructor(
@@ -32,6 +33,9 @@ export class AddMemberHandler implements ICommandHandler<AddMember> {
 
   async execute({ caller, role, name }: AddMember): Promise<AddedMember> {
     if (!canManageRole(caller.role, role)) throw roleChangeRefused(role);
+    // The first key is unscoped (the new member's whole role), so the caller must hold that role's rights itself.
+    const refused = roleGrantRefused(caller, role);
+    if (refused !== null) throw refused;
     const memberId = newId<MemberId>();
     const apiKeyId = newId<ApiKeyId>();
     const secret = generateSecret(apiKeyId);

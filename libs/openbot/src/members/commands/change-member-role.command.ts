@@ -3,11 +3,12 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
 import { DataSource } from 'typeorm';
 import { recordAudit } from '../../audit/record-audit';
-import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
+import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, roleGrantRefused, type MemberView } from '../member-view';
 
 /**
  * Changes a member's role. The new rights apply to the member's next request and to its
- * running work at its next check (keys carry scopes, not copies of the role).
+ * running work at its next check (keys carry scopes, not copies of the role). The calling
+ * credential must hold every permission of the new role (IDN-02).
  */
 export class ChangeMemberRole extends Command<MemberView> {
   constructor(
@@ -29,6 +30,8 @@ export class ChangeMemberRoleHandler implements ICommandHandler<ChangeMemberRole
       const { target, owners } = await lockMembers(manager, caller.organizationId, memberId);
       if (!canManageRole(caller.role, target.role) || !canManageRole(caller.role, role)) throw roleChangeRefused(target.role === 'owner' ? 'owner' : role);
       if (target.role === 'owner' && role !== 'owner' && owners === 1) throw new LastOwner();
+      const refused = roleGrantRefused(caller, role);
+      if (refused !== null) throw refused;
       // An UPDATE answers [rows, count] through TypeORM.
       const [rows] = (await manager.query(`UPDATE members SET role = $2 WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId, role])) as [MemberView[], number];
       if (target.role !== role) {
