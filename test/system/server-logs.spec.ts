@@ -48,7 +48,7 @@ afterAll(async () => {
 function serverEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
-    if (name.startsWith('OPENBOT_') || name.startsWith('S3_') || ['DATABASE_URL', 'NODE_ENV', 'PORT', 'HOST', 'LOG_LEVEL', 'LOG_FORMAT', 'OBJECT_STORE'].includes(name)) delete env[name];
+    if (name.startsWith('OPENBOT_') || name.startsWith('S3_') || ['DATABASE_URL', 'NODE_ENV', 'PORT', 'HOST', 'LOG_LEVEL', 'LOG_FORMAT', 'OBJECT_STORE', 'NO_COLOR', 'FORCE_COLOR'].includes(name)) delete env[name];
   }
   const dataDir = join(tmpdir(), `openbot-logs-${process.pid}-${randomBytes(4).toString('hex')}`);
   dataDirs.push(dataDir);
