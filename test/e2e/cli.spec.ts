@@ -156,11 +156,11 @@ describe('openbot CLI (compiled) against a listening server', () => {
     expect(await json<{ id: string; revokedAt: string | null }>(['keys', 'revoke', key.id])).toMatchObject({ id: key.id, revokedAt: expect.any(String) });
   });
 
-  it('`openbot chat` sends the message and prints exactly the streamed reply; --json prints the events', async () => {
+  it('`openbot chat` sends the message and prints exactly the streamed reply and a final newline; --json prints the events', async () => {
     const parts = ['The ', 'answer ', 'is ', '42.'];
     fake.enqueue(textReply(parts, [9, 4]));
     const run = await cli(['chat', chatId, 'What is the answer?']);
-    expect(run).toEqual({ code: 0, stdout: parts.join(''), stderr: '' });
+    expect(run).toEqual({ code: 0, stdout: `${parts.join('')}\n`, stderr: '' });
     // It was sent with an Idempotency-Key of its own.
     const post = fake.requests.at(-1)!;
     expect(post.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'What is the answer?' });
@@ -196,7 +196,7 @@ describe('openbot CLI (compiled) against a listening server', () => {
     release();
     const run = await running;
 
-    expect(run).toEqual({ code: 0, stdout: parts.join(''), stderr: '' });
+    expect(run).toEqual({ code: 0, stdout: `${parts.join('')}\n`, stderr: '' });
     const streams = sseRequests.slice(before);
     expect(streams.length).toBe(2);
     expect(streams[0]!.lastEventId).toBeUndefined();

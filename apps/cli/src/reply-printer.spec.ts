@@ -28,13 +28,46 @@ const RETRIED = [
 ];
 
 describe('ReplyPrinter', () => {
-  it('into a pipe: writes each step once its model call completed, so the output is exactly the reply', () => {
+  it('into a pipe: writes each step once its model call completed, so the output is exactly the reply and a final newline', () => {
     const out = io(false);
     const printer = new ReplyPrinter(out);
     for (const event of RETRIED) printer.push(event);
     printer.end();
-    expect(out.written.join('')).toBe('Hello world. Done');
-    expect(out.written).toEqual(['Hello world.', ' Done']);
+    expect(out.written.join('')).toBe('Hello world. Done\n');
+    expect(out.written).toEqual(['Hello world.', ' Done', '\n']);
+  });
+
+  it('adds no second newline to a reply that already ends with one, and none to an empty reply', () => {
+    for (const interactive of [false, true]) {
+      const out = io(interactive);
+      const printer = new ReplyPrinter(out);
+      printer.push(started(1, 1));
+      printer.push(delta(1, 1, 'Line one.\n'));
+      printer.push(completed(1, 1));
+      printer.end();
+      expect(out.written.join('')).toBe('Line one.\n');
+
+      const empty = io(interactive);
+      const silent = new ReplyPrinter(empty);
+      silent.push(started(1, 1));
+      silent.push(completed(1, 1));
+      silent.end();
+      expect(empty.written).toEqual([]);
+    }
+  });
+
+  it('on a terminal: an erased attempt that ended with a newline does not stand in for the final newline', () => {
+    const out = io(true);
+    const printer = new ReplyPrinter(out);
+    printer.push(started(1, 1));
+    printer.push(delta(1, 1, 'Hi.'));
+    printer.push(completed(1, 1));
+    printer.push(started(2, 1));
+    printer.push(delta(2, 1, ' Wrong.\n'));
+    // The retry is cut short (the Turn was cancelled): the screen shows 'Hi.' and the cursor after it.
+    printer.push(started(2, 2));
+    printer.end();
+    expect(out.written).toEqual(['Hi.', ' Wrong.\n', '\x1b[1A\x1b[4G\x1b[J', '\n']);
   });
 
   it('on a terminal: writes live, erases an abandoned attempt, ends with a newline', () => {
@@ -64,7 +97,7 @@ describe('ReplyPrinter', () => {
     printer.push(started(1, 1));
     printer.push(delta(1, 1, 'partial'));
     printer.end();
-    expect(out.written.join('')).toBe('partial');
+    expect(out.written.join('')).toBe('partial\n');
   });
 });
 

@@ -10,6 +10,9 @@ import type { Io } from './output';
  *   cursor movements, so the screen always shows the attempt in progress;
  * - into a pipe or a file nothing can be taken back, so each step's text is written once the
  *   step's model call completed: the output is exactly the reply, byte for byte.
+ *
+ * Either way the output ends with a newline (unless the reply is empty or ends with one), so a shell
+ * prompt or the next command's output starts on a line of its own; `$(openbot chat …)` drops it.
  */
 export class ReplyPrinter {
   private step: number | undefined;
@@ -19,7 +22,9 @@ export class ReplyPrinter {
   /** Terminal: the cursor column where the current attempt's text began, and the cursor column now. */
   private startColumn = 0;
   private column = 0;
+  /** The last character on the screen or in the output, and what it was before the current attempt. */
   private last = '';
+  private lastBeforeAttempt = '';
 
   constructor(private readonly io: Io) {}
 
@@ -39,10 +44,10 @@ export class ReplyPrinter {
     }
   }
 
-  /** The Turn ended: write what is left (a Turn stopped mid-step keeps its partial text). */
+  /** The Turn ended: write what is left (a Turn stopped mid-step keeps its partial text) and end the line. */
   end(): void {
     this.commit();
-    if (this.io.interactive && this.last !== '' && this.last !== '\n') this.write('\n');
+    if (this.last !== '' && this.last !== '\n') this.write('\n');
   }
 
   private begin(step: number, attempt: number): void {
@@ -51,6 +56,7 @@ export class ReplyPrinter {
     this.step = step;
     this.attempt = attempt;
     this.startColumn = this.column;
+    this.lastBeforeAttempt = this.last;
   }
 
   private text(step: number, attempt: number, text: string): void {
@@ -71,6 +77,7 @@ export class ReplyPrinter {
       const rows = rowsSpanned(this.current, this.startColumn, this.io.columns);
       this.io.out(`${rows > 0 ? `\x1b[${rows}A` : ''}\x1b[${this.startColumn + 1}G\x1b[J`);
       this.column = this.startColumn;
+      this.last = this.lastBeforeAttempt;
     }
     this.current = '';
   }

@@ -3,10 +3,11 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { newId } from '@openbot/domain';
-import { OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
+import { logFormatFor, OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { ApiModule } from './api.module';
 import { classifyError } from './errors/classify-error';
 import { RouteIndex } from './errors/route-index';
@@ -15,7 +16,7 @@ import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi';
 export interface HttpAppOptions {
   readonly config: RuntimeConfig;
   readonly migrations: ReadonlyArray<MigrationClass>;
-  /** Where JSON log lines go (default: stdout). Tests capture them here. */
+  /** Where JSON log lines go (default: stdout, pretty-printed when `logFormatFor` says so). Tests capture them here. */
   readonly logDestination?: DestinationStream;
   /** Extra modules composed into the app (tests add probe controllers). */
   readonly imports?: ModuleMetadata['imports'];
@@ -103,7 +104,7 @@ function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule 
             customAttributeKeys: { reqId: 'reqId' },
             quietReqLogger: true,
           },
-          options.logDestination ?? process.stdout,
+          options.logDestination ?? stdoutLogDestination(options.config),
         ],
       }),
       OpenbotModule.forRoot({ config: options.config, migrations: options.migrations }),
@@ -111,4 +112,22 @@ function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule 
       ...(options.imports ?? []),
     ],
   };
+}
+
+/**
+ * Standard output as the log stream: JSON lines, or pino-pretty's lines for a person reading a
+ * terminal (LOG_FORMAT, README). Pretty printing runs in this process and writes synchronously,
+ * so no line is lost when the process exits; it is a development convenience, not a production path.
+ */
+function stdoutLogDestination(config: RuntimeConfig): DestinationStream {
+  if (logFormatFor(config, process.stdout.isTTY === true) === 'json') return process.stdout;
+  return pinoPretty({
+    destination: 1,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    // Nest's own lines name their source in `context`: shown before the message instead of as a field.
+    messageFormat: '{if context}{context}: {end}{msg}',
+    ignore: 'pid,hostname,context',
+    singleLine: true,
+  });
 }

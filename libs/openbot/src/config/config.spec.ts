@@ -49,6 +49,7 @@ describe('parseConfig defaults', () => {
       objectStore: { kind: 'fs' },
       nodeId: `${hostname()}-${process.pid}`,
       logLevel: 'info',
+      logFormat: 'auto',
       bodyLimit: 1024 * 1024,
       shutdownTimeoutMs: 10_000,
       leaseSeconds: 15,
@@ -169,6 +170,14 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
 
   it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])('LOG_LEVEL=%p is accepted', (value) => {
     expect(parseConfig({ LOG_LEVEL: value }).logLevel).toBe(value);
+  });
+
+  it.each(['text', 'JSON', 'yes'])('LOG_FORMAT=%p', (value) => {
+    expect(expectRejected({ LOG_FORMAT: value }, 'LOG_FORMAT').message).toBe('LOG_FORMAT: must be one of auto, json, pretty');
+  });
+
+  it.each(['auto', 'json', 'pretty'])('LOG_FORMAT=%p is accepted', (value) => {
+    expect(parseConfig({ LOG_FORMAT: value }).logFormat).toBe(value);
   });
 
   it.each(['gcs', 'S3', 'file'])('OBJECT_STORE=%p', (value) => {

@@ -43,6 +43,8 @@ export interface Config {
   readonly objectStore: { readonly kind: 'fs' } | ({ readonly kind: 's3' } & S3Config);
   readonly nodeId: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `LOG_FORMAT`: `auto` picks by environment and terminal (see `logFormatFor`), or forced `json` / `pretty`. */
+  readonly logFormat: LogFormatSetting;
   /** Largest accepted request body in bytes. */
   readonly bodyLimit: number;
   /** How long graceful shutdown waits for in-flight work before giving up, in ms. */
@@ -62,6 +64,8 @@ export interface Config {
 type Env = Readonly<Record<string, string | undefined>>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormatSetting = (typeof LOG_FORMATS)[number];
 
 /** Parses the environment; throws ConfigError for the first invalid variable. */
 export function parseConfig(env: Env, cwd = process.cwd()): Config {
@@ -88,6 +92,10 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const logFormat = optional(env, 'LOG_FORMAT') ?? 'auto';
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}`);
+  }
   return {
     production,
     host: optional(env, 'HOST') ?? '127.0.0.1',
@@ -101,6 +109,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     objectStore: store === 'fs' ? { kind: 'fs' } : { kind: 's3', ...parseS3(env) },
     nodeId: optional(env, 'OPENBOT_NODE_ID') ?? `${hostname()}-${process.pid}`,
     logLevel: logLevel as Config['logLevel'],
+    logFormat: logFormat as LogFormatSetting,
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
