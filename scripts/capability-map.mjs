@@ -22,7 +22,6 @@ const NOTES = {
   'ARCH-06': 'not built yet as a test; modules open connections only in lifecycle hooks',
   'EXE-05': 'not built yet as a test of its own; the engine has no feature branches and features register workflows',
   'EXE-09': 'not built yet as a test of its own; phase runs are named `<phase>#<generation>` and state is sealed',
-  'EXE-15': 'not built yet: cancel phases are numbered and stored, but no test replays an old cancel signal',
   'STC-12': 'not built yet: Apps',
   'MEM-01': 'not built yet: memory',
   'MEM-02': 'not built yet: memory',

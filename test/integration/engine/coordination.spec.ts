@@ -1,6 +1,6 @@
 import type { Json, Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { eventually, SERVICE, waitForState } from './helpers';
+import { deferred, eventually, SERVICE, waitForState, type Deferred } from './helpers';
 
 interface Gate {
   [key: string]: Json;
@@ -17,6 +17,24 @@ const gate: Workflow<Gate, null> = {
       async run(ctx) {
         if (ctx.wake?.signals.some((s) => s.name === 'go')) return { state: { opened: true } };
         return { state: ctx.state, wait: { signals: ['go'] } };
+      },
+    },
+  },
+};
+
+let held: { started: Deferred; release: Deferred; aborted: string | null } = { started: deferred(), release: deferred(), aborted: null };
+/** One phase held open until the test releases it; records whether its gate closed meanwhile. */
+const holder: Workflow<Gate, null> = {
+  name: 'test.holder',
+  initial: () => ({ opened: false }),
+  next: (s) => (s.opened ? { end: 'completed', result: 'released' } : { phase: 'hold' }),
+  phases: {
+    hold: {
+      async run(ctx) {
+        ctx.signal.addEventListener('abort', () => (held.aborted = String(ctx.signal.reason)), { once: true });
+        held.started.resolve();
+        await Promise.race([held.release.promise, new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))]);
+        return { state: { opened: true } };
       },
     },
   },
@@ -56,6 +74,7 @@ describe('engine coordination', () => {
     t = await startTestEngine();
     t.engine.register(gate);
     t.engine.register(retried);
+    t.engine.register(holder);
     await t.engine.start();
   });
   afterAll(async () => {
@@ -77,17 +96,30 @@ describe('engine coordination', () => {
     expect(new Set(phases).size).toBe(phases.length);
   });
 
-  it('[EXE-15] a replayed old cancel signal cannot cancel a later phase: only a cancel request does', async () => {
-    const { executionId } = await t.engine.submit({ workflow: gate.name, input: null, scope: SERVICE });
-    await waitForState(t.engine, executionId, ['waiting']);
-    // A stale cancel signal of phase 0 (no cancel was ever requested) is replayed into the table.
-    await t.database.query(
-      `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', 0)`,
+  it('[EXE-15] a replayed cancel signal of an older phase is consumed unused by the running owner; the current phase’s signal cancels', async () => {
+    held = { started: deferred(), release: deferred(), aborted: null };
+    const { executionId } = await t.engine.submit({ workflow: holder.name, input: null, scope: SERVICE });
+    await held.started.promise;
+    // A stale cancel signal of phase 0 (older than any request) is replayed into the table and the
+    // owner is told about it, as a cancel request would.
+    const [stale] = await t.database.query<{ id: string }>(
+      `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', 0) RETURNING id`,
       [executionId],
     );
-    expect(await t.engine.signal(executionId, 'go')).toBe(true);
+    await t.database.query(`SELECT pg_notify('openbot_signals', $1)`, [executionId]);
+    // The owner has looked at it (a positive event): it is consumed, and the phase's gate is still open.
+    await eventually(async () => {
+      const [row] = await t.database.query<{ consumed: boolean }>('SELECT consumed_at IS NOT NULL AS consumed FROM execution_signals WHERE id = $1', [stale!.id]);
+      return row?.consumed;
+    }, 'the stale cancel signal to be consumed');
+    expect(held.aborted).toBeNull();
+    expect((await t.engine.get(executionId))?.state).toBe('running');
+
+    // The signal of the current phase (a real request, phase 1) closes the gate.
+    await t.engine.cancel(executionId);
     const ended = await waitForState(t.engine, executionId, ['completed', 'cancelled', 'failed']);
-    expect(ended.state).toBe('completed');
+    expect(ended.state).toBe('cancelled');
+    expect(held.aborted).toBe('cancel');
   });
 
   it('[CALL-04] a repeated request gets a new attempt and its own start event; texts of attempts are never joined', async () => {
