@@ -149,17 +149,32 @@ describe('engine coordination', () => {
     ]);
   });
 
-  it('[REL-02] an idle node coordinates nothing: no schedules, no heartbeat writes to a waiting execution', async () => {
+  it('[REL-02] a node coordinates nothing outside executions: no schedules, no heartbeat writes to a waiting execution while it renews a running one', async () => {
     const { executionId } = await t.engine.submit({ workflow: gate.name, input: null, scope: SERVICE });
     await waitForState(t.engine, executionId, ['waiting']);
     const before = await t.database.query<{ xmin: string; updated_at: Date }>('SELECT xmin::text, updated_at FROM executions WHERE id = $1', [executionId]);
-    // Two full lease periods (the test engine's lease is 3 s): a heartbeat or sweep would have written.
-    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    // A running execution on the same node: its lease renewals show the heartbeat timer at work.
+    held = { started: deferred(), release: deferred(), aborted: null };
+    const running = await t.engine.submit({ workflow: holder.name, input: null, scope: SERVICE });
+    await held.started.promise;
+    const leaseOf = async () => (await t.database.query<{ lease_until: Date }>('SELECT lease_until FROM executions WHERE id = $1', [running.executionId]))[0]!.lease_until.getTime();
+    const leases = new Set([await leaseOf()]);
+    await eventually(async () => leases.add(await leaseOf()).size >= 3, 'two lease renewals of the running execution');
+    // Every queue job of the waiting execution has run, its recovery job (2× lease after submit) included.
+    await eventually(async () => {
+      const jobs = await t.database.query<{ state: string; after_wait: boolean }>(
+        `SELECT state, start_after > $2 AS after_wait FROM pgboss.job WHERE name = 'execution-advance' AND data->>'executionId' = $1::text`,
+        [executionId, before[0]!.updated_at],
+      );
+      return jobs.some((j) => j.after_wait) && jobs.every((j) => j.state === 'completed');
+    }, 'the recovery job of the waiting execution to run');
     const after = await t.database.query<{ xmin: string; updated_at: Date }>('SELECT xmin::text, updated_at FROM executions WHERE id = $1', [executionId]);
     expect(after).toEqual(before);
     const schedules = await t.database.query('SELECT name FROM pgboss.schedule');
     expect(schedules).toEqual([]);
+    held.release.resolve();
     await t.engine.signal(executionId, 'go');
     await eventually(async () => (await t.engine.get(executionId))?.state === 'completed', 'completed');
+    await waitForState(t.engine, running.executionId, ['completed']);
   });
 });

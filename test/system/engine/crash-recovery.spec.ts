@@ -321,9 +321,11 @@ describe('engine crash recovery with real processes', () => {
 
     const p = await startNode({ databaseUrl: url, nodeId: 'node-p', counterUrl: counter.url, submit: 6, stepDelayMs: 300 });
     const ids = await p.waitSubmitted(6);
-    await sleep(600);
+    // Mid-run: some execution has saved a step, and not all have ended.
+    await waitUntil(async () => ((await executions(query, ids)).some((r) => r.step >= 1) ? true : undefined), 15_000, () => 'no execution saved a step');
     expect((await executions(query, ids)).filter((r) => !FINAL.includes(r.state)).length).toBeGreaterThan(0);
     await restartCluster.current!.crash();
+    // The database stays down a moment (the node's statements fail meanwhile), then restarts.
     await sleep(500);
     // Same folder, same port, same password: the URL the node holds works again. (An `ephemeral`
     // cluster would wipe its folder on start, so the restart is a non-ephemeral start of it.)
