@@ -60,10 +60,11 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
           onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
           commit: async (tx, saved) => {
             const stepResult = saved.result as unknown as ModelStepResult;
+            const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
-            await usageRecords.record(tx, billing(saved.callId), stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null);
+            await usageRecords.record(tx, billing(saved.callId), usage);
             await usageHolds.release(tx, context.executionId, callKey);
-            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage: stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null }, ...position(saved.attempt) }]);
+            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
           },
         },
         async (request) => {
