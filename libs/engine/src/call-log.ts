@@ -51,6 +51,12 @@ export interface CallOptions {
    * late result (CALL-05), so its writes must be idempotent by `callId`.
    */
   readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
+  /**
+   * Feature rows that commit with the closing of an attempt an earlier owner left `sending` (it
+   * lost the execution mid-call). That attempt's result may still be saved late (CALL-05): then
+   * `commit` runs for it too, so both must be idempotent by `callId` (USE-04: unknown, then settled).
+   */
+  readonly onAbandonedAttempt?: (tx: Queryable, abandoned: { readonly callId: string; readonly attempt: number }) => Promise<void>;
   /** Runs when a failed attempt is recorded (it may publish a failure event). */
   readonly onFailedAttempt?: (failure: { readonly attempt: number; readonly error: unknown; readonly retrying: boolean }) => Promise<void> | void;
 }
@@ -149,7 +155,7 @@ export class CallLog {
       throw new OutcomeUnknown(callKey);
     }
     // A safe attempt an earlier owner left `sending` (it crashed mid-call) is over: close it for the audit trail.
-    if (latest && latest.status === 'sending' && latest.safe) await this.abandon(latest.id);
+    if (latest && latest.status === 'sending' && latest.safe) await this.abandon(latest, options.onAbandonedAttempt);
     const idempotencyKey = latest?.idempotency_key ?? randomUUID();
     let attempt = latest?.attempt ?? 0;
     for (;;) {
@@ -224,14 +230,20 @@ export class CallLog {
     );
   }
 
-  private async abandon(id: string): Promise<void> {
-    await retryStorage(
+  private async abandon(row: CallRow, onAbandoned: CallOptions['onAbandonedAttempt']): Promise<void> {
+    const close = (db: Queryable) =>
+      db.query({
+        name: 'engine.call_abandon',
+        text: `UPDATE execution_calls SET status = 'failed', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+        values: [row.id],
+      });
+    await retryStorage<unknown>(
       () =>
-        this.deps.db.query({
-          name: 'engine.call_abandon',
-          text: `UPDATE execution_calls SET status = 'failed', updated_at = now() WHERE id = $1 AND status = 'sending'`,
-          values: [id],
-        }),
+        onAbandoned === undefined
+          ? close(this.deps.db)
+          : withTransaction(this.deps.db, async (tx) => {
+              if ((await close(tx)).rowCount === 1) await onAbandoned(tx, { callId: row.id, attempt: row.attempt });
+            }),
       undefined,
     );
   }

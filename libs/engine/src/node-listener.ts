@@ -101,6 +101,11 @@ export class NodeListener {
     return out;
   }
 
+  /** How many events this node holds in memory for `executionId`'s local readers (EVT-02: at most RECENT_LIMIT). */
+  bufferedEvents(executionId: string): number {
+    return this.recentEvents.get(executionId)?.events.length ?? 0;
+  }
+
   private scheduleForget(executionId: string): void {
     const recent = this.recentEvents.get(executionId);
     if (recent === undefined) return;

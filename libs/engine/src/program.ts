@@ -224,10 +224,27 @@ async function currentState(ctx: EngineContext, id: string): Promise<ExecutionSt
   return (await selectExecution(ctx.pool, id))?.state ?? null;
 }
 
-/** Delivers a stored signal to a phase running here: a cancel closes its gate (EXE-11). */
+/**
+ * Delivers a stored signal to a phase running here: a cancel closes its gate (EXE-11). The cancel
+ * signal decides by its phase number (EXE-15): only the signal of the execution's latest cancel
+ * request cancels; one of an older phase (replayed, restored, or never requested) is consumed
+ * unused, so it can never cancel a later phase.
+ */
 export async function deliverSignal(ctx: EngineContext, run: LocalRun): Promise<void> {
-  const row = await selectExecution(ctx.pool, run.id);
-  if (row && row.state === 'cancelling') {
+  const { rows } = await ctx.pool.query<{ current: boolean }>({
+    name: 'engine.deliver_cancel',
+    text: `WITH pending AS (
+             SELECT s.id, e.cancel_phase > 0 AND s.cancel_phase = e.cancel_phase AS current
+               FROM execution_signals s JOIN executions e ON e.id = s.execution_id
+              WHERE s.execution_id = $1 AND s.name = 'cancel' AND s.consumed_at IS NULL
+           ), stale AS (
+             UPDATE execution_signals SET consumed_at = now()
+              WHERE id IN (SELECT id FROM pending WHERE NOT current)
+           )
+           SELECT current FROM pending`,
+    values: [run.id],
+  });
+  if (rows.some((r) => r.current)) {
     run.scope?.closeGate('cancel');
     run.abort.abort('cancel');
   }

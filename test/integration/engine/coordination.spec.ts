@@ -1,6 +1,6 @@
 import type { Json, Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { eventually, SERVICE, waitForState } from './helpers';
+import { deferred, eventually, SERVICE, waitForState, type Deferred } from './helpers';
 
 interface Gate {
   [key: string]: Json;
@@ -17,6 +17,24 @@ const gate: Workflow<Gate, null> = {
       async run(ctx) {
         if (ctx.wake?.signals.some((s) => s.name === 'go')) return { state: { opened: true } };
         return { state: ctx.state, wait: { signals: ['go'] } };
+      },
+    },
+  },
+};
+
+let held: { started: Deferred; release: Deferred; aborted: string | null } = { started: deferred(), release: deferred(), aborted: null };
+/** One phase held open until the test releases it; records whether its gate closed meanwhile. */
+const holder: Workflow<Gate, null> = {
+  name: 'test.holder',
+  initial: () => ({ opened: false }),
+  next: (s) => (s.opened ? { end: 'completed', result: 'released' } : { phase: 'hold' }),
+  phases: {
+    hold: {
+      async run(ctx) {
+        ctx.signal.addEventListener('abort', () => (held.aborted = String(ctx.signal.reason)), { once: true });
+        held.started.resolve();
+        await Promise.race([held.release.promise, new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))]);
+        return { state: { opened: true } };
       },
     },
   },
@@ -56,6 +74,7 @@ describe('engine coordination', () => {
     t = await startTestEngine();
     t.engine.register(gate);
     t.engine.register(retried);
+    t.engine.register(holder);
     await t.engine.start();
   });
   afterAll(async () => {
@@ -77,17 +96,30 @@ describe('engine coordination', () => {
     expect(new Set(phases).size).toBe(phases.length);
   });
 
-  it('[EXE-15] a replayed old cancel signal cannot cancel a later phase: only a cancel request does', async () => {
-    const { executionId } = await t.engine.submit({ workflow: gate.name, input: null, scope: SERVICE });
-    await waitForState(t.engine, executionId, ['waiting']);
-    // A stale cancel signal of phase 0 (no cancel was ever requested) is replayed into the table.
-    await t.database.query(
-      `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', 0)`,
+  it('[EXE-15] a replayed cancel signal of an older phase is consumed unused by the running owner; the current phase’s signal cancels', async () => {
+    held = { started: deferred(), release: deferred(), aborted: null };
+    const { executionId } = await t.engine.submit({ workflow: holder.name, input: null, scope: SERVICE });
+    await held.started.promise;
+    // A stale cancel signal of phase 0 (older than any request) is replayed into the table and the
+    // owner is told about it, as a cancel request would.
+    const [stale] = await t.database.query<{ id: string }>(
+      `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', 0) RETURNING id`,
       [executionId],
     );
-    expect(await t.engine.signal(executionId, 'go')).toBe(true);
+    await t.database.query(`SELECT pg_notify('openbot_signals', $1)`, [executionId]);
+    // The owner has looked at it (a positive event): it is consumed, and the phase's gate is still open.
+    await eventually(async () => {
+      const [row] = await t.database.query<{ consumed: boolean }>('SELECT consumed_at IS NOT NULL AS consumed FROM execution_signals WHERE id = $1', [stale!.id]);
+      return row?.consumed;
+    }, 'the stale cancel signal to be consumed');
+    expect(held.aborted).toBeNull();
+    expect((await t.engine.get(executionId))?.state).toBe('running');
+
+    // The signal of the current phase (a real request, phase 1) closes the gate.
+    await t.engine.cancel(executionId);
     const ended = await waitForState(t.engine, executionId, ['completed', 'cancelled', 'failed']);
-    expect(ended.state).toBe('completed');
+    expect(ended.state).toBe('cancelled');
+    expect(held.aborted).toBe('cancel');
   });
 
   it('[CALL-04] a repeated request gets a new attempt and its own start event; texts of attempts are never joined', async () => {
@@ -117,17 +149,32 @@ describe('engine coordination', () => {
     ]);
   });
 
-  it('[REL-02] an idle node coordinates nothing: no schedules, no heartbeat writes to a waiting execution', async () => {
+  it('[REL-02] a node coordinates nothing outside executions: no schedules, no heartbeat writes to a waiting execution while it renews a running one', async () => {
     const { executionId } = await t.engine.submit({ workflow: gate.name, input: null, scope: SERVICE });
     await waitForState(t.engine, executionId, ['waiting']);
     const before = await t.database.query<{ xmin: string; updated_at: Date }>('SELECT xmin::text, updated_at FROM executions WHERE id = $1', [executionId]);
-    // Two full lease periods (the test engine's lease is 3 s): a heartbeat or sweep would have written.
-    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    // A running execution on the same node: its lease renewals show the heartbeat timer at work.
+    held = { started: deferred(), release: deferred(), aborted: null };
+    const running = await t.engine.submit({ workflow: holder.name, input: null, scope: SERVICE });
+    await held.started.promise;
+    const leaseOf = async () => (await t.database.query<{ lease_until: Date }>('SELECT lease_until FROM executions WHERE id = $1', [running.executionId]))[0]!.lease_until.getTime();
+    const leases = new Set([await leaseOf()]);
+    await eventually(async () => leases.add(await leaseOf()).size >= 3, 'two lease renewals of the running execution');
+    // Every queue job of the waiting execution has run, its recovery job (2× lease after submit) included.
+    await eventually(async () => {
+      const jobs = await t.database.query<{ state: string; after_wait: boolean }>(
+        `SELECT state, start_after > $2 AS after_wait FROM pgboss.job WHERE name = 'execution-advance' AND data->>'executionId' = $1::text`,
+        [executionId, before[0]!.updated_at],
+      );
+      return jobs.some((j) => j.after_wait) && jobs.every((j) => j.state === 'completed');
+    }, 'the recovery job of the waiting execution to run');
     const after = await t.database.query<{ xmin: string; updated_at: Date }>('SELECT xmin::text, updated_at FROM executions WHERE id = $1', [executionId]);
     expect(after).toEqual(before);
     const schedules = await t.database.query('SELECT name FROM pgboss.schedule');
     expect(schedules).toEqual([]);
+    held.release.resolve();
     await t.engine.signal(executionId, 'go');
     await eventually(async () => (await t.engine.get(executionId))?.state === 'completed', 'completed');
+    await waitForState(t.engine, running.executionId, ['completed']);
   });
 });

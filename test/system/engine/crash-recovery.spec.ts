@@ -157,7 +157,7 @@ describe('engine crash recovery with real processes', () => {
     expect(b.exit).toBeNull();
   });
 
-  it('[CALL-05][EXE-04] an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner may keep its late result but changes no state and publishes nothing', async () => {
+  it('[CALL-05][EXE-04] an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner stores its late result in the call log but changes no state and publishes nothing', async () => {
     const db = await database();
     const held = counter.hold((c) => c.node === 'node-a' && c.step === 2);
     const [a, b] = await Promise.all([
@@ -172,33 +172,43 @@ describe('engine crash recovery with real processes', () => {
     const [done] = await waitForStates(db.query, [id!], FINAL, 15_000, [b]);
     expect(done).toMatchObject({ generation: 2, owner_node: 'node-b', step: K });
     const eventsBefore = await events(db.query, id!);
+    // B closed A's open attempt (it may still answer) and saved its own.
+    expect((await calls(db.query, id!)).filter((c) => c.step === 2).map((c) => [c.attempt, c.generation, c.status])).toEqual([
+      [1, 1, 'failed'],
+      [2, 2, 'succeeded'],
+    ]);
 
-    // The reply is sent, then A wakes up with a lease it no longer holds.
+    // The reply is sent, then A wakes up with a lease it no longer holds. B has ended the
+    // execution, so A's runner does not close A's gate (there is nothing left to protect): A reads
+    // the reply that is already waiting and saves it. The late result always arrives.
     held.release();
     a.child.kill('SIGCONT');
-    const [old] = await waitUntil(
-      async () => {
-        const rows = (await calls(db.query, id!)).filter((c) => c.step === 2 && c.generation === 1);
-        return rows.length === 1 && rows[0]!.status !== 'sending' ? rows : undefined;
-      },
-      10_000,
-      () => 'the frozen owner never finished its step-2 call',
+    // A's run ends (its checkpoint is fenced): from then on it can write nothing more.
+    a.send({ whenRunsEnd: true });
+    await a.line((l) => l.runsEnded === 'node-a');
+    // The late result is kept in the call log (CALL-05), under A's generation and attempt.
+    const step2 = await db.query<{ attempt: number; generation: number; status: string; has_result: boolean }>(
+      `SELECT attempt, generation, status, result IS NOT NULL AS has_result FROM execution_calls
+        WHERE execution_id = $1 AND step = 2 ORDER BY attempt`,
+      [id],
     );
-    // Saved late (CALL-05) or dropped because its phase gate closed on lease loss: either is allowed.
-    expect(['succeeded', 'failed']).toContain(old!.status);
-    await sleep(500);
+    expect(step2).toEqual([
+      { attempt: 1, generation: 1, status: 'succeeded', has_result: true },
+      { attempt: 2, generation: 2, status: 'succeeded', has_result: true },
+    ]);
+    // …and is neither published nor applied by the old generation.
     const [after] = await executions(db.query, [id!]);
     expect(after).toMatchObject({ state: 'completed', generation: 2, owner_node: 'node-b', step: K });
     expect(after!.data.equals(done!.data)).toBe(true);
     expect(await events(db.query, id!)).toEqual(eventsBefore);
     await checkCompleted(db.query, counter, after!, K, { lateSteps: [2] });
     // The end result holds B's step-2 answer, never the old owner's late one.
-    const step2 = counter.of(id!, 2);
-    expect(step2.map((c) => [c.generation, c.node])).toEqual([
+    const requests = counter.of(id!, 2);
+    expect(requests.map((c) => [c.generation, c.node])).toEqual([
       [1, 'node-a'],
       [2, 'node-b'],
     ]);
-    expect(openExecutionData(id!, after!.key_id, after!.data).result!.results[1]).toEqual({ step: 2, token: step2[1]!.token });
+    expect(openExecutionData(id!, after!.key_id, after!.data).result!.results[1]).toEqual({ step: 2, token: requests[1]!.token });
     expect(a.exit).toBeNull();
     a.kill();
   });
@@ -311,9 +321,11 @@ describe('engine crash recovery with real processes', () => {
 
     const p = await startNode({ databaseUrl: url, nodeId: 'node-p', counterUrl: counter.url, submit: 6, stepDelayMs: 300 });
     const ids = await p.waitSubmitted(6);
-    await sleep(600);
+    // Mid-run: some execution has saved a step, and not all have ended.
+    await waitUntil(async () => ((await executions(query, ids)).some((r) => r.step >= 1) ? true : undefined), 15_000, () => 'no execution saved a step');
     expect((await executions(query, ids)).filter((r) => !FINAL.includes(r.state)).length).toBeGreaterThan(0);
     await restartCluster.current!.crash();
+    // The database stays down a moment (the node's statements fail meanwhile), then restarts.
     await sleep(500);
     // Same folder, same port, same password: the URL the node holds works again. (An `ephemeral`
     // cluster would wipe its folder on start, so the restart is a non-ephemeral start of it.)

@@ -16,9 +16,10 @@ import { Pool } from 'pg';
  *
  * Protocol: one JSON object per line.
  * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
- *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"error": message}`.
+ *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"runsEnded": nodeId}`, `{"error": message}`.
  * stdin: `{"submit": {"steps"?}}`, `{"decide": {"id", "decision", "result"?}}`,
- *   `{"claim": [id, …]}` (claims each as a fetched recovery job would).
+ *   `{"claim": [id, …]}` (claims each as a fetched recovery job would),
+ *   `{"whenRunsEnd": true}` (answers `runsEnded` once this node runs no execution any more).
  * SIGTERM stops the engine gracefully and exits 0.
  */
 
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
         submit?: Partial<StepsInput>;
         decide?: { id: string; decision: 'succeeded' | 'failed' | 'stop'; result?: Json };
         claim?: string[];
+        whenRunsEnd?: boolean;
       };
       if (command.submit !== undefined) await submit(command.submit);
       if (command.claim !== undefined) {
@@ -159,6 +161,12 @@ async function main(): Promise<void> {
         // runner's claim), now: lets a test make two processes claim the same execution at once.
         const runner = (engine as unknown as { runner: { advance(id: string, fromJob: boolean): Promise<string> } }).runner;
         await Promise.all(command.claim.map(async (id) => say({ claimed: id, outcome: await runner.advance(id, true) })));
+      }
+      if (command.whenRunsEnd === true) {
+        // A run this node lost ends on its own (its checkpoint is fenced); the test waits for that.
+        const runner = engine as unknown as { runner: { localRuns: number } };
+        while (runner.runner.localRuns > 0) await new Promise((r) => setTimeout(r, 50));
+        say({ runsEnded: nodeId });
       }
       if (command.decide !== undefined) {
         const { id, decision, result } = command.decide;

@@ -1,9 +1,9 @@
 import { fitToContext, modelLimits, runModelStep, systemMessage, userMessage, type ChatMessage, type ModelStepResult } from '@openbot/core';
-import type { Json, Phase, PhaseContext, Queryable } from '@openbot/engine';
-import { newId } from '@openbot/domain';
+import type { Json, Phase, PhaseContext } from '@openbot/engine';
 import type { Pool } from 'pg';
 import type { ModelRegistry } from '../../models/model-registry';
 import { usageHolds } from '../../usage/usage-holds';
+import { usageRecords, type UsageCall } from '../../usage/usage-records';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import { asJson, asTurnState, type TurnState } from './turn-state';
@@ -44,6 +44,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       const position = (attempt: number) => ({ step, attempt });
       // The call log names this call `<step>:model` (STC-10); its holds use the same key.
       const callKey = `${context.step}:model`;
+      const billing = (callId: string) => usageCall(state, callId, context.executionId, fitted.estimatedTokens);
 
       const result = (await context.calls.call(
         'model',
@@ -55,11 +56,15 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
             publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
             await publisher.flush();
           },
+          // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
+          onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
           commit: async (tx, saved) => {
             const stepResult = saved.result as unknown as ModelStepResult;
-            await recordUsage(tx, state, saved.callId, context.executionId, stepResult, fitted.estimatedTokens);
+            const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
+            // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
+            await usageRecords.record(tx, billing(saved.callId), usage);
             await usageHolds.release(tx, context.executionId, callKey);
-            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage: stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null }, ...position(saved.attempt) }]);
+            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
           },
         },
         async (request) => {
@@ -109,39 +114,18 @@ function failureCategory(error: unknown): string {
   return typeof category === 'string' ? category : 'unavailable';
 }
 
-/**
- * One usage record per model call ID (USE-01): a result saved twice never charges twice. Missing
- * usage is `unknown` with the request's estimate, never zero (USE-02, USE-04).
- */
-async function recordUsage(
-  tx: Queryable,
-  state: TurnState,
-  callId: string,
-  executionId: string,
-  result: ModelStepResult,
-  estimatedInputTokens: number,
-): Promise<void> {
-  await tx.query({
-    name: 'turn.usage',
-    text: `INSERT INTO usage_records (id, organization_id, scope_kind, scope_id, bot_id, chat_id, turn_id, execution_id, call_id,
-             model, status, input_tokens, output_tokens, estimated_input_tokens, settled_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $11 = 'confirmed' THEN now() END)
-           ON CONFLICT (call_id) DO NOTHING`,
-    values: [
-      newId(),
-      state.organizationId,
-      state.scope.kind,
-      state.scope.id,
-      state.bot?.id ?? null,
-      state.chatId,
-      state.turnId,
-      executionId,
-      callId,
-      state.bot?.model ?? '',
-      result.usage ? 'confirmed' : 'unknown',
-      result.usage?.inputTokens ?? null,
-      result.usage?.outputTokens ?? null,
-      estimatedInputTokens,
-    ],
-  });
+/** The billing identity of one model call of this Turn. */
+function usageCall(state: TurnState, callId: string, executionId: string, estimatedInputTokens: number): UsageCall {
+  return {
+    organizationId: state.organizationId,
+    scopeKind: state.scope.kind,
+    scopeId: state.scope.id,
+    botId: state.bot?.id ?? null,
+    chatId: state.chatId,
+    turnId: state.turnId,
+    executionId,
+    callId,
+    model: state.bot?.model ?? '',
+    estimatedInputTokens,
+  };
 }
