@@ -389,6 +389,44 @@ describe('turn tools', () => {
     ]);
   });
 
+  it("[ERR-01] a background tool that fails: its parent Turn reuses the child's error ID (tool.result, the model's tool message, the Chat), the same ID the child's view and end event show, read again; no second error record", async () => {
+    const chat = await chatWith([{ name: 'build_report', description: 'Builds a report', parameters: PARAMS, kind: 'background', url: tools.url('/report'), retry: 'unsafe' }]);
+    tools.enqueue(jsonReply(500, { error: 'secret internal detail' }));
+    model.enqueue(toolCallReply('call_b2', 'build_report', ['{"city":"Lima"}']), textReply(['The report failed.']));
+
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Build it');
+    const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(tools.requests).toHaveLength(1);
+    const [child] = await t.database.query<{ id: string }>(`SELECT id FROM executions WHERE workflow = 'chat.background-tool' AND parent_id = $1`, [admitted.executionId]);
+
+    // The child's failure, sealed once: its view (read twice) and its end event name one error ID.
+    const view = async () => (await t.http().get(`/v1/executions/${child!.id}`).set('authorization', bearer(chat.secret)).expect(200)).body as { state: string; errorId?: string; category?: string };
+    const failed = await view();
+    expect(failed).toMatchObject({ state: 'failed', category: 'internal', errorId: expect.any(String) });
+    const errorId = failed.errorId!;
+    expect(await view()).toEqual(failed);
+    const childEvents = await eventsUntilEnd(t, chat.secret, child!.id);
+    expect(childEvents.at(-1)).toEqual(expect.objectContaining({ type: 'execution.ended', state: 'failed', category: 'internal', errorId }));
+    const records = await t.database.query<{ id: string; execution_id: string; sealed: boolean }>(
+      'SELECT id, execution_id, cause_id IS NOT NULL AS sealed FROM error_records WHERE execution_id = ANY($1::uuid[])',
+      [[child!.id, admitted.executionId]],
+    );
+    expect(records).toEqual([{ id: errorId, execution_id: child!.id, sealed: true }]);
+
+    // The parent carries the same category and error ID, and nothing of the cause.
+    expect(events.filter((e) => e.type === 'tool.result')).toEqual([expect.objectContaining({ callId: 'call_b2', isError: true, category: 'internal', errorId })]);
+    const [message] = toolMessages(model, 1);
+    expect(message).toEqual({ tool_call_id: 'call_b2', content: expect.stringContaining(errorId) });
+    expect(message!.content).toMatch(/^Error:/);
+    expect(message!.content).not.toMatch(/secret internal detail|HTTP 500/);
+    expect(await roles(chat)).toEqual([
+      ['user', 'Build it'],
+      ['tool', message!.content],
+      ['assistant', 'The report failed.'],
+    ]);
+  });
+
   it('[RES-04] stop during a tool call: the Turn ends cancelled and the hanging tool request is aborted', async () => {
     const chat = await chatWith([{ name: 'slow', description: 'Never answers', parameters: PARAMS, kind: 'http', url: tools.url('/slow') }]);
     const hang = watchedHangReply();
