@@ -25,6 +25,8 @@ export interface ServerNodeOptions {
   readonly nodeId: string;
   /** Execution lease in seconds (OPENBOT_LEASE_SECONDS): a dead owner's work is taken over after about this long. */
   readonly leaseSeconds: number;
+  /** `OPENBOT_FAULTS` of this node (engine fault points, e.g. `call.result.committed=kill@step:2`). */
+  readonly faults?: string;
   readonly startTimeoutMs?: number;
 }
 
@@ -108,6 +110,7 @@ export async function startServerNode(options: ServerNodeOptions): Promise<Serve
     // The fake model server listens on 127.0.0.1.
     OPENBOT_EGRESS_ALLOW: '127.0.0.1',
     OPENBOT_SHUTDOWN_TIMEOUT_MS: '2000',
+    ...(options.faults !== undefined ? { OPENBOT_FAULTS: options.faults } : {}),
   });
   const child = spawn(process.execPath, [SERVER_MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -213,15 +216,15 @@ export interface ChatSetup {
   readonly chatId: string;
 }
 
-/** An organization (through the admin token), a provider pointing at the fake model, a Bot and a Chat. */
-export async function createChat(node: ServerNode, modelBaseUrl: string): Promise<ChatSetup> {
+/** An organization (through the admin token), a provider pointing at the fake model, a Bot (with `tools`) and a Chat. */
+export async function createChat(node: ServerNode, modelBaseUrl: string, tools: readonly unknown[] = []): Promise<ChatSetup> {
   const org = await expectApi<{ organization: { id: string }; apiKey: { secret: string } }>(201, node, 'POST', '/v1/organizations', {
     token: ADMIN_TOKEN,
     body: { name: `Crash ${randomBytes(3).toString('hex')}` },
   });
   const token = org.apiKey.secret;
   await expectApi(201, node, 'POST', '/v1/model-providers', { token, body: { name: 'fake', kind: 'openai-compatible', baseUrl: modelBaseUrl } });
-  const bot = await expectApi<{ id: string }>(201, node, 'POST', '/v1/bots', { token, body: { name: 'Bot', model: 'fake/gpt-test', instructions: 'Be brief.', tools: [] } });
+  const bot = await expectApi<{ id: string }>(201, node, 'POST', '/v1/bots', { token, body: { name: 'Bot', model: 'fake/gpt-test', instructions: 'Be brief.', tools } });
   const chat = await expectApi<{ id: string }>(201, node, 'POST', '/v1/chats', { token, body: { botId: bot.id } });
   return { secret: token, organizationId: org.organization.id, botId: bot.id, chatId: chat.id };
 }
@@ -258,4 +261,25 @@ export async function readEvents(
     after = page.next;
     ended = page.ended;
   }
+}
+
+/**
+ * Waits until every engine job of `executionId` has run: none is waiting or active any more (the
+ * takeover's own recovery job included, due 2×lease after it). After that no node has a reason to
+ * touch the execution again, so "nothing more happened" is read at a known end, not after a sleep.
+ */
+export async function jobsSettled(query: <T>(sql: string, params?: unknown[]) => Promise<T[]>, executionId: string, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => {
+      const [row] = await query<{ open: number }>(
+        `SELECT count(*)::int AS open FROM pgboss.job
+          WHERE name = 'execution-advance' AND data->>'executionId' = $1 AND state NOT IN ('completed', 'failed', 'cancelled')`,
+        [executionId],
+      );
+      return row!.open === 0 ? true : undefined;
+    },
+    timeoutMs,
+    () => `jobs of ${executionId} still open`,
+    200,
+  );
 }
