@@ -229,6 +229,16 @@ export async function createChat(node: ServerNode, modelBaseUrl: string, tools: 
   return { secret: token, organizationId: org.organization.id, botId: bot.id, chatId: chat.id };
 }
 
+/** A member (role `member`) added through the API by the owner's key; answers its ID and its own first API key. */
+export async function addMember(node: ServerNode, ownerToken: string): Promise<{ memberId: string; secret: string }> {
+  const added = await expectApi<{ member: { id: string; role: string }; apiKey: { secret: string } }>(201, node, 'POST', '/v1/members', {
+    token: ownerToken,
+    body: { role: 'member', name: `Member ${randomBytes(3).toString('hex')}` },
+  });
+  if (added.member.role !== 'member') throw new Error(`added a ${added.member.role}, not a member`);
+  return { memberId: added.member.id, secret: added.apiKey.secret };
+}
+
 interface EventPage {
   events: EventBody[];
   next: number;
@@ -264,22 +274,27 @@ export async function readEvents(
 }
 
 /**
- * Waits until every engine job of `executionId` has run: none is waiting or active any more (the
- * takeover's own recovery job included, due 2×lease after it). After that no node has a reason to
- * touch the execution again, so "nothing more happened" is read at a known end, not after a sleep.
+ * Waits until every recovery job of the ended execution `executionId` has run: none waits any more
+ * that is due within `horizonSeconds` of its end (a takeover arms one 2×lease ahead; a Turn's
+ * deadline timer is due much later and, like these, finds the execution ended). After that no
+ * node has a reason to touch it again, so "nothing more happened" is read at a known end, not
+ * after a sleep. A job a killed node had fetched stays `active` for good and is not waited for.
  */
-export async function jobsSettled(query: <T>(sql: string, params?: unknown[]) => Promise<T[]>, executionId: string, timeoutMs: number): Promise<void> {
+export async function jobsSettled(query: <T>(sql: string, params?: unknown[]) => Promise<T[]>, executionId: string, horizonSeconds: number, timeoutMs: number): Promise<void> {
   await waitUntil(
     async () => {
-      const [row] = await query<{ open: number }>(
-        `SELECT count(*)::int AS open FROM pgboss.job
-          WHERE name = 'execution-advance' AND data->>'executionId' = $1 AND state NOT IN ('completed', 'failed', 'cancelled')`,
-        [executionId],
+      const [row] = await query<{ ended: boolean; open: number }>(
+        `SELECT e.ended_at IS NOT NULL AS ended,
+                (SELECT count(*)::int FROM pgboss.job j
+                  WHERE j.name = 'execution-advance' AND j.data->>'executionId' = $1::text AND j.state IN ('created', 'retry')
+                    AND j.start_after <= e.ended_at + make_interval(secs => $2)) AS open
+           FROM executions e WHERE e.id = $1::uuid`,
+        [executionId, horizonSeconds],
       );
-      return row!.open === 0 ? true : undefined;
+      return row?.ended === true && row.open === 0 ? true : undefined;
     },
     timeoutMs,
-    () => `jobs of ${executionId} still open`,
+    () => `recovery jobs of ${executionId} still waiting`,
     200,
   );
 }

@@ -4,7 +4,7 @@ import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } f
 import { FakeToolServer, jsonReply } from '../../fakes/fake-tool-server';
 import { replyText, type Admission } from '../../support/chat-fixture';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
-import { createChat, expectApi, jobsSettled, readEvents, startServerNode, stopAllServerNodes } from './server-node';
+import { addMember, createChat, expectApi, jobsSettled, readEvents, startServerNode, stopAllServerNodes } from './server-node';
 
 jest.setTimeout(60_000);
 
@@ -166,7 +166,7 @@ describe('a Turn whose owner node dies mid-stream (two real server processes)', 
       { attempt: 2, released: true },
     ]);
     // Nothing asks the model again once every job of the execution has run (B's takeover armed one more), and B lives on.
-    await jobsSettled((sql, params) => db!.query(sql, params), id, 15_000);
+    await jobsSettled((sql, params) => db!.query(sql, params), id, 2 * LEASE_SECONDS + 1, 15_000);
     expect(model.requests).toHaveLength(2);
     expect(b.exit).toBeNull();
   });
@@ -195,9 +195,8 @@ describe("a member's Turn whose owner node dies mid-Turn (two real server proces
     const chat = await createChat(a, model.baseUrl, [
       { name: 'book', description: 'Books a table', parameters: { type: 'object', properties: { city: { type: 'string' } } }, kind: 'http', url: tools.url('/book'), retry: 'unsafe' },
     ]);
-    const added = await expectApi<{ member: { id: string; role: string }; apiKey: { secret: string } }>(201, a, 'POST', '/v1/members', { token: chat.secret, body: { role: 'member', name: 'Mia' } });
-    expect(added.member.role).toBe('member');
-    const token = added.apiKey.secret;
+    const member = await addMember(a, chat.secret);
+    const token = member.secret;
     model.enqueue(toolCallReply('call_k1', 'book', ['{"city":', '"Oslo"}'], [10, 4]), textReply(['Booked ', 'for you.'], [30, 5]));
     let knowId!: (id: string) => void;
     const idKnown = new Promise<string>((resolve) => (knowId = resolve));
@@ -250,11 +249,11 @@ describe("a member's Turn whose owner node dies mid-Turn (two real server proces
     expect(lastPrompt.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['table booked']);
 
     // All of it is the member's work: the Turn, the execution and both usage records.
-    expect(await query('SELECT scope_kind, scope_id FROM chat_turns WHERE id = $1', [admitted.turnId])).toEqual([{ scope_kind: 'member', scope_id: added.member.id }]);
-    expect(await query('SELECT scope_kind, scope_id FROM executions WHERE id = $1', [id])).toEqual([{ scope_kind: 'member', scope_id: added.member.id }]);
+    expect(await query('SELECT scope_kind, scope_id FROM chat_turns WHERE id = $1', [admitted.turnId])).toEqual([{ scope_kind: 'member', scope_id: member.memberId }]);
+    expect(await query('SELECT scope_kind, scope_id FROM executions WHERE id = $1', [id])).toEqual([{ scope_kind: 'member', scope_id: member.memberId }]);
     expect(await query('SELECT scope_kind, scope_id, status FROM usage_records WHERE execution_id = $1 ORDER BY input_tokens', [id])).toEqual([
-      { scope_kind: 'member', scope_id: added.member.id, status: 'confirmed' },
-      { scope_kind: 'member', scope_id: added.member.id, status: 'confirmed' },
+      { scope_kind: 'member', scope_id: member.memberId, status: 'confirmed' },
+      { scope_kind: 'member', scope_id: member.memberId, status: 'confirmed' },
     ]);
     const page = await expectApi<{ data: Array<{ role: string; content: string }> }>(200, b, 'GET', `/v1/chats/${chat.chatId}/messages`, { token });
     expect(page.data.map((m) => [m.role, m.content])).toEqual([
@@ -264,7 +263,7 @@ describe("a member's Turn whose owner node dies mid-Turn (two real server proces
     ]);
 
     // Nothing more once every job of the execution has run; B lives on.
-    await jobsSettled(query, id, 15_000);
+    await jobsSettled(query, id, 2 * LEASE_SECONDS + 1, 15_000);
     expect(tools.requests).toHaveLength(1);
     expect(model.requests).toHaveLength(2);
     expect(b.exit).toBeNull();
