@@ -186,23 +186,79 @@ describe('turn admission', () => {
     expect(messages[1]!.turnId).toBe(turns[1]!.id);
   });
 
-  it('[STC-04] the next queued Turn is admitted in the transaction that ends the previous one, after its reply is committed', async () => {
-    const release = deferred();
-    fake.enqueue(heldText(['A reply'], release.promise), textReply(['B reply']));
-    const b = await addMember(t, chat.organizationId);
-    const first = await sendMessage(t, chat.secret, chat.chatId, 'A');
-    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
-    const queued = await sendMessage(t, b.secret, chat.chatId, 'B');
-    const active = async () => (await t.database.query<{ active_turn_id: string | null }>('SELECT active_turn_id FROM chats WHERE id = $1', [chat.chatId]))[0]!.active_turn_id;
-    expect(await active()).toBe(first.turnId);
-    release.resolve();
-    await eventsUntilEnd(t, chat.secret, first.executionId);
-    // Right after the end: the reply is there and the queued Turn is already the advancing one.
-    const rows = await t.database.query<{ id: string; state: string }>('SELECT id, state FROM chat_turns WHERE chat_id = $1 ORDER BY seq', [chat.chatId]);
-    expect(rows.map((r) => r.state)).toEqual(['ended', expect.stringMatching(/^(running|ended)$/)]);
-    expect([queued.turnId, null]).toContain(await active());
-    expect((await listMessages(t, chat.secret, chat.chatId)).some((m) => m.content === 'A reply')).toBe(true);
-    await eventsUntilEnd(t, chat.secret, queued.executionId);
-    expect(await active()).toBeNull();
+  it('[STC-04] the next queued Turn is admitted in the transaction that ends the previous one, after its reply is committed: at every moment the old Turn or the queued one is active, never none', async () => {
+    const witness = await installAdmissionWitness();
+    try {
+      const releaseA = deferred();
+      const releaseB = deferred();
+      fake.enqueue(heldText(['A reply'], releaseA.promise), heldText(['B reply'], releaseB.promise));
+      const b = await addMember(t, chat.organizationId);
+      const first = await sendMessage(t, chat.secret, chat.chatId, 'A');
+      await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+      const queued = await sendMessage(t, b.secret, chat.chatId, 'B');
+      expect(queued.admission).toBe('queued');
+      const active = async () => (await t.database.query<{ active_turn_id: string | null }>('SELECT active_turn_id FROM chats WHERE id = $1', [chat.chatId]))[0]!.active_turn_id;
+      expect(await active()).toBe(first.turnId);
+
+      releaseA.resolve();
+      await eventsUntilEnd(t, chat.secret, first.executionId);
+      // A has ended and B is held in its model step: B is the active Turn, and it read A's reply.
+      await fake.waitForRequests(2);
+      expect(await active()).toBe(queued.turnId);
+      expect(await executionState(queued.executionId)).toBe('running');
+      expect(promptOf(fake.requests[1]!.body)).toContain('assistant:A reply');
+
+      releaseB.resolve();
+      await eventsUntilEnd(t, chat.secret, queued.executionId);
+      expect(await active()).toBeNull();
+      // Every committed change, by transaction: A's end, its reply, B's start and the active Turn
+      // moving from A to B are one commit, so no reader ever saw no active Turn while B was queued.
+      const name = (id: string | null) => (id === first.turnId ? 'A' : id === queued.turnId ? 'B' : String(id));
+      expect((await witness.read(chat.chatId)).map((tx) => tx.map((change) => `${change.what} ${name(change.turnId)}`))).toEqual([
+        ['active A'],
+        ['ended A', 'reply A', 'running B', 'active B'],
+        ['ended B', 'reply B', 'active null'],
+      ]);
+    } finally {
+      await witness.remove();
+    }
   });
+
+  /**
+   * Records, by transaction, each change of a Chat's active Turn, each Turn state change and each
+   * stored assistant reply: what commits together shares one transaction ID.
+   */
+  async function installAdmissionWitness(): Promise<{ read(chatId: string): Promise<Array<Array<{ what: string; turnId: string | null }>>>; remove(): Promise<void> }> {
+    await t.database.query(`CREATE TABLE admission_witness (seq bigserial, tx bigint NOT NULL DEFAULT txid_current(), chat_id uuid NOT NULL, what text NOT NULL, turn_id uuid)`);
+    await t.database.query(`CREATE FUNCTION admission_witness() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_TABLE_NAME = 'chats' THEN
+          INSERT INTO admission_witness (chat_id, what, turn_id) VALUES (NEW.id, 'active', NEW.active_turn_id);
+        ELSIF TG_TABLE_NAME = 'chat_turns' THEN
+          INSERT INTO admission_witness (chat_id, what, turn_id) VALUES (NEW.chat_id, NEW.state, NEW.id);
+        ELSE
+          INSERT INTO admission_witness (chat_id, what, turn_id) VALUES (NEW.chat_id, 'reply', NEW.turn_id);
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await t.database.query(`CREATE TRIGGER admission_witness AFTER UPDATE ON chats FOR EACH ROW
+      WHEN (OLD.active_turn_id IS DISTINCT FROM NEW.active_turn_id) EXECUTE FUNCTION admission_witness()`);
+    await t.database.query(`CREATE TRIGGER admission_witness AFTER UPDATE ON chat_turns FOR EACH ROW
+      WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION admission_witness()`);
+    await t.database.query(`CREATE TRIGGER admission_witness AFTER INSERT ON chat_messages FOR EACH ROW
+      WHEN (NEW.role = 'assistant') EXECUTE FUNCTION admission_witness()`);
+    return {
+      async read(chatId) {
+        const rows = await t.database.query<{ tx: string; what: string; turn_id: string | null }>('SELECT tx::text AS tx, what, turn_id FROM admission_witness WHERE chat_id = $1 ORDER BY seq', [chatId]);
+        const byTx = new Map<string, Array<{ what: string; turnId: string | null }>>();
+        for (const row of rows) byTx.set(row.tx, [...(byTx.get(row.tx) ?? []), { what: row.what, turnId: row.turn_id }]);
+        return [...byTx.values()];
+      },
+      async remove() {
+        for (const table of ['chats', 'chat_turns', 'chat_messages']) await t.database.query(`DROP TRIGGER IF EXISTS admission_witness ON ${table}`);
+        await t.database.query('DROP FUNCTION IF EXISTS admission_witness()');
+        await t.database.query('DROP TABLE IF EXISTS admission_witness');
+      },
+    };
+  }
 });

@@ -252,10 +252,9 @@ describe('turn tools', () => {
     ]);
   });
 
-  // Fails today (product bug): tool-phase.ts guards `tool.called` of an http tool with
-  // `state.child === null`, which is always true for http tools, so the phase's re-run after the
-  // decision announces the same call again.
-  it('an http tool call is announced once: the tool phase that runs again after an outcome_unknown decision publishes no second tool.called', async () => {
+  // The call is announced with its first send only (tool-phase.ts): the phase that runs again
+  // after the decision reads the decided result from the call log and announces nothing.
+  it('[CALL-03] an http tool call is announced once: the tool phase that runs again after an outcome_unknown decision publishes no second tool.called', async () => {
     const chat = await chatWith([{ name: 'pay', description: 'Pays', parameters: PARAMS, kind: 'http', url: tools.url('/pay') }]);
     tools.enqueue(dropReply());
     model.enqueue(toolCallReply('call_p2', 'pay', ['{"city":"Rome"}']), textReply(['Paid.']));
@@ -276,6 +275,8 @@ describe('turn tools', () => {
       'execution.outcome_unknown',
       'tool.result',
     ]);
+    expect(events.filter((e) => e.type === 'tool.result')).toEqual([expect.objectContaining({ callId: 'call_p2', isError: false })]);
+    expect(tools.requests).toHaveLength(1);
   });
 
   it("[STC-07] a saved tool call keeps its definition: editing the Bot's tool while the Turn waits on a client tool does not change the running Turn", async () => {
@@ -321,10 +322,10 @@ describe('turn tools', () => {
     const before = await waitForEvent(t, chat.secret, admitted.executionId, 'tool.called');
     expect(before.find((e) => e.type === 'tool.called')).toMatchObject({ callId: 'call_f1', name: 'pick_file', arguments: '{}' });
     await waitForExecutionState(t, chat.secret, admitted.executionId, 'waiting');
-    // It stays waiting: no model step runs without the output.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // It waits with no lease: no node runs it until a signal (the output) or its deadline wakes it.
+    // That no model step ran without the output shows at the end: the second, last request reads it.
     expect(model.requests).toHaveLength(1);
-    expect(((await t.http().get(`/v1/executions/${admitted.executionId}`).set('authorization', bearer(chat.secret)).expect(200)).body as { state: string }).state).toBe('waiting');
+    expect(await t.database.query('SELECT state, lease_until FROM executions WHERE id = $1', [admitted.executionId])).toEqual([{ state: 'waiting', lease_until: null }]);
 
     const unknown = await post({ callId: 'call_nope', output: 'x' });
     expect({ status: unknown.status, type: (unknown.body as { type?: string }).type }).toEqual({ status: 404, type: 'ToolCallNotFound' });
@@ -342,6 +343,7 @@ describe('turn tools', () => {
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
     expect(events.filter((e) => e.type === 'tool.result')).toEqual([expect.objectContaining({ callId: 'call_f1', name: 'pick_file', isError: false })]);
     expect(toolMessages(model, 1)).toEqual([{ tool_call_id: 'call_f1', content: 'report.pdf' }]);
+    expect(model.requests).toHaveLength(2);
     expect(await roles(chat)).toEqual([
       ['user', 'Pick a file'],
       ['tool', 'report.pdf'],
@@ -384,6 +386,44 @@ describe('turn tools', () => {
       ['user', 'Build it'],
       ['tool', 'report: 3 pages'],
       ['assistant', 'Report done.'],
+    ]);
+  });
+
+  it("[ERR-01] a background tool that fails: its parent Turn reuses the child's error ID (tool.result, the model's tool message, the Chat), the same ID the child's view and end event show, read again; no second error record", async () => {
+    const chat = await chatWith([{ name: 'build_report', description: 'Builds a report', parameters: PARAMS, kind: 'background', url: tools.url('/report'), retry: 'unsafe' }]);
+    tools.enqueue(jsonReply(500, { error: 'secret internal detail' }));
+    model.enqueue(toolCallReply('call_b2', 'build_report', ['{"city":"Lima"}']), textReply(['The report failed.']));
+
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Build it');
+    const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(tools.requests).toHaveLength(1);
+    const [child] = await t.database.query<{ id: string }>(`SELECT id FROM executions WHERE workflow = 'chat.background-tool' AND parent_id = $1`, [admitted.executionId]);
+
+    // The child's failure, sealed once: its view (read twice) and its end event name one error ID.
+    const view = async () => (await t.http().get(`/v1/executions/${child!.id}`).set('authorization', bearer(chat.secret)).expect(200)).body as { state: string; errorId?: string; category?: string };
+    const failed = await view();
+    expect(failed).toMatchObject({ state: 'failed', category: 'internal', errorId: expect.any(String) });
+    const errorId = failed.errorId!;
+    expect(await view()).toEqual(failed);
+    const childEvents = await eventsUntilEnd(t, chat.secret, child!.id);
+    expect(childEvents.at(-1)).toEqual(expect.objectContaining({ type: 'execution.ended', state: 'failed', category: 'internal', errorId }));
+    const records = await t.database.query<{ id: string; execution_id: string; sealed: boolean }>(
+      'SELECT id, execution_id, cause_id IS NOT NULL AS sealed FROM error_records WHERE execution_id = ANY($1::uuid[])',
+      [[child!.id, admitted.executionId]],
+    );
+    expect(records).toEqual([{ id: errorId, execution_id: child!.id, sealed: true }]);
+
+    // The parent carries the same category and error ID, and nothing of the cause.
+    expect(events.filter((e) => e.type === 'tool.result')).toEqual([expect.objectContaining({ callId: 'call_b2', isError: true, category: 'internal', errorId })]);
+    const [message] = toolMessages(model, 1);
+    expect(message).toEqual({ tool_call_id: 'call_b2', content: expect.stringContaining(errorId) });
+    expect(message!.content).toMatch(/^Error:/);
+    expect(message!.content).not.toMatch(/secret internal detail|HTTP 500/);
+    expect(await roles(chat)).toEqual([
+      ['user', 'Build it'],
+      ['tool', message!.content],
+      ['assistant', 'The report failed.'],
     ]);
   });
 

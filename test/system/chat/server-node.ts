@@ -25,6 +25,8 @@ export interface ServerNodeOptions {
   readonly nodeId: string;
   /** Execution lease in seconds (OPENBOT_LEASE_SECONDS): a dead owner's work is taken over after about this long. */
   readonly leaseSeconds: number;
+  /** `OPENBOT_FAULTS` of this node (engine fault points, e.g. `call.result.committed=kill@step:2`). */
+  readonly faults?: string;
   readonly startTimeoutMs?: number;
 }
 
@@ -108,6 +110,7 @@ export async function startServerNode(options: ServerNodeOptions): Promise<Serve
     // The fake model server listens on 127.0.0.1.
     OPENBOT_EGRESS_ALLOW: '127.0.0.1',
     OPENBOT_SHUTDOWN_TIMEOUT_MS: '2000',
+    ...(options.faults !== undefined ? { OPENBOT_FAULTS: options.faults } : {}),
   });
   const child = spawn(process.execPath, [SERVER_MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -213,17 +216,27 @@ export interface ChatSetup {
   readonly chatId: string;
 }
 
-/** An organization (through the admin token), a provider pointing at the fake model, a Bot and a Chat. */
-export async function createChat(node: ServerNode, modelBaseUrl: string): Promise<ChatSetup> {
+/** An organization (through the admin token), a provider pointing at the fake model, a Bot (with `tools`) and a Chat. */
+export async function createChat(node: ServerNode, modelBaseUrl: string, tools: readonly unknown[] = []): Promise<ChatSetup> {
   const org = await expectApi<{ organization: { id: string }; apiKey: { secret: string } }>(201, node, 'POST', '/v1/organizations', {
     token: ADMIN_TOKEN,
     body: { name: `Crash ${randomBytes(3).toString('hex')}` },
   });
   const token = org.apiKey.secret;
   await expectApi(201, node, 'POST', '/v1/model-providers', { token, body: { name: 'fake', kind: 'openai-compatible', baseUrl: modelBaseUrl } });
-  const bot = await expectApi<{ id: string }>(201, node, 'POST', '/v1/bots', { token, body: { name: 'Bot', model: 'fake/gpt-test', instructions: 'Be brief.', tools: [] } });
+  const bot = await expectApi<{ id: string }>(201, node, 'POST', '/v1/bots', { token, body: { name: 'Bot', model: 'fake/gpt-test', instructions: 'Be brief.', tools } });
   const chat = await expectApi<{ id: string }>(201, node, 'POST', '/v1/chats', { token, body: { botId: bot.id } });
   return { secret: token, organizationId: org.organization.id, botId: bot.id, chatId: chat.id };
+}
+
+/** A member (role `member`) added through the API by the owner's key; answers its ID and its own first API key. */
+export async function addMember(node: ServerNode, ownerToken: string): Promise<{ memberId: string; secret: string }> {
+  const added = await expectApi<{ member: { id: string; role: string }; apiKey: { secret: string } }>(201, node, 'POST', '/v1/members', {
+    token: ownerToken,
+    body: { role: 'member', name: `Member ${randomBytes(3).toString('hex')}` },
+  });
+  if (added.member.role !== 'member') throw new Error(`added a ${added.member.role}, not a member`);
+  return { memberId: added.member.id, secret: added.apiKey.secret };
 }
 
 interface EventPage {
@@ -258,4 +271,30 @@ export async function readEvents(
     after = page.next;
     ended = page.ended;
   }
+}
+
+/**
+ * Waits until every recovery job of the ended execution `executionId` has run: none waits any more
+ * that is due within `horizonSeconds` of its end (a takeover arms one 2×lease ahead; a Turn's
+ * deadline timer is due much later and, like these, finds the execution ended). After that no
+ * node has a reason to touch it again, so "nothing more happened" is read at a known end, not
+ * after a sleep. A job a killed node had fetched stays `active` for good and is not waited for.
+ */
+export async function jobsSettled(query: <T>(sql: string, params?: unknown[]) => Promise<T[]>, executionId: string, horizonSeconds: number, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => {
+      const [row] = await query<{ ended: boolean; open: number }>(
+        `SELECT e.ended_at IS NOT NULL AS ended,
+                (SELECT count(*)::int FROM pgboss.job j
+                  WHERE j.name = 'execution-advance' AND j.data->>'executionId' = $1::text AND j.state IN ('created', 'retry')
+                    AND j.start_after <= e.ended_at + make_interval(secs => $2)) AS open
+           FROM executions e WHERE e.id = $1::uuid`,
+        [executionId, horizonSeconds],
+      );
+      return row?.ended === true && row.open === 0 ? true : undefined;
+    },
+    timeoutMs,
+    () => `recovery jobs of ${executionId} still waiting`,
+    200,
+  );
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { chunks, FakeOpenAiServer, heldStreamReply, textReply } from '../../fakes/fake-openai-server';
+import type { ServerResponse } from 'node:http';
+import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } from '../../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../../fakes/fake-tool-server';
 import { replyText, type Admission } from '../../support/chat-fixture';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
-import { createChat, expectApi, readEvents, startServerNode, stopAllServerNodes } from './server-node';
+import { addMember, createChat, expectApi, jobsSettled, readEvents, startServerNode, stopAllServerNodes } from './server-node';
 
 jest.setTimeout(60_000);
 
@@ -14,6 +16,8 @@ const FULL_TEXT = 'Hello from the second attempt';
 
 let db: TestDatabase | null = null;
 let fake: FakeOpenAiServer | null = null;
+/** What each test opened beyond the shared database and model server. */
+const opened: Array<{ close(): Promise<void> } | { drop(): Promise<void> }> = [];
 /** Ends the held first stream (drops its connection) if the test did not. */
 let abandonHeld: (reason: Error) => void = () => undefined;
 
@@ -26,10 +30,11 @@ afterAll(async () => {
   await stopAllServerNodes();
   await fake?.close();
   await db?.drop().catch(() => undefined);
+  for (const thing of opened) await ('drop' in thing ? thing.drop() : thing.close()).catch(() => undefined);
 });
 
-async function execution(id: string): Promise<{ state: string; generation: number; owner_node: string | null }> {
-  const [row] = await db!.query<{ state: string; generation: number; owner_node: string | null }>('SELECT state, generation, owner_node FROM executions WHERE id = $1', [id]);
+async function execution(id: string, query: TestDatabase['query'] = (sql, params) => db!.query(sql, params)): Promise<{ state: string; generation: number; owner_node: string | null }> {
+  const [row] = await query<{ state: string; generation: number; owner_node: string | null }>('SELECT state, generation, owner_node FROM executions WHERE id = $1', [id]);
   return row!;
 }
 
@@ -160,9 +165,111 @@ describe('a Turn whose owner node dies mid-stream (two real server processes)', 
       { attempt: 1, released: true },
       { attempt: 2, released: true },
     ]);
-    // Nothing asks the model again afterwards, and B lives on.
-    await new Promise((r) => setTimeout(r, 500));
+    // Nothing asks the model again once every job of the execution has run (B's takeover armed one more), and B lives on.
+    await jobsSettled((sql, params) => db!.query(sql, params), id, 2 * LEASE_SECONDS + 1, 15_000);
     expect(model.requests).toHaveLength(2);
     expect(b.exit).toBeNull();
   });
 });
+
+/**
+ * Member work takes the same two-process path as service work (REL-01, test/system/engine): a
+ * member added through the API sends a message with its own API key to node A, whose fault point
+ * kills it (SIGKILL) right after it saved the unsafe tool call's result and before the tool
+ * phase's checkpoint. Node B takes over once A's lease ran out, opens the identity A sealed (same
+ * master key), reuses the saved model step and tool result from the call log, and finishes the
+ * Turn for that member: the tool is called once, the model twice (step 1 on A, step 2 on B).
+ *
+ * Phases of the Turn: 1 = model (asks for the tool), 2 = tool (unsafe http), 3 = model (answer).
+ * The tool endpoint answers only once B's API shows `tool.called`, so the event log is known.
+ */
+describe("a member's Turn whose owner node dies mid-Turn (two real server processes)", () => {
+  it("[REL-01][STC-05] kill -9 the node that owns a member's Turn (sent with the member's own API key) after it saved the unsafe tool result, before its checkpoint; the other node takes over (generation 2), reuses the saved model step and tool result, and finishes the Turn for that member", async () => {
+    const [database, model, tools] = await Promise.all([createTestDatabase(), FakeOpenAiServer.start(), FakeToolServer.start()]);
+    opened.push(database, model, tools);
+    const query = <T>(sql: string, params?: unknown[]) => database.query<T>(sql, params);
+    const [a, b] = await Promise.all([
+      startServerNode({ databaseUrl: database.url, nodeId: 'node-a', leaseSeconds: LEASE_SECONDS, faults: 'call.result.committed=kill@step:2' }),
+      startServerNode({ databaseUrl: database.url, nodeId: 'node-b', leaseSeconds: LEASE_SECONDS }),
+    ]);
+    const chat = await createChat(a, model.baseUrl, [
+      { name: 'book', description: 'Books a table', parameters: { type: 'object', properties: { city: { type: 'string' } } }, kind: 'http', url: tools.url('/book'), retry: 'unsafe' },
+    ]);
+    const member = await addMember(a, chat.secret);
+    const token = member.secret;
+    model.enqueue(toolCallReply('call_k1', 'book', ['{"city":', '"Oslo"}'], [10, 4]), textReply(['Booked ', 'for you.'], [30, 5]));
+    let knowId!: (id: string) => void;
+    const idKnown = new Promise<string>((resolve) => (knowId = resolve));
+    let toolAnswered = false;
+    tools.enqueue(async (res: ServerResponse) => {
+      await readEvents(b, token, await idKnown, (events) => events.some((e) => e.type === 'tool.called'), 15_000);
+      toolAnswered = true;
+      await jsonReply(200, { modelOutput: 'table booked' })(res);
+    });
+
+    const admitted = await expectApi<Admission>(202, a, 'POST', `/v1/chats/${chat.chatId}/messages`, { token, body: { content: 'Book Oslo' }, headers: { 'idempotency-key': randomUUID() } });
+    expect(admitted.admission).toBe('started');
+    const id = admitted.executionId;
+    knowId(id);
+
+    // A's fault point kills it once the tool result is saved (the kill is the fault's, not ours).
+    expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(toolAnswered).toBe(true);
+    expect(await execution(id, query)).toMatchObject({ state: 'running', generation: 1, owner_node: 'node-a' });
+    // Saved before the kill: the model step (checkpointed) and the tool result (call log only).
+    const savedCalls = await calls(id, query);
+    expect(savedCalls).toEqual([
+      { call_key: '1:model', generation: 1, status: 'succeeded' },
+      { call_key: '2:tool:call_k1', generation: 1, status: 'succeeded' },
+    ]);
+    expect((await query<{ step: number }>('SELECT step FROM executions WHERE id = $1', [id]))[0]!.step).toBe(1);
+
+    // B takes over and finishes from the saved steps.
+    const { events, ended } = await readEvents(b, token, id, (_, end) => end, 30_000);
+    expect(ended).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.type !== 'text.delta').map((e) => [e.type, e.step ?? null])).toEqual([
+      ['model.started', 1],
+      ['model.completed', 1],
+      ['tool.called', 1],
+      ['tool.result', 1],
+      ['model.started', 2],
+      ['model.completed', 2],
+      ['execution.ended', null],
+    ]);
+    expect(replyText(events)).toBe('Booked for you.');
+    expect(await execution(id, query)).toMatchObject({ state: 'completed', generation: 2, owner_node: 'node-b' });
+    expect(await calls(id, query)).toEqual([...savedCalls, { call_key: '3:model', generation: 2, status: 'succeeded' }]);
+
+    // The unsafe tool was called once; the model once per step, the second time with the saved tool result.
+    expect(tools.requests).toHaveLength(1);
+    expect(model.requests).toHaveLength(2);
+    const lastPrompt = (model.requests[1]!.body as { messages: Array<{ role: string; content: string | null }> }).messages;
+    expect(lastPrompt.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['table booked']);
+
+    // All of it is the member's work: the Turn, the execution and both usage records.
+    expect(await query('SELECT scope_kind, scope_id FROM chat_turns WHERE id = $1', [admitted.turnId])).toEqual([{ scope_kind: 'member', scope_id: member.memberId }]);
+    expect(await query('SELECT scope_kind, scope_id FROM executions WHERE id = $1', [id])).toEqual([{ scope_kind: 'member', scope_id: member.memberId }]);
+    expect(await query('SELECT scope_kind, scope_id, status FROM usage_records WHERE execution_id = $1 ORDER BY input_tokens', [id])).toEqual([
+      { scope_kind: 'member', scope_id: member.memberId, status: 'confirmed' },
+      { scope_kind: 'member', scope_id: member.memberId, status: 'confirmed' },
+    ]);
+    const page = await expectApi<{ data: Array<{ role: string; content: string }> }>(200, b, 'GET', `/v1/chats/${chat.chatId}/messages`, { token });
+    expect(page.data.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'Book Oslo'],
+      ['tool', 'table booked'],
+      ['assistant', 'Booked for you.'],
+    ]);
+
+    // Nothing more once every job of the execution has run; B lives on.
+    await jobsSettled(query, id, 2 * LEASE_SECONDS + 1, 15_000);
+    expect(tools.requests).toHaveLength(1);
+    expect(model.requests).toHaveLength(2);
+    expect(b.exit).toBeNull();
+  });
+});
+
+async function calls(id: string, query: TestDatabase['query']): Promise<Array<{ call_key: string; generation: number; status: string }>> {
+  return query('SELECT call_key, generation, status FROM execution_calls WHERE execution_id = $1 ORDER BY step, attempt', [id]);
+}

@@ -6,6 +6,8 @@ import type { BotTool } from '../../bots/bot-view';
 export interface ToolAnswer {
   readonly modelOutput: string;
   readonly isError: boolean;
+  /** A failed background tool's own category and error ID, carried as they are (ERR-01). */
+  readonly failure?: { readonly category: string; readonly errorId: string };
 }
 
 /** Longest tool answer kept for the model; the rest is cut with a note. */

@@ -1,6 +1,6 @@
 import type { ToolCall, ToolResult } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
+import type { ExecutionView, Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type ToolAnswer } from './http-tool';
@@ -18,7 +18,13 @@ export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
  * result is saved — in the call log, the client tool row, or the background execution — before
  * `tool.result` is published (STC-06), and lands in the Turn's state at this phase's checkpoint.
  */
-export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fetch; readonly hooks: TurnHooks }): Phase<Json> {
+export function toolPhase(deps: {
+  readonly pool: Pool;
+  readonly fetch: typeof fetch;
+  readonly hooks: TurnHooks;
+  /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
+  readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+}): Phase<Json> {
   return {
     async run(context: PhaseContext<Json>): Promise<PhaseOutcome<Json>> {
       const state = asTurnState(context.state);
@@ -59,12 +65,12 @@ export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fe
               return { state: asJson({ ...state, child }), wait: { children: true, ...untilDeadline(state) } };
             }
             const output = await context.childResult(state.child as ExecutionId);
-            result = output === undefined ? { modelOutput: `Error: the background tool "${call.name}" did not complete.`, isError: true } : toToolAnswer(output);
+            result = output === undefined ? await childFailure(deps.readExecution, state.child as ExecutionId, call.name) : toToolAnswer(output);
             break;
           }
         }
       }
-      publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError }, { step });
+      publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure }, { step });
       const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
       await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
       const next: TurnState = {
@@ -76,6 +82,21 @@ export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fe
       return { state: asJson(next) };
     },
   };
+}
+
+/**
+ * What the Turn answers the model when its background tool did not complete. A failed child's
+ * category and error ID are reused as they are (ERR-01): the parent never mints an ID of its own
+ * for the same failure, and the cause stays in the child's sealed error record. A phase run again
+ * after a takeover reads the same row, so it answers the same ID.
+ */
+async function childFailure(read: (id: ExecutionId) => Promise<ExecutionView | null>, childId: ExecutionId, name: string): Promise<ToolAnswer> {
+  const child = await read(childId);
+  if (child?.state === 'failed' && child.errorId !== null) {
+    const failure = { category: child.category ?? 'internal', errorId: child.errorId };
+    return { modelOutput: `Error: the background tool "${name}" failed (category ${failure.category}, error ID ${failure.errorId}).`, isError: true, failure };
+  }
+  return { modelOutput: `Error: the background tool "${name}" did not complete.`, isError: true };
 }
 
 function untilDeadline(state: TurnState): { until?: Date } {

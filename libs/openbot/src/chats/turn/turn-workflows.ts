@@ -37,7 +37,7 @@ export class TurnWorkflows implements OnModuleInit {
       next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
       phases: {
         model: modelPhase({ pool, models: this.models, hooks: this.hooks }),
-        tool: toolPhase({ pool, fetch: fetchFn, hooks: this.hooks }),
+        tool: toolPhase({ pool, fetch: fetchFn, hooks: this.hooks, readExecution: (id) => this.engine.get(id) }),
       },
       end: endTurn,
     };
