@@ -153,9 +153,16 @@ describe('a Turn whose owner node dies mid-stream (two real server processes)', 
       [2, 2, true],
     ]);
     expect(calls.every((c) => c.idempotency_key === keys[0])).toBe(true);
-    // One usage record, for the saved attempt (the dead attempt never finished, so it charged nothing).
-    const usage = await db!.query('SELECT status, input_tokens, output_tokens FROM usage_records WHERE execution_id = $1', [id]);
-    expect(usage).toEqual([{ status: 'confirmed', input_tokens: 20, output_tokens: 6 }]);
+    // USE-02/USE-04: the dead owner's attempt is recorded unknown (never zero) when B closes it; B's saved attempt is confirmed.
+    const usage = await db!.query(
+      `SELECT u.status, u.input_tokens, u.output_tokens FROM usage_records u JOIN execution_calls c ON c.id = u.call_id
+        WHERE u.execution_id = $1 ORDER BY c.attempt`,
+      [id],
+    );
+    expect(usage).toEqual([
+      { status: 'unknown', input_tokens: null, output_tokens: null },
+      { status: 'confirmed', input_tokens: 20, output_tokens: 6 },
+    ]);
     // USE-03: the dead owner's attempt held its estimate; B's takeover released it, and B's own hold went with the result.
     const holds = await db!.query<{ attempt: number; released: boolean }>(
       'SELECT attempt, released_at IS NOT NULL AS released FROM usage_holds WHERE execution_id = $1 ORDER BY attempt',
