@@ -1,4 +1,4 @@
-import type { ToolCall } from '@openbot/core';
+import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
 import type { CallRequest, Json } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
 
@@ -6,6 +6,13 @@ import type { BotTool } from '../../bots/bot-view';
 export interface ToolAnswer {
   readonly modelOutput: string;
   readonly isError: boolean;
+}
+
+/** How tool calls reach their endpoints: the egress client's fetch and its cap on answers. */
+export interface HttpToolClient {
+  readonly fetch: typeof fetch;
+  /** A longer answer is not read: the model gets an error result instead (OPENBOT_TOOL_ANSWER_LIMIT). */
+  readonly answerLimitBytes: number;
 }
 
 /** Longest tool answer kept for the model; the rest is cut with a note. */
@@ -34,7 +41,7 @@ export class HttpToolFailure extends Error {
  * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
  * an error result the model can read; arguments that are not JSON never leave the server.
  */
-export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
+export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
   let args: unknown;
   try {
     args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -43,7 +50,7 @@ export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: T
   }
   let response: Response;
   try {
-    response = await fetchFn(tool.url!, {
+    response = await http.fetch(tool.url!, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
       body: JSON.stringify({ callId: call.callId, name: call.name, arguments: args }),
@@ -58,8 +65,10 @@ export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: T
   }
   let text: string;
   try {
-    text = await response.text();
+    text = await readCappedText(response, http.answerLimitBytes, `the answer of tool "${call.name}"`);
   } catch (error) {
+    // An answer over the cap is the tool's answer, unusable as it is: an error result, not a lost call.
+    if (error instanceof AnswerTooLarge) return answer(`Error: ${error.message}.`, true);
     throw new HttpToolFailure(`the answer of tool "${call.name}" was cut off`, true, { cause: error });
   }
   if (response.status >= 500 || response.status === 429) {

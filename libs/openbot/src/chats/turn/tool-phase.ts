@@ -3,7 +3,7 @@ import type { ExecutionId } from '@openbot/domain';
 import type { Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
-import { answer, callHttpTool, toToolAnswer, type ToolAnswer } from './http-tool';
+import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
@@ -18,7 +18,7 @@ export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
  * result is saved — in the call log, the client tool row, or the background execution — before
  * `tool.result` is published (STC-06), and lands in the Turn's state at this phase's checkpoint.
  */
-export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fetch; readonly hooks: TurnHooks }): Phase<Json> {
+export function toolPhase(deps: { readonly pool: Pool; readonly http: HttpToolClient; readonly hooks: TurnHooks }): Phase<Json> {
   return {
     async run(context: PhaseContext<Json>): Promise<PhaseOutcome<Json>> {
       const state = asTurnState(context.state);
@@ -38,7 +38,7 @@ export function toolPhase(deps: { readonly pool: Pool; readonly fetch: typeof fe
             result = toToolAnswer(
               await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => {
                 if (request.attempt === 1) called();
-                return callHttpTool(deps.fetch, tool, call, request);
+                return callHttpTool(deps.http, tool, call, request);
               }),
             );
             break;
