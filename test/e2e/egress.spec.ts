@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { EGRESS_HOST_LOOKUP } from '../../libs/openbot/src/egress/egress.module';
 import type { HostLookup } from '../../libs/openbot/src/egress/egress-policy';
 import { SealedRecords } from '../../libs/openbot/src/sealing/sealed-records';
@@ -142,6 +143,40 @@ describe('egress', () => {
     const [record] = await t.database.query<{ cause_id: string }>('SELECT cause_id FROM error_records WHERE id = $1', [end.errorId]);
     const sealed = await t.app.get(SealedRecords).get(record!.cause_id as never);
     expect(JSON.stringify(sealed?.value)).toContain('llm.test resolved to 127.0.0.1');
+  });
+
+  it('security: an endless OpenID discovery document is read only up to OPENBOT_EGRESS_DOCUMENT_LIMIT: the login is 503 unavailable, the sealed cause says why', async () => {
+    const idp = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"issuer":"');
+      const chunk = 'i'.repeat(16 * 1024);
+      const pump = (): void => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.2', resolve));
+    closing.push({
+      close: async () => {
+        idp.closeAllConnections();
+        await new Promise<void>((resolve) => idp.close(() => resolve()));
+      },
+    });
+    const org = await t.createOrganization('Endless IdP');
+    const issuer = `http://127.0.0.2:${(idp.address() as AddressInfo).port}`;
+    await t
+      .http()
+      .put('/v1/sso')
+      .set('authorization', `Bearer ${org.secret}`)
+      .send({ issuer, clientId: 'c', clientSecret: 's', allowedDomains: ['example.com'], defaultRole: 'member' })
+      .expect(200);
+    const res = await t.http().get(`/v1/sso/${org.organizationId}/login`);
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ type: 'RequestFailed', category: 'unavailable' });
+    const [record] = await t.database.query<{ cause_id: string }>('SELECT cause_id FROM error_records WHERE id = $1', [(res.body as { errorId: string }).errorId]);
+    const sealed = await t.app.get(SealedRecords).get(record!.cause_id as never);
+    expect(JSON.stringify(sealed?.value)).toContain(`the discovery document of ${issuer} is larger than 65536 bytes`);
   });
 
   it('security: a tool answer over OPENBOT_TOOL_ANSWER_LIMIT is not read: the model gets a clear error result', async () => {
