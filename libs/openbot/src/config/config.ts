@@ -179,7 +179,7 @@ function parseDatabaseUrl(value: string): void {
 }
 
 /** The loopback ranges a development node may call while `OPENBOT_EGRESS_ALLOW` is unset (a local model server). */
-export const DEVELOPMENT_EGRESS_ALLOW: readonly string[] = ['127.0.0.0/8', '::1'];
+const DEVELOPMENT_EGRESS_ALLOW: readonly string[] = ['127.0.0.0/8', '::1'];
 
 /**
  * Egress settings. Outside production an unset `OPENBOT_EGRESS_ALLOW` allows loopback (Ollama,
