@@ -67,15 +67,21 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
   try {
     text = await readCappedText(response, http.answerLimitBytes, `the answer of tool "${call.name}"`);
   } catch (error) {
-    // An answer over the cap is the tool's answer, unusable as it is: an error result, not a lost call.
-    if (error instanceof AnswerTooLarge) return answer(`Error: ${error.message}.`, true);
+    // An answer over the cap is the tool's answer, unusable as it is: an error result, not a lost
+    // call (a 5xx or 429 stays what its status says, whatever its body).
+    if (error instanceof AnswerTooLarge && !retryableStatus(response.status)) return answer(`Error: ${error.message}.`, true);
+    if (error instanceof AnswerTooLarge) throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
     throw new HttpToolFailure(`the answer of tool "${call.name}" was cut off`, true, { cause: error });
   }
-  if (response.status >= 500 || response.status === 429) {
+  if (retryableStatus(response.status)) {
     throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
   }
   if (!response.ok) return answer(`Error: the tool "${call.name}" answered HTTP ${response.status}: ${text}`, true);
   return answer(modelOutputOf(text), false);
+}
+
+function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 429;
 }
 
 function modelOutputOf(text: string): string {
