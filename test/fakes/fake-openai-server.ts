@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { jsonBody, ScriptedServer, writeEventStream, type Reply, type StreamOptions as BaseStreamOptions } from './scripted-server';
+import { jsonBody, ScriptedServer, writeEventStream, type ListenAt, type Reply, type StreamOptions as BaseStreamOptions } from './scripted-server';
 
 export { rawReply, silentReply, type RecordedRequest, type Reply } from './scripted-server';
 
@@ -19,8 +19,8 @@ export class FakeOpenAiServer extends ScriptedServer {
     });
   }
 
-  static start(): Promise<FakeOpenAiServer> {
-    return new FakeOpenAiServer().listen();
+  static start(at?: ListenAt): Promise<FakeOpenAiServer> {
+    return new FakeOpenAiServer().listen(at);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { jsonOrTextBody, ScriptedServer, silentReply, type RecordedRequest, type Reply } from './scripted-server';
+import { jsonOrTextBody, ScriptedServer, silentReply, type ListenAt, type RecordedRequest, type Reply } from './scripted-server';
 
 export type { Reply } from './scripted-server';
 
@@ -22,8 +22,8 @@ export class FakeToolServer extends ScriptedServer {
     });
   }
 
-  static start(): Promise<FakeToolServer> {
-    return new FakeToolServer().listen();
+  static start(at?: ListenAt): Promise<FakeToolServer> {
+    return new FakeToolServer().listen(at);
   }
 
   /** The absolute URL of `path` on this server. */

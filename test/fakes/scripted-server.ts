@@ -45,12 +45,19 @@ export function jsonOrTextBody(raw: string): unknown {
   }
 }
 
+/** Where a fake listens. */
+export interface ListenAt {
+  readonly host?: string;
+  readonly port?: number;
+}
+
 export class ScriptedServer {
   readonly requests: RecordedRequest[] = [];
   /** Served when the script is empty (instead of the "no scripted reply" answer): unlimited requests. */
   fallback?: Reply;
   private readonly script: Reply[] = [];
   private readonly waiters = new Set<() => void>();
+  private host = '127.0.0.1';
 
   private readonly server: Server = createServer((req, res) => {
     void this.handle(req, res);
@@ -58,14 +65,25 @@ export class ScriptedServer {
 
   protected constructor(private readonly options: ScriptedServerOptions) {}
 
-  /** Starts listening on a free port of 127.0.0.1; a fake's static `start()` returns this. */
-  protected async listen(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  /**
+   * Starts listening (default: a free port of 127.0.0.1); a fake's static `start()` returns this.
+   * Egress tests pick another loopback address and a given port (a name pinned to that address).
+   */
+  protected async listen(at: ListenAt = {}): Promise<this> {
+    this.host = at.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(at.port ?? 0, this.host, resolve);
+    });
     return this;
   }
 
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
   get baseUrl(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${this.options.baseUrlSuffix}`;
+    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}${this.options.baseUrlSuffix}`;
   }
 
   /** Requests seen per `Idempotency-Key` header. */

@@ -203,6 +203,16 @@ describe('the compiled server process (npm start)', () => {
     const org = await json<{ organization: { id: string; name: string }; apiKey: { secret: string } }>(created);
     expect(org.organization.name).toBe('Survives restarts');
 
+    // Development with OPENBOT_EGRESS_ALLOW unset: the banner says loopback is allowed, and a local
+    // model server (Ollama's default address) registers without any egress setting (decision 016).
+    expect(first.stdout()).toMatch(/^\s*Egress\s+loopback allowed \(development default while OPENBOT_EGRESS_ALLOW is unset\)$/m);
+    const local = await fetch(`${first.base}/v1/model-providers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.apiKey.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' }),
+    });
+    expect(local.status).toBe(201);
+
     // Ctrl-C: drains, stops PostgreSQL, exits 0, and leaves no PostgreSQL behind.
     expect(postgresProcessesUnder(dataDir).length).toBeGreaterThan(0);
     first.child.kill('SIGINT');

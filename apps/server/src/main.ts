@@ -118,6 +118,10 @@ function printBanner(config: Config, base: string, database: Database, secrets: 
     `  Database  ${database.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
     `  Data dir  ${config.dataDir}`,
   ];
+  if (config.egressLoopbackByDefault) {
+    // A newcomer's first model server is on their own machine (Ollama on 127.0.0.1:11434, LM Studio, vLLM).
+    lines.push(`  Egress    loopback allowed (development default while OPENBOT_EGRESS_ALLOW is unset)`);
+  }
   if (!config.production && config.adminToken === null && secrets.adminToken !== null) {
     lines.push(`  Admin     ${secrets.adminToken}  (stored in ${config.dataDir}/admin-token)`);
   }

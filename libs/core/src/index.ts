@@ -1,5 +1,6 @@
 export * from './chat';
 export * from './model/model-provider';
+export * from './http/capped-body';
 export * from './providers/sse';
 export * from './providers/openai-compatible';
 export * from './providers/anthropic';

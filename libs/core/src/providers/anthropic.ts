@@ -7,6 +7,7 @@ import {
   type ModelStreamEvent,
 } from '../model/model-provider';
 import { parseRetryAfter } from './openai-compatible';
+import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
 import { streamSse } from './sse-request';
 
 export interface AnthropicOptions {
@@ -21,6 +22,8 @@ export interface AnthropicOptions {
   readonly idleTimeoutMs?: number;
   /** Injectable for tests; defaults to the global `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
+  readonly maxErrorBodyBytes?: number;
 }
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -82,7 +85,7 @@ export class AnthropicProvider implements ModelProvider {
       body: this.body(request),
       firstByteTimeoutMs: this.firstByteTimeoutMs,
       idleTimeoutMs: this.idleTimeoutMs,
-      httpFailure,
+      httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new EventAssembler(),
     });
   }
@@ -290,12 +293,13 @@ function streamFailure(error: AnthropicError | undefined): ModelFailure {
   }
 }
 
-async function httpFailure(response: Response): Promise<ModelFailure> {
+async function httpFailure(response: Response, limitBytes: number): Promise<ModelFailure> {
   let text = '';
   try {
-    text = await response.text();
-  } catch {
-    // The status alone is enough to classify the failure.
+    text = await readCappedText(response, limitBytes, 'the error body');
+  } catch (error) {
+    // The status alone is enough to classify the failure; a body over the limit is named as such.
+    if (error instanceof AnswerTooLarge) text = error.message;
   }
   let error: AnthropicError | undefined;
   try {

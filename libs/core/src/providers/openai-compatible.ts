@@ -6,6 +6,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
+import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
 import { streamSse } from './sse-request';
 
 export interface OpenAiCompatibleOptions {
@@ -18,6 +19,8 @@ export interface OpenAiCompatibleOptions {
   readonly idleTimeoutMs?: number;
   /** Injectable for tests; defaults to the global `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
+  readonly maxErrorBodyBytes?: number;
 }
 
 const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
@@ -64,7 +67,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       body: this.body(request),
       firstByteTimeoutMs: this.firstByteTimeoutMs,
       idleTimeoutMs: this.idleTimeoutMs,
-      httpFailure,
+      httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new ChunkAssembler(),
     });
   }
@@ -201,12 +204,13 @@ function toFinishReason(reason: string): FinishReason {
   }
 }
 
-async function httpFailure(response: Response): Promise<ModelFailure> {
+async function httpFailure(response: Response, limitBytes: number): Promise<ModelFailure> {
   let text = '';
   try {
-    text = await response.text();
-  } catch {
-    // The status alone is enough to classify the failure.
+    text = await readCappedText(response, limitBytes, 'the error body');
+  } catch (error) {
+    // The status alone is enough to classify the failure; a body over the limit is named as such.
+    if (error instanceof AnswerTooLarge) text = error.message;
   }
   let error: OpenAiChunk['error'];
   try {

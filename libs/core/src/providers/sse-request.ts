@@ -1,5 +1,5 @@
 import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
-import { SseDecoder } from './sse';
+import { SseDecoder, SseTooLarge } from './sse';
 import { Watchdog } from './watchdog';
 
 /** Turns one provider's SSE payloads into port events. */
@@ -73,7 +73,13 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
       }
       watchdog.disarm();
       first = false;
-      const payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+      let payloads: string[];
+      try {
+        payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+      } catch (error) {
+        if (error instanceof SseTooLarge) throw new ModelFailure('unavailable', `The model provider stream is unusable: ${error.message}.`, { cause: error });
+        throw error;
+      }
       for (const payload of payloads) {
         for (const event of assembler.accept(payload)) yield event;
         if (assembler.done) return;

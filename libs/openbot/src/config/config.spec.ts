@@ -45,7 +45,10 @@ describe('parseConfig defaults', () => {
       adminToken: null,
       masterKey: null,
       oldMasterKeys: [],
-      egressAllow: [],
+      egressAllow: ['127.0.0.0/8', '::1'],
+      egressLoopbackByDefault: true,
+      egressToolAnswerLimit: 1024 * 1024,
+      egressDocumentLimit: 64 * 1024,
       objectStore: { kind: 'fs' },
       nodeId: `${hostname()}-${process.pid}`,
       logLevel: 'info',
@@ -244,6 +247,32 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
   it('OPENBOT_EGRESS_ALLOW accepts hosts, addresses and CIDRs at their bounds', () => {
     const allow = '127.0.0.1,0.0.0.0/0,10.0.0.0/32,::1,fd00::/8,::/128,model-host.local';
     expect(parseConfig({ OPENBOT_EGRESS_ALLOW: allow }).egressAllow).toEqual(allow.split(','));
+  });
+
+  describe('egress (decision 016)', () => {
+    it('in development an unset OPENBOT_EGRESS_ALLOW allows loopback, for a local model server', () => {
+      expect(parseConfig({})).toMatchObject({ egressAllow: ['127.0.0.0/8', '::1'], egressLoopbackByDefault: true });
+    });
+
+    it('setting OPENBOT_EGRESS_ALLOW, even to an empty value, replaces the loopback default', () => {
+      expect(parseConfig({ OPENBOT_EGRESS_ALLOW: '' })).toMatchObject({ egressAllow: [], egressLoopbackByDefault: false });
+      expect(parseConfig({ OPENBOT_EGRESS_ALLOW: '  ' })).toMatchObject({ egressAllow: [], egressLoopbackByDefault: false });
+      expect(parseConfig({ OPENBOT_EGRESS_ALLOW: '10.0.0.7' })).toMatchObject({ egressAllow: ['10.0.0.7'], egressLoopbackByDefault: false });
+    });
+
+    it('production keeps refusing loopback when OPENBOT_EGRESS_ALLOW is unset', () => {
+      expect(parseConfig(PRODUCTION)).toMatchObject({ egressAllow: [], egressLoopbackByDefault: false });
+    });
+
+    it('answer limits: 1 MiB for tool answers and 64 KiB for documents, configurable in bytes', () => {
+      expect(parseConfig({ OPENBOT_TOOL_ANSWER_LIMIT: '2048', OPENBOT_EGRESS_DOCUMENT_LIMIT: '4096' })).toMatchObject({
+        egressToolAnswerLimit: 2048,
+        egressDocumentLimit: 4096,
+      });
+      for (const variable of ['OPENBOT_TOOL_ANSWER_LIMIT', 'OPENBOT_EGRESS_DOCUMENT_LIMIT']) {
+        for (const value of ['12', 'lots', '-1', String(1024 ** 3)]) expectRejected({ [variable]: value }, variable);
+      }
+    });
   });
 
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {

@@ -39,7 +39,16 @@ export interface Config {
   /** null: generated into the data dir in development; refused in production. */
   readonly masterKey: MasterKey | null;
   readonly oldMasterKeys: readonly MasterKey[];
+  // ---- egress (decisions 008 and 016) ----
+  /** Hosts, addresses and CIDRs organization-supplied URLs may reach although not global unicast. */
   readonly egressAllow: readonly string[];
+  /** true: `OPENBOT_EGRESS_ALLOW` is unset outside production, so loopback is allowed by default. */
+  readonly egressLoopbackByDefault: boolean;
+  /** Largest HTTP tool answer read, in bytes. */
+  readonly egressToolAnswerLimit: number;
+  /** Largest provider error body, OpenID document, key set, token or userinfo answer read, in bytes. */
+  readonly egressDocumentLimit: number;
+  // ---- end of egress ----
   readonly objectStore: { readonly kind: 'fs' } | ({ readonly kind: 's3' } & S3Config);
   readonly nodeId: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -105,7 +114,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     adminToken,
     masterKey: masterKey === null ? null : parseMasterKey('OPENBOT_MASTER_KEY', masterKey),
     oldMasterKeys: list(env, 'OPENBOT_MASTER_KEYS_OLD').map((k) => parseMasterKey('OPENBOT_MASTER_KEYS_OLD', k)),
-    egressAllow: list(env, 'OPENBOT_EGRESS_ALLOW').map((entry) => parseEgressEntry(entry)),
+    ...egressOf(env, production),
     objectStore: store === 'fs' ? { kind: 'fs' } : { kind: 's3', ...parseS3(env) },
     nodeId: optional(env, 'OPENBOT_NODE_ID') ?? `${hostname()}-${process.pid}`,
     logLevel: logLevel as Config['logLevel'],
@@ -176,6 +185,27 @@ function parseDatabaseUrl(value: string): void {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError('DATABASE_URL', 'must start with postgres:// or postgresql://');
   }
+}
+
+/** The loopback ranges a development node may call while `OPENBOT_EGRESS_ALLOW` is unset (a local model server). */
+const DEVELOPMENT_EGRESS_ALLOW: readonly string[] = ['127.0.0.0/8', '::1'];
+
+/**
+ * Egress settings. Outside production an unset `OPENBOT_EGRESS_ALLOW` allows loopback (Ollama,
+ * LM Studio, vLLM on the developer's machine); setting it, even to an empty value, replaces that
+ * default, so tests that set it see exactly their own list.
+ */
+function egressOf(
+  env: Env,
+  production: boolean,
+): Pick<Config, 'egressAllow' | 'egressLoopbackByDefault' | 'egressToolAnswerLimit' | 'egressDocumentLimit'> {
+  const byDefault = !production && env.OPENBOT_EGRESS_ALLOW === undefined;
+  return {
+    egressAllow: byDefault ? DEVELOPMENT_EGRESS_ALLOW : list(env, 'OPENBOT_EGRESS_ALLOW').map((entry) => parseEgressEntry(entry)),
+    egressLoopbackByDefault: byDefault,
+    egressToolAnswerLimit: integer(env, 'OPENBOT_TOOL_ANSWER_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    egressDocumentLimit: integer(env, 'OPENBOT_EGRESS_DOCUMENT_LIMIT', 64 * 1024, 1024, 16 * 1024 * 1024),
+  };
 }
 
 function parseEgressEntry(entry: string): string {

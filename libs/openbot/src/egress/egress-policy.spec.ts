@@ -48,7 +48,7 @@ describe('egress policy', () => {
     ['169.255.0.1, just past link-local', 'http://169.255.0.1/'],
     ['11.0.0.1, just past 10/8', 'http://11.0.0.1/'],
     ['a public IPv6 address', 'https://[2001:4860:4860::8888]/'],
-    ['fe00::1, outside fc00::/7 and fe80::/10', 'http://[fe00::1]/'],
+    ['an IPv4-mapped public address', 'http://[::ffff:8.8.8.8]/'],
   ])('allows %s', async (_label, url) => {
     const decision = await policy.check(url);
     expect(decision).toEqual({ allowed: true, url: new URL(url), addresses: [expect.any(String)] });
@@ -74,7 +74,7 @@ describe('egress policy', () => {
       'internal.example': ['10.1.2.3'],
       'mixed.example': ['93.184.215.14', '192.168.0.7'],
       'metadata.example': ['169.254.169.254'],
-      'v6.example': ['2001:db8::1', 'fe80::5'],
+      'v6.example': ['2606:4700::1111', 'fe80::5'],
     }));
     expect(await dns.check('https://public.example/v1')).toEqual({ allowed: true, url: new URL('https://public.example/v1'), addresses: ['93.184.215.14'] });
     for (const [host, reason] of [
@@ -151,6 +151,25 @@ describe('egress policy', () => {
       expect((await allowing.check('http://[::1]:8080/')).allowed).toBe(true);
       expect((await allowing.check('http://127.0.0.1/')).allowed).toBe(false);
     });
+  });
+
+  it('security: a refusal of a resolved name never shows the resolved address, names OPENBOT_EGRESS_ALLOW, and keeps the address in its detail', async () => {
+    const dns = new EgressPolicy([], fakeLookup({ 'wiki.corp.example': ['93.184.215.14', '10.20.30.40'] }));
+    const decision = await dns.check('https://wiki.corp.example/api');
+    expect(decision.allowed).toBe(false);
+    if (decision.allowed) return;
+    expect(decision.reason).toBe(
+      'host wiki.corp.example resolves to a private address, which the egress policy refuses (list the host or address in OPENBOT_EGRESS_ALLOW to allow it)',
+    );
+    expect(decision.reason).not.toContain('10.20.30.40');
+    expect(decision.detail).toContain('10.20.30.40');
+  });
+
+  it('every refusal of an address names OPENBOT_EGRESS_ALLOW, also for an address the member wrote', async () => {
+    for (const url of ['http://127.0.0.1:11434/v1', 'http://[::1]/', 'http://100.100.100.200/']) {
+      const decision = await policy.check(url);
+      expect(decision.allowed === false && decision.reason).toContain('OPENBOT_EGRESS_ALLOW');
+    }
   });
 
   it('refusalOf answers null for public addresses and a reason for denied ones', () => {

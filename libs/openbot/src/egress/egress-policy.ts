@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { nonGlobalReason } from './global-unicast';
 
 /** One resolved address of a host, as `dns.lookup(host, { all: true })` answers. */
 export interface ResolvedAddress {
@@ -10,29 +11,17 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has; injectable so tests need no network. */
 export type HostLookup = (host: string) => Promise<readonly ResolvedAddress[]>;
 
+/** The variable that widens the policy; every refusal an allow entry could lift names it. */
+export const EGRESS_ALLOW_VARIABLE = 'OPENBOT_EGRESS_ALLOW';
+
 export type EgressDecision =
+  /** `addresses`: the only addresses a request to this URL may connect to (see EgressClient). */
   | { readonly allowed: true; readonly url: URL; readonly addresses: readonly string[] }
-  | { readonly allowed: false; readonly reason: string };
-
-/** Ranges no organization-supplied URL may reach unless `OPENBOT_EGRESS_ALLOW` lists them (docs/architecture.md "Egress"). */
-const DENIED_RANGES: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6', string]> = [
-  ['0.0.0.0', 8, 'ipv4', 'an unspecified ("this network") address'],
-  ['127.0.0.0', 8, 'ipv4', 'a loopback address'],
-  ['10.0.0.0', 8, 'ipv4', 'a private address'],
-  ['172.16.0.0', 12, 'ipv4', 'a private address'],
-  ['192.168.0.0', 16, 'ipv4', 'a private address'],
-  ['169.254.0.0', 16, 'ipv4', 'a link-local address'],
-  ['::', 128, 'ipv6', 'the unspecified address'],
-  ['::1', 128, 'ipv6', 'a loopback address'],
-  ['fc00::', 7, 'ipv6', 'a private (unique local) address'],
-  ['fe80::', 10, 'ipv6', 'a link-local address'],
-];
-
-/** Cloud metadata endpoints, named separately so the refusal says what they are. */
-const METADATA_ADDRESSES: ReadonlyArray<readonly [string, 'ipv4' | 'ipv6']> = [
-  ['169.254.169.254', 'ipv4'],
-  ['fd00:ec2::254', 'ipv6'],
-];
+  /**
+   * `reason` is safe to show the member and the model: it never names an address the host
+   * resolved to (that would map the internal DNS). `detail` does, for the sealed cause only.
+   */
+  | { readonly allowed: false; readonly reason: string; readonly detail?: string };
 
 const defaultLookup: HostLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
@@ -48,16 +37,13 @@ function family(address: string): 'ipv4' | 'ipv6' {
 
 /**
  * Decides whether the server may call an organization-supplied URL: http or https only; every
- * address the host resolves to must be public, unless the host or the address is on the allow
- * list (`OPENBOT_EGRESS_ALLOW`: host names, IP addresses or CIDRs). BlockList matches IPv4 rules
- * against IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`) too.
+ * address the host resolves to must be global unicast (global-unicast.ts), unless the host or the
+ * address is on the allow list (`OPENBOT_EGRESS_ALLOW`: host names, IP addresses or CIDRs).
  *
- * Checks at configuration time cannot stop DNS rebinding: callers check again right before each
- * request (and on each redirect) with the addresses they then connect to.
+ * A decision alone cannot stop DNS rebinding (the name may resolve elsewhere a moment later):
+ * the EgressClient connects only to the addresses an allowing decision lists.
  */
 export class EgressPolicy {
-  private readonly denied: ReadonlyArray<{ readonly list: BlockList; readonly reason: string }>;
-  private readonly metadata = new BlockList();
   private readonly allowedAddresses = new BlockList();
   private readonly allowedHosts = new Set<string>();
 
@@ -65,12 +51,6 @@ export class EgressPolicy {
     allow: readonly string[],
     private readonly lookup: HostLookup = defaultLookup,
   ) {
-    this.denied = DENIED_RANGES.map(([network, prefix, type, reason]) => {
-      const list = new BlockList();
-      list.addSubnet(network, prefix, type);
-      return { list, reason };
-    });
-    for (const [address, type] of METADATA_ADDRESSES) this.metadata.addAddress(address, type);
     for (const entry of allow) {
       const [address, bits] = entry.split('/');
       const host = normalizeHost(address ?? '');
@@ -87,10 +67,8 @@ export class EgressPolicy {
   /** Why `address` may not be called, or null when it may. */
   refusalOf(address: string): string | null {
     if (isIP(address) === 0) return 'not an IP address';
-    const type = family(address);
-    if (this.allowedAddresses.check(address, type)) return null;
-    if (this.metadata.check(address, type)) return 'a cloud metadata address';
-    return this.denied.find(({ list }) => list.check(address, type))?.reason ?? null;
+    if (this.allowedAddresses.check(address, family(address))) return null;
+    return nonGlobalReason(address);
   }
 
   /** Resolves the URL's host and decides; never throws for a bad URL or a failed lookup. */
@@ -106,24 +84,34 @@ export class EgressPolicy {
     }
     const host = normalizeHost(url.hostname);
     if (host === '') return { allowed: false, reason: 'has no host' };
-    let addresses: string[];
     if (isIP(host) !== 0) {
-      addresses = [host];
-    } else {
-      try {
-        addresses = (await this.lookup(host)).map((a) => a.address);
-      } catch {
-        return { allowed: false, reason: `host ${host} does not resolve` };
-      }
-      if (addresses.length === 0) return { allowed: false, reason: `host ${host} does not resolve` };
+      // The member wrote this address: naming it reveals nothing.
+      const refusal = this.refusalOf(host);
+      if (refusal === null) return { allowed: true, url, addresses: [host] };
+      return { allowed: false, reason: `${host} is ${refusal}, which the egress policy refuses ${allowHint()}` };
     }
+    let addresses: string[];
+    try {
+      addresses = (await this.lookup(host)).map((a) => a.address);
+    } catch {
+      return { allowed: false, reason: `host ${host} does not resolve` };
+    }
+    if (addresses.length === 0) return { allowed: false, reason: `host ${host} does not resolve` };
     if (this.allowedHosts.has(host)) return { allowed: true, url, addresses };
     for (const address of addresses) {
       const refusal = this.refusalOf(address);
       if (refusal !== null) {
-        return { allowed: false, reason: `host ${host} resolves to ${address}, ${refusal}, which egress policy refuses` };
+        return {
+          allowed: false,
+          reason: `host ${host} resolves to ${refusal}, which the egress policy refuses ${allowHint()}`,
+          detail: `host ${host} resolved to ${addresses.join(', ')}; ${address} is ${refusal}`,
+        };
       }
     }
     return { allowed: true, url, addresses };
   }
+}
+
+function allowHint(): string {
+  return `(list the host or address in ${EGRESS_ALLOW_VARIABLE} to allow it)`;
 }

@@ -1,11 +1,41 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
-import { EgressPolicy } from './egress-policy';
+import { EgressClient } from './egress-client';
+import { EgressPolicy, type HostLookup } from './egress-policy';
 
-/** The one egress policy every outbound request to an organization-supplied URL passes. */
+/**
+ * Replaces the system resolver of the egress policy when a module provides it (tests script DNS
+ * answers with it, e.g. a rebinding name); unset in the server, which uses `dns.lookup`.
+ */
+export const EGRESS_HOST_LOOKUP = Symbol('EgressHostLookup');
+
+/** Closes the egress client's pooled connections when the node stops. */
+@Injectable()
+class EgressShutdown implements OnApplicationShutdown {
+  constructor(@Inject(EgressClient) private readonly client: EgressClient) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+/** The one egress policy, and the one client, every outbound request to an organization-supplied URL passes. */
 @Global()
 @Module({
-  providers: [{ provide: EgressPolicy, inject: [RUNTIME_CONFIG], useFactory: (config: RuntimeConfig) => new EgressPolicy(config.egressAllow) }],
-  exports: [EgressPolicy],
+  providers: [
+    {
+      provide: EgressPolicy,
+      inject: [RUNTIME_CONFIG, { token: EGRESS_HOST_LOOKUP, optional: true }],
+      useFactory: (config: RuntimeConfig, lookup: HostLookup | undefined) => new EgressPolicy(config.egressAllow, lookup),
+    },
+    {
+      provide: EgressClient,
+      inject: [EgressPolicy, RUNTIME_CONFIG],
+      useFactory: (policy: EgressPolicy, config: RuntimeConfig) =>
+        new EgressClient(policy, { toolAnswerBytes: config.egressToolAnswerLimit, documentBytes: config.egressDocumentLimit }),
+    },
+    EgressShutdown,
+  ],
+  exports: [EgressPolicy, EgressClient],
 })
 export class EgressModule {}

@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
 import { DataSource } from 'typeorm';
 import { parseModelReference } from '../bots/bot-view';
-import { EgressPolicy } from '../egress/egress-policy';
+import { EgressClient, EgressRefused } from '../egress/egress-client';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 import { SealedRecords } from '../sealing/sealed-records';
-import { egressFetch, EgressRefused } from './egress-fetch';
 
 /** A model of an organization, ready to call: the adapter and the provider's own model id. */
 export interface ResolvedModel {
@@ -24,8 +23,8 @@ export class ModelUnavailable extends ModelFailure {
 /**
  * The one way the platform calls a language model (PLAT-06). It resolves `<provider>/<model>`
  * within an organization at call time, opens the provider's sealed API key only then (it is held
- * by the adapter for this call and never stored elsewhere), and gives the adapter a fetch that
- * re-checks the egress policy before every request. Retry policy belongs to the caller's call
+ * by the adapter for this call and never stored elsewhere), and gives the adapter the egress
+ * client's fetch (policy checked before every request, connections pinned to the checked addresses). Retry policy belongs to the caller's call
  * log (CALL-02, CALL-04); adapters make one attempt per request.
  */
 @Injectable()
@@ -33,7 +32,7 @@ export class ModelRegistry {
   constructor(
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
-    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+    @Inject(EgressClient) private readonly egress: EgressClient,
   ) {}
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
@@ -46,11 +45,8 @@ export class ModelRegistry {
     const row = rows[0];
     if (row === undefined) throw new ModelUnavailable(model);
     const apiKey = row.apiKeyRecordId === null ? undefined : await this.openKey(row.apiKeyRecordId);
-    const fetchFn = egressFetch(this.egress);
-    const adapter: ModelProvider =
-      row.kind === 'anthropic'
-        ? new AnthropicProvider({ baseUrl: row.baseUrl, apiKey, fetch: fetchFn })
-        : new OpenAiCompatibleProvider({ baseUrl: row.baseUrl, apiKey, fetch: fetchFn });
+    const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };
+    const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
     return { providerId: row.id, modelId, provider: new EgressAwareProvider(adapter) };
   }
 

@@ -1,3 +1,5 @@
+import { readCappedText } from '@openbot/core';
+
 /** The endpoints and abilities of an OpenID provider that sign-in uses (OpenID Connect Discovery §3). */
 export interface ProviderMetadata {
   readonly issuer: string;
@@ -28,9 +30,9 @@ export function discoveryUrl(issuer: string): string {
  * Reads and checks an issuer's discovery document. `fetchImpl` is the egress-checked fetch, so
  * the provider's host passes the egress policy at every login, not only when it was configured.
  * The document must name exactly the configured issuer (Discovery §4.3), or a document served
- * for one issuer could send logins to another.
+ * for one issuer could send logins to another. At most `limitBytes` of the document are read.
  */
-export async function discoverProvider(issuer: string, fetchImpl: typeof fetch): Promise<ProviderMetadata> {
+export async function discoverProvider(issuer: string, fetchImpl: typeof fetch, limitBytes: number): Promise<ProviderMetadata> {
   let response: Response;
   try {
     response = await fetchImpl(discoveryUrl(issuer), { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
@@ -38,9 +40,15 @@ export async function discoverProvider(issuer: string, fetchImpl: typeof fetch):
     throw new DiscoveryFailed(`discovery of ${issuer} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   if (response.status !== 200) throw new DiscoveryFailed(`discovery of ${issuer} answered HTTP ${response.status}`);
+  let text: string;
+  try {
+    text = await readCappedText(response, limitBytes, `the discovery document of ${issuer}`);
+  } catch (error) {
+    throw new DiscoveryFailed(`discovery of ${issuer} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
   let document: Record<string, unknown>;
   try {
-    const parsed = (await response.json()) as unknown;
+    const parsed = JSON.parse(text) as unknown;
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
     document = parsed as Record<string, unknown>;
   } catch (error) {

@@ -1,6 +1,7 @@
 import { Unavailable } from '@openbot/domain';
+import { AnswerTooLarge } from '@openbot/core';
 import { errors } from 'jose';
-import { EgressRefused } from '../models/egress-fetch';
+import { EgressRefused } from '../egress/egress-client';
 import { DiscoveryFailed } from './oidc-discovery';
 
 /**
@@ -12,6 +13,7 @@ export function providerUnreachable(error: unknown): Unavailable | null {
   const reachable =
     error instanceof DiscoveryFailed ||
     error instanceof EgressRefused ||
+    error instanceof AnswerTooLarge ||
     error instanceof errors.JWKSTimeout ||
     error instanceof errors.JWKSInvalid ||
     (error instanceof Error && (error.name === 'InternalOAuthError' || error.name === 'TimeoutError' || error.name === 'AbortError')) ||

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { readCappedBytes, readCappedText } from '@openbot/core';
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import type { OAuth2 } from 'oauth';
 import passport from 'passport';
 import OpenIDConnectStrategy from 'passport-openidconnect';
-import { EgressPolicy } from '../egress/egress-policy';
-import { egressFetch } from '../models/egress-fetch';
+import { EgressClient } from '../egress/egress-client';
 import { discoverProvider, type ProviderMetadata } from './oidc-discovery';
 import { verifyIdToken, type VerifiedIdToken } from './id-token-verifier';
 import { codeChallengeOf, randomToken, tokensEqual } from './session-tokens';
@@ -103,6 +103,8 @@ class OrganizationStrategy extends OpenIDConnectStrategy {
     private readonly clientId: string,
     private readonly clientSecret: string,
     private readonly fetchImpl: typeof fetch,
+    /** Largest token or userinfo answer read (OPENBOT_EGRESS_DOCUMENT_LIMIT). */
+    private readonly limitBytes: number,
   ) {
     super(options, verify);
   }
@@ -167,7 +169,7 @@ class OrganizationStrategy extends OpenIDConnectStrategy {
       body.set('client_secret', this.clientSecret);
     }
     const response = await this.fetchImpl(this.provider.tokenEndpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
-    const text = await response.text();
+    const text = await readCappedText(response, this.limitBytes, 'the token answer');
     if (!response.ok) return { ok: false, status: response.status, text };
     const json = JSON.parse(text) as unknown;
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('the token endpoint answered no JSON object');
@@ -180,7 +182,7 @@ class OrganizationStrategy extends OpenIDConnectStrategy {
       signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
     });
     if (!response.ok) throw new Error(`the userinfo endpoint answered HTTP ${response.status}`);
-    return response.text();
+    return readCappedText(response, this.limitBytes, 'the userinfo answer');
   }
 }
 
@@ -299,9 +301,11 @@ export class RelyingParties {
   private readonly authenticator = new passport.Passport();
   private readonly cached = new Map<string, { readonly loadedAt: number; readonly party: Promise<RelyingParty> }>();
   private readonly fetchImpl: typeof fetch;
+  private readonly limitBytes: number;
 
-  constructor(@Inject(EgressPolicy) egress: EgressPolicy) {
-    this.fetchImpl = egressFetch(egress);
+  constructor(@Inject(EgressClient) egress: EgressClient) {
+    this.fetchImpl = egress.fetch;
+    this.limitBytes = egress.limits.documentBytes;
   }
 
   /** The relying party of this configuration revision; `clientSecret` is only opened on a cache miss. */
@@ -325,12 +329,17 @@ export class RelyingParties {
   }
 
   private async build(settings: RelyingPartySettings, clientSecret: () => Promise<string>): Promise<RelyingParty> {
-    const provider = await discoverProvider(settings.issuer, this.fetchImpl);
+    const provider = await discoverProvider(settings.issuer, this.fetchImpl, this.limitBytes);
     const secret = await clientSecret();
-    const fetchImpl = this.fetchImpl;
+    const { fetchImpl, limitBytes } = this;
     const keys = createRemoteJWKSet(new URL(provider.jwksUri), {
       timeoutDuration: PROVIDER_TIMEOUT_MS,
-      [customFetch]: (url: string, options: RequestInit) => fetchImpl(url, options),
+      // jose reads the key set itself: hand it a body already read under the cap (AnswerTooLarge otherwise).
+      [customFetch]: async (url: string, options: RequestInit) => {
+        const response = await fetchImpl(url, options);
+        const body = await readCappedBytes(response, limitBytes, 'the key set');
+        return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      },
     });
     // Arity 9 without the request: passport-openidconnect then passes the userinfo profile apart.
     const verify = (
@@ -369,6 +378,7 @@ export class RelyingParties {
       settings.clientId,
       secret,
       fetchImpl,
+      limitBytes,
     );
     return new RelyingParty(this.authenticator, strategy, settings, provider, keys);
   }

@@ -1,7 +1,7 @@
 import type { ToolCall } from '@openbot/core';
 import type { Json, Workflow } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
-import { callHttpTool } from './http-tool';
+import { callHttpTool, type HttpToolClient } from './http-tool';
 
 export const BACKGROUND_TOOL_WORKFLOW = 'chat.background-tool';
 
@@ -21,7 +21,7 @@ interface BackgroundToolState {
  * the Turn, through the call log like any outside call. Its end notifies the Turn, which reads
  * the saved answer; cancelling the Turn cancels it.
  */
-export function backgroundToolWorkflow(deps: { readonly fetch: typeof fetch }): Workflow<Json, Json> {
+export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }): Workflow<Json, Json> {
   const open = (state: Json): BackgroundToolState => state as unknown as BackgroundToolState;
   return {
     name: BACKGROUND_TOOL_WORKFLOW,
@@ -37,7 +37,7 @@ export function backgroundToolWorkflow(deps: { readonly fetch: typeof fetch }): 
         async run(context) {
           const s = open(context.state);
           const { tool, call } = s.input;
-          const answer = await context.calls.call('http', { safe: tool.retry === 'safe' }, (request) => callHttpTool(deps.fetch, tool, call, request));
+          const answer = await context.calls.call('http', { safe: tool.retry === 'safe' }, (request) => callHttpTool(deps.http, tool, call, request));
           return { state: { ...s, answer } as unknown as Json };
         },
       },

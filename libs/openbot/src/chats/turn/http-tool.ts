@@ -1,4 +1,4 @@
-import type { ToolCall } from '@openbot/core';
+import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
 import type { CallRequest, Json } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
 
@@ -8,6 +8,13 @@ export interface ToolAnswer {
   readonly isError: boolean;
   /** A failed background tool's own category and error ID, carried as they are (ERR-01). */
   readonly failure?: { readonly category: string; readonly errorId: string };
+}
+
+/** How tool calls reach their endpoints: the egress client's fetch and its cap on answers. */
+export interface HttpToolClient {
+  readonly fetch: typeof fetch;
+  /** A longer answer is not read: the model gets an error result instead (OPENBOT_TOOL_ANSWER_LIMIT). */
+  readonly answerLimitBytes: number;
 }
 
 /** Longest tool answer kept for the model; the rest is cut with a note. */
@@ -36,7 +43,7 @@ export class HttpToolFailure extends Error {
  * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
  * an error result the model can read; arguments that are not JSON never leave the server.
  */
-export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
+export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
   let args: unknown;
   try {
     args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -45,7 +52,7 @@ export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: T
   }
   let response: Response;
   try {
-    response = await fetchFn(tool.url!, {
+    response = await http.fetch(tool.url!, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
       body: JSON.stringify({ callId: call.callId, name: call.name, arguments: args }),
@@ -60,15 +67,23 @@ export async function callHttpTool(fetchFn: typeof fetch, tool: BotTool, call: T
   }
   let text: string;
   try {
-    text = await response.text();
+    text = await readCappedText(response, http.answerLimitBytes, `the answer of tool "${call.name}"`);
   } catch (error) {
+    // An answer over the cap is the tool's answer, unusable as it is: an error result, not a lost
+    // call (a 5xx or 429 stays what its status says, whatever its body).
+    if (error instanceof AnswerTooLarge && !retryableStatus(response.status)) return answer(`Error: ${error.message}.`, true);
+    if (error instanceof AnswerTooLarge) throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
     throw new HttpToolFailure(`the answer of tool "${call.name}" was cut off`, true, { cause: error });
   }
-  if (response.status >= 500 || response.status === 429) {
+  if (retryableStatus(response.status)) {
     throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
   }
   if (!response.ok) return answer(`Error: the tool "${call.name}" answered HTTP ${response.status}: ${text}`, true);
   return answer(modelOutputOf(text), false);
+}
+
+function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 429;
 }
 
 function modelOutputOf(text: string): string {

@@ -3,7 +3,7 @@ import type { ExecutionId } from '@openbot/domain';
 import type { ExecutionView, Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
-import { answer, callHttpTool, toToolAnswer, type ToolAnswer } from './http-tool';
+import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
@@ -20,7 +20,7 @@ export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
  */
 export function toolPhase(deps: {
   readonly pool: Pool;
-  readonly fetch: typeof fetch;
+  readonly http: HttpToolClient;
   readonly hooks: TurnHooks;
   /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
@@ -44,7 +44,7 @@ export function toolPhase(deps: {
             result = toToolAnswer(
               await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => {
                 if (request.attempt === 1) called();
-                return callHttpTool(deps.fetch, tool, call, request);
+                return callHttpTool(deps.http, tool, call, request);
               }),
             );
             break;

@@ -2,8 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { Engine, type Json, type Workflow } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
-import { EgressPolicy } from '../../egress/egress-policy';
-import { egressFetch } from '../../models/egress-fetch';
+import { EgressClient } from '../../egress/egress-client';
 import { ModelRegistry } from '../../models/model-registry';
 import { chatDeleteWorkflow } from '../delete/chat-delete.workflow';
 import { backgroundToolWorkflow } from './background-tool.workflow';
@@ -23,13 +22,13 @@ export class TurnWorkflows implements OnModuleInit {
     @Inject(Engine) private readonly engine: Engine,
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(ModelRegistry) private readonly models: ModelRegistry,
-    @Inject(EgressPolicy) private readonly egress: EgressPolicy,
+    @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
   ) {}
 
   onModuleInit(): void {
     const pool = poolOf(this.dataSource);
-    const fetchFn = egressFetch(this.egress);
+    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
     const turn: Workflow<Json, Json> = {
       name: TURN_WORKFLOW,
       audience: 'member',
@@ -37,12 +36,12 @@ export class TurnWorkflows implements OnModuleInit {
       next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
       phases: {
         model: modelPhase({ pool, models: this.models, hooks: this.hooks }),
-        tool: toolPhase({ pool, fetch: fetchFn, hooks: this.hooks, readExecution: (id) => this.engine.get(id) }),
+        tool: toolPhase({ pool, http, hooks: this.hooks, readExecution: (id) => this.engine.get(id) }),
       },
       end: endTurn,
     };
     this.engine.register(turn);
-    this.engine.register(backgroundToolWorkflow({ fetch: fetchFn }));
+    this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register({ ...chatDeleteWorkflow({ pool, engine: this.engine }), audience: 'member' });
   }
 }
