@@ -6,7 +6,7 @@ import { backoffMs, sleep, type RunScope } from './run-scope';
 import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
 

@@ -1,5 +1,7 @@
 export * from './storage/entities';
+export * from './json';
 export * from './workflow';
+export * from './phase-services';
 export * from './engine';
 export * from './ports';
 export * from './fault-points';

@@ -1,5 +1,5 @@
 import type { EngineSealer } from './ports';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 /** JSON sealed for one row and purpose: an envelope cannot be moved to another row. */
 export class SealedJson {
