@@ -226,6 +226,19 @@ module.exports = {
       to: { path: ENTITY },
     },
     {
+      name: 'entities-not-derived-from-dtos',
+      comment:
+        'ARCH-02: storage entities are not derived from HTTP DTOs. Nothing in a storage/ folder imports ' +
+        'libs/api, a *.dto.ts file, or the HTTP validation and documentation packages the DTOs use ' +
+        '(class-validator, class-transformer, @nestjs/swagger): an entity cannot extend, pick from or ' +
+        'decorate itself like a DTO.',
+      severity: 'error',
+      from: { path: '(^|/)storage/' },
+      to: {
+        path: `^libs/api/|\\.dto\\.ts$|${pkg(['class-validator', 'class-transformer', '@nestjs/swagger'])}`,
+      },
+    },
+    {
       name: 'engine-only-own-entities',
       comment: "libs/engine may only import its own TypeORM entities, not another library's.",
       severity: 'error',
