@@ -73,21 +73,21 @@ describe('architecture rules enforced by the dependency check', () => {
     await expectViolation('libs/openbot/src', 'libs-not-to-apps', file);
   });
 
-  it('libs/core may not use Nest or TypeORM', async () => {
+  it('[ARCH-01] libs/core may not use Nest or TypeORM', async () => {
     const nest = await probe(`libs/core/src/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
     await expectViolation('libs/core/src', 'core-no-nest-no-typeorm', nest);
     const orm = await probe(`libs/core/src/zz-probe-orm-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
     await expectViolation('libs/core/src', 'core-no-nest-no-typeorm', orm);
   });
 
-  it('libs/engine may not use Nest, and TypeORM only in its storage folder', async () => {
+  it('[ARCH-01] libs/engine may not use Nest, and TypeORM only in its storage folder', async () => {
     const nest = await probe(`libs/engine/src/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
     await expectViolation('libs/engine/src', 'engine-no-nest', nest);
     const orm = await probe(`libs/engine/src/zz-probe-orm-${process.pid}.ts`, "import type { EntityManager } from 'typeorm';\nexport type Probe = EntityManager;\n");
     await expectViolation('libs/engine/src', 'engine-typeorm-only-in-storage', orm);
   });
 
-  it('an import cycle is an error even when it runs only through `import type`', async () => {
+  it('[ARCH-01] an import cycle is an error even when it runs only through `import type`', async () => {
     const a = await probe(`libs/engine/src/zz-probe-a-${process.pid}.ts`, `import type { B } from './zz-probe-b-${process.pid}';\nexport interface A { b: B }\n`);
     await probe(`libs/engine/src/zz-probe-b-${process.pid}.ts`, `import type { A } from './zz-probe-a-${process.pid}';\nexport interface B { a: A }\n`);
     await expectViolation('libs/engine/src', 'no-circular-type-only', a);
