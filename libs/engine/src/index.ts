@@ -12,6 +12,7 @@ export * from './queue';
 export * from './storage-retry';
 export * from './resource-stack';
 export * from './event-publisher';
+export * from './execution-reads';
 export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
