@@ -14,13 +14,13 @@ export class Sql implements Queryable {
   constructor(private readonly db: Queryable) {}
 
   /** Every row the statement answers. */
-  async rows<T extends QueryResultRow>(statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
-    return (await this.run<T>(statement, params)).rows;
+  async rows<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
+    return (await this.run(statement, params)).rows as T[];
   }
 
   /** The first row, or undefined when there is none. */
-  async one<T extends QueryResultRow>(statement: Statement, params: readonly unknown[] = []): Promise<T | undefined> {
-    return (await this.run<T>(statement, params)).rows[0];
+  async one<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.run(statement, params)).rows[0] as T | undefined;
   }
 
   /** How many rows the statement changed (or answered). */
@@ -32,8 +32,8 @@ export class Sql implements Queryable {
     return this.db.query<R>(config, values);
   }
 
-  private run<T extends QueryResultRow>(statement: Statement, params: readonly unknown[]): Promise<QueryResult<T>> {
-    return typeof statement === 'string' ? this.db.query<T>(statement, [...params]) : this.db.query<T>(statement);
+  private run(statement: Statement, params: readonly unknown[]): Promise<QueryResult> {
+    return typeof statement === 'string' ? this.db.query(statement, [...params]) : this.db.query(statement);
   }
 }
 
