@@ -239,6 +239,42 @@ module.exports = {
       },
     },
     {
+      name: 'openbot-sql-through-the-query-helper',
+      comment:
+        'One data-access style (docs/decisions/023-one-data-access-style.md): handlers, workflows and ' +
+        'helpers of libs/openbot run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
+        'is for entities (storage/), migrations and the schema-drift check (database/, health/startup-gate.ts), ' +
+        'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ' +
+        'chats/turn/ and models/ are being rewritten onto the one model-call path and are converted with it.',
+      severity: 'error',
+      from: {
+        path: '^libs/openbot/src/',
+        pathNot: [
+          '^libs/openbot/src/database/',
+          '(^|/)storage/',
+          '\\.spec\\.ts$',
+          '^libs/openbot/src/health/startup-gate\\.ts$',
+          '^libs/openbot/src/engine/engine\\.module\\.ts$',
+          '^libs/openbot/src/openbot\\.module\\.ts$',
+          '^libs/openbot/src/chats/turn/',
+          '^libs/openbot/src/models/',
+        ],
+      },
+      to: { path: pkg(['typeorm']) },
+    },
+    {
+      name: 'openbot-no-pool-of-datasource',
+      comment:
+        "Feature code gets the pg pool as the injected Database, not by digging it out of TypeORM's DataSource " +
+        '(database/pool.ts is for the wiring in database/ and engine/ only).',
+      severity: 'error',
+      from: {
+        path: '^libs/openbot/src/',
+        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/chats/turn/', '^libs/openbot/src/models/'],
+      },
+      to: { path: '^libs/openbot/src/database/pool\\.ts$' },
+    },
+    {
       name: 'engine-only-own-entities',
       comment: "libs/engine may only import its own TypeORM entities, not another library's.",
       severity: 'error',

@@ -1,4 +1,4 @@
-import { forwardingServices, httpKnowledge, productSources } from './source-rules';
+import { engineTableSql, forwardingServices, httpKnowledge, productSources } from './source-rules';
 
 /** Business code: everything but the HTTP layer (libs/api) and the HTTP client (libs/client). */
 const BUSINESS = ['libs/domain/src', 'libs/core/src', 'libs/engine/src', 'libs/openbot/src', 'apps/server/src'];
@@ -47,5 +47,12 @@ describe('architecture rules checked on the syntax tree', () => {
     // A method that does anything of its own (a rule, a query, a second step) makes it a service.
     const working = forwarding.replace('get(id: string) { return this.queries.byId(id); }', 'get(id: string) { return this.queries.byId(id.trim()); }');
     expect(forwardingServices('libs/openbot/src/probe.ts', working)).toEqual([]);
+  });
+
+  it('feature SQL never names the engine\'s tables: libs/openbot reads executions through the engine\'s read API', () => {
+    const findings = productSources(['libs/openbot/src']).flatMap(({ file, text }) => engineTableSql(file, text));
+    expect(findings).toEqual([]);
+    const join = 'const sql = `SELECT t.id, x.state FROM chat_turns t JOIN executions x ON x.id = t.execution_id WHERE t.id = $1`;';
+    expect(engineTableSql('libs/openbot/src/probe.ts', join).map((f) => f.what)).toEqual(['SQL names the engine\'s table: "JOIN executions"']);
   });
 });

@@ -92,4 +92,9 @@ describe('architecture rules enforced by the dependency check', () => {
     await probe(`libs/engine/src/zz-probe-b-${process.pid}.ts`, `import type { A } from './zz-probe-a-${process.pid}';\nexport interface B { a: A }\n`);
     await expectViolation('libs/engine/src', 'no-circular-type-only', a);
   });
+
+  it('a feature handler runs SQL through the query helper, not through TypeORM', async () => {
+    const file = await probe(`libs/openbot/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
+    await expectViolation('libs/openbot/src/bots', 'openbot-sql-through-the-query-helper', file);
+  });
 });

@@ -170,3 +170,22 @@ export function forwardingServices(file: string, text: string): Finding[] {
   });
   return findings;
 }
+
+/** SQL that reads or writes a table of the engine by name. */
+const ENGINE_TABLE_SQL = /\b(from|join|update|into)\s+(executions|execution_signals|execution_timers|execution_calls|execution_events|execution_commands|child_notices)\b/i;
+
+/**
+ * Feature SQL that names the engine's own tables (issue 12): features read execution state
+ * through the engine's read API (`executionReads`), so the engine can change its tables.
+ */
+export function engineTableSql(file: string, text: string): Finding[] {
+  const source = parse(file, text);
+  const findings: Finding[] = [];
+  visit(source, (node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+      const match = ENGINE_TABLE_SQL.exec(node.text);
+      if (match) findings.push(at(source, node, `SQL names the engine's table: "${match[0]}"`));
+    }
+  });
+  return findings;
+}
