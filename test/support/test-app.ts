@@ -30,11 +30,22 @@ export interface TestAppOptions {
   readonly env?: Record<string, string>;
 }
 
+/**
+ * Every test client comes from 127.0.0.1 and many tests fail authentication on purpose: the
+ * per-address and per-key caps are lifted unless a test sets them (test/e2e/request-limits.spec.ts).
+ */
+const UNLIMITED = {
+  OPENBOT_AUTH_FAILURE_LIMIT: '1000000',
+  OPENBOT_SSO_LOGIN_LIMIT: '1000000',
+  OPENBOT_STREAMS_PER_KEY: '1000000',
+  OPENBOT_STREAMS_PER_NODE: '1000000',
+};
+
 /** The real app on Fastify with a fresh database, as supertest drives it (no port needed). */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
-  const base = parseConfig({ OPENBOT_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info', OPENBOT_EGRESS_ALLOW: '127.0.0.1', ...options.env });
+  const base = parseConfig({ OPENBOT_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info', OPENBOT_EGRESS_ALLOW: '127.0.0.1', ...UNLIMITED, ...options.env });
   const config: RuntimeConfig = {
     ...base,
     databaseUrl: options.databaseUrl ?? database.url,
