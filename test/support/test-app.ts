@@ -28,6 +28,8 @@ export interface TestAppOptions {
   /** Overrides the database URL the app connects to (e.g. through a proxy). */
   readonly databaseUrl?: string;
   readonly env?: Record<string, string>;
+  /** The key sealed records are sealed with: two apps on one database (two nodes) share it. */
+  readonly masterKey?: RuntimeConfig['masterKey'];
 }
 
 /**
@@ -49,7 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config: RuntimeConfig = {
     ...base,
     databaseUrl: options.databaseUrl ?? database.url,
-    masterKey: { id: 'test1', key: randomBytes(32) },
+    masterKey: options.masterKey ?? { id: 'test1', key: randomBytes(32) },
   };
   const logs: string[] = [];
   const logDestination = new Writable({

@@ -158,7 +158,7 @@ export class ExecutionsController {
     try {
       await this.serve(events, closed, lease, request, reply);
     } finally {
-      await lease.release();
+      await lease.release(); // idempotent: serve released it already unless it failed before writing
     }
   }
 
@@ -204,6 +204,8 @@ export class ExecutionsController {
       clearInterval(keepalive);
       clearTimeout(lifetime);
       closed.abort();
+      // Released before the end is sent: a client resuming at once finds its slot free.
+      await lease.release();
       if (!raw.destroyed) raw.end(expired ? ': lifetime reached; resume with Last-Event-ID\n\n' : undefined);
     }
   }
