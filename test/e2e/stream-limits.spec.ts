@@ -123,6 +123,14 @@ describe('event stream caps across two nodes', () => {
     await again.waitFor('event: probe.tick');
   });
 
+  it('security: streams opened at the same moment on both nodes never exceed the per-key cap', async () => {
+    const acme = await p.createOrganization('Streams race');
+    const id = await running(p, acme);
+    const streams = await Promise.all([portP, portQ, portP, portQ, portP, portQ].map((port) => sse(port, id, acme)));
+    expect(streams.map((s) => s.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    expect(await liveSlots(p, acme)).toBe(2);
+  });
+
   it('security: a long poll holds a stream slot while it waits, not when it answers at once', async () => {
     const acme = await p.createOrganization('Polls');
     const id = await running(p, acme, 3);
