@@ -8,7 +8,8 @@ import { EventWriteBatcher } from './event-write-batcher';
 import { inputHash } from './command-key';
 import type { EngineContext } from './context';
 import { observeEvents, type ExecutionEvent } from './event-log';
-import { openData, sealData } from './execution-data';
+import { initialData, openData, sealData } from './execution-data';
+import { systemClock, type Clock } from './clock';
 import { FaultPoints } from './fault-points';
 import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
@@ -40,6 +41,8 @@ export interface EngineOptions {
    * and before every outside send. Absent: identities are stored but never checked.
    */
   readonly identityCheck?: IdentityCheck;
+  /** The time workflows and schedules see (default: the system clock); tests inject a ManualClock. */
+  readonly clock?: Clock;
 }
 
 /** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
@@ -126,6 +129,7 @@ export class Engine {
       listener: this.listener,
       notifier: new Notifier(options.pool, origin),
       nodeId: options.nodeId,
+      clock: options.clock ?? systemClock,
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
@@ -237,7 +241,7 @@ export class Engine {
 
   /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
   private submittedRow(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>): ExecutionRow & NewExecution {
-    const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+    const sealed = sealData(this.ctx.sealed, id, initialData(workflow.initial(command.input)));
     return newExecutionRow(this.ctx, id, command, true, sealed);
   }
 

@@ -14,3 +14,4 @@ export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
+export * from './clock';
