@@ -15,3 +15,4 @@ export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
+export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
