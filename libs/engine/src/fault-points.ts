@@ -8,6 +8,7 @@ export type FaultPoint =
   | 'call.sending.committed'
   | 'call.result.before-commit'
   | 'call.result.committed'
+  | 'call.failed.committed'
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
   | 'phase.started';

@@ -1,5 +1,5 @@
 import { newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
-import { CallLog, OutcomeUnknown } from './call-log';
+import { CallFailed, CallLog, OutcomeUnknown } from './call-log';
 import { seededRandom } from './clock';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
@@ -116,6 +116,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           generation: run.generation,
           step: step + 1,
           scope,
+          failures: ctx.failures,
           checkIdentity: ctx.identityCheck === undefined || run.identity === null ? undefined : () => checkBeforeSend(ctx, run),
           onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
         }),
@@ -166,7 +167,9 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         }
         // The first failure is the execution's; releases that failed after it get records of their own (ERR-04).
         const later = scope.releaseFailures.filter((f) => f !== error);
-        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, later });
+        // A call that failed for good has its error record already: the execution ends with its ID (ERR-01).
+        const errorId = error instanceof CallFailed && error.errorId !== null ? { errorId: error.errorId } : {};
+        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, ...errorId, later });
       }
       run.scope = null;
     }

@@ -268,7 +268,7 @@ export async function finish(
   data: ExecutionData,
   outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
   result?: Json,
-  failure?: { category: ErrorCategory; cause: unknown; later?: readonly unknown[] },
+  failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] },
 ): Promise<Stop> {
   const admitted: string[] = [];
   let ended = false;

@@ -50,6 +50,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
         'model',
         {
           safe: true,
+          kind: 'model',
           attempts: MODEL_ATTEMPTS,
           onFailedAttempt: async ({ attempt, error, retrying }) => {
             await usageHolds.release(deps.pool, context.executionId, callKey);
