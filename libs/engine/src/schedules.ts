@@ -5,7 +5,7 @@ import { insertQueued, type NewExecutionCommand } from './new-execution';
 import type { Queryable } from './ports';
 import { dueFires, nextFireAfter, parseCron, type MissedRuns } from './schedule-times';
 import { aad } from './sealed-json';
-import { isConnectionFailure, retryStorage } from './storage-retry';
+import { isConnectionFailure } from './storage-retry';
 import { withTransaction } from './tx';
 import type { Json, ResourceRef } from './workflow';
 
@@ -205,32 +205,36 @@ export class Schedules {
     const now = this.ctx.clock.now();
     const workflows = [...this.ctx.workflows.keys()];
     const submitted: string[] = [];
-    await retryStorage(
-      () =>
-        withTransaction(this.ctx.pool, async (tx) => {
-          submitted.length = 0;
-          // Only schedules of workflows this node has (a rolling deploy): another node handles the rest.
-          const { rows } = await tx.query<ScheduleRow>({
-            name: 'engine.schedules_due',
-            text: `SELECT * FROM schedules WHERE next_fire_at <= $1 AND workflow = ANY($2::text[])
-                    ORDER BY next_fire_at LIMIT ${TICK_BATCH} FOR UPDATE SKIP LOCKED`,
-            values: [new Date(now), workflows],
-          });
-          for (const row of rows) {
-            // One schedule that cannot fire (its sealed input unreadable, say) must not hold up the others.
-            await tx.query('SAVEPOINT schedule_fire');
-            try {
-              submitted.push(...(await this.fire(tx, row, now)));
-              await tx.query('RELEASE SAVEPOINT schedule_fire');
-            } catch (error) {
-              if (isConnectionFailure(error)) throw error;
-              await tx.query('ROLLBACK TO SAVEPOINT schedule_fire');
-              await this.skipBroken(tx, row, now, error);
-            }
-          }
-        }),
-      undefined,
-    );
+    // One plain query when nothing is due (the usual tick): no transaction, no lock.
+    const { rowCount } = await this.ctx.pool.query({
+      name: 'engine.schedules_any_due',
+      text: 'SELECT 1 FROM schedules WHERE next_fire_at <= $1 AND workflow = ANY($2::text[]) LIMIT 1',
+      values: [new Date(now), workflows],
+    });
+    if (rowCount === 0) return 0;
+    // Not retried here: during an outage the next tick is the retry (and stop() need not wait it out).
+    await withTransaction(this.ctx.pool, async (tx) => {
+      submitted.length = 0;
+      // Only schedules of workflows this node has (a rolling deploy): another node handles the rest.
+      const { rows } = await tx.query<ScheduleRow>({
+        name: 'engine.schedules_due',
+        text: `SELECT * FROM schedules WHERE next_fire_at <= $1 AND workflow = ANY($2::text[])
+                ORDER BY next_fire_at LIMIT ${TICK_BATCH} FOR UPDATE SKIP LOCKED`,
+        values: [new Date(now), workflows],
+      });
+      for (const row of rows) {
+        // One schedule that cannot fire (its sealed input unreadable, say) must not hold up the others.
+        await tx.query('SAVEPOINT schedule_fire');
+        try {
+          submitted.push(...(await this.fire(tx, row, now)));
+          await tx.query('RELEASE SAVEPOINT schedule_fire');
+        } catch (error) {
+          if (isConnectionFailure(error)) throw error;
+          await tx.query('ROLLBACK TO SAVEPOINT schedule_fire');
+          await this.skipBroken(tx, row, now, error);
+        }
+      }
+    });
     for (const id of submitted) this.ctx.advanceHere(id);
     return submitted.length;
   }
