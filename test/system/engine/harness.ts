@@ -36,6 +36,8 @@ export class Counter {
   readonly violations: string[] = [];
   private server: Server | null = null;
   private held: Array<{ match: (call: CounterCall) => boolean; arrived: () => void; gate: Promise<void> }> = [];
+  /** Requests this matches are counted, then refused with 503 (a provider that says no). */
+  refusing: ((call: CounterCall) => boolean) | null = null;
   url = '';
 
   /**
@@ -69,6 +71,7 @@ export class Counter {
             this.violations.push(`safe step ${call.step} of ${call.executionId} repeated with a new idempotency key (CALL-02)`);
           }
           this.calls.push(call);
+          if (this.refusing?.(call)) return void res.writeHead(503).end('refused');
           const answer = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ step: call.step, token: call.token }));
           const hold = this.held.findIndex((h) => h.match(call));
           if (hold < 0) return answer();
