@@ -9,6 +9,7 @@ export type FaultPoint =
   | 'call.result.before-commit'
   | 'call.result.committed'
   | 'call.failed.committed'
+  | 'schedule.fired.committed'
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
   | 'phase.started';

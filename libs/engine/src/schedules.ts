@@ -235,6 +235,8 @@ export class Schedules {
         }
       }
     });
+    // A node that dies here leaves queued executions with their jobs: another node runs them.
+    if (submitted.length > 0) await this.ctx.faults.hit('schedule.fired.committed', { executionId: submitted[0]! });
     for (const id of submitted) this.ctx.advanceHere(id);
     return submitted.length;
   }

@@ -119,6 +119,9 @@ export interface NodeOptions {
   readonly steps?: number;
   readonly stepDelayMs?: number;
   readonly leaseSeconds?: number;
+  /** SCHEDULE: a cron expression the node upserts as `rel.schedule` at start. */
+  readonly schedule?: string;
+  readonly schedulePollMs?: number;
 }
 
 const children = new Set<ChildProcess>();
@@ -213,6 +216,8 @@ export async function startNode(options: NodeOptions): Promise<EngineNode> {
     SUBMIT: String(options.submit ?? 0),
     STEPS: String(options.steps ?? 5),
     STEP_DELAY_MS: String(options.stepDelayMs ?? 0),
+    SCHEDULE: options.schedule ?? '',
+    SCHEDULE_POLL_MS: String(options.schedulePollMs ?? 1000),
   });
   const child = spawn(process.execPath, [ENGINE_NODE], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);
