@@ -2,9 +2,10 @@ import { InvalidInput } from '@openbot/domain';
 import { Cron } from 'croner';
 
 /**
- * What a schedule does with fire times it finds late (the node was down, or busy):
- * - `skip`: late fire times are dropped; only one found within the misfire threshold runs.
- * - `latest`: the most recent late fire time runs once, however late; older ones are dropped.
+ * What a schedule does with fire times it finds late, i.e. older than the misfire threshold (the
+ * node was down, or busy); fire times within the threshold always run:
+ * - `skip`: late fire times are dropped.
+ * - `latest`: when no fire time is within the threshold, the most recent late one runs, once.
  * - `catch-up`: every fire time within the window runs, oldest first; older ones are dropped.
  */
 export type MissedRuns = { readonly policy: 'skip' } | { readonly policy: 'latest' } | { readonly policy: 'catch-up'; readonly windowSeconds: number };
@@ -36,21 +37,23 @@ export function nextFireAfter(cron: Cron, after: number): Date | null {
  * the fire times to run, oldest first, and the next fire time to wait for.
  */
 export function dueFires(cron: Cron, due: Date, now: number, missed: MissedRuns, misfireMs: number): { fire: Date[]; next: Date | null } {
-  if (missed.policy === 'catch-up') {
-    const from = Math.max(due.getTime(), now - missed.windowSeconds * 1000);
-    const fire: Date[] = [];
-    let at: Date | null = from === due.getTime() ? due : nextFireAfter(cron, from - 1000);
-    while (at !== null && at.getTime() < from) at = nextFireAfter(cron, at.getTime());
-    while (at !== null && at.getTime() <= now && fire.length < MAX_FIRES_PER_TICK) {
-      fire.push(at);
-      at = nextFireAfter(cron, at.getTime());
-    }
-    return { fire, next: fire.length === MAX_FIRES_PER_TICK ? at : nextFireAfter(cron, now) };
-  }
-  // The latest fire time at or before now (the due one, or a later one that also passed).
+  const reach = missed.policy === 'catch-up' ? Math.max(misfireMs, missed.windowSeconds * 1000) : misfireMs;
+  const found = firesBetween(cron, due, now - reach, now);
+  if (found.fire.length > 0 || missed.policy !== 'latest') return found;
+  // Nothing within the threshold: the latest fire time at or before now (the due one or a later one).
   const previous = cron.previousRuns(1, new Date(now + 1))[0];
   const latest = previous !== undefined && previous.getTime() > due.getTime() && previous.getTime() <= now ? previous : due;
-  const late = now - latest.getTime() > misfireMs;
-  const fire = missed.policy === 'latest' || !late ? [latest] : [];
-  return { fire, next: nextFireAfter(cron, now) };
+  return { fire: [latest], next: found.next };
+}
+
+/** The fire times in [max(due, from), now], capped per tick, and the next one after them. */
+function firesBetween(cron: Cron, due: Date, from: number, now: number): { fire: Date[]; next: Date | null } {
+  const start = Math.max(due.getTime(), from);
+  const fire: Date[] = [];
+  let at: Date | null = start === due.getTime() ? due : nextFireAfter(cron, start - 1);
+  while (at !== null && at.getTime() <= now && fire.length < MAX_FIRES_PER_TICK) {
+    fire.push(at);
+    at = nextFireAfter(cron, at.getTime());
+  }
+  return { fire, next: fire.length === MAX_FIRES_PER_TICK ? at : nextFireAfter(cron, now) };
 }

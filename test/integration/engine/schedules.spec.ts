@@ -100,6 +100,15 @@ describe('engine: recurring schedules', () => {
     }
   });
 
+  it('a slow tick loses no fire time within the misfire threshold, whatever the policy', async () => {
+    clock.set(new Date('2026-03-05T10:00:00.500Z'));
+    await a.schedules.upsert({ name: 'per-second', cron: '* * * * * *', workflow: 'test.scheduled', input: null, scope: SERVICE });
+    // Four seconds late (threshold 10 s): 10:00:01 … 10:00:04 all run, once each.
+    clock.set(new Date('2026-03-05T10:00:04.200Z'));
+    expect(await a.schedules.tick()).toBe(4);
+    expect(iso(await a.schedules.fires('per-second'))).toEqual(['01', '02', '03', '04'].map((s) => `2026-03-05T10:00:${s}.000Z`));
+  });
+
   it('fire times follow the IANA time zone across DST changes: a skipped local time runs once after the gap, a repeated one once', async () => {
     const walk = async (name: string, cron: string, timeZone: string, from: string, count: number): Promise<string[]> => {
       clock.set(new Date(from));
