@@ -17,3 +17,5 @@ export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
+export * from './clock';
+export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';

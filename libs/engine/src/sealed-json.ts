@@ -20,4 +20,6 @@ export const aad = {
   callResult: (callId: string) => `openbot.execution.call:${callId}`,
   signal: (signalId: string) => `openbot.execution.signal:${signalId}`,
   identity: (executionId: string) => `openbot.execution.identity:${executionId}`,
+  scheduleInput: (scheduleId: string) => `openbot.schedule.input:${scheduleId}`,
+  scheduleIdentity: (scheduleId: string) => `openbot.schedule.identity:${scheduleId}`,
 };

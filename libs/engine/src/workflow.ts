@@ -1,6 +1,7 @@
 import type { ErrorCategory, ExecutionId } from '@openbot/domain';
 import type { Json, ResourceRef } from './json';
 import type { PhaseCalls, PhaseEvents } from './phase-services';
+import type { Clock } from './clock';
 import type { ResourceStack } from './resource-stack';
 
 export type { Json, ResourceRef } from './json';
@@ -49,6 +50,13 @@ export interface PhaseContext<S extends Json> {
   readonly calls: PhaseCalls;
   /** Publishes events while the phase runs: stored in small batches, then announced (EVT-01). */
   readonly publisher: PhaseEvents;
+  /** The engine's clock: workflow code reads the time here, never from `Date.now()` (TASK-03). */
+  readonly clock: Clock;
+  /**
+   * Numbers in [0, 1) from the execution's stored seed and this step: a replay of the step
+   * (another attempt, another owner) sees the same sequence (FW-04).
+   */
+  random(): number;
   /** The saved result of a child execution that completed; undefined while it has not. */
   childResult(childId: ExecutionId): Promise<Json | undefined>;
   /** Appends an event to the execution's log at the next checkpoint (EVT-01). */
@@ -104,7 +112,8 @@ export interface Workflow<S extends Json = Json, I extends Json = Json> {
   readonly audience?: 'member' | 'service';
   /** The first saved state, from the command's input. */
   initial(input: I): S;
-  next(state: S, wake: Wake | null): Decision;
+  /** Decides from the saved state; the time comes from `clock` (the engine's, injectable). */
+  next(state: S, wake: Wake | null, clock: Clock): Decision;
   readonly phases: Readonly<Record<string, Phase<S>>>;
   /** Saves the feature's end state in the end checkpoint's transaction. */
   end?(context: EndContext<S>): Promise<void>;

@@ -26,7 +26,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       if (state.bot === null) {
         const bot = await readBotSnapshot(deps.pool, state.chatId);
         if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
-        state = { ...state, bot, startedAt: Date.now() };
+        state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
       const bot = state.bot!;
@@ -50,6 +50,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
         'model',
         {
           safe: true,
+          kind: 'model',
           attempts: MODEL_ATTEMPTS,
           onFailedAttempt: async ({ attempt, error, retrying }) => {
             await usageHolds.release(deps.pool, context.executionId, callKey);
