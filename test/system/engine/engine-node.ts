@@ -4,6 +4,7 @@ import { Engine, faultPointsFromEnv, type Json, type Workflow } from '@openbot/e
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
+import { awaitWorkflow, inboxWorkflow } from './primitive-workflows';
 
 /**
  * One engine node as a real process, for the system crash tests (REL-01). Run compiled:
@@ -18,6 +19,8 @@ import { Pool } from 'pg';
  * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
  *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"runsEnded": nodeId}`, `{"error": message}`.
  * stdin: `{"submit": {"steps"?}}`, `{"decide": {"id", "decision", "result"?}}`,
+ *   `{"submitWork": {"workflow", "input"}}` (answers `submittedWork`; primitive-workflows.ts),
+ *   `{"signal": {"id", "name", "payload"?}}` (answers `signalled`),
  *   `{"claim": [id, …]}` (claims each as a fetched recovery job would),
  *   `{"whenRunsEnd": true}` (answers `runsEnded` once this node runs no execution any more).
  * SIGTERM stops the engine gracefully and exits 0.
@@ -120,6 +123,8 @@ async function main(): Promise<void> {
     faults: faultPointsFromEnv(process.env, false),
   });
   engine.register(steps);
+  engine.register(inboxWorkflow);
+  engine.register(awaitWorkflow);
   await engine.start();
   say({ ready: nodeId, pid: process.pid });
 
@@ -151,11 +156,21 @@ async function main(): Promise<void> {
     void (async () => {
       const command = JSON.parse(line) as {
         submit?: Partial<StepsInput>;
+        submitWork?: { workflow: string; input: Json };
+        signal?: { id: string; name: string; payload?: Json };
         decide?: { id: string; decision: 'succeeded' | 'failed' | 'stop'; result?: Json };
         claim?: string[];
         whenRunsEnd?: boolean;
       };
       if (command.submit !== undefined) await submit(command.submit);
+      if (command.submitWork !== undefined) {
+        const { executionId } = await engine.submit({ ...command.submitWork, scope: { kind: 'service', id: '00000000-0000-7000-8000-0000000000aa', organizationId: null } });
+        say({ submittedWork: executionId, workflow: command.submitWork.workflow });
+      }
+      if (command.signal !== undefined) {
+        const { id, name, payload } = command.signal;
+        say({ signalled: id, stored: await engine.signal(id, name, payload ?? null) });
+      }
       if (command.claim !== undefined) {
         // Exactly what this node does when it fetches a recovery job of each execution (the
         // runner's claim), now: lets a test make two processes claim the same execution at once.
