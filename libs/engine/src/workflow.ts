@@ -37,7 +37,7 @@ export interface Wake {
   readonly signals: ReadonlyArray<{ readonly name: string; readonly payload: Json }>;
   readonly timer: boolean;
   readonly children: ReadonlyArray<{ readonly childId: ExecutionId; readonly state: string }>;
-  /** The awaited executions and their final states, when the wait named `executions`. */
+  /** When the wait named `executions`: their final states once all ended (empty when something else woke it first). */
   readonly executions?: ReadonlyArray<{ readonly executionId: ExecutionId; readonly state: string }>;
 }
 
