@@ -20,7 +20,8 @@ import { awaitWorkflow, inboxWorkflow } from './primitive-workflows';
  *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"runsEnded": nodeId}`, `{"error": message}`.
  * stdin: `{"submit": {"steps"?}}`, `{"decide": {"id", "decision", "result"?}}`,
  *   `{"submitWork": {"workflow", "input"}}` (answers `submittedWork`; primitive-workflows.ts),
- *   `{"signal": {"id", "name", "payload"?}}` (answers `signalled`),
+ *   `{"signal": {"id", "name", "payload"?}}` (answers `signalled`), `{"pause": id}` and
+ *   `{"resume": id}` (answer `pausedId` / `resumedId` with the engine's answer),
  *   `{"claim": [id, …]}` (claims each as a fetched recovery job would),
  *   `{"whenRunsEnd": true}` (answers `runsEnded` once this node runs no execution any more).
  * SIGTERM stops the engine gracefully and exits 0.
@@ -158,6 +159,8 @@ async function main(): Promise<void> {
         submit?: Partial<StepsInput>;
         submitWork?: { workflow: string; input: Json };
         signal?: { id: string; name: string; payload?: Json };
+        pause?: string;
+        resume?: string;
         decide?: { id: string; decision: 'succeeded' | 'failed' | 'stop'; result?: Json };
         claim?: string[];
         whenRunsEnd?: boolean;
@@ -167,6 +170,8 @@ async function main(): Promise<void> {
         const { executionId } = await engine.submit({ ...command.submitWork, scope: { kind: 'service', id: '00000000-0000-7000-8000-0000000000aa', organizationId: null } });
         say({ submittedWork: executionId, workflow: command.submitWork.workflow });
       }
+      if (command.pause !== undefined) say({ pausedId: command.pause, ...((await engine.pause(command.pause)) ?? {}) });
+      if (command.resume !== undefined) say({ resumedId: command.resume, ...((await engine.resume(command.resume)) ?? {}) });
       if (command.signal !== undefined) {
         const { id, name, payload } = command.signal;
         say({ signalled: id, stored: await engine.signal(id, name, payload ?? null) });

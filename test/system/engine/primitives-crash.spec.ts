@@ -69,4 +69,31 @@ describe('engine primitives with real processes', () => {
     b.kill('SIGTERM');
     expect(await b.exited).toEqual({ code: 0, signal: null });
   });
+
+  it('[TASK-02][EXE-08] a pause of an execution whose owner was killed is kept: the next owner parks it instead of running it; resume continues it from its saved state', async () => {
+    const b = await startNode({ databaseUrl: db.url, nodeId: 'node-b2', counterUrl: counter.url });
+    const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a2', counterUrl: counter.url, faults: 'phase.started=kill@step:1' });
+    a.send({ submitWork: { workflow: 'rel.inbox', input: {} } });
+    // A dies as its phase starts (maybe before it printed the ID): the row tells which it was.
+    expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const [{ id }] = (await db.query<{ id: string }>(`SELECT id FROM executions WHERE owner_node = 'node-a2'`)) as [{ id: string }];
+    // Nobody runs it: the pause is only a flag until someone claims it.
+    b.send({ pause: id });
+    expect(await b.line((l) => l.pausedId === id)).toMatchObject({ state: 'running', paused: true });
+
+    // B's claim after A's lease parks it (generation 2): waiting, paused, nothing run.
+    const [parked] = await waitForStates(db.query, [id], ['waiting'], 20_000, [b]);
+    expect(parked).toMatchObject({ generation: 2, owner_node: 'node-b2', step: 0 });
+    b.send({ signal: { id, name: 'steer', payload: 'go on' } });
+    await b.line((l) => l.signalled === id);
+    expect(await executions(db.query, [id])).toMatchObject([{ state: 'waiting', generation: 2 }]);
+
+    b.send({ resume: id });
+    expect(await b.line((l) => l.resumedId === id)).toMatchObject({ state: 'queued', resumed: true });
+    const [done] = await waitForStates(db.query, [id], FINAL, 20_000, [b]);
+    expect(done).toMatchObject({ state: 'completed', generation: 3 });
+    expect(resultOf(done!)).toEqual({ read: ['go on'] });
+    b.kill('SIGTERM');
+    expect(await b.exited).toEqual({ code: 0, signal: null });
+  });
 });
