@@ -48,6 +48,7 @@ export class RunInbox implements PhaseInbox {
   }
 
   async next(names: readonly string[]): Promise<InboxSignal[]> {
+    if (names.length === 0) throw new Error('inbox.next needs at least one signal name');
     for (;;) {
       if (this.gate.aborted) throw new GateClosed(this.gate.reason as GateReason);
       // Armed before the read: a signal stored during the read rings this bell, not a later one.
