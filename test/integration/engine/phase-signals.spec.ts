@@ -155,7 +155,7 @@ describe('engine: signals to a running phase, pause and resume', () => {
     expect(signals).toEqual([{ consumed: true }]);
   });
 
-  it('[TASK-02][EXE-11] a pause closes the running phase\'s gate (no new send), releases its resources and parks it; signals wait; resume continues from the saved state', async () => {
+  it('[TASK-02][EXE-07][EXE-11] a pause closes the running phase\'s gate (no new send), releases its resources and parks it; signals wait; resume continues from the saved state', async () => {
     finishWork = deferred();
     const { executionId } = await t.engine.submit({ workflow: 'test.pausable', input: null, scope: SERVICE });
     await eventually(() => runs.some((r) => r.id === executionId), 'the phase to run');
