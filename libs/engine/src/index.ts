@@ -14,3 +14,6 @@ export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
+export * from './define-workflow';
+export * as codec from './codec';
+export { InvalidStoredJson, type Codec, type Decoded } from './codec';

@@ -4,7 +4,7 @@ import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, withTransaction } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
-import { CHAT_DELETE_WORKFLOW } from '../delete/chat-delete.workflow';
+import { CHAT_DELETE } from '../delete/chat-delete.workflow';
 
 /**
  * Deletes a Chat as an execution command (RES-04): admission closes now (the Chat answers 404
@@ -42,8 +42,7 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
       const submitted = await this.engine.submitIn(
         tx,
         {
-          workflow: CHAT_DELETE_WORKFLOW,
-          input: { chatId },
+          ...CHAT_DELETE.command({ chatId }),
           scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
           resource: { type: 'chat', id: chatId },
           // No identity to re-check (IDN-06): the delete only releases and removes what the caller

@@ -4,7 +4,8 @@ import { Conflict, identityForMember, isUuid, newId, NotFound, type MemberCaller
 import { Engine, inputHash, withTransaction, type Json, type Queryable } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
-import { TURN_WORKFLOW, type TurnInput } from '../turn/turn-state';
+import { TURN } from '../turn/turn-contract';
+import type { TurnInput } from '../turn/turn-state';
 
 export type Admission = 'started' | 'queued' | 'steered';
 
@@ -70,8 +71,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         const submitted = await this.engine.submitIn(
           tx,
           {
-            workflow: TURN_WORKFLOW,
-            input: input as unknown as Json,
+            ...TURN.command(input),
             scope: { ...scope, organizationId: caller.organizationId },
             resource: { type: 'turn', id: turnId },
             identity: identityForMember(caller, { botId: chat.bot_id, requires: ['chats.write'] }) as unknown as Json,
