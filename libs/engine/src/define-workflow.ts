@@ -2,7 +2,7 @@ import type { ErrorCategory, ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest } from './call-log';
 import { InvalidStoredJson, remembered, type Codec, type Decoded } from './codec';
 import type { Queryable } from './ports';
-import type { Decision, EndContext, Json, Phase, PhaseContext, PhaseOutcome, ResourceRef, Wake, Workflow } from './workflow';
+import type { Decision, EndContext, Json, Phase, PhaseContext, PhaseOutcome, ResourceRef, WaitFor, Wake, Workflow } from './workflow';
 
 /**
  * The typed authoring layer over the kernel (docs/engine.md, decision 019). A feature declares
@@ -24,19 +24,14 @@ export type SignalOf<Sg> = { [K in SignalName<Sg>]: { readonly name: K; readonly
 export type CallName<C> = { [K in keyof C & string]: K | `${K}:${string}` }[keyof C & string];
 export type CallResult<C, N> = N extends keyof C ? Decoded<C[N]> : N extends `${infer K}:${string}` ? (K extends keyof C ? Decoded<C[K]> : never) : never;
 
-export interface WorkflowWake<Sg> {
+/** The kernel's Wake with each consumed signal's payload decoded by its codec. */
+export interface WorkflowWake<Sg> extends Omit<Wake, 'signals'> {
   readonly signals: ReadonlyArray<SignalOf<Sg>>;
-  readonly timer: boolean;
-  readonly children: Wake['children'];
 }
 
-export interface WorkflowWait<Sg> {
-  /** Signals that wake the execution: only declared names (a saved, unconsumed one wakes it at once). */
+/** The kernel's WaitFor; `signals` only names declared signals (a saved, unconsumed one wakes it at once). */
+export interface WorkflowWait<Sg> extends Omit<WaitFor, 'signals'> {
   readonly signals?: ReadonlyArray<SignalName<Sg>>;
-  /** A durable timer. */
-  readonly until?: Date;
-  /** Wake when every attached child has ended. */
-  readonly children?: boolean;
 }
 
 export type WorkflowOutcome<S, Sg> = { readonly state: S } | { readonly state: S; readonly wait: WorkflowWait<Sg> };
@@ -167,8 +162,7 @@ function implement<S, I, R, Sg extends SignalCodecs, C extends CallCodecs, P ext
     const known = wakes.get(wake);
     if (known !== undefined) return known;
     const typed: WorkflowWake<Sg> = {
-      timer: wake.timer,
-      children: wake.children,
+      ...wake,
       signals: wake.signals.map((signal, i) => decodeSignal(spec.signals, signal, `wake.signals[${i}]`)),
     };
     wakes.set(wake, typed);
