@@ -107,8 +107,9 @@ export interface WorkflowSpec<S, I, R, Sg, C> {
   readonly calls?: C;
 }
 
-export interface SignalSender {
-  signal(executionId: string, name: string, payload?: Json): Promise<boolean>;
+/** Whatever stores signals: the engine, or a transaction's commands to other executions. */
+export interface SignalSender<T> {
+  signal(executionId: string, name: string, payload?: Json): T;
 }
 
 export interface WorkflowDefinition<S, I, R, Sg, C> extends ChildWorkflow<I, R> {
@@ -118,8 +119,8 @@ export interface WorkflowDefinition<S, I, R, Sg, C> extends ChildWorkflow<I, R> 
   readonly calls: C;
   /** The `workflow` and encoded `input` of a submit command (spread into submit, submitIn or an end's submit). */
   command(input: I): { readonly workflow: string; readonly input: Json };
-  /** Sends a declared signal with its encoded payload. */
-  signal<K extends SignalName<Sg>>(engine: SignalSender, executionId: string, name: K, payload: Decoded<Sg[K]>): Promise<boolean>;
+  /** Sends a declared signal with its encoded payload, through `sender` (the engine, or a transaction's commands). */
+  signal<K extends SignalName<Sg>, T>(sender: SignalSender<T>, executionId: string, name: K, payload: Decoded<Sg[K]>): T;
   /** The kernel workflow to register (`engine.register`), built from the feature's typed parts. */
   implement<P extends string>(parts: WorkflowParts<S, I, R, Sg, C, P>): Workflow<Json, Json>;
 }
@@ -142,7 +143,7 @@ export function defineWorkflow<S, I, R = undefined, Sg extends SignalCodecs = No
     signals,
     calls,
     command: (input) => ({ workflow: spec.name, input: spec.input.encode(input) }),
-    signal: (engine, executionId, name, payload) => engine.signal(executionId, name, signals[name].encode(payload)),
+    signal: (sender, executionId, name, payload) => sender.signal(executionId, name, signals[name].encode(payload)),
     implement: (parts) => implement(definition, parts),
   };
   return definition;
