@@ -1,12 +1,12 @@
-import { fitToContext, modelLimits, runModelStep, systemMessage, userMessage, type ChatMessage, type ModelStepResult } from '@openbot/core';
-import type { Json, Phase, PhaseContext } from '@openbot/engine';
+import { fitToContext, modelLimits, runModelStep, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
 import type { Pool } from 'pg';
 import type { ModelRegistry } from '../../models/model-registry';
 import { usageHolds } from '../../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../../usage/usage-records';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
-import { asJson, asTurnState, type TurnState } from './turn-state';
+import type { TurnPhase, TurnPhaseContext } from './turn-contract';
+import type { TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
 
 /** Attempts of one model step, the first included (CALL-04: each one a new attempt and a new start event). */
@@ -19,10 +19,10 @@ const MODEL_ATTEMPTS = 3;
  * `model.completed` commit in one transaction (USE-01) before any tool runs (STC-06); a takeover
  * reuses a saved result instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry; readonly hooks: TurnHooks }): Phase<Json> {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry; readonly hooks: TurnHooks }): TurnPhase {
   return {
-    async run(context: PhaseContext<Json>) {
-      let state = asTurnState(context.state);
+    async run(context: TurnPhaseContext) {
+      let state = context.state;
       if (state.bot === null) {
         const bot = await readBotSnapshot(deps.pool, state.chatId);
         if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
@@ -46,7 +46,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       const callKey = `${context.step}:model`;
       const billing = (callId: string) => usageCall(state, callId, context.executionId, fitted.estimatedTokens);
 
-      const result = (await context.calls.call(
+      const result = await context.call(
         'model',
         {
           safe: true,
@@ -60,7 +60,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
           // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
           onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
           commit: async (tx, saved) => {
-            const stepResult = saved.result as unknown as ModelStepResult;
+            const stepResult = saved.result;
             const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
             await usageRecords.record(tx, billing(saved.callId), usage);
@@ -85,9 +85,9 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
           );
           // Every delta is stored before the result is: `model.completed` always follows them.
           await publisher.flush();
-          return stepResult as unknown as Json;
+          return stepResult;
         },
-      )) as unknown as ModelStepResult;
+      );
       publisher.announce();
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
@@ -101,7 +101,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };
-      return { state: asJson(next) };
+      return { state: next };
     },
   };
 }
