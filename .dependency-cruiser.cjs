@@ -161,6 +161,18 @@ module.exports = {
       to: { path: pkg(['typeorm']) },
     },
 
+    // ---- the one model-call path (PLAT-06) ----------------------------------------------------
+    {
+      name: 'model-registry-only-from-model-calls',
+      comment:
+        'Every model call goes through ModelCalls (libs/openbot/src/models/model-calls.ts): it owns the ' +
+        'call log entry, usage holds and records, identity check and model.* events. Nothing else may ' +
+        'resolve a provider through the ModelRegistry (its module only provides it).',
+      severity: 'error',
+      from: { pathNot: '^(libs/openbot/src/models/(model-calls|models\\.module)\\.ts$|test/)' },
+      to: { path: '^libs/openbot/src/models/model-registry\\.ts$' },
+    },
+
     // ---- apps -------------------------------------------------------------------------------
     {
       name: 'libs-not-to-apps',

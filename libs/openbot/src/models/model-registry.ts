@@ -21,7 +21,8 @@ export class ModelUnavailable extends ModelFailure {
 }
 
 /**
- * The one way the platform calls a language model (PLAT-06). It resolves `<provider>/<model>`
+ * Provider resolution behind ModelCalls, the one way the platform calls a language model
+ * (PLAT-06; only ModelCalls may use it, a dependency rule says so). It resolves `<provider>/<model>`
  * within an organization at call time, opens the provider's sealed API key only then (it is held
  * by the adapter for this call and never stored elsewhere), and gives the adapter the egress
  * client's fetch (policy checked before every request, connections pinned to the checked addresses). Retry policy belongs to the caller's call

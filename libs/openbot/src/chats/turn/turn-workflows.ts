@@ -3,7 +3,7 @@ import { Engine, type Json, type Workflow } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
 import { EgressClient } from '../../egress/egress-client';
-import { ModelRegistry } from '../../models/model-registry';
+import { ModelCalls } from '../../models/model-calls';
 import { chatDeleteWorkflow } from '../delete/chat-delete.workflow';
 import { backgroundToolWorkflow } from './background-tool.workflow';
 import { modelPhase } from './model-phase';
@@ -21,7 +21,7 @@ export class TurnWorkflows implements OnModuleInit {
   constructor(
     @Inject(Engine) private readonly engine: Engine,
     @Inject(DataSource) private readonly dataSource: DataSource,
-    @Inject(ModelRegistry) private readonly models: ModelRegistry,
+    @Inject(ModelCalls) private readonly models: ModelCalls,
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
   ) {}
