@@ -12,6 +12,7 @@ import { TurnHookWrites1765400000000 } from './1765400000000-turn-hook-writes';
 import { Access1765500000000 } from './1765500000000-access';
 import { Sso1765600000000 } from './1765600000000-sso';
 import { ExecutionIdentity1765700000000 } from './1765700000000-execution-identity';
+import { RequestLimits1766000000000 } from './1766000000000-request-limits';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Access1765500000000,
   Sso1765600000000,
   ExecutionIdentity1765700000000,
+  RequestLimits1766000000000,
 ];

@@ -26,7 +26,7 @@ describe('credentials only ever narrow', () => {
     (await t.http().post('/v1/api-keys').set('authorization', bearer(secret)).send(body).expect(201)).body as { secret: string; scopes: string[] | null };
   const addMember = async (secret: string, role: string) => t.http().post('/v1/members').set('authorization', bearer(secret)).send({ role });
 
-  it('[IDN-07] [IDN-02] a key scoped to api-keys.manage creates a key without scopes that has exactly its rights, not the whole role', async () => {
+  it('[IDN-02] a key scoped to api-keys.manage creates a key without scopes that has exactly its rights, not the whole role', async () => {
     // organization.read too, so that GET /v1/me can show what a key may do.
     const manager = await keyWith(org.secret, { name: 'key manager', scopes: ['api-keys.manage', 'organization.read'] });
     const minted = await keyWith(manager.secret, { name: 'minted' });
@@ -39,7 +39,7 @@ describe('credentials only ever narrow', () => {
     expect((await t.http().post('/v1/api-keys').set('authorization', bearer(minted.secret)).send({ name: 'wider', scopes: ['bots.read'] })).status).toBe(400);
   });
 
-  it('[IDN-07] [IDN-02] a key made by a scoped key stays within that key after the member is promoted', async () => {
+  it('[IDN-02] a key made by a scoped key stays within that key after the member is promoted', async () => {
     const member = (await addMember(org.secret, 'member')).body as { member: { id: string }; apiKey: { secret: string } };
     const scoped = await keyWith(member.apiKey.secret, { name: 'scoped', scopes: [...ROLE_PERMISSIONS.member] });
     const minted = await keyWith(scoped.secret, { name: 'minted' });
@@ -54,7 +54,7 @@ describe('credentials only ever narrow', () => {
     expect(await permissionsOf(unscoped.secret)).toContain('members.manage');
   });
 
-  it('[IDN-07] [IDN-02] a key scoped to members.manage cannot add or promote a member to a role with rights it lacks', async () => {
+  it('[IDN-02] a key scoped to members.manage cannot add or promote a member to a role with rights it lacks', async () => {
     const managerKey = await keyWith(org.secret, { name: 'member manager', scopes: ['members.manage', 'members.read'] });
     for (const role of ['viewer', 'member', 'admin', 'owner']) {
       const res = await addMember(managerKey.secret, role);
@@ -69,7 +69,7 @@ describe('credentials only ever narrow', () => {
     expect(members.data.filter((m) => m.role === 'owner')).toHaveLength(1);
   });
 
-  it('[IDN-07] [IDN-02] a key holding every permission of a role may hand out that role and no wider one', async () => {
+  it('[IDN-02] a key holding every permission of a role may hand out that role and no wider one', async () => {
     const viewerMaker = await keyWith(org.secret, { name: 'viewer maker', scopes: ['members.manage', ...ROLE_PERMISSIONS.viewer] });
     const added = await addMember(viewerMaker.secret, 'viewer');
     expect(added.status).toBe(201);

@@ -28,17 +28,30 @@ export interface TestAppOptions {
   /** Overrides the database URL the app connects to (e.g. through a proxy). */
   readonly databaseUrl?: string;
   readonly env?: Record<string, string>;
+  /** The key sealed records are sealed with: two apps on one database (two nodes) share it. */
+  readonly masterKey?: RuntimeConfig['masterKey'];
 }
+
+/**
+ * Every test client comes from 127.0.0.1 and many tests fail authentication on purpose: the
+ * per-address and per-key caps are lifted unless a test sets them (test/e2e/request-limits.spec.ts).
+ */
+const UNLIMITED = {
+  OPENBOT_AUTH_FAILURE_LIMIT: '1000000',
+  OPENBOT_SSO_LOGIN_LIMIT: '1000000',
+  OPENBOT_STREAMS_PER_KEY: '1000000',
+  OPENBOT_STREAMS_PER_NODE: '1000000',
+};
 
 /** The real app on Fastify with a fresh database, as supertest drives it (no port needed). */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
-  const base = parseConfig({ OPENBOT_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info', OPENBOT_EGRESS_ALLOW: '127.0.0.1', ...options.env });
+  const base = parseConfig({ OPENBOT_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info', OPENBOT_EGRESS_ALLOW: '127.0.0.1', ...UNLIMITED, ...options.env });
   const config: RuntimeConfig = {
     ...base,
     databaseUrl: options.databaseUrl ?? database.url,
-    masterKey: { id: 'test1', key: randomBytes(32) },
+    masterKey: options.masterKey ?? { id: 'test1', key: randomBytes(32) },
   };
   const logs: string[] = [];
   const logDestination = new Writable({

@@ -44,6 +44,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     // Idle keep-alive sockets close at shutdown; in-flight requests finish first.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // `request.ip` is the client's address, the key of the per-address limits (docs/decisions/017):
+    // X-Forwarded-For counts only when the connection comes from a configured proxy.
+    trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // One request ID for Fastify, the logs and the response: the caller's x-request-id when sane.
     requestIdHeader: false,
     genReqId: (req: IncomingMessage) => {
@@ -81,6 +84,11 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   return app;
 }
 
+function pathOnly(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule {
   @Module({})
   class OpenbotHttpModule {}
@@ -97,7 +105,8 @@ function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule 
             },
             // Never log headers (credentials) or bodies; errors are logged by the boundary as IDs only.
             serializers: {
-              req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+              // The path only: a query can carry secrets (the SSO callback's `code` and `state`).
+              req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: pathOnly(req.url) }),
               res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
               err: () => undefined,
             },

@@ -45,7 +45,10 @@ export interface paths {
          */
         get: operations["ApiKeys_list"];
         put?: never;
-        /** Create an API key acting as the calling member; the secret is shown once */
+        /**
+         * Create an API key acting as the calling member; the secret is shown once
+         * @description The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). Without `scopes`: a session or an unscoped key makes an unscoped key (the member's whole role, following later role changes); a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400.
+         */
         post: operations["ApiKeys_create"];
         delete?: never;
         options?: never;
@@ -227,7 +230,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a client tool call a Turn waits on
-         * @description The output is saved once, then the Turn wakes and continues. The same output again is accepted; another one is 409 ToolCallAnswered.
+         * @description The output is saved once, then the Turn wakes and continues under its actor's identity. Only the Turn's actor (the member whose message started it), an owner or an admin may answer (403 otherwise). The same output again is accepted; another one is 409 ToolCallAnswered.
          */
         post: operations["ChatMessages_toolOutput"];
         delete?: never;
@@ -284,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an execution waiting in outcome_unknown
-         * @description `succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state.
+         * @description `succeeded` saves `result` as the lost call’s result and resumes; `failed` fails the execution; `stop` cancels it. 409 in any other state. Only the member the execution works for, an owner or an admin may decide (403 otherwise).
          */
         post: operations["Executions_decide"];
         delete?: never;
@@ -302,7 +305,7 @@ export interface paths {
         };
         /**
          * Read the event log: Server-Sent Events or JSON long poll
-         * @description With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event after `after` exists, or after `wait` seconds (at most 30) with none. Closing a stream never cancels the execution.
+         * @description With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. Closing a stream never cancels the execution. Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`): resume it with `Last-Event-ID`.
          */
         get: operations["Executions_events"];
         put?: never;
@@ -342,7 +345,7 @@ export interface paths {
         put?: never;
         /**
          * Add a member with a role and a first API key
-         * @description Owners and admins; only an owner may add an owner. SSO members are added on their first login.
+         * @description Owners and admins; only an owner may add an owner. The first key is unscoped (the whole role), so the calling credential must hold every permission of `role` itself: a key scoped to `members.manage` alone is 403. SSO members are added on their first login.
          */
         post: operations["Members_add"];
         delete?: never;
@@ -370,7 +373,7 @@ export interface paths {
         head?: never;
         /**
          * Change a member's role
-         * @description Takes effect on the next request and on running work at its next check. The last owner cannot be demoted (409 LastOwner).
+         * @description Takes effect on the next request and on running work at its next check. The calling credential must hold every permission of the new `role` (403 otherwise); only an owner changes an owner or makes one. The last owner cannot be demoted (409 LastOwner).
          */
         patch: operations["Members_changeRole"];
         trace?: never;
@@ -465,10 +468,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The identity provider’s redirect back after sign-in (register `<public URL>/v1/sso/callback` at the provider)
-         * @description Exchanges the code, verifies the ID token (signature against the provider’s keys, issuer, audience, expiry, nonce), requires a verified email of an allowed domain, finds or creates the member (just-in-time), and opens an 8-hour session. A used, expired or foreign state is 400; a token that does not verify is 401; an email that may not sign in is 403.
+         * Retired: the shared callback of earlier versions answers 404 SsoCallbackMoved
+         * @deprecated
+         * @description Every organization now has its own callback, `/v1/sso/{organizationId}/callback` (the `redirectUri` of `GET /v1/sso`): a shared one let one organization’s identity provider relay another organization’s authorization code to itself. Register the new URI at the provider.
          */
-        get: operations["SsoLogin_callback"];
+        get: operations["SsoLogin_retiredCallback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -509,6 +513,26 @@ export interface paths {
          * @description Needs the session cookie (404 SessionNotFound for an API key). Send `csrfToken` as `x-csrf-token` on every unsafe request made with the cookie.
          */
         get: operations["Sso_session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/{organizationId}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider’s redirect back after sign-in (register `<public URL>/v1/sso/{organizationId}/callback`, the `redirectUri` of `GET /v1/sso`)
+         * @description Each organization has its own callback: a state begun for another organization is refused (400) before its code is sent anywhere, and so is an `iss` that is not the organization’s issuer, or a missing one when the provider advertises it (RFC 9207; 401). Exchanges the code, verifies the ID token (signature against the provider’s keys, issuer, audience, expiry, nonce), requires a verified email of an allowed domain, finds or creates the member (just-in-time), and opens an 8-hour session. A used, expired or foreign state is 400; a token that does not verify is 401; an email that may not sign in is 403, and so is a callback opened in another browser than the one that started the login (that login stays usable by its own browser).
+         */
+        get: operations["SsoLogin_callback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -782,7 +806,7 @@ export interface components {
              * @description When the key stops working; must be in the future
              */
             expiresAt?: string;
-            /** @description Limits the key to these permissions; each must be one the caller has (a key never widens its member's rights). Absent: the member's full rights, following later role changes. */
+            /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
             scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage")[];
         };
         CreateBotRequest: {
@@ -1285,6 +1309,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -1353,6 +1388,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -1413,6 +1459,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1487,6 +1544,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -1549,6 +1617,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1623,6 +1702,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -1683,6 +1773,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1758,6 +1859,17 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1843,6 +1955,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -1907,6 +2030,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,6 +2124,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2056,6 +2201,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2116,6 +2272,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2195,6 +2362,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2292,6 +2470,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2352,6 +2541,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +2646,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2512,6 +2723,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2572,6 +2794,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2666,6 +2899,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2751,6 +2995,20 @@ export interface operations {
                     "text/event-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many open event streams for this API key or session, or on this node; retry after the `Retry-After` seconds
+             *
+             *     RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                    "text/event-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2802,6 +3060,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2876,6 +3145,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -2938,6 +3218,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3014,6 +3305,17 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,6 +3410,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3170,6 +3483,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3253,6 +3577,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3319,6 +3654,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3379,6 +3725,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3453,6 +3810,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3521,6 +3889,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3579,6 +3958,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3653,6 +4043,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3716,6 +4117,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3736,58 +4148,15 @@ export interface operations {
             };
         };
     };
-    SsoLogin_callback: {
+    SsoLogin_retiredCallback: {
         parameters: {
-            query: {
-                /** @description Sent by the provider instead of `code` when it did not sign the user in */
-                error?: unknown;
-                state: unknown;
-                code?: unknown;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description To `returnTo`; sets the `openbot_session` cookie */
-            302: {
-                headers: {
-                    /** @description Where the browser goes next */
-                    Location?: string;
-                    /** @description HttpOnly, SameSite=Lax; Secure unless the server’s public URL is plain http on loopback */
-                    "Set-Cookie"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description InvalidInput: the offending fields are listed in `issues` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidInputBody"];
-                };
-            };
-            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
-                };
-            };
-            /** @description Forbidden: this credential may not use this route */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
-                };
-            };
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
@@ -3848,6 +4217,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3918,6 +4298,113 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    SsoLogin_callback: {
+        parameters: {
+            query: {
+                /** @description Sent by the provider instead of `code` when it did not sign the user in */
+                error?: unknown;
+                /** @description The issuer of the authorization response (RFC 9207); must be the organization’s issuer when sent */
+                iss?: unknown;
+                state: unknown;
+                code?: unknown;
+            };
+            header?: never;
+            path: {
+                organizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `returnTo`; sets the `openbot_session` cookie */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    Location?: string;
+                    /** @description HttpOnly, SameSite=Lax; Secure unless the server’s public URL is plain http on loopback */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
             500: {
                 headers: {
@@ -3966,6 +4453,17 @@ export interface operations {
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many sign-ins started from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4036,6 +4534,17 @@ export interface operations {
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

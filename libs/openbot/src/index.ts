@@ -67,3 +67,7 @@ export * from './members/commands/remove-member.command';
 export * from './members/queries/list-members.query';
 export * from './audit/queries/list-audit-events.query';
 export * from './audit/record-audit';
+export * from './limits/commands/count-failed-authentication.command';
+export * from './limits/commands/count-sso-login.command';
+export * from './limits/commands/open-event-stream.command';
+export * from './limits/queries/check-authentication-allowed.query';

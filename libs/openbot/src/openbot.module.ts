@@ -13,6 +13,7 @@ import { EgressModule } from './egress/egress.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { HealthModule } from './health/health.module';
+import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { MembersModule } from './members/members.module';
 import { ModelsModule } from './models/models.module';
@@ -50,6 +51,7 @@ export class OpenbotModule {
         EgressModule,
         HealthModule,
         ErrorsModule,
+        LimitsModule,
         AccessModule,
         OrganizationsModule,
         ApiKeysModule,

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { CommandBus } from '@nestjs/cqrs';
-import { can, Forbidden, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
-import { AuthenticateBearer, AuthenticateSession } from '@openbot/openbot';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { can, DomainFailure, Forbidden, RateLimited, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
+import { AuthenticateBearer, AuthenticateSession, CheckAuthenticationAllowed, CountFailedAuthentication } from '@openbot/openbot';
 import { ACCESS_KEY, REQUIRES_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
 
 /** The session cookie SSO sets (libs/openbot/src/sso). */
@@ -21,6 +21,7 @@ export class BearerGuard implements CanActivate {
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -28,7 +29,7 @@ export class BearerGuard implements CanActivate {
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets) ?? 'member';
     if (access === 'public') return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const caller = await this.authenticate(request);
+    const caller = await this.authenticateLimited(request);
     if (access === 'platform' && caller.kind !== 'platform-admin') {
       throw new Forbidden('This route needs the platform administrator token.');
     }
@@ -41,6 +42,26 @@ export class BearerGuard implements CanActivate {
     }
     request.caller = caller;
     return true;
+  }
+
+  /**
+   * Failed authentications are limited per client address across nodes (docs/decisions/017): an
+   * address this node knows is over the limit is refused (429) before its credential is looked at,
+   * and each 401 is counted (the one past the limit answers 429 itself).
+   */
+  private async authenticateLimited(request: AuthenticatedRequest): Promise<Caller> {
+    await this.queries.execute(new CheckAuthenticationAllowed(request.ip));
+    try {
+      return await this.authenticate(request);
+    } catch (error) {
+      if (error instanceof DomainFailure && error.kind === 'unauthenticated') {
+        // Only a refusal replaces the 401: a count that cannot be saved (database down) does not.
+        await this.commands.execute(new CountFailedAuthentication(request.ip)).catch((countError: unknown) => {
+          if (countError instanceof RateLimited) throw countError;
+        });
+      }
+      throw error;
+    }
   }
 
   private async authenticate(request: AuthenticatedRequest): Promise<Caller> {

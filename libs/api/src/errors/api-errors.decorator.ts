@@ -2,7 +2,23 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { DeclaredErrorBody, InvalidInputBody, RequestFailedBody } from './error-bodies';
 
-/** Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). */
+/** The 429 answer with its `Retry-After` header; `why` says what is limited on this route. */
+export function ApiRateLimited(why: string): MethodDecorator & ClassDecorator {
+  return ApiResponse({
+    status: 429,
+    description: `RateLimited: ${why}; retry after the \`Retry-After\` seconds`,
+    type: DeclaredErrorBody,
+    headers: { 'Retry-After': { description: 'Whole seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
+  });
+}
+
+/** Why any authenticating route can answer 429 (the guard limits failed authentications, docs/decisions/017). */
+const FAILED_AUTH_LIMIT = 'too many failed authentications from this client address';
+
+/**
+ * Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). A route
+ * that can answer 401 can also answer 429: failed authentications are limited per client address.
+ */
 export function ApiErrors(...statuses: Array<400 | 401 | 403 | 404 | 409 | 429>): MethodDecorator & ClassDecorator {
   const descriptions: Record<number, string> = {
     400: 'InvalidInput: the offending fields are listed in `issues`',
@@ -10,12 +26,13 @@ export function ApiErrors(...statuses: Array<400 | 401 | 403 | 404 | 409 | 429>)
     403: 'Forbidden: this credential may not use this route',
     404: '`<Resource>NotFound`: unknown, malformed, or another organization’s ID',
     409: 'A conflict with the current state',
-    429: 'RateLimited: retry after the `Retry-After` seconds',
   };
+  const limited = statuses.includes(429) || statuses.includes(401);
   return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({ status, description: descriptions[status], type: status === 400 ? InvalidInputBody : DeclaredErrorBody }),
-    ),
+    ...statuses
+      .filter((status) => status !== 429)
+      .map((status) => ApiResponse({ status, description: descriptions[status], type: status === 400 ? InvalidInputBody : DeclaredErrorBody })),
+    ...(limited ? [ApiRateLimited(FAILED_AUTH_LIMIT)] : []),
     ApiResponse({ status: 500, description: 'RequestFailed (category internal); see the openbot-error-id header', type: RequestFailedBody }),
     ApiResponse({ status: 503, description: 'RequestFailed (category unavailable): a dependency is down', type: RequestFailedBody }),
   );

@@ -2,10 +2,10 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, isFinal, type MemberCaller } from '@openbot/domain';
-import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, type ExecutionEvent, type Json } from '@openbot/openbot';
+import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, OpenEventStream, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
 import { DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody } from './execution.dto';
@@ -80,7 +80,9 @@ export class ExecutionsController {
       'the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event ' +
       'after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, ' +
       'without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. ' +
-      'Closing a stream never cancels the execution.',
+      'Closing a stream never cancels the execution. ' +
+      'Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); ' +
+      'an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`): resume it with `Last-Event-ID`.',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
@@ -88,6 +90,7 @@ export class ExecutionsController {
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiOkResponse({ type: EventPageBody })
   @ApiErrors(400, 401, 403, 404)
+  @ApiRateLimited('too many open event streams for this API key or session, or on this node')
   async events(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,
@@ -124,11 +127,17 @@ export class ExecutionsController {
       }
     }
     if (events.length === 0 && wait > 0) {
-      const waiting = AbortSignal.any([closed.signal, AbortSignal.timeout(wait * 1000)]);
-      const follow = await this.queries.execute(new ObserveExecution(caller, id, after, waiting, true));
-      for await (const event of follow) {
-        events.push(event);
-        break;
+      // Only a poll that waits holds the event-stream caps; one that answers at once is an ordinary request.
+      const lease = await this.commands.execute(new OpenEventStream(caller));
+      try {
+        const waiting = AbortSignal.any([closed.signal, AbortSignal.timeout(Math.min(wait * 1000, lease.lifetimeMs))]);
+        const follow = await this.queries.execute(new ObserveExecution(caller, id, after, waiting, true));
+        for await (const event of follow) {
+          events.push(event);
+          break;
+        }
+      } finally {
+        await lease.release();
       }
       if (events.length > 0) {
         const rest = await this.queries.execute(new ObserveExecution(caller, id, events[0]!.seq, closed.signal, false));
@@ -164,6 +173,21 @@ export class ExecutionsController {
   private async stream(caller: MemberCaller, id: string, after: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const closed = new AbortController();
     const events = await this.queries.execute(new ObserveExecution(caller, id, after, closed.signal, true));
+    // After the access check, before the first byte: a refusal is an ordinary 429 answer.
+    const lease: EventStreamLease = await this.commands.execute(new OpenEventStream(caller));
+    try {
+      await this.serve(events, closed, lease, request, reply);
+    } finally {
+      await lease.release(); // idempotent: serve released it already unless it failed before writing
+    }
+  }
+
+  /**
+   * Writes the events until the end, a fault, the client closing, or the stream's lifetime: then
+   * the stream ends cleanly after a whole event, and the client resumes with `Last-Event-ID`. A
+   * writer stuck on a reader that stopped reading is cut off at the lifetime too.
+   */
+  private async serve(events: AsyncIterable<ExecutionEvent>, closed: AbortController, lease: EventStreamLease, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.hijack();
     const raw = reply.raw;
     raw.on('close', () => closed.abort());
@@ -178,6 +202,12 @@ export class ExecutionsController {
     const keepalive = setInterval(() => {
       if (!raw.destroyed) raw.write(': keepalive\n\n');
     }, KEEPALIVE_MS);
+    let expired = false;
+    const lifetime = setTimeout(() => {
+      expired = true;
+      closed.abort();
+      if (raw.writableNeedDrain) raw.destroy();
+    }, lease.lifetimeMs);
     try {
       await writeChunk(raw, ': connected\n\n');
       for await (const event of events) await writeChunk(raw, formatSse(event));
@@ -192,8 +222,11 @@ export class ExecutionsController {
       }
     } finally {
       clearInterval(keepalive);
+      clearTimeout(lifetime);
       closed.abort();
-      if (!raw.destroyed) raw.end();
+      // Released before the end is sent: a client resuming at once finds its slot free.
+      await lease.release();
+      if (!raw.destroyed) raw.end(expired ? ': lifetime reached; resume with Last-Event-ID\n\n' : undefined);
     }
   }
 }

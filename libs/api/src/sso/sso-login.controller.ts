@@ -8,6 +8,7 @@ import { Access } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { SESSION_COOKIE } from '../auth/bearer.guard';
 import { clearLoginCookie, clearSessionCookie, LOGIN_COOKIE, setLoginCookie, setSessionCookie } from './session-cookies';
+import { LimitSsoLogins } from './sso-login-limit.guard';
 
 const REDIRECT_HEADERS = {
   Location: { description: 'Where the browser goes next', schema: { type: 'string' } },
@@ -29,6 +30,7 @@ export class SsoLoginController {
   ) {}
 
   @Get(':organizationId/login')
+  @LimitSsoLogins()
   @ApiOperation({
     summary: 'Start signing in with the organization’s identity provider',
     description:

@@ -58,6 +58,8 @@ describe('parseConfig defaults', () => {
       leaseSeconds: 15,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
+      limits: { streamsPerCredential: 20, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60 },
+      trustedProxies: [],
     });
   });
 
@@ -351,5 +353,34 @@ describe('parseMasterKey', () => {
 
   it('splits at the first colon only', () => {
     expect(() => parseMasterKey('V', `a:b:${KEY}`)).toThrow(ConfigError);
+  });
+});
+
+describe('limits and trusted proxies (docs/decisions/017)', () => {
+  it('reads every cap and the trusted proxies', () => {
+    const config = parseConfig({
+      OPENBOT_STREAMS_PER_KEY: '3',
+      OPENBOT_STREAMS_PER_NODE: '40',
+      OPENBOT_STREAM_MAX_SECONDS: '5',
+      OPENBOT_SSO_LOGIN_LIMIT: '7',
+      OPENBOT_AUTH_FAILURE_LIMIT: '9',
+      OPENBOT_RATE_LIMIT_WINDOW_SECONDS: '120',
+      OPENBOT_TRUSTED_PROXIES: '10.0.0.0/8, loopback,2001:db8::1',
+    });
+    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120 });
+    expect(config.trustedProxies).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
+  });
+
+  it.each([
+    ['OPENBOT_STREAMS_PER_KEY', '0'],
+    ['OPENBOT_STREAMS_PER_NODE', 'many'],
+    ['OPENBOT_STREAM_MAX_SECONDS', '0'],
+    ['OPENBOT_SSO_LOGIN_LIMIT', '-1'],
+    ['OPENBOT_AUTH_FAILURE_LIMIT', '1.5'],
+    ['OPENBOT_RATE_LIMIT_WINDOW_SECONDS', '86401'],
+    ['OPENBOT_TRUSTED_PROXIES', 'proxy.example.com'],
+    ['OPENBOT_TRUSTED_PROXIES', '10.0.0.0/33'],
+  ])('%s=%s stops the boot with a line naming it', (name, value) => {
+    expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });
 });

@@ -68,6 +68,29 @@ export interface Config {
   readonly publicUrl: string | null;
   /** Whether session cookies carry `Secure`: always, except when the public URL is plain http on loopback. */
   readonly cookieSecure: boolean;
+  /** Caps on long-lived and public work (docs/decisions/017). */
+  readonly limits: Limits;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client address (addresses, CIDRs or `loopback`);
+   * empty: the socket's address is the client's (a forwarded header is ignored).
+   */
+  readonly trustedProxies: readonly string[];
+}
+
+/** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
+export interface Limits {
+  /** Open event streams (SSE, waiting long polls) of one API key or session, across all nodes. */
+  readonly streamsPerCredential: number;
+  /** Open event streams on this node. */
+  readonly streamsPerNode: number;
+  /** An event stream ends cleanly after this long; the client resumes with Last-Event-ID. */
+  readonly streamMaxSeconds: number;
+  /** SSO logins started from one client address per window, across all nodes. */
+  readonly ssoLoginsPerWindow: number;
+  /** Failed authentications from one client address per window, across all nodes; then 429. */
+  readonly authFailuresPerWindow: number;
+  /** The rate-limit window in seconds; a client's window starts at its first counted request. */
+  readonly windowSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -123,7 +146,36 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
     ...publicUrlOf(env, production),
+    ...limitsOf(env),
   };
+}
+
+// Limits (docs/decisions/017): every cap has a default that never bothers ordinary use.
+function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
+  return {
+    limits: {
+      streamsPerCredential: integer(env, 'OPENBOT_STREAMS_PER_KEY', 20, 1, 1_000_000),
+      streamsPerNode: integer(env, 'OPENBOT_STREAMS_PER_NODE', 2_000, 1, 1_000_000),
+      streamMaxSeconds: integer(env, 'OPENBOT_STREAM_MAX_SECONDS', 900, 1, 86_400),
+      ssoLoginsPerWindow: integer(env, 'OPENBOT_SSO_LOGIN_LIMIT', 60, 1, 1_000_000),
+      authFailuresPerWindow: integer(env, 'OPENBOT_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
+      windowSeconds: integer(env, 'OPENBOT_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    },
+    trustedProxies: list(env, 'OPENBOT_TRUSTED_PROXIES').map((entry) => parseTrustedProxy(entry)),
+  };
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function parseTrustedProxy(entry: string): string {
+  if (PROXY_NAMES.has(entry)) return entry;
+  const [address, bits, ...rest] = entry.split('/');
+  const version = isIP(address ?? '');
+  const max = version === 4 ? 32 : 128;
+  if (version === 0 || rest.length > 0 || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max))) {
+    throw new ConfigError('OPENBOT_TRUSTED_PROXIES', `"${entry}" is not an IP address, a CIDR, or loopback/linklocal/uniquelocal`);
+  }
+  return entry;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);

@@ -9,6 +9,7 @@ import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
+import { LIMITS_ENTITIES } from '../limits/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
@@ -38,5 +39,6 @@ export const ENTITIES = [
   AuditEventEntity,
   ServiceEntity,
   ...SSO_ENTITIES,
+  ...LIMITS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -15,7 +15,7 @@ export interface CreatedApiKey extends ApiKeyView {
 
 /**
  * A new key for the calling member, optionally expiring, optionally limited to `scopes`: a key
- * can only narrow the rights of the credential that creates it (IDN-02, IDN-07). A scope the
+ * can only narrow the rights of the credential that creates it (IDN-02). A scope the
  * caller does not have is an InvalidInput; without `scopes`, a key made with a scoped key gets
  * that key's effective rights as its scopes, and only an unscoped key or a session makes an
  * unscoped key (the member's full rights, following later role changes).

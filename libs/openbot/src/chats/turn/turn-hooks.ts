@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ChatMessage, ToolResult } from '@openbot/core';
-import { newId, type ErrorId } from '@openbot/domain';
+import { isConnectionFailure, newId, type ErrorCategory, type ErrorId } from '@openbot/domain';
 import { withTransaction, type Queryable } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../../database/pool';
@@ -82,17 +82,22 @@ export class TurnHooks {
     });
   }
 
+  /**
+   * A plugin failure takes the sealed error path of every fault (ERR-01, ERR-02): its cause is
+   * sealed in its error record and the ordinary log gets only the error ID and a category. When
+   * the record cannot be saved, the log still names neither cause (either may carry any data).
+   */
   private async recordFailure(plugin: string, point: TurnHookPoint, executionId: string, cause: unknown): Promise<void> {
+    const errorId = newId<ErrorId>();
+    const category: ErrorCategory = 'internal';
+    const origin = `turn plugin ${plugin} at ${point}`;
     try {
-      await this.failures.record(poolOf(this.dataSource), {
-        errorId: newId<ErrorId>(),
-        category: 'internal',
-        origin: `turn plugin ${plugin} at ${point}`,
-        cause,
-        executionId,
-      });
-    } catch (error) {
-      this.logger.error(`turn plugin ${plugin} failed at ${point} and its error record could not be saved: ${String(error)}`);
+      await this.failures.record(poolOf(this.dataSource), { errorId, category, origin, cause, executionId });
+    } catch (saveError) {
+      const recordCategory: ErrorCategory = isConnectionFailure(saveError) ? 'unavailable' : 'internal';
+      this.logger.error({ errorId, category, origin, executionId, recordCategory }, 'turn plugin failed; its error record could not be saved');
+      return;
     }
+    this.logger.error({ errorId, category, origin, executionId }, 'turn plugin failed');
   }
 }

@@ -1,0 +1,120 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { newId, RateLimited, type MemberCaller } from '@openbot/domain';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
+import { poolOf } from '../../database/pool';
+
+/** What a refused stream is told to wait: streams free as others end, not at a known time. */
+const STREAM_RETRY_AFTER_SECONDS = 5;
+/** A slot outlives its stream's lifetime by this much, so a stream ending its last write keeps it. */
+const SLOT_GRACE_SECONDS = 30;
+/** Two nodes may race for the same free slot; the loser looks again this often before refusing. */
+const SLOT_ATTEMPTS = 3;
+
+/** An open event stream's hold on the caps. `release` is idempotent and never throws. */
+export interface EventStreamLease {
+  /** The stream ends cleanly after this long; the client resumes with Last-Event-ID. */
+  readonly lifetimeMs: number;
+  release(): Promise<void>;
+}
+
+/** This node's open streams (the per-node cap needs no sharing). */
+@Injectable()
+export class NodeStreams {
+  open = 0;
+}
+
+/**
+ * Opens an event stream (SSE, or a long poll that is about to wait) under its caps
+ * (docs/decisions/017): `OPENBOT_STREAMS_PER_NODE` on this node, in memory, then
+ * `OPENBOT_STREAMS_PER_KEY` for the caller's API key or session across nodes, as one numbered
+ * slot row in PostgreSQL. Over either cap: 429 RateLimited with a Retry-After.
+ */
+export class OpenEventStream extends Command<EventStreamLease> {
+  constructor(readonly caller: MemberCaller) {
+    super();
+  }
+}
+
+@CommandHandler(OpenEventStream)
+export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> {
+  constructor(
+    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(NodeStreams) private readonly node: NodeStreams,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+  ) {}
+
+  async execute({ caller }: OpenEventStream): Promise<EventStreamLease> {
+    const { streamsPerNode, streamsPerCredential, streamMaxSeconds } = this.config.limits;
+    if (this.node.open >= streamsPerNode) {
+      throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This node has too many open event streams; retry after the Retry-After seconds.');
+    }
+    this.node.open += 1;
+    const credential = caller.apiKeyId !== null ? `key:${caller.apiKeyId}` : `session:${caller.sessionId ?? caller.memberId}`;
+    const holder = newId();
+    const pool = poolOf(this.dataSource);
+    let slot: number | null;
+    try {
+      slot = await this.takeSlot(pool, credential, holder, streamsPerCredential, streamMaxSeconds + SLOT_GRACE_SECONDS);
+    } catch (error) {
+      this.node.open -= 1;
+      throw error;
+    }
+    if (slot === null) {
+      this.node.open -= 1;
+      throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
+    }
+    let released = false;
+    return {
+      lifetimeMs: streamMaxSeconds * 1000,
+      release: async () => {
+        if (released) return;
+        released = true;
+        this.node.open -= 1;
+        // A failed delete frees the slot at its expiry instead.
+        await pool
+          .query({ name: 'limits.release_stream_slot', text: 'DELETE FROM event_stream_slots WHERE credential = $1 AND slot = $2 AND holder = $3', values: [credential, slot, holder] })
+          .catch(() => undefined);
+      },
+    };
+  }
+
+  /**
+   * One statement takes the lowest slot that is free or expired. Two nodes choosing the same slot
+   * at once: the second waits for the first's insert, then its update finds the slot live and
+   * takes nothing, and it looks again. So the cap is never exceeded.
+   */
+  private async takeSlot(pool: Pool, credential: string, holder: string, cap: number, holdSeconds: number): Promise<number | null> {
+    for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
+      const { rows, rowCount } = await pool.query<{ slot: number }>({
+        name: 'limits.take_stream_slot',
+        text: `WITH free AS (
+            SELECT s.slot FROM generate_series(1, $3::int) AS s(slot)
+            WHERE NOT EXISTS (SELECT 1 FROM event_stream_slots e WHERE e.credential = $1 AND e.slot = s.slot AND e.expires_at > now())
+            LIMIT 1
+          )
+          INSERT INTO event_stream_slots AS e (credential, slot, holder, node_id, expires_at)
+          SELECT $1, slot, $2, $4, now() + make_interval(secs => $5) FROM free
+          ON CONFLICT (credential, slot) DO UPDATE SET holder = EXCLUDED.holder, node_id = EXCLUDED.node_id, expires_at = EXCLUDED.expires_at
+            WHERE e.expires_at <= now()
+          RETURNING slot`,
+        values: [credential, holder, cap, this.config.nodeId, holdSeconds],
+      });
+      if (rowCount === 1) return rows[0]!.slot;
+      // No free slot at all (as opposed to a lost race): refuse without looking again.
+      if (!(await this.anyFree(pool, credential, cap))) return null;
+    }
+    return null;
+  }
+
+  private async anyFree(pool: Pool, credential: string, cap: number): Promise<boolean> {
+    const { rows } = await pool.query<{ live: number }>({
+      name: 'limits.count_stream_slots',
+      text: 'SELECT count(*)::int AS live FROM event_stream_slots WHERE credential = $1 AND expires_at > now()',
+      values: [credential],
+    });
+    return rows[0]!.live < cap;
+  }
+}

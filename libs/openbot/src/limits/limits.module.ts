@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { BlockedAddresses } from './blocked-addresses';
+import { CountFailedAuthenticationHandler } from './commands/count-failed-authentication.command';
+import { CountSsoLoginHandler } from './commands/count-sso-login.command';
+import { NodeStreams, OpenEventStreamHandler } from './commands/open-event-stream.command';
+import { CheckAuthenticationAllowedHandler } from './queries/check-authentication-allowed.query';
+import { RateLimitWindows } from './rate-limit-windows';
+
+/**
+ * Caps on long-lived and public work (docs/decisions/017): open event streams per node and per
+ * credential, SSO logins and failed authentications per client address.
+ */
+@Module({
+  providers: [
+    RateLimitWindows,
+    BlockedAddresses,
+    NodeStreams,
+    CountFailedAuthenticationHandler,
+    CheckAuthenticationAllowedHandler,
+    CountSsoLoginHandler,
+    OpenEventStreamHandler,
+  ],
+})
+export class LimitsModule {}

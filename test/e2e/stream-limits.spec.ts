@@ -1,0 +1,214 @@
+import { createOpenbotClient, streamEvents } from '@openbot/client';
+import { newId } from '@openbot/domain';
+import { Engine, type Json, type Workflow } from '@openbot/engine';
+import type { AddressInfo } from 'node:net';
+import { openSse, type OpenSse } from '../support/sse-client';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * The caps on open event streams (docs/decisions/017) through real servers on one PostgreSQL:
+ * per API key across two nodes (PostgreSQL slots), per node (in memory), the long poll while it
+ * waits, and the stream's maximum lifetime, after which the client resumes with Last-Event-ID.
+ */
+
+type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
+
+/** `k` ticks; after each tick but the last it waits for a `go` signal, so it runs as long as the test wants. */
+const ticks: Workflow<{ [key: string]: Json; n: number; k: number }, { k: number }> = {
+  name: 'e2e.limits.ticks',
+  initial: ({ k }) => ({ n: 0, k }),
+  next: (s) => (s.n < s.k ? { phase: 'tick' } : { end: 'completed' }),
+  phases: {
+    tick: {
+      async run({ state, emit }) {
+        const n = state.n + 1;
+        emit('probe.tick', { n });
+        return n < state.k ? { state: { ...state, n }, wait: { signals: ['go'] } } : { state: { ...state, n } };
+      },
+    },
+  },
+};
+
+const auth = (org: Org): Record<string, string> => ({ authorization: `Bearer ${org.secret}` });
+const eventsPath = (id: string): string => `/v1/executions/${id}/events`;
+
+async function listen(t: TestApp): Promise<number> {
+  t.app.get(Engine).register(ticks as unknown as Workflow);
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return (t.app.getHttpServer().address() as AddressInfo).port;
+}
+
+/** An execution of `ticks` whose first event exists; it then waits for `go`. */
+async function running(t: TestApp, org: Org, k = 2): Promise<string> {
+  const engine = t.app.get(Engine);
+  const { executionId } = await engine.submit({
+    workflow: ticks.name,
+    input: { k },
+    scope: { kind: 'member', id: org.memberId, organizationId: org.organizationId },
+    resource: { type: 'turn', id: newId() },
+  });
+  for await (const event of engine.observe(executionId, 0)) if (event.seq >= 1) break;
+  return executionId;
+}
+
+/** Polls a condition the servers reach on their own (a released slot), never the clock. */
+async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+async function liveSlots(t: TestApp, org: Org): Promise<number> {
+  const rows = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM event_stream_slots WHERE credential = $1 AND expires_at > now()`, [`key:${org.apiKeyId}`]);
+  return rows[0]!.n;
+}
+
+async function expectRateLimited(stream: OpenSse): Promise<{ type: string; message: string }> {
+  await stream.ended;
+  expect({ status: stream.status, retryAfter: stream.headers['retry-after'] }).toEqual({ status: 429, retryAfter: expect.stringMatching(/^[1-9]\d*$/) });
+  const body = JSON.parse(stream.text()) as { type: string; message: string };
+  expect(body.type).toBe('RateLimited');
+  return body;
+}
+
+describe('event stream caps across two nodes', () => {
+  let p: TestApp;
+  let q: TestApp;
+  let portP: number;
+  let portQ: number;
+  const open: OpenSse[] = [];
+  const sse = async (port: number, id: string, org: Org, headers: Record<string, string> = {}): Promise<OpenSse> => {
+    const stream = await openSse(port, eventsPath(id), { ...auth(org), ...headers });
+    open.push(stream);
+    return stream;
+  };
+  const caps = { OPENBOT_STREAMS_PER_KEY: '2', OPENBOT_STREAMS_PER_NODE: '3' };
+
+  beforeAll(async () => {
+    p = await startTestApp({ env: { ...caps, OPENBOT_NODE_ID: 'limits-p' } });
+    q = await startTestApp({ database: p.database, masterKey: p.config.masterKey, env: { ...caps, OPENBOT_NODE_ID: 'limits-q' } });
+    portP = await listen(p);
+    portQ = await listen(q);
+  });
+  afterEach(async () => {
+    for (const stream of open.splice(0)) stream.close();
+    await eventually(async () => (await p.database.query<{ n: number }>('SELECT count(*)::int AS n FROM event_stream_slots'))[0]!.n === 0, 'every slot released');
+  });
+  afterAll(async () => {
+    await q?.close();
+    await p?.close();
+  });
+
+  it('security: an API key gets at most OPENBOT_STREAMS_PER_KEY streams on all nodes together; a closed one frees its slot', async () => {
+    const acme = await p.createOrganization('Streams A');
+    const id = await running(p, acme);
+    const first = await sse(portP, id, acme);
+    const second = await sse(portQ, id, acme);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    await first.waitFor('event: probe.tick');
+    await second.waitFor('event: probe.tick');
+
+    // Over the cap on either node: 429 RateLimited with Retry-After, as an ordinary JSON answer.
+    for (const port of [portP, portQ]) expect((await expectRateLimited(await sse(port, id, acme))).message).toMatch(/credential/);
+    // Another key is not affected.
+    const other = await p.createOrganization('Streams B');
+    expect((await sse(portP, await running(p, other), other)).status).toBe(200);
+
+    first.close();
+    await eventually(async () => (await liveSlots(p, acme)) === 1, 'the closed stream released its slot');
+    const again = await sse(portQ, id, acme);
+    expect(again.status).toBe(200);
+    await again.waitFor('event: probe.tick');
+  });
+
+  it('security: streams opened at the same moment on both nodes never exceed the per-key cap', async () => {
+    const acme = await p.createOrganization('Streams race');
+    const id = await running(p, acme);
+    const streams = await Promise.all([portP, portQ, portP, portQ, portP, portQ].map((port) => sse(port, id, acme)));
+    expect(streams.map((s) => s.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
+    expect(await liveSlots(p, acme)).toBe(2);
+  });
+
+  it('security: a long poll holds a stream slot while it waits, not when it answers at once', async () => {
+    const acme = await p.createOrganization('Polls');
+    const id = await running(p, acme, 3);
+    const waiting = p.http().get(`${eventsPath(id)}?after=1&wait=30`).set(auth(acme)).then((r) => r);
+    await eventually(async () => (await liveSlots(p, acme)) === 1, 'the waiting poll holds a slot');
+    expect((await sse(portQ, id, acme)).status).toBe(200);
+    await expectRateLimited(await sse(portP, id, acme));
+    const refusedPoll = await q.http().get(`${eventsPath(id)}?after=1&wait=5`).set(auth(acme));
+    expect({ status: refusedPoll.status, type: (refusedPoll.body as { type?: string }).type, retryAfter: refusedPoll.headers['retry-after'] }).toEqual({
+      status: 429,
+      type: 'RateLimited',
+      retryAfter: expect.stringMatching(/^[1-9]\d*$/),
+    });
+    // A poll with events to answer does not wait, so it is not capped.
+    expect((await q.http().get(`${eventsPath(id)}?after=0&wait=5`).set(auth(acme))).status).toBe(200);
+
+    await p.app.get(Engine).signal(id, 'go');
+    const answered = await waiting;
+    expect({ status: answered.status, seqs: (answered.body as { events: Array<{ seq: number }> }).events.map((e) => e.seq) }).toEqual({ status: 200, seqs: [2] });
+    await eventually(async () => (await liveSlots(p, acme)) === 1, 'the answered poll released its slot');
+  });
+
+  it('security: a node holds at most OPENBOT_STREAMS_PER_NODE streams; the other node still serves', async () => {
+    const orgs = [];
+    for (let i = 0; i < 4; i++) orgs.push(await p.createOrganization(`Node cap ${i}`));
+    const ids = [];
+    for (const org of orgs) ids.push(await running(p, org));
+    for (let i = 0; i < 3; i++) expect((await sse(portQ, ids[i]!, orgs[i]!)).status).toBe(200);
+    expect((await expectRateLimited(await sse(portQ, ids[3]!, orgs[3]!))).message).toMatch(/node/);
+    expect((await sse(portP, ids[3]!, orgs[3]!)).status).toBe(200);
+  });
+});
+
+describe('event stream lifetime', () => {
+  let t: TestApp;
+  let port: number;
+  let acme: Org;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { OPENBOT_STREAM_MAX_SECONDS: '1' } });
+    port = await listen(t);
+    acme = await t.createOrganization('Lifetime');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('security: an SSE stream ends cleanly at OPENBOT_STREAM_MAX_SECONDS and frees its slot; Last-Event-ID resumes it', async () => {
+    const id = await running(t, acme);
+    const stream = await openSse(port, eventsPath(id), auth(acme));
+    expect(stream.status).toBe(200);
+    await stream.waitFor('id: 1\n');
+    // The execution still waits for `go`: only the lifetime ends this stream.
+    await stream.ended;
+    expect(stream.text()).toContain(': lifetime reached; resume with Last-Event-ID');
+    expect(stream.text()).not.toContain('event: error');
+    await eventually(async () => (await liveSlots(t, acme)) === 0, 'the ended stream released its slot');
+
+    const resumed = await openSse(port, eventsPath(id), { ...auth(acme), 'last-event-id': '1' });
+    expect(resumed.status).toBe(200);
+    await t.app.get(Engine).signal(id, 'go');
+    await resumed.waitFor('event: execution.ended');
+    expect([...resumed.text().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([2, 3]);
+  });
+
+  it('security: the generated client resumes across lifetime ends with no duplicate and no gap', async () => {
+    const id = await running(t, acme, 3);
+    const engine = t.app.get(Engine);
+    const client = createOpenbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: acme.secret });
+    const seqs: number[] = [];
+    const resumedAfter: number[] = [];
+    const onReconnect = ({ after }: { after: number }): void => {
+      resumedAfter.push(after);
+      // Each new event exists only after a lifetime end: the next stream must pick it up.
+      void engine.signal(id, 'go');
+    };
+    for await (const item of streamEvents(client, id, { minDelayMs: 10, maxDelayMs: 50, onReconnect })) if (item.seq !== null) seqs.push(item.seq);
+    expect(seqs).toEqual([1, 2, 3, 4]);
+    expect(resumedAfter.slice(0, 2)).toEqual([1, 2]);
+  });
+});
