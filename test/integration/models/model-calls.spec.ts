@@ -6,7 +6,7 @@ import { createDataSource } from '../../../libs/openbot/src/database/data-source
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
 import { MODEL_PROVIDER_API_KEY_PURPOSE } from '../../../libs/openbot/src/model-providers/model-provider-view';
-import { ModelCalls } from '../../../libs/openbot/src/models/model-calls';
+import { modelCallContext, ModelCalls } from '../../../libs/openbot/src/models/model-calls';
 import { ModelRegistry } from '../../../libs/openbot/src/models/model-registry';
 import { SealedRecords } from '../../../libs/openbot/src/sealing/sealed-records';
 import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply } from '../../fakes/fake-openai-server';
@@ -38,7 +38,7 @@ function summaryWorkflow(models: ModelCalls): Workflow<SummaryState, SummaryStat
       summarize: {
         async run(context) {
           const { state } = context;
-          const result = await models.call(context, {
+          const result = await models.call(modelCallContext(context), {
             organizationId: state.organizationId,
             model: 'fake/gpt-test',
             messages: [userMessage(state.prompt)],

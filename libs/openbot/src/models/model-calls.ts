@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { CallLog, EventPublisher, Json } from '@openbot/engine';
+import type { CallOptions, CallRequest, EventPublisher, Json, PhaseContext, Queryable } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../database/pool';
@@ -12,13 +12,23 @@ import { ModelRegistry } from './model-registry';
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
 
-/** The part of a running phase's context a model call needs: its execution, call log and events. */
+/** Call-log options whose `commit` sees the saved model step. */
+export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
+  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: ModelStepResult }) => Promise<void>;
+}
+
+/**
+ * The part of a running phase's context a model call needs: its execution, its events, and its
+ * call log under the call name `model`, saving and reusing the model step's result. A typed
+ * workflow's context is one as it is (its `call`, with `model` declared); a kernel context
+ * becomes one through `modelCallContext`.
+ */
 export interface ModelCallContext {
   readonly executionId: ExecutionId;
-  /** The engine's phase step: the call log names the call `<step>:<name>` (STC-10). */
+  /** The engine's phase step: the call log names the call `<step>:model` (STC-10). */
   readonly step: number;
-  readonly calls: Pick<CallLog, 'call'>;
   readonly publisher: Pick<EventPublisher, 'publish' | 'flush' | 'publishIn' | 'announce'>;
+  call(name: 'model', options: ModelCallOptions, send: (request: CallRequest) => Promise<ModelStepResult>): Promise<ModelStepResult>;
 }
 
 /** Who a model call is billed to and what it belongs to (USE-01). */
@@ -41,8 +51,6 @@ export interface ModelCallRequest {
   readonly billing: ModelBilling;
   /** The step the `model.*` events carry (the workflow's own numbering, e.g. the Turn's model step). */
   readonly eventStep: number;
-  /** The call's name in the call log (default `model`): one name per model call of a phase. */
-  readonly name?: string;
   /** Each text piece of an attempt as it streams; whatever it publishes is stored before `model.completed`. */
   readonly onText?: (text: string, position: { readonly step: number; readonly attempt: number }) => void;
 }
@@ -74,15 +82,14 @@ export class ModelCalls {
 
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
     const { executionId, publisher } = context;
-    const name = request.name ?? 'model';
     // Holds use the call log's key of this call (STC-10).
-    const callKey = `${context.step}:${name}`;
+    const callKey = `${context.step}:model`;
     const position = (attempt: number) => ({ step: request.eventStep, attempt });
     const billing = (callId: string) => usageCall(request, executionId, callId);
     const resolved = await this.registry.resolve(request.organizationId, request.model);
 
-    const result = await context.calls.call(
-      name,
+    const result = await context.call(
+      'model',
       {
         safe: true,
         attempts: MODEL_ATTEMPTS,
@@ -94,7 +101,7 @@ export class ModelCalls {
         // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
         onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
         commit: async (tx, saved) => {
-          const stepResult = fromJson(saved.result);
+          const stepResult = saved.result;
           const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
           // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
           await usageRecords.record(tx, billing(saved.callId), usage);
@@ -120,11 +127,11 @@ export class ModelCalls {
         );
         // Every delta is stored before the result is: `model.completed` always follows them.
         await publisher.flush();
-        return toJson(stepResult);
+        return stepResult;
       },
     );
     publisher.announce();
-    return fromJson(result);
+    return result;
   }
 }
 
@@ -150,6 +157,26 @@ function usageCall(request: ModelCallRequest, executionId: string, callId: strin
   };
 }
 
-// A model step's result is plain JSON data (libs/core keeps it so); the call log stores it as such.
+/**
+ * A kernel phase context (JSON call results) as a ModelCallContext. The model step's result is
+ * plain JSON data (libs/core keeps it so) and is stored as it is; a workflow declared with a
+ * codec for its `model` call passes its own context instead.
+ */
+export function modelCallContext(context: Pick<PhaseContext<Json>, 'executionId' | 'step' | 'publisher' | 'calls'>): ModelCallContext {
+  return {
+    executionId: context.executionId,
+    step: context.step,
+    publisher: context.publisher,
+    call: async (name, { commit, ...options }, send) =>
+      fromJson(
+        await context.calls.call(
+          name,
+          commit === undefined ? options : { ...options, commit: (tx, saved) => commit(tx, { ...saved, result: fromJson(saved.result) }) },
+          async (request) => toJson(await send(request)),
+        ),
+      ),
+  };
+}
+
 const toJson = (result: ModelStepResult): Json => result as unknown as Json;
 const fromJson = (saved: Json): ModelStepResult => saved as unknown as ModelStepResult;

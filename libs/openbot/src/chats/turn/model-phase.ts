@@ -1,7 +1,7 @@
 import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
 import type { Json, Phase, PhaseContext } from '@openbot/engine';
 import type { Pool } from 'pg';
-import type { ModelCalls } from '../../models/model-calls';
+import { modelCallContext, type ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import { asJson, asTurnState, type TurnState } from './turn-state';
@@ -34,7 +34,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const definitions = bot.tools.map(toolDefinition);
       const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
-      const result = await deps.models.call(context, {
+      const result = await deps.models.call(modelCallContext(context), {
         organizationId: state.organizationId,
         model: bot.model,
         messages: fitted.messages,
