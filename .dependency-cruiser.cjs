@@ -2,9 +2,9 @@
  * dependency-cruiser rules enforcing the import boundaries described in docs/architecture.md.
  *
  *   libs/domain   → nothing else in libs; no Nest, no I/O (no @nestjs, typeorm, pg, fastify, ...)
- *   libs/core     → domain
+ *   libs/core     → domain; no @nestjs, no typeorm
  *   libs/protocol → domain
- *   libs/engine   → domain
+ *   libs/engine   → domain; no @nestjs; typeorm only in its storage/ (its own entities)
  *   libs/openbot  → domain, core, protocol, engine
  *   libs/api      → domain, openbot (but never openbot's TypeORM entities, never `typeorm` itself)
  *   libs/client   → nothing else in libs (HTTP only; types generated from the OpenAPI document)
@@ -13,6 +13,7 @@
  *   libs/**       ✗ apps/**
  *   TypeORM entities (storage/*.entity.ts) only from libs/openbot, libs/engine (its own),
  *   migrations/, ormconfig.ts and test/.
+ *   No import cycle at all, not even through `import type`.
  *
  * Libraries import each other through the tsconfig path aliases (@openbot/domain, ...), which
  * resolve to libs/<name>/src/index.ts via options.tsConfig below.
@@ -73,8 +74,10 @@ module.exports = {
       name: 'no-circular-type-only',
       comment:
         'This dependency is part of a cycle that only exists through `import type`. Harmless at ' +
-        'runtime, but usually a sign that a shared type belongs in its own module.',
-      severity: 'warn',
+        'runtime, but a sign that a shared type belongs in its own module (as Json and ResourceRef ' +
+        'live in libs/engine/src/json.ts) or that a narrow interface should replace a concrete class ' +
+        '(as PhaseContext uses PhaseCalls and PhaseEvents).',
+      severity: 'error',
       from: {},
       to: { circular: true, via: { dependencyTypes: ['type-only'] } },
     },
@@ -143,6 +146,34 @@ module.exports = {
     },
 
     {
+      name: 'core-no-nest-no-typeorm',
+      comment:
+        'libs/core (model steps, provider wire adapters) is standalone: no Nest, no TypeORM. Wiring ' +
+        'belongs in libs/openbot modules, persistence in their storage/ folders.',
+      severity: 'error',
+      from: { path: '^libs/core/' },
+      to: { path: pkg(['@nestjs', 'typeorm']) },
+    },
+    {
+      name: 'engine-no-nest',
+      comment:
+        'libs/engine is a plain library over pg and pg-boss: no Nest. libs/openbot/src/engine wires it ' +
+        'into the application.',
+      severity: 'error',
+      from: { path: '^libs/engine/' },
+      to: { path: pkg(['@nestjs']) },
+    },
+    {
+      name: 'engine-typeorm-only-in-storage',
+      comment:
+        "libs/engine reaches the database through pg only. TypeORM appears only in its storage/ " +
+        "folder: the entity classes of the engine's own tables stay there so the schema-drift check " +
+        'and the migrations can compare them with the database like every other table.',
+      severity: 'error',
+      from: { path: '^libs/engine/', pathNot: '^libs/engine/src/storage/' },
+      to: { path: pkg(['typeorm']) },
+    },
+    {
       name: 'api-no-openbot-storage',
       comment:
         'libs/api talks to libs/openbot through commands/queries and views; it never touches ' +
@@ -205,6 +236,54 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^(libs/openbot/|libs/engine/|migrations/|ormconfig\\.ts$|test/)' },
       to: { path: ENTITY },
+    },
+    {
+      name: 'entities-not-derived-from-dtos',
+      comment:
+        'ARCH-02: storage entities are not derived from HTTP DTOs. Nothing in a storage/ folder imports ' +
+        'libs/api, a *.dto.ts file, or the HTTP validation and documentation packages the DTOs use ' +
+        '(class-validator, class-transformer, @nestjs/swagger): an entity cannot extend, pick from or ' +
+        'decorate itself like a DTO.',
+      severity: 'error',
+      from: { path: '(^|/)storage/' },
+      to: {
+        path: `^libs/api/|\\.dto\\.ts$|${pkg(['class-validator', 'class-transformer', '@nestjs/swagger'])}`,
+      },
+    },
+    {
+      name: 'openbot-sql-through-the-query-helper',
+      comment:
+        'One data-access style (docs/decisions/023-one-data-access-style.md): handlers, workflows and ' +
+        'helpers of libs/openbot run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
+        'is for entities (storage/), migrations and the schema-drift check (database/, health/startup-gate.ts), ' +
+        'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ' +
+        'chats/turn/ is being rewritten onto the typed workflow layer and is converted with it.',
+      severity: 'error',
+      from: {
+        path: '^libs/openbot/src/',
+        pathNot: [
+          '^libs/openbot/src/database/',
+          '(^|/)storage/',
+          '\\.spec\\.ts$',
+          '^libs/openbot/src/health/startup-gate\\.ts$',
+          '^libs/openbot/src/engine/engine\\.module\\.ts$',
+          '^libs/openbot/src/openbot\\.module\\.ts$',
+          '^libs/openbot/src/chats/turn/',
+        ],
+      },
+      to: { path: pkg(['typeorm']) },
+    },
+    {
+      name: 'openbot-no-pool-of-datasource',
+      comment:
+        "Feature code gets the pg pool as the injected Database, not by digging it out of TypeORM's DataSource " +
+        '(database/pool.ts is for the wiring in database/ and engine/ only).',
+      severity: 'error',
+      from: {
+        path: '^libs/openbot/src/',
+        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/chats/turn/'],
+      },
+      to: { path: '^libs/openbot/src/database/pool\\.ts$' },
     },
     {
       name: 'engine-only-own-entities',

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { MasterKey } from '../../libs/openbot/src/config/config';
 import { createDataSource } from '../../libs/openbot/src/database/data-source';
+import { poolOf } from '../../libs/openbot/src/database/pool';
+import { Database } from '../../libs/openbot/src/database/sql';
 import { Keyring } from '../../libs/openbot/src/sealing/keyring';
 import { SealedRecords } from '../../libs/openbot/src/sealing/sealed-records';
 import { SealedRecordUnreadable, Sealer } from '../../libs/openbot/src/sealing/sealer';
@@ -23,6 +25,7 @@ describe('SealedRecords on PostgreSQL', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   let records: SealedRecords;
+  let database: Database;
 
   const rowOf = async (id: string): Promise<Row> => {
     const [row] = await db.query<Row>('SELECT id, purpose, key_id, data FROM sealed_records WHERE id = $1', [id]);
@@ -33,7 +36,8 @@ describe('SealedRecords on PostgreSQL', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await createDataSource({ url: db.url, poolSize: 4 }).initialize();
-    records = new SealedRecords(new Sealer(new Keyring(k1)), dataSource);
+    database = new Database(poolOf(dataSource));
+    records = new SealedRecords(new Sealer(new Keyring(k1)), database);
   });
 
   afterAll(async () => {
@@ -78,15 +82,15 @@ describe('SealedRecords on PostgreSQL', () => {
 
   it('put() inside a transaction commits or rolls back with it', async () => {
     let kept: SealedRecordId | undefined;
-    await dataSource.transaction(async (manager) => {
-      kept = await records.put('test.tx', { ok: true }, manager);
+    await database.transaction(async (tx) => {
+      kept = await records.put('test.tx', { ok: true }, tx);
     });
     expect((await records.get(kept!))?.value).toEqual({ ok: true });
 
     let lost: SealedRecordId | undefined;
     await expect(
-      dataSource.transaction(async (manager) => {
-        lost = await records.put('test.tx', { ok: false }, manager);
+      database.transaction(async (tx) => {
+        lost = await records.put('test.tx', { ok: false }, tx);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
@@ -136,11 +140,11 @@ describe('SealedRecords on PostgreSQL', () => {
 
   it('[SEC-01] after rotation, rows sealed under k1 read through k2 with k1 retired-but-listed, and not without it', async () => {
     const id = await records.put('test.rotation', { apiKey: SECRET });
-    const rotated = new SealedRecords(new Sealer(new Keyring(k2, [k1])), dataSource);
+    const rotated = new SealedRecords(new Sealer(new Keyring(k2, [k1])), database);
     expect((await rotated.get(id))?.value).toEqual({ apiKey: SECRET });
     const fresh = await rotated.put('test.rotation', { apiKey: 'new' });
     expect((await rowOf(fresh)).key_id).toBe('k2');
-    const k1Dropped = new SealedRecords(new Sealer(new Keyring(k2)), dataSource);
+    const k1Dropped = new SealedRecords(new Sealer(new Keyring(k2)), database);
     await expect(k1Dropped.get(id)).rejects.toBeInstanceOf(SealedRecordUnreadable);
     expect((await k1Dropped.get(fresh))?.value).toEqual({ apiKey: 'new' });
   });

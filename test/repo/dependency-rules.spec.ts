@@ -35,3 +35,66 @@ describe('package boundaries', () => {
     expect(output).toMatch(/zz-boundary-probe/);
   });
 });
+
+/**
+ * Each rule below fails the check on a probe file that breaks it (written into the tree, cruised,
+ * removed): the rules are proven to bite, not only to pass on today's code.
+ */
+describe('architecture rules enforced by the dependency check', () => {
+  const probes: string[] = [];
+  const probe = async (path: string, text: string): Promise<string> => {
+    const file = join(root, path);
+    probes.push(file);
+    await writeFile(file, text);
+    return path;
+  };
+  afterEach(async () => {
+    for (const file of probes.splice(0)) await rm(file, { force: true });
+  });
+
+  async function expectViolation(folder: string, rule: string, file: string): Promise<void> {
+    const { code, output } = await cruise([folder]);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(new RegExp(`error ${rule}: [^\\n]*${file.split('/').pop()!.replace('.', '\\.')}`));
+  }
+
+  it('[ARCH-02] a storage entity may not import an HTTP DTO', async () => {
+    const file = await probe(`libs/openbot/src/bots/storage/zz-probe-${process.pid}.entity.ts`, "import { CreateBotDto } from '../../../../api/src/bots/bot.dto';\nexport class Probe extends CreateBotDto {}\n");
+    await expectViolation('libs/openbot/src/bots', 'entities-not-derived-from-dtos', file);
+  });
+
+  it('[ARCH-02] a storage entity may not use the DTO validation or documentation packages', async () => {
+    const file = await probe(`libs/engine/src/storage/zz-probe-${process.pid}.ts`, "import { IsString } from 'class-validator';\nexport const probe = IsString;\n");
+    await expectViolation('libs/engine/src/storage', 'entities-not-derived-from-dtos', file);
+  });
+
+  it('[ARCH-06] product code never imports the entry-point folder (apps/)', async () => {
+    const file = await probe(`libs/openbot/src/zz-probe-${process.pid}.ts`, "import '../../../apps/server/src/module-paths';\nexport const probe = 1;\n");
+    await expectViolation('libs/openbot/src', 'libs-not-to-apps', file);
+  });
+
+  it('[ARCH-01] libs/core may not use Nest or TypeORM', async () => {
+    const nest = await probe(`libs/core/src/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
+    await expectViolation('libs/core/src', 'core-no-nest-no-typeorm', nest);
+    const orm = await probe(`libs/core/src/zz-probe-orm-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
+    await expectViolation('libs/core/src', 'core-no-nest-no-typeorm', orm);
+  });
+
+  it('[ARCH-01] libs/engine may not use Nest, and TypeORM only in its storage folder', async () => {
+    const nest = await probe(`libs/engine/src/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
+    await expectViolation('libs/engine/src', 'engine-no-nest', nest);
+    const orm = await probe(`libs/engine/src/zz-probe-orm-${process.pid}.ts`, "import type { EntityManager } from 'typeorm';\nexport type Probe = EntityManager;\n");
+    await expectViolation('libs/engine/src', 'engine-typeorm-only-in-storage', orm);
+  });
+
+  it('[ARCH-01] an import cycle is an error even when it runs only through `import type`', async () => {
+    const a = await probe(`libs/engine/src/zz-probe-a-${process.pid}.ts`, `import type { B } from './zz-probe-b-${process.pid}';\nexport interface A { b: B }\n`);
+    await probe(`libs/engine/src/zz-probe-b-${process.pid}.ts`, `import type { A } from './zz-probe-a-${process.pid}';\nexport interface B { a: A }\n`);
+    await expectViolation('libs/engine/src', 'no-circular-type-only', a);
+  });
+
+  it('a feature handler runs SQL through the query helper, not through TypeORM', async () => {
+    const file = await probe(`libs/openbot/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
+    await expectViolation('libs/openbot/src/bots', 'openbot-sql-through-the-query-helper', file);
+  });
+});

@@ -37,6 +37,8 @@ export async function startTestEngine(options: Partial<EngineOptions> & { databa
       engine,
       pool,
       async stop() {
+        // Idempotent: a test may stop a node itself (a restart) before close() stops the rest.
+        if (pool.ended) return;
         await engine.stop(1_000);
         await pool.end();
       },

@@ -1,18 +1,23 @@
+import { newId, type ErrorId } from '@openbot/domain';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { FaultPoints } from './fault-points';
-import type { Queryable } from './ports';
+import type { FailureRecorder, Queryable } from './ports';
 import { backoffMs, sleep, type RunScope } from './run-scope';
 import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
+
+/** What a call reaches (STC-10): a language model, a tool, an App, an OAuth provider, a Channel. */
+export type CallKind = 'model' | 'tool' | 'app' | 'oauth' | 'channel' | 'other';
 
 export interface CallRow {
   id: string;
   call_key: string;
+  kind: CallKind;
   step: number;
   attempt: number;
   generation: number;
@@ -21,6 +26,8 @@ export interface CallRow {
   idempotency_key: string;
   key_id: string | null;
   result: Buffer | null;
+  /** Set when the call failed for good: its error record (ERR-01), reused by a later owner. */
+  error_id: string | null;
 }
 
 /** An unsafe write whose result was lost: the execution waits for a saved result or a decision (CALL-03). */
@@ -30,11 +37,16 @@ export class OutcomeUnknown extends Error {
   }
 }
 
-/** A call that failed for good (its attempts are used up, or it is unsafe to repeat). */
+/**
+ * A call that failed for good (its attempts are used up, or it is unsafe to repeat). `errorId`
+ * names its error record, also on its call row: an execution that fails of it ends with that ID,
+ * and a new owner replaying the phase gets the same failure instead of sending again (ERR-01).
+ */
 export class CallFailed extends Error {
   constructor(
     readonly callKey: string,
     cause: unknown,
+    readonly errorId: string | null = null,
   ) {
     super(`call ${callKey} failed`, { cause });
   }
@@ -43,6 +55,8 @@ export class CallFailed extends Error {
 export interface CallOptions {
   /** Safe calls may be repeated with the same provider idempotency key (CALL-02). */
   readonly safe: boolean;
+  /** What the call reaches (default `other`), stored on its rows (STC-10). */
+  readonly kind?: CallKind;
   /** Attempts in all for a safe call (default 3); an unsafe call is sent at most once. */
   readonly attempts?: number;
   /**
@@ -85,10 +99,19 @@ export interface CallRequest {
   readonly signal: AbortSignal;
 }
 
-const CALL_COLUMNS = 'id, call_key, step, attempt, generation, safe, status, idempotency_key, key_id, result';
+const CALL_COLUMNS = 'id, call_key, kind, step, attempt, generation, safe, status, idempotency_key, key_id, result, error_id';
 
 /** Shared queries on the call log: by ID, by step, latest attempt (STC-10). */
 export const callQueries = {
+  async byId(db: Queryable, callId: string): Promise<CallRow | null> {
+    const { rows } = await db.query<CallRow>({
+      name: 'engine.call_by_id',
+      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE id = $1`,
+      values: [callId],
+    });
+    return rows[0] ?? null;
+  },
+  /** Every attempt of one call, oldest first (full history: rows are never deleted). */
   async byKey(db: Queryable, executionId: string, callKey: string): Promise<CallRow[]> {
     const { rows } = await db.query<CallRow>({
       name: 'engine.calls_by_key',
@@ -96,6 +119,15 @@ export const callQueries = {
       values: [executionId, callKey],
     });
     return rows;
+  },
+  /** The latest attempt of one call, or null before its first intent. */
+  async latestAttempt(db: Queryable, executionId: string, callKey: string): Promise<CallRow | null> {
+    const { rows } = await db.query<CallRow>({
+      name: 'engine.call_latest_attempt',
+      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt DESC LIMIT 1`,
+      values: [executionId, callKey],
+    });
+    return rows[0] ?? null;
   },
   async byStep(db: Queryable, executionId: string, step: number): Promise<CallRow[]> {
     const { rows } = await db.query<CallRow>({
@@ -131,6 +163,8 @@ export class CallLog {
       readonly generation: number;
       readonly step: number;
       readonly scope: RunScope;
+      /** Saves the cause of a call that failed for good (absent: the row gets no error ID). */
+      readonly failures?: FailureRecorder;
       /**
        * Throws when the execution's identity is no longer valid (IDN-06). Asked before every
        * send, after the intent is saved: a refused call stays in the log as failed, never sent.
@@ -149,6 +183,11 @@ export class CallLog {
     const done = history.find((c) => c.status === 'succeeded');
     if (done) return this.open(done) as T;
     const latest = history.at(-1);
+    if (latest && latest.status === 'failed' && latest.error_id !== null && latest.generation < this.deps.generation) {
+      // An earlier owner saw this call fail for good and died before the failed end committed:
+      // the failure stands with its error ID; the call is not sent again (ERR-01, CALL-03).
+      throw new CallFailed(callKey, new Error(`call ${callKey} failed for good under an earlier owner`), latest.error_id);
+    }
     if (latest && (latest.status === 'unknown' || (latest.status === 'sending' && !latest.safe))) {
       // Only a row still `sending` becomes unknown: a result saved meanwhile is read again, not lost.
       if (latest.status === 'sending' && !(await this.markUnknown(latest.id))) return this.call(name, options, send);
@@ -167,12 +206,12 @@ export class CallLog {
           db.query<{ id: string }>({
             name: 'engine.call_intent',
             text: `WITH ins AS (
-                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8)
+                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key, kind)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8, $9)
                      ON CONFLICT (execution_id, call_key, attempt) DO NOTHING RETURNING id
                    )
                    SELECT id FROM ins UNION ALL SELECT id FROM execution_calls WHERE id = $1`,
-            values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey],
+            values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey, options.kind ?? 'other'],
           }),
         scope.signal,
       );
@@ -201,10 +240,11 @@ export class CallLog {
           await this.setStatus(id, 'unknown');
           throw new OutcomeUnknown(callKey);
         }
-        await this.setStatus(id, 'failed');
         const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error);
+        const errorId = retrying ? null : await this.failForGood(id, callKey, error);
+        if (retrying) await this.setStatus(id, 'failed');
         await options.onFailedAttempt?.({ attempt, error, retrying });
-        if (!retrying) throw new CallFailed(callKey, error);
+        if (!retrying) throw new CallFailed(callKey, error, errorId);
         await sleep(retryDelay(attempt, error), scope.signal);
         continue;
       }
@@ -228,6 +268,30 @@ export class CallLog {
         }),
       undefined,
     );
+  }
+
+  /** The failed status, the error ID and its sealed cause commit together; answers the error ID. */
+  private async failForGood(id: string, callKey: string, cause: unknown): Promise<string | null> {
+    const failures = this.deps.failures;
+    if (failures === undefined) {
+      await this.setStatus(id, 'failed');
+      return null;
+    }
+    const errorId = newId<ErrorId>();
+    await retryStorage(
+      () =>
+        withTransaction(this.deps.db, async (tx) => {
+          await tx.query({
+            name: 'engine.call_failed',
+            text: `UPDATE execution_calls SET status = 'failed', error_id = $2, updated_at = now() WHERE id = $1`,
+            values: [id, errorId],
+          });
+          await failures.record(tx, { errorId, category: 'internal', origin: `call ${callKey}`, cause, executionId: this.deps.executionId });
+        }),
+      undefined,
+    );
+    await this.deps.faults.hit('call.failed.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });
+    return errorId;
   }
 
   private async abandon(row: CallRow, onAbandoned: CallOptions['onAbandonedAttempt']): Promise<void> {

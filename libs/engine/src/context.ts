@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { CheckpointBatcher } from './checkpoint-batcher';
 import type { EventWriteBatcher } from './event-write-batcher';
 import type { PgBoss } from 'pg-boss';
+import type { Clock } from './clock';
 import type { FaultPoints } from './fault-points';
 import type { NodeListener, Notifier } from './node-listener';
 import type { FailureRecorder, IdentityCheck } from './ports';
@@ -20,6 +21,8 @@ export interface EngineContext {
   readonly listener: NodeListener;
   readonly notifier: Notifier;
   readonly nodeId: string;
+  /** The time workflows see (injectable: tests move it without waiting). */
+  readonly clock: Clock;
   readonly leaseSeconds: number;
   readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
   /** Group commit of plain checkpoints. */

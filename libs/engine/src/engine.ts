@@ -8,13 +8,15 @@ import { EventWriteBatcher } from './event-write-batcher';
 import { inputHash } from './command-key';
 import type { EngineContext } from './context';
 import { observeEvents, type ExecutionEvent } from './event-log';
-import { openData, sealData } from './execution-data';
+import { initialData, openData, sealData } from './execution-data';
+import { systemClock, type Clock } from './clock';
 import { FaultPoints } from './fault-points';
 import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
 import type { EngineSealer, FailureRecorder, IdentityCheck, Queryable } from './ports';
 import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
 import { Runner } from './runner';
+import { Schedules } from './schedules';
 import { aad, SealedJson } from './sealed-json';
 import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
 import { insertExecution, selectExecution, selectIdentity, type ExecutionRow, type NewExecution } from './store';
@@ -40,6 +42,12 @@ export interface EngineOptions {
    * and before every outside send. Absent: identities are stored but never checked.
    */
   readonly identityCheck?: IdentityCheck;
+  /** The time workflows and schedules see (default: the system clock); tests inject a ManualClock. */
+  readonly clock?: Clock;
+  /** How often this node looks for due schedules (default 1 s; 0: only when `schedules.tick()` is called). */
+  readonly schedulePollMs?: number;
+  /** A fire time found later than this is missed: the schedule's missed-run policy decides (default 60 s). */
+  readonly scheduleMisfireSeconds?: number;
 }
 
 /** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
@@ -103,6 +111,8 @@ export class Engine {
   private readonly boss: PgBoss;
   private started = false;
   private readonly recoveryJobs: RecoveryJobBatcher;
+  /** Recurring schedules that submit workflows (docs/decisions/022-schedules-on-croner.md). */
+  readonly schedules: Schedules;
 
   constructor(private readonly options: EngineOptions) {
     // Tags this engine's own event notifications: unique per engine, also when node IDs repeat.
@@ -126,6 +136,7 @@ export class Engine {
       listener: this.listener,
       notifier: new Notifier(options.pool, origin),
       nodeId: options.nodeId,
+      clock: options.clock ?? systemClock,
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
@@ -134,6 +145,7 @@ export class Engine {
     };
     this.runner = new Runner(this.ctx);
     this.recoveryJobs = new RecoveryJobBatcher(this.boss);
+    this.schedules = new Schedules(this.ctx, { misfireMs: (options.scheduleMisfireSeconds ?? 60) * 1000 });
   }
 
   get faults(): FaultPoints {
@@ -159,6 +171,7 @@ export class Engine {
       { batchSize: 16, pollingIntervalSeconds: this.options.pollingSeconds ?? 0.5 },
       (jobs) => this.runner.onJobs(jobs),
     );
+    this.schedules.start(this.options.schedulePollMs ?? 1_000);
     this.started = true;
   }
 
@@ -166,6 +179,7 @@ export class Engine {
   async stop(drainMs = 5_000): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    await this.schedules.stop();
     await this.boss.offWork(ADVANCE_QUEUE).catch(() => undefined);
     await this.runner.stop(drainMs);
     await this.ctx.notifier.drain();
@@ -237,7 +251,7 @@ export class Engine {
 
   /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
   private submittedRow(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>): ExecutionRow & NewExecution {
-    const sealed = sealData(this.ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+    const sealed = sealData(this.ctx.sealed, id, initialData(workflow.initial(command.input)));
     return newExecutionRow(this.ctx, id, command, true, sealed);
   }
 

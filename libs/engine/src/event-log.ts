@@ -2,7 +2,7 @@ import type { NodeListener } from './node-listener';
 import type { Queryable } from './ports';
 import { aad, type SealedJson } from './sealed-json';
 import { readEvents, type PendingEvent } from './store';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 /** An event as observers see it (docs/http-api.md "Executions and events"). */
 export interface ExecutionEvent {

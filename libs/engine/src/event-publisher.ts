@@ -1,10 +1,21 @@
-import type { EngineContext } from './context';
 import { encodeEvent, toExecutionEvent } from './event-log';
+import type { EventWriteBatcher } from './event-write-batcher';
+import type { Json } from './json';
+import type { NodeListener, Notifier } from './node-listener';
+import type { PhaseEvents } from './phase-services';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
 import { publishEvents, type PendingEvent } from './store';
+import type { SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
-import type { Json } from './workflow';
+
+/** The part of the node's EngineContext a publisher uses (the whole context is one of these). */
+export interface PublisherServices {
+  readonly sealed: SealedJson;
+  readonly eventWrites: EventWriteBatcher;
+  readonly listener: NodeListener;
+  readonly notifier: Notifier;
+}
 
 /**
  * Publishes a phase's events while it runs (EVT-01): each event is stored before anyone can read
@@ -13,13 +24,13 @@ import type { Json } from './workflow';
  * first token waits for one. A write fenced off by a newer generation closes the phase gate:
  * this owner has lost the execution and publishes nothing more (CALL-05).
  */
-export class EventPublisher {
+export class EventPublisher implements PhaseEvents {
   private buffer: Array<{ readonly stored: PendingEvent; readonly payload: Json }> = [];
   private writing: Promise<void> | null = null;
   private failure: unknown = null;
 
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: PublisherServices,
     private readonly run: { readonly id: string; readonly generation: number },
     private readonly scope: RunScope,
   ) {}

@@ -1,3 +1,4 @@
+import { newSeed } from './clock';
 import { aad, type SealedJson } from './sealed-json';
 import type { ExecutionRow } from './store';
 import type { Json, Wake, WaitFor } from './workflow';
@@ -12,6 +13,13 @@ export interface ExecutionData {
   readonly result?: Json;
   /** Set once a phase started a child: only then does the end look for open children. */
   readonly spawned?: boolean;
+  /** The seed of the execution's random (FW-04), set when it is created; older rows use their ID. */
+  readonly seed?: string;
+}
+
+/** The data of a new execution: its first state and its random seed. */
+export function initialData(state: Json): ExecutionData {
+  return { state, wake: null, wait: null, seed: newSeed() };
 }
 
 /** Stored data that cannot be read is a failure of that execution, not an outage (CALL-07). */

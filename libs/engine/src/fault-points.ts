@@ -8,6 +8,8 @@ export type FaultPoint =
   | 'call.sending.committed'
   | 'call.result.before-commit'
   | 'call.result.committed'
+  | 'call.failed.committed'
+  | 'schedule.fired.committed'
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
   | 'phase.started';

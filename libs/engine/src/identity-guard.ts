@@ -1,6 +1,5 @@
 import { Forbidden } from '@openbot/domain';
 import type { EngineContext } from './context';
-import type { LocalRun } from './local-run';
 import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 import type { Json, Workflow } from './workflow';
@@ -67,7 +66,10 @@ export function assertAudience(workflow: Pick<Workflow, 'name' | 'audience'>, sc
  * Asks whether the run's identity is still valid, now (IDN-06); answers why not, or null. A
  * stored identity that cannot be opened is invalid too: work never continues on a guess.
  */
-export async function identityFailure(ctx: EngineContext, run: LocalRun): Promise<string | null> {
+export async function identityFailure(
+  ctx: EngineContext,
+  run: { readonly id: string; readonly identity: SealedIdentity | null },
+): Promise<string | null> {
   const check = ctx.identityCheck;
   if (check === undefined || run.identity === null) return null;
   let identity: Json;

@@ -1,5 +1,7 @@
 export * from './storage/entities';
+export * from './json';
 export * from './workflow';
+export * from './phase-services';
 export * from './engine';
 export * from './ports';
 export * from './fault-points';
@@ -10,7 +12,10 @@ export * from './queue';
 export * from './storage-retry';
 export * from './resource-stack';
 export * from './event-publisher';
+export * from './execution-reads';
 export type { NewExecutionCommand } from './new-execution';
 export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
+export * from './clock';
+export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';

@@ -1,6 +1,6 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { sealData } from './execution-data';
+import { initialData, sealData } from './execution-data';
 import { assertAudience, sealIdentity } from './identity-guard';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
@@ -34,7 +34,7 @@ export function newExecutionRow(
 ): ExecutionRow & NewExecution {
   const workflow = registered(ctx, command.workflow);
   assertAudience(workflow, command.scope.kind);
-  const data = sealed ?? sealData(ctx.sealed, id, { state: workflow.initial(command.input), wake: null, wait: null });
+  const data = sealed ?? sealData(ctx.sealed, id, initialData(workflow.initial(command.input)));
   const identity = command.identity === undefined || command.identity === null ? null : sealIdentity(ctx.sealed, id, command.identity);
   return {
     id,

@@ -1,6 +1,6 @@
 import type { ErrorCategory, ErrorId } from '@openbot/domain';
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 /** A pg Pool or a client inside a transaction. */
 export interface Queryable {

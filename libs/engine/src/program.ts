@@ -1,5 +1,6 @@
 import { newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
-import { CallLog, OutcomeUnknown } from './call-log';
+import { CallFailed, CallLog, OutcomeUnknown } from './call-log';
+import { seededRandom } from './clock';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
 import { EventPublisher } from './event-publisher';
@@ -66,7 +67,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     if (run.lost) return 'lost';
     if (state === 'cancelling' || run.abort.signal.reason === 'cancel') return cancel(ctx, run, workflow, data);
     if (run.draining) return 'drained';
-    const decision = workflow.next(data.state, data.wake);
+    const decision = workflow.next(data.state, data.wake, ctx.clock);
     if ('end' in decision) {
       if (data.spawned === true && (await retryStorage(() => openChildren(ctx.pool, run.id), undefined)) > 0) {
         // An owner waits for its attached children before it ends (EXE-13).
@@ -94,6 +95,10 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       run.scope = scope;
       if (run.abort.signal.aborted) scope.closeGate(run.abort.signal.reason as GateReason);
       const publisher = new EventPublisher(ctx, run, scope);
+      // Made on first use: most phases never draw a number, and the hash is not free.
+      let random: (() => number) | null = null;
+      const seed = data.seed ?? run.id;
+      const phaseStep = step + 1;
       const context: PhaseContext<Json> = {
         executionId: run.id as ExecutionId,
         generation: run.generation,
@@ -111,10 +116,13 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           generation: run.generation,
           step: step + 1,
           scope,
+          failures: ctx.failures,
           checkIdentity: ctx.identityCheck === undefined || run.identity === null ? undefined : () => checkBeforeSend(ctx, run),
           onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
         }),
         publisher,
+        clock: ctx.clock,
+        random: () => (random ??= seededRandom(seed, phaseStep))(),
         childResult: (childId) => childResult(ctx, run.id, childId),
         emit: (type, payload, position) => events.push(encodeEvent(ctx.sealed, run.id, type, payload ?? null, position)),
         startChild: (child) => {
@@ -159,13 +167,21 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         }
         // The first failure is the execution's; releases that failed after it get records of their own (ERR-04).
         const later = scope.releaseFailures.filter((f) => f !== error);
-        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, later });
+        // A call that failed for good has its error record already: the execution ends with its ID (ERR-01).
+        const errorId = error instanceof CallFailed && error.errorId !== null ? { errorId: error.errorId } : {};
+        return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, ...errorId, later });
       }
       run.scope = null;
     }
     // A phase that caught the refusal of its send still does not get its result saved.
     if (run.identityInvalid !== null) return finish(ctx, run, workflow, data, 'failed', undefined, forbidden(run.identityInvalid));
-    const next: ExecutionData = { state: outcome.state, wake: null, wait: null, ...(data.spawned || children.length > 0 ? { spawned: true } : {}) };
+    const next: ExecutionData = {
+      state: outcome.state,
+      wake: null,
+      wait: null,
+      ...(data.spawned || children.length > 0 ? { spawned: true } : {}),
+      ...(data.seed !== undefined ? { seed: data.seed } : {}),
+    };
     let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
     try {
       saved = 'wait' in outcome

@@ -5,7 +5,7 @@
 import type { ErrorCategory, ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
-import { CorruptExecutionData, openData, sealData, type ExecutionData } from './execution-data';
+import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
 import { SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
@@ -83,7 +83,7 @@ async function insertChildren(
     const identity = childIdentityOf(ctx, run.id, run.identity, child.id);
     const workflow = ctx.workflows.get(child.workflow);
     const state = workflow ? workflow.initial(child.input) : null;
-    const sealed = sealData(ctx.sealed, child.id, { state, wake: null, wait: null });
+    const sealed = sealData(ctx.sealed, child.id, initialData(state));
     await insertExecution(
       tx,
       {
@@ -148,7 +148,7 @@ export async function waitFor(
             text: 'INSERT INTO execution_timers (id, execution_id, due_at) VALUES (gen_random_uuid(), $1, $2)',
             values: [run.id, wait.until],
           });
-          const seconds = Math.max(0, (new Date(wait.until).getTime() - Date.now()) / 1000);
+          const seconds = Math.max(0, (new Date(wait.until).getTime() - ctx.clock.now()) / 1000);
           await enqueueAdvance(ctx.boss, tx, run.id, seconds);
         }
         return next;
@@ -268,7 +268,7 @@ export async function finish(
   data: ExecutionData,
   outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
   result?: Json,
-  failure?: { category: ErrorCategory; cause: unknown; later?: readonly unknown[] },
+  failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] },
 ): Promise<Stop> {
   const admitted: string[] = [];
   let ended = false;

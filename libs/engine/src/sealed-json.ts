@@ -1,5 +1,5 @@
 import type { EngineSealer } from './ports';
-import type { Json } from './workflow';
+import type { Json } from './json';
 
 /** JSON sealed for one row and purpose: an envelope cannot be moved to another row. */
 export class SealedJson {
@@ -20,4 +20,6 @@ export const aad = {
   callResult: (callId: string) => `openbot.execution.call:${callId}`,
   signal: (signalId: string) => `openbot.execution.signal:${signalId}`,
   identity: (executionId: string) => `openbot.execution.identity:${executionId}`,
+  scheduleInput: (scheduleId: string) => `openbot.schedule.input:${scheduleId}`,
+  scheduleIdentity: (scheduleId: string) => `openbot.schedule.identity:${scheduleId}`,
 };

@@ -1,10 +1,10 @@
 import type { ErrorCategory, ExecutionId } from '@openbot/domain';
-import type { CallLog } from './call-log';
-import type { EventPublisher } from './event-publisher';
+import type { Json, ResourceRef } from './json';
+import type { PhaseCalls, PhaseEvents } from './phase-services';
+import type { Clock } from './clock';
 import type { ResourceStack } from './resource-stack';
 
-/** JSON values only: workflow state is sealed and stored as JSON at every checkpoint. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type { Json, ResourceRef } from './json';
 
 /** What `next` decides from the saved state (EXE-07). */
 export type Decision =
@@ -47,9 +47,16 @@ export interface PhaseContext<S extends Json> {
   /** Resources opened here close before the phase ends and before `after` runs (RES-01). */
   readonly resources: ResourceStack;
   /** Outside calls: intent → sending → result, reused after a takeover (CALL-01, EXE-10). */
-  readonly calls: CallLog;
+  readonly calls: PhaseCalls;
   /** Publishes events while the phase runs: stored in small batches, then announced (EVT-01). */
-  readonly publisher: EventPublisher;
+  readonly publisher: PhaseEvents;
+  /** The engine's clock: workflow code reads the time here, never from `Date.now()` (TASK-03). */
+  readonly clock: Clock;
+  /**
+   * Numbers in [0, 1) from the execution's stored seed and this step: a replay of the step
+   * (another attempt, another owner) sees the same sequence (FW-04).
+   */
+  random(): number;
   /** The saved result of a child execution that completed; undefined while it has not. */
   childResult(childId: ExecutionId): Promise<Json | undefined>;
   /** Appends an event to the execution's log at the next checkpoint (EVT-01). */
@@ -68,11 +75,6 @@ export interface Phase<S extends Json> {
   after?(context: { readonly executionId: ExecutionId; readonly state: S }): Promise<void>;
   /** Retries of a failing phase, with backoff from 100 ms to 5 s (default 0: fail at once). */
   readonly retries?: number;
-}
-
-export interface ResourceRef {
-  readonly type: string;
-  readonly id: string;
 }
 
 /** The end checkpoint's own transaction: business rows commit with the end state (STC-01). */
@@ -110,7 +112,8 @@ export interface Workflow<S extends Json = Json, I extends Json = Json> {
   readonly audience?: 'member' | 'service';
   /** The first saved state, from the command's input. */
   initial(input: I): S;
-  next(state: S, wake: Wake | null): Decision;
+  /** Decides from the saved state; the time comes from `clock` (the engine's, injectable). */
+  next(state: S, wake: Wake | null, clock: Clock): Decision;
   readonly phases: Readonly<Record<string, Phase<S>>>;
   /** Saves the feature's end state in the end checkpoint's transaction. */
   end?(context: EndContext<S>): Promise<void>;

@@ -1,8 +1,7 @@
 import { userMessage } from '@openbot/core';
 import { identityForService, newId, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
 import type { Engine, ExecutionEvent, IdentityCheck, IdentityVerdict, Json, Workflow } from '@openbot/engine';
-import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../../libs/openbot/src/database/data-source';
+import { Database } from '../../../libs/openbot/src/database/sql';
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
 import { MODEL_PROVIDER_API_KEY_PURPOSE } from '../../../libs/openbot/src/model-providers/model-provider-view';
@@ -80,7 +79,6 @@ const modelEvents = (events: readonly ExecutionEvent[]) =>
 
 describe('ModelCalls: the one model-call path, used by a workflow that is not a Turn', () => {
   let t: TestEngine;
-  let dataSource: DataSource;
   let fake: FakeOpenAiServer;
   let models: ModelCalls;
   const check = new RevocableCheck();
@@ -88,11 +86,11 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
 
   beforeAll(async () => {
     t = await startTestEngine({ identityCheck: check });
-    dataSource = await createDataSource({ url: t.database.url, poolSize: 4 }).initialize();
+    const db = new Database(t.pool);
     fake = await FakeOpenAiServer.start();
-    const sealedRecords = new SealedRecords(t.sealer, dataSource);
+    const sealedRecords = new SealedRecords(t.sealer, db);
     const egress = new EgressClient(new EgressPolicy(['127.0.0.1']), { toolAnswerBytes: 1024 * 1024, documentBytes: 64 * 1024 });
-    models = new ModelCalls(dataSource, new ModelRegistry(dataSource, sealedRecords, egress));
+    models = new ModelCalls(db, new ModelRegistry(db, sealedRecords, egress));
 
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'model-calls')`, [organizationId]);
     const keyId = await sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, API_KEY);
@@ -106,7 +104,6 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
   afterAll(async () => {
     await t?.close();
     await fake?.close();
-    await dataSource?.destroy();
   });
   beforeEach(() => {
     fake.requests.length = 0;

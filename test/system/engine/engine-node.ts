@@ -12,7 +12,9 @@ import { Pool } from 'pg';
  * Environment: DATABASE_URL, NODE_ID, MASTER_KEY (base64, 32 bytes, shared by every node),
  * LEASE_SECONDS, COUNTER_URL (the test's counting service), OPENBOT_FAULTS (e.g.
  * `checkpoint.committed=kill@step:3`), SUBMIT=N (submit N executions at start), STEPS (phases per
- * execution, default 5), STEP_DELAY_MS (work time of each phase before its call, default 0).
+ * execution, default 5), STEP_DELAY_MS (work time of each phase before its call, default 0),
+ * SCHEDULE (a cron expression: upserts schedule `rel.schedule` of one-step executions at start),
+ * SCHEDULE_POLL_MS (how often the node looks for due schedules, default 1000).
  *
  * Protocol: one JSON object per line.
  * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
@@ -118,9 +120,21 @@ async function main(): Promise<void> {
     nodeId,
     leaseSeconds: Number(env('LEASE_SECONDS', '3')),
     faults: faultPointsFromEnv(process.env, false),
+    schedulePollMs: Number(env('SCHEDULE_POLL_MS', '1000')),
   });
   engine.register(steps);
   await engine.start();
+  const schedule = process.env.SCHEDULE ?? '';
+  if (schedule !== '') {
+    // One-step executions (one unsafe call each) at every fire time of SCHEDULE.
+    await engine.schedules.upsert({
+      name: 'rel.schedule',
+      cron: schedule,
+      workflow: WORKFLOW,
+      input: { steps: 1 },
+      scope: { kind: 'service', id: '00000000-0000-7000-8000-0000000000aa', organizationId: null },
+    });
+  }
   say({ ready: nodeId, pid: process.pid });
 
   const submit = async (input: Partial<StepsInput> = {}): Promise<void> => {

@@ -36,6 +36,8 @@ export class Counter {
   readonly violations: string[] = [];
   private server: Server | null = null;
   private held: Array<{ match: (call: CounterCall) => boolean; arrived: () => void; gate: Promise<void> }> = [];
+  /** Requests this matches are counted, then refused with 503 (a provider that says no). */
+  refusing: ((call: CounterCall) => boolean) | null = null;
   url = '';
 
   /**
@@ -69,6 +71,7 @@ export class Counter {
             this.violations.push(`safe step ${call.step} of ${call.executionId} repeated with a new idempotency key (CALL-02)`);
           }
           this.calls.push(call);
+          if (this.refusing?.(call)) return void res.writeHead(503).end('refused');
           const answer = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ step: call.step, token: call.token }));
           const hold = this.held.findIndex((h) => h.match(call));
           if (hold < 0) return answer();
@@ -116,6 +119,9 @@ export interface NodeOptions {
   readonly steps?: number;
   readonly stepDelayMs?: number;
   readonly leaseSeconds?: number;
+  /** SCHEDULE: a cron expression the node upserts as `rel.schedule` at start. */
+  readonly schedule?: string;
+  readonly schedulePollMs?: number;
 }
 
 const children = new Set<ChildProcess>();
@@ -210,6 +216,8 @@ export async function startNode(options: NodeOptions): Promise<EngineNode> {
     SUBMIT: String(options.submit ?? 0),
     STEPS: String(options.steps ?? 5),
     STEP_DELAY_MS: String(options.stepDelayMs ?? 0),
+    SCHEDULE: options.schedule ?? '',
+    SCHEDULE_POLL_MS: String(options.schedulePollMs ?? 1000),
   });
   const child = spawn(process.execPath, [ENGINE_NODE], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);

@@ -5,6 +5,8 @@ import { ExecutionEventEntity } from './execution-event.entity';
 import { ExecutionSignalEntity } from './execution-signal.entity';
 import { ExecutionTimerEntity } from './execution-timer.entity';
 import { ExecutionEntity } from './execution.entity';
+import { ScheduleFireEntity } from './schedule-fire.entity';
+import { ScheduleEntity } from './schedule.entity';
 
 export const ENGINE_ENTITIES = [
   ExecutionEntity,
@@ -14,4 +16,6 @@ export const ENGINE_ENTITIES = [
   ExecutionSignalEntity,
   ExecutionTimerEntity,
   ChildNoticeEntity,
+  ScheduleEntity,
+  ScheduleFireEntity,
 ] as const;

@@ -17,6 +17,10 @@ export class ExecutionCallEntity {
   @Column('text', { name: 'call_key' })
   callKey!: string;
 
+  /** What was called: model | tool | app | oauth | channel | other (STC-10). */
+  @Column('text', { default: 'other' })
+  kind!: string;
+
   @Column('integer')
   step!: number;
 
@@ -46,6 +50,7 @@ export class ExecutionCallEntity {
   @Column('bytea', { nullable: true })
   result!: Buffer | null;
 
+  /** The error record of a call that failed for good (ERR-01): a new owner reuses it instead of sending again. */
   @Column('uuid', { name: 'error_id', nullable: true })
   errorId!: string | null;
 

@@ -1,10 +1,9 @@
 import { newId } from '@openbot/domain';
 import type { Caller } from '@openbot/domain';
+import type { Sql } from '../database/sql';
 
-/** Anything that runs SQL: a TypeORM DataSource/EntityManager (`query(sql, params)`) inside the change's own transaction. */
-export interface AuditWriter {
-  query(sql: string, parameters?: unknown[]): Promise<unknown>;
-}
+/** Where an audit record is written: the change's own transaction. */
+export type AuditWriter = Pick<Sql, 'count'>;
 
 export interface AuditEntry {
   readonly organizationId: string;
@@ -23,7 +22,7 @@ export interface AuditEntry {
 export async function recordAudit(db: AuditWriter, entry: AuditEntry): Promise<void> {
   const actorKind = entry.actor.kind;
   const actorId = entry.actor.kind === 'member' ? entry.actor.memberId : entry.actor.kind === 'service' ? entry.actor.id : null;
-  await db.query(
+  await db.count(
     `INSERT INTO audit_events (id, organization_id, actor_kind, actor_id, action, target_type, target_id, details)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)`,
     [newId(), entry.organizationId, actorKind, actorId, entry.action, entry.target.type, entry.target.id, JSON.stringify(entry.details ?? {})],

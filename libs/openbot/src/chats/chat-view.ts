@@ -15,6 +15,8 @@ export const CHATS_BOT_FOREIGN_KEY = 'chats_bot_id_fkey';
 
 /** True when `error` is PostgreSQL's foreign-key violation (23503) on `chats.bot_id`. */
 export function isChatsBotForeignKeyViolation(error: unknown): boolean {
-  const driverError = (error as { driverError?: { code?: unknown; constraint?: unknown } } | null)?.driverError;
-  return driverError?.code === '23503' && driverError.constraint === CHATS_BOT_FOREIGN_KEY;
+  // pg's own error, or TypeORM's wrapper of it (`driverError`).
+  const wrapped = error as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } } | null;
+  const cause = wrapped?.driverError ?? wrapped;
+  return cause?.code === '23503' && cause.constraint === CHATS_BOT_FOREIGN_KEY;
 }

@@ -1,6 +1,8 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, type MigrationInterface } from 'typeorm';
 import { createDataSource } from './data-source';
+import { poolOf } from './pool';
+import { Database } from './sql';
 
 class DataSourceCloser implements OnApplicationShutdown {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
@@ -31,9 +33,11 @@ export class DatabaseModule {
               applicationName: `openbot ${options.nodeId}`.slice(0, 63),
             }).initialize(),
         },
+        // Handlers and workflows run SQL through this, on the pool TypeORM owns (TypeORM itself is for entities and migrations).
+        { provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => new Database(poolOf(dataSource)) },
         DataSourceCloser,
       ],
-      exports: [DataSource],
+      exports: [DataSource, Database],
     };
   }
 }

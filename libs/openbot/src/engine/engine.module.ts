@@ -7,7 +7,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { Engine, faultPointsFromEnv } from '@openbot/engine';
+import { Engine, faultPointsFromEnv, type Clock } from '@openbot/engine';
 import { DataSource } from 'typeorm';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
@@ -51,6 +51,12 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
   }
 }
 
+/**
+ * The clock the engine gives workflows. Not provided here: a global test module may provide one
+ * (a ManualClock that drives time limits without waiting); otherwise the system clock.
+ */
+export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
+
 @Global()
 @Module({
   providers: [
@@ -58,8 +64,8 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
     { provide: SqlIdentityCheck, inject: [DataSource], useFactory: (dataSource: DataSource) => new SqlIdentityCheck(poolOf(dataSource)) },
     {
       provide: Engine,
-      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck],
-      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder, identityCheck: SqlIdentityCheck) =>
+      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, { token: ENGINE_CLOCK, optional: true }],
+      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder, identityCheck: SqlIdentityCheck, clock?: Clock) =>
         new Engine({
           pool: poolOf(dataSource),
           connectionString: config.databaseUrl,
@@ -69,6 +75,7 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
           nodeId: config.nodeId,
           leaseSeconds: config.leaseSeconds,
           faults: faultPointsFromEnv(process.env, config.production),
+          ...(clock ? { clock } : {}),
         }),
     },
     EngineLifecycle,

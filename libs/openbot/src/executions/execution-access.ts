@@ -1,18 +1,21 @@
 import { canSteerOthersWork, Forbidden, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import type { DataSource } from 'typeorm';
+import { executionReads, type ExecutionFacts } from '@openbot/engine';
+import type { Sql } from '../database/sql';
 
 /**
  * The access rule of the execution routes, applied inside SQL (IDN-08): a member reads its
  * organization's executions only; platform executions (no organization) are never visible
  * through organization endpoints (IDN-11). Malformed, unknown and foreign IDs are one NotFound.
  */
-export async function assertExecutionVisible(dataSource: DataSource, caller: MemberCaller, executionId: string): Promise<void> {
+export async function visibleExecution(db: Sql, caller: MemberCaller, executionId: string): Promise<ExecutionFacts> {
   if (!isUuid(executionId)) throw new NotFound('Execution');
-  const rows = (await dataSource.query('SELECT 1 FROM executions WHERE id = $1 AND organization_id = $2', [
-    executionId,
-    caller.organizationId,
-  ])) as unknown[];
-  if (rows.length === 0) throw new NotFound('Execution');
+  const execution = await executionReads.byId(db, executionId, { organizationId: caller.organizationId });
+  if (execution === null) throw new NotFound('Execution');
+  return execution;
+}
+
+export async function assertExecutionVisible(db: Sql, caller: MemberCaller, executionId: string): Promise<void> {
+  await visibleExecution(db, caller, executionId);
 }
 
 /**
@@ -21,14 +24,9 @@ export async function assertExecutionVisible(dataSource: DataSource, caller: Mem
  * inherit), an owner or an admin. Another member could otherwise decide what the work goes on
  * believing, under its actor's identity.
  */
-export async function assertExecutionSteerable(dataSource: DataSource, caller: MemberCaller, executionId: string): Promise<void> {
-  if (!isUuid(executionId)) throw new NotFound('Execution');
-  const [row] = (await dataSource.query('SELECT scope_kind, scope_id FROM executions WHERE id = $1 AND organization_id = $2', [
-    executionId,
-    caller.organizationId,
-  ])) as Array<{ scope_kind: string; scope_id: string }>;
-  if (row === undefined) throw new NotFound('Execution');
-  const ownWork = row.scope_kind === 'member' && row.scope_id === caller.memberId;
+export async function assertExecutionSteerable(db: Sql, caller: MemberCaller, executionId: string): Promise<void> {
+  const { scope } = await visibleExecution(db, caller, executionId);
+  const ownWork = scope.kind === 'member' && scope.id === caller.memberId;
   if (!ownWork && !canSteerOthersWork(caller)) {
     throw new Forbidden("Only the member this execution works for, an owner or an admin may decide another member's execution.");
   }

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Database } from '../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
-import { poolOf } from '../database/pool';
 
 export interface WindowCount {
   /** Hits in the current window, this one included. */
@@ -20,14 +19,14 @@ export class RateLimitWindows {
   private lastPrune = 0;
 
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   /** Counts one hit in `bucket` with one upsert and answers the window's count. */
   async hit(bucket: string): Promise<WindowCount> {
     const window = this.config.limits.windowSeconds;
-    const pool = poolOf(this.dataSource);
+    const pool = this.db.pool;
     // Every SET expression sees the row before the update: both CASEs ask whether the old window is still open.
     const { rows } = await pool.query<{ hits: number; retry_after: number }>({
       name: 'limits.hit_window',
@@ -50,7 +49,7 @@ export class RateLimitWindows {
     const now = Date.now();
     if (now - this.lastPrune < windowSeconds * 1000) return;
     this.lastPrune = now;
-    const pool = poolOf(this.dataSource);
+    const pool = this.db.pool;
     void pool
       .query(`DELETE FROM rate_limit_windows WHERE started_at < now() - make_interval(secs => $1)`, [windowSeconds])
       .then(() => pool.query(`DELETE FROM event_stream_slots WHERE expires_at < now()`))

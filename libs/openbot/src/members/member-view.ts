@@ -1,4 +1,5 @@
 import { Conflict, Forbidden, missingForRole, NotFound, type MemberCaller, type MemberId, type MemberRole } from '@openbot/domain';
+import type { Sql } from '../database/sql';
 
 /** What the API may show of a member. */
 export interface MemberView {
@@ -38,13 +39,14 @@ export function roleGrantRefused(caller: MemberCaller, role: MemberRole): Forbid
  * owner count) and answers them with the target member; a removed, unknown or foreign one is NotFound.
  */
 export async function lockMembers(
-  manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
+  tx: Sql,
   organizationId: string,
   memberId: string,
 ): Promise<{ members: Array<{ id: string; role: MemberRole }>; target: { id: string; role: MemberRole }; owners: number }> {
-  const members = (await manager.query(`SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`, [
-    organizationId,
-  ])) as Array<{ id: string; role: MemberRole }>;
+  const members = await tx.rows<{ id: string; role: MemberRole }>(
+    `SELECT id, role FROM members WHERE organization_id = $1 AND removed_at IS NULL ORDER BY id FOR UPDATE`,
+    [organizationId],
+  );
   const target = members.find((m) => m.id === memberId);
   if (target === undefined) throw new NotFound('Member');
   return { members, target, owners: members.filter((m) => m.role === 'owner').length };

@@ -1,10 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { CallOptions, CallRequest, EventPublisher, Json, PhaseContext, Queryable } from '@openbot/engine';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
-import { poolOf } from '../database/pool';
+import type { CallOptions, CallRequest, Json, PhaseContext, PhaseEvents, Queryable } from '@openbot/engine';
+import { Database } from '../database/sql';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry } from './model-registry';
@@ -27,7 +25,7 @@ export interface ModelCallContext {
   readonly executionId: ExecutionId;
   /** The engine's phase step: the call log names the call `<step>:model` (STC-10). */
   readonly step: number;
-  readonly publisher: Pick<EventPublisher, 'publish' | 'flush' | 'publishIn' | 'announce'>;
+  readonly publisher: PhaseEvents;
   call(name: 'model', options: ModelCallOptions, send: (request: CallRequest) => Promise<ModelStepResult>): Promise<ModelStepResult>;
 }
 
@@ -71,14 +69,10 @@ export interface ModelCallRequest {
  */
 @Injectable()
 export class ModelCalls {
-  private readonly pool: Pool;
-
   constructor(
-    @Inject(DataSource) dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
-  ) {
-    this.pool = poolOf(dataSource);
-  }
+  ) {}
 
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
     const { executionId, publisher } = context;
@@ -92,9 +86,10 @@ export class ModelCalls {
       'model',
       {
         safe: true,
+        kind: 'model',
         attempts: MODEL_ATTEMPTS,
         onFailedAttempt: async ({ attempt, error, retrying }) => {
-          await usageHolds.release(this.pool, executionId, callKey);
+          await usageHolds.release(this.db, executionId, callKey);
           publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
           await publisher.flush();
         },
@@ -110,7 +105,7 @@ export class ModelCalls {
         },
       },
       async (call) => {
-        await usageHolds.open(this.pool, {
+        await usageHolds.open(this.db, {
           organizationId: request.organizationId,
           executionId,
           callKey,

@@ -1,36 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SealedRecordId } from '@openbot/domain';
-import { DataSource, type EntityManager } from 'typeorm';
 import { newId } from '@openbot/domain';
+import { Database, type Sql } from '../database/sql';
 import { Sealer } from './sealer';
-import { SealedRecordEntity } from './storage/sealed-record.entity';
 
 /** Writes and reads sealed records; callers see plain JSON values, the table sees ciphertext only. */
 @Injectable()
 export class SealedRecords {
   constructor(
     @Inject(Sealer) private readonly sealer: Sealer,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
   ) {}
 
-  /** Seals `value` (any JSON value) and stores it, inside `manager`'s transaction when given. */
-  async put(purpose: string, value: unknown, manager?: EntityManager): Promise<SealedRecordId> {
+  /** Seals `value` (any JSON value) and stores it, inside `tx`'s transaction when given. */
+  async put(purpose: string, value: unknown, tx?: Sql): Promise<SealedRecordId> {
     const id = newId<SealedRecordId>();
     const envelope = this.sealer.seal(Buffer.from(JSON.stringify(value), 'utf8'), associatedData(id, purpose));
-    await (manager ?? this.dataSource.manager).insert(SealedRecordEntity, {
-      id,
-      purpose,
-      keyId: envelope.keyId,
-      data: envelope.data,
-    });
+    await (tx ?? this.db).count('INSERT INTO sealed_records (id, purpose, key_id, data) VALUES ($1, $2, $3, $4)', [id, purpose, envelope.keyId, envelope.data]);
     return id;
   }
 
   /** Opens a record; throws SealedRecordUnreadable when it was tampered with or its key is unknown. */
   async get(id: SealedRecordId): Promise<{ purpose: string; value: unknown } | null> {
-    const row = await this.dataSource.manager.findOneBy(SealedRecordEntity, { id });
-    if (row === null) return null;
-    const plain = this.sealer.open({ keyId: row.keyId, data: row.data }, associatedData(row.id, row.purpose));
+    const row = await this.db.one<{ id: string; purpose: string; key_id: string; data: Buffer }>('SELECT id, purpose, key_id, data FROM sealed_records WHERE id = $1', [id]);
+    if (row === undefined) return null;
+    const plain = this.sealer.open({ keyId: row.key_id, data: row.data }, associatedData(row.id, row.purpose));
     return { purpose: row.purpose, value: JSON.parse(plain.toString('utf8')) as unknown };
   }
 }

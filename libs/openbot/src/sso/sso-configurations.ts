@@ -1,5 +1,5 @@
 import { can, Forbidden, type MemberCaller, type SealedRecordId } from '@openbot/domain';
-import type { DataSource } from 'typeorm';
+import type { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { SSO_CLIENT_SECRET_PURPOSE, type SsoDefaultRole } from './sso-view';
 
@@ -15,14 +15,13 @@ export interface ActiveSsoConfiguration {
 }
 
 /** The active configuration of an organization, or undefined when SSO is off. */
-export async function activeConfiguration(dataSource: DataSource, organizationId: string): Promise<ActiveSsoConfiguration | undefined> {
-  const [row] = (await dataSource.query(
+export async function activeConfiguration(db: Sql, organizationId: string): Promise<ActiveSsoConfiguration | undefined> {
+  return db.one<ActiveSsoConfiguration>(
     `SELECT organization_id AS "organizationId", issuer, client_id AS "clientId", client_secret_record_id AS "clientSecretRecordId",
             allowed_domains AS "allowedDomains", default_role AS "defaultRole", revision
        FROM sso_configurations WHERE organization_id = $1 AND deleted_at IS NULL AND client_secret_record_id IS NOT NULL`,
     [organizationId],
-  )) as ActiveSsoConfiguration[];
-  return row;
+  );
 }
 
 /** Opens the sealed client secret of a configuration. */
@@ -40,6 +39,6 @@ export function requireSsoManage(caller: MemberCaller): void {
 }
 
 /** Serializes configuration changes of one organization (the replaced secret must be the one deleted). */
-export async function lockConfiguration(manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> }, organizationId: string): Promise<void> {
-  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('sso-configuration:' || $1, 0))`, [organizationId]);
+export async function lockConfiguration(tx: Sql, organizationId: string): Promise<void> {
+  await tx.count(`SELECT pg_advisory_xact_lock(hashtextextended('sso-configuration:' || $1, 0))`, [organizationId]);
 }

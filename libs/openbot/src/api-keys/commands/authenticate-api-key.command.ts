@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { effectivePermissions, Unauthenticated, type MemberCaller, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { keyIdOf, secretMatches } from '../api-key-secret';
 
 /** How stale `last_used_at` may get before a request writes it again: one write a minute per key at most. */
@@ -19,19 +19,12 @@ export class AuthenticateApiKey extends Command<MemberCaller> {
 
 @CommandHandler(AuthenticateApiKey)
 export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateApiKey> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ secret }: AuthenticateApiKey): Promise<MemberCaller> {
     const id = keyIdOf(secret);
     if (id === null) throw new Unauthenticated();
-    const [row] = (await this.dataSource.query(
-      `SELECT k.secret_hash AS "secretHash", k.organization_id AS "organizationId", k.member_id AS "memberId",
-              m.role, k.scopes, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND m.removed_at IS NULL AS usable,
-              k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2) AS "touch"
-         FROM api_keys k JOIN members m ON m.id = k.member_id
-        WHERE k.id = $1`,
-      [id, LAST_USED_RESOLUTION_SECONDS],
-    )) as Array<{
+    const row = await this.db.one<{
       secretHash: Buffer;
       organizationId: OrganizationId;
       memberId: MemberId;
@@ -39,10 +32,17 @@ export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateAp
       scopes: string[] | null;
       usable: boolean;
       touch: boolean;
-    }>;
+    }>(
+      `SELECT k.secret_hash AS "secretHash", k.organization_id AS "organizationId", k.member_id AS "memberId",
+              m.role, k.scopes, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND m.removed_at IS NULL AS usable,
+              k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2) AS "touch"
+         FROM api_keys k JOIN members m ON m.id = k.member_id
+        WHERE k.id = $1`,
+      [id, LAST_USED_RESOLUTION_SECONDS],
+    );
     if (row === undefined || !secretMatches(secret, row.secretHash) || !row.usable) throw new Unauthenticated();
     if (row.touch) {
-      await this.dataSource.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [id]);
+      await this.db.count('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [id]);
     }
     return {
       kind: 'member',

@@ -2,11 +2,10 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { InvalidInput, type ApiKeyId, type InputIssue, type MemberCaller } from '@openbot/domain';
 import { recordAudit } from '../../audit/record-audit';
-import { DataSource } from 'typeorm';
+import { Database, type Sql } from '../../database/sql';
 import { newId } from '@openbot/domain';
 import { generateSecret, hashSecret } from '../api-key-secret';
 import type { ApiKeyView } from '../api-key-view';
-import { ApiKeyEntity } from '../storage/api-key.entity';
 
 export interface CreatedApiKey extends ApiKeyView {
   /** Shown once; only its hash is stored. */
@@ -33,7 +32,7 @@ export class CreateApiKey extends Command<CreatedApiKey> {
 
 @CommandHandler(CreateApiKey)
 export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, name, expiresAt, scopes }: CreateApiKey): Promise<CreatedApiKey> {
     if (scopes !== null) {
@@ -54,34 +53,23 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     }
     const id = newId<ApiKeyId>();
     const secret = generateSecret(id);
-    const [row, uniqueScopes] = await this.dataSource.transaction(async (manager) => {
-      const granted = scopes ?? (await inheritedScopes(manager, caller));
+    const [row, uniqueScopes] = await this.db.transaction(async (tx) => {
+      const granted = scopes ?? (await inheritedScopes(tx, caller));
       const uniqueScopes = granted === null ? null : [...new Set(granted)].sort();
-      const inserted = (await manager
-      .createQueryBuilder()
-      .insert()
-      .into(ApiKeyEntity)
-      .values({
-        id,
-        organizationId: caller.organizationId,
-        memberId: caller.memberId,
-        name,
-        secretHash: hashSecret(secret),
-        expiresAt,
-        lastUsedAt: null,
-        revokedAt: null,
-        scopes: uniqueScopes,
-      })
-      .returning(['createdAt'])
-      .execute()).raw as Array<{ created_at: Date }>;
-      await recordAudit(manager, {
+      const inserted = await tx.one<{ created_at: Date }>(
+        `INSERT INTO api_keys (id, organization_id, member_id, name, secret_hash, expires_at, last_used_at, revoked_at, scopes)
+         VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, $7::jsonb)
+         RETURNING created_at`,
+        [id, caller.organizationId, caller.memberId, name, hashSecret(secret), expiresAt, uniqueScopes === null ? null : JSON.stringify(uniqueScopes)],
+      );
+      await recordAudit(tx, {
         organizationId: caller.organizationId,
         actor: caller,
         action: 'api-key.created',
         target: { type: 'api-key', id },
         details: { name, memberId: caller.memberId, scopes: uniqueScopes, expiresAt: expiresAt?.toISOString() ?? null },
       });
-      return [inserted[0], uniqueScopes] as const;
+      return [inserted, uniqueScopes] as const;
     });
     return {
       id,
@@ -102,8 +90,8 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
  * holds them too, that is a session or an unscoped key; otherwise the calling key's effective
  * rights, so the new key can never do more than the key that made it, also after a promotion.
  */
-async function inheritedScopes(manager: { query(sql: string, parameters?: unknown[]): Promise<unknown> }, caller: MemberCaller): Promise<readonly string[] | null> {
+async function inheritedScopes(tx: Sql, caller: MemberCaller): Promise<readonly string[] | null> {
   if (caller.apiKeyId === null) return null;
-  const [key] = (await manager.query('SELECT scopes FROM api_keys WHERE id = $1', [caller.apiKeyId])) as Array<{ scopes: string[] | null }>;
+  const key = await tx.one<{ scopes: string[] | null }>('SELECT scopes FROM api_keys WHERE id = $1', [caller.apiKeyId]);
   return key === undefined || key.scopes !== null ? [...caller.permissions] : null;
 }

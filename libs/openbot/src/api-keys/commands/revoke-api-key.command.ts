@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageAllApiKeys, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import type { ApiKeyView } from '../api-key-view';
 
@@ -20,24 +20,23 @@ export class RevokeApiKey extends Command<ApiKeyView> {
 
 @CommandHandler(RevokeApiKey)
 export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKey> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, id }: RevokeApiKey): Promise<ApiKeyView> {
     if (!isUuid(id)) throw new NotFound('ApiKey');
-    return this.dataSource.transaction(async (manager) => {
-      const [rows] = (await manager.query(
+    return this.db.transaction(async (tx) => {
+      const row = await tx.one<ApiKeyView & { newlyRevoked: boolean }>(
         `UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
            FROM (SELECT id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE) old
           WHERE k.id = old.id AND k.organization_id = $2 AND ($3::boolean OR k.member_id = $4)
           RETURNING k.id, k.name, k.member_id AS "memberId", k.created_at AS "createdAt", k.expires_at AS "expiresAt",
                     k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt", k.scopes, old.revoked_at IS NULL AS "newlyRevoked"`,
         [id, caller.organizationId, canManageAllApiKeys(caller), caller.memberId],
-      )) as [Array<ApiKeyView & { newlyRevoked: boolean }>, number];
-      const row = rows[0];
+      );
       if (row === undefined) throw new NotFound('ApiKey');
       const { newlyRevoked, ...view } = row;
       if (newlyRevoked) {
-        await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'api-key.revoked', target: { type: 'api-key', id }, details: { memberId: view.memberId } });
+        await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'api-key.revoked', target: { type: 'api-key', id }, details: { memberId: view.memberId } });
       }
       return view;
     });

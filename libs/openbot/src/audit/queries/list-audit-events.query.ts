@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 export interface AuditEventView {
   readonly id: string;
@@ -24,17 +24,17 @@ export class ListAuditEvents extends Query<Page<AuditEventView>> {
 
 @QueryHandler(ListAuditEvents)
 export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page }: ListAuditEvents): Promise<Page<AuditEventView>> {
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<AuditEventView>(
       `SELECT id, json_build_object('kind', actor_kind, 'id', actor_id) AS actor, action,
               json_build_object('type', target_type, 'id', target_id) AS target, details, created_at AS "createdAt"
          FROM audit_events
         WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid)
         ORDER BY id LIMIT $3`,
       [caller.organizationId, page.after, page.limit + 1],
-    )) as AuditEventView[];
+    );
     return toPage(rows, page.limit);
   }
 }

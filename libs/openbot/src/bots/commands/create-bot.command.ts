@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import {
   BOT_VIEW_COLUMNS,
   checkToolKinds,
@@ -34,7 +34,7 @@ export class CreateBot extends Command<BotView> {
 
 @CommandHandler(CreateBot)
 export class CreateBotHandler implements ICommandHandler<CreateBot> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, name, model, instructions, tools, limits }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
@@ -42,14 +42,13 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     checkToolKinds(tools);
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
-    const rows = (await this.dataSource.query(
+    const row = await this.db.one<BotView>(
       `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits)
        SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb
         WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
        RETURNING ${BOT_VIEW_COLUMNS}`,
       [id, caller.organizationId, name, model, instructions, JSON.stringify(tools.map(withEffectiveKind)), provider, JSON.stringify(limits)],
-    )) as BotView[];
-    const row = rows[0];
+    );
     if (row === undefined) throw unknownModelProvider(provider);
     return row;
   }

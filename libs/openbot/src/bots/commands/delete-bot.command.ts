@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { isChatsBotForeignKeyViolation } from '../../chats/chat-view';
 import { BOT_VIEW_COLUMNS, type BotView } from '../bot-view';
 
@@ -21,22 +21,18 @@ export class DeleteBot extends Command<BotView> {
 
 @CommandHandler(DeleteBot)
 export class DeleteBotHandler implements ICommandHandler<DeleteBot> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, id }: DeleteBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
-    let rows: BotView[];
+    let row: BotView | undefined;
     try {
-      [rows] = (await this.dataSource.query(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [
-        id,
-        caller.organizationId,
-      ])) as [BotView[], number];
+      row = await this.db.one<BotView>(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [id, caller.organizationId]);
     } catch (error) {
       // The foreign key is checked in the same statement, so a Chat created concurrently counts too.
       if (isChatsBotForeignKeyViolation(error)) throw new Conflict('BotHasChats', 'This Bot has Chats and cannot be deleted.');
       throw error;
     }
-    const row = rows[0];
     if (row === undefined) throw new NotFound('Bot');
     return row;
   }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import {
   BOT_VIEW_COLUMNS,
   checkToolKinds,
@@ -40,7 +40,7 @@ export class UpdateBot extends Command<BotView> {
 
 @CommandHandler(UpdateBot)
 export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
@@ -49,15 +49,15 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
     }
-    return this.dataSource.transaction(async (manager) => {
+    return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
-      const found = (await manager.query('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId])) as unknown[];
-      if (found.length === 0) throw new NotFound('Bot');
+      const found = await tx.count('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId]);
+      if (found === 0) throw new NotFound('Bot');
       if (provider !== null) {
-        const providers = (await manager.query('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider])) as unknown[];
-        if (providers.length === 0) throw unknownModelProvider(provider);
+        const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider]);
+        if (providers === 0) throw unknownModelProvider(provider);
       }
-      const [rows] = (await manager.query(
+      const row = await tx.one<BotView>(
         `UPDATE bots SET name = COALESCE($3, name), model = COALESCE($4, model), instructions = COALESCE($5, instructions),
                 tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), updated_at = now()
           WHERE id = $1 AND organization_id = $2
@@ -71,8 +71,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
           changes.tools === undefined ? null : JSON.stringify(changes.tools.map(withEffectiveKind)),
           changes.limits === undefined ? null : JSON.stringify(changes.limits),
         ],
-      )) as [BotView[], number];
-      const row = rows[0];
+      );
       if (row === undefined) throw new NotFound('Bot');
       return row;
     });

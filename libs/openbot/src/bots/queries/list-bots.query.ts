@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { BOT_VIEW_COLUMNS, type BotView } from '../bot-view';
 
 /** The caller's organization's Bots, oldest first. */
@@ -16,16 +16,16 @@ export class ListBots extends Query<Page<BotView>> {
 
 @QueryHandler(ListBots)
 export class ListBotsHandler implements IQueryHandler<ListBots> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page }: ListBots): Promise<Page<BotView>> {
     // The organization is in the WHERE clause, never a filter after the read (IDN-08).
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<BotView>(
       `SELECT ${BOT_VIEW_COLUMNS} FROM bots
         WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid)
         ORDER BY id LIMIT $3`,
       [caller.organizationId, page.after, page.limit + 1],
-    )) as BotView[];
+    );
     return toPage(rows, page.limit);
   }
 }

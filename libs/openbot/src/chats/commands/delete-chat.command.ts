@@ -1,9 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { Engine, withTransaction } from '@openbot/engine';
-import { DataSource } from 'typeorm';
-import { poolOf } from '../../database/pool';
+import { Engine } from '@openbot/engine';
+import { Database } from '../../database/sql';
 import { CHAT_DELETE_WORKFLOW } from '../delete/chat-delete.workflow';
 
 /**
@@ -23,14 +22,14 @@ export class DeleteChat extends Command<{ readonly executionId: string }> {
 @CommandHandler(DeleteChat)
 export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
   async execute({ caller, chatId }: DeleteChat): Promise<{ executionId: string }> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
     let start: () => void = () => undefined;
-    const executionId = await withTransaction(poolOf(this.dataSource), async (tx) => {
+    const executionId = await this.db.transaction(async (tx) => {
       const { rowCount } = await tx.query({
         name: 'chats.lock_for_delete',
         text: 'SELECT 1 FROM chats WHERE id = $1 AND organization_id = $2 AND closed_at IS NULL FOR UPDATE',

@@ -1,9 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Conflict, identityForMember, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
-import { Engine, inputHash, withTransaction, type Json, type Queryable } from '@openbot/engine';
-import { DataSource } from 'typeorm';
-import { poolOf } from '../../database/pool';
+import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
+import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
+import { Database } from '../../database/sql';
 import { TURN_WORKFLOW, type TurnInput } from '../turn/turn-state';
 
 export type Admission = 'started' | 'queued' | 'steered';
@@ -38,7 +37,7 @@ export class PostMessage extends Command<MessageAdmission> {
 @CommandHandler(PostMessage)
 export class PostMessageHandler implements ICommandHandler<PostMessage> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
@@ -47,7 +46,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
     const scope = { kind: 'member' as const, id: caller.memberId as string };
     const hash = inputHash({ content });
     let start: () => void = () => undefined;
-    const answer = await withTransaction(poolOf(this.dataSource), async (tx) => {
+    const answer = await this.db.transaction(async (tx) => {
       const chat = await lockChat(tx, chatId, caller.organizationId);
       if (commandKey !== null) {
         const earlier = await readCommand(tx, scope, chatId, commandKey);
@@ -135,11 +134,15 @@ async function readCommand(tx: Queryable, scope: { kind: string; id: string }, c
 
 /** The advancing Turn; `cancelling` when a stop reached its execution (it takes no steering then). */
 async function readTurn(tx: Queryable, turnId: string) {
-  const { rows } = await tx.query<{ id: string; execution_id: string; scope_kind: string; scope_id: string; cancelling: boolean }>({
+  const { rows } = await tx.query<{ id: string; execution_id: string; scope_kind: string; scope_id: string }>({
     name: 'chats.active_turn',
-    text: `SELECT t.id, t.execution_id, t.scope_kind, t.scope_id, x.state IN ('cancelling', 'completed', 'failed', 'cancelled', 'interrupted') AS cancelling
-             FROM chat_turns t JOIN executions x ON x.id = t.execution_id WHERE t.id = $1`,
+    text: 'SELECT id, execution_id, scope_kind, scope_id FROM chat_turns WHERE id = $1',
     values: [turnId],
   });
-  return rows[0] ?? null;
+  const turn = rows[0];
+  if (turn === undefined) return null;
+  // Its execution's state through the engine's read API: feature SQL never joins `executions`.
+  const execution = await executionReads.byId(tx, turn.execution_id);
+  if (execution === null) return null;
+  return { ...turn, cancelling: execution.state === 'cancelling' || isFinal(execution.state) };
 }

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canSteerOthersWork, Conflict, Forbidden, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { CLIENT_TOOL_SIGNAL } from '../turn/tool-phase';
 
 /**
@@ -27,13 +27,13 @@ export class PostToolOutput extends Command<{ readonly turnId: string; readonly 
 @CommandHandler(PostToolOutput)
 export class PostToolOutputHandler implements ICommandHandler<PostToolOutput> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
   async execute({ caller, chatId, callId, output, isError }: PostToolOutput): Promise<{ turnId: string; executionId: string }> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<{ turnId: string; executionId: string; answered: number; same: boolean | null; allowed: boolean }>(
       `WITH target AS (
          SELECT k.turn_id, t.execution_id, k.model_output, k.is_error, k.answered_at,
                 $6::boolean OR (t.scope_kind = 'member' AND t.scope_id = $7::uuid) AS allowed
@@ -51,7 +51,7 @@ export class PostToolOutputHandler implements ICommandHandler<PostToolOutput> {
               target.model_output = $4 AND target.is_error = $5 AS same, target.allowed
          FROM target`,
       [chatId, caller.organizationId, callId, output, isError, canSteerOthersWork(caller), caller.memberId],
-    )) as Array<{ turnId: string; executionId: string; answered: number; same: boolean | null; allowed: boolean }>;
+    );
     const row = rows[0];
     if (row === undefined) throw new NotFound('ToolCall');
     if (!row.allowed) throw new Forbidden("Only the member whose message started this Turn, an owner or an admin may answer its tool calls.");

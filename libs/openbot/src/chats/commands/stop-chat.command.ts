@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 /**
  * Stops a Chat's work (RES-04): a cancel command for every Turn that has not ended, queued ones
@@ -21,19 +21,19 @@ export class StopChat extends Command<{ readonly executionIds: readonly string[]
 @CommandHandler(StopChat)
 export class StopChatHandler implements ICommandHandler<StopChat> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
   async execute({ caller, chatId }: StopChat): Promise<{ executionIds: string[] }> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<{ chat: string; executionId: string | null }>(
       `SELECT c.id AS chat, t.execution_id AS "executionId"
          FROM chats c LEFT JOIN chat_turns t ON t.chat_id = c.id AND t.state <> 'ended'
         WHERE c.id = $1 AND c.organization_id = $2 AND c.closed_at IS NULL
         ORDER BY t.state = 'running', t.seq DESC`,
       [chatId, caller.organizationId],
-    )) as Array<{ chat: string; executionId: string | null }>;
+    );
     if (rows.length === 0) throw new NotFound('Chat');
     const executionIds = rows.flatMap((row) => (row.executionId === null ? [] : [row.executionId]));
     for (const id of executionIds) await this.engine.cancel(id);

@@ -34,7 +34,7 @@ export function chatDeleteWorkflow(deps: { readonly pool: Pool; readonly engine:
           });
           for (const row of rows) await deps.engine.cancel(row.execution_id);
           if (rows.length === 0) return { state: { ...state, released: true } };
-          return { state: { ...state }, wait: { until: new Date(Date.now() + RELEASE_POLL_MS) } };
+          return { state: { ...state }, wait: { until: new Date(context.clock.now() + RELEASE_POLL_MS) } };
         },
       },
     },

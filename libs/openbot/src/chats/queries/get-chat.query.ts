@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { CHAT_VIEW_COLUMNS, type ChatView } from '../chat-view';
 
 /** One Chat of the caller's organization; malformed, unknown and foreign IDs are NotFound alike (IDN-08). */
@@ -16,14 +16,14 @@ export class GetChat extends Query<ChatView> {
 
 @QueryHandler(GetChat)
 export class GetChatHandler implements IQueryHandler<GetChat> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, id }: GetChat): Promise<ChatView> {
     if (!isUuid(id)) throw new NotFound('Chat');
-    const [row] = (await this.dataSource.query(`SELECT ${CHAT_VIEW_COLUMNS} FROM chats WHERE id = $1 AND organization_id = $2 AND closed_at IS NULL`, [
+    const row = await this.db.one<ChatView>(`SELECT ${CHAT_VIEW_COLUMNS} FROM chats WHERE id = $1 AND organization_id = $2 AND closed_at IS NULL`, [
       id,
       caller.organizationId,
-    ])) as ChatView[];
+    ]);
     if (row === undefined) throw new NotFound('Chat');
     return row;
   }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { InvalidInput, isUuid, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { CHAT_VIEW_COLUMNS, type ChatView } from '../chat-view';
 
 /**
@@ -20,17 +20,17 @@ export class ListChats extends Query<Page<ChatView>> {
 
 @QueryHandler(ListChats)
 export class ListChatsHandler implements IQueryHandler<ListChats> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page, botId }: ListChats): Promise<Page<ChatView>> {
     if (botId !== null && !isUuid(botId)) throw new InvalidInput([{ path: 'botId', message: 'botId must be a UUID' }]);
     // The organization is in the WHERE clause, never a filter after the read (IDN-08).
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<ChatView>(
       `SELECT ${CHAT_VIEW_COLUMNS} FROM chats
         WHERE organization_id = $1 AND closed_at IS NULL AND ($2::uuid IS NULL OR id > $2::uuid) AND ($3::uuid IS NULL OR bot_id = $3::uuid)
         ORDER BY id LIMIT $4`,
       [caller.organizationId, page.after, botId, page.limit + 1],
-    )) as ChatView[];
+    );
     return toPage(rows, page.limit);
   }
 }

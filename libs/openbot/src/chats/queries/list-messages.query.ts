@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 /** A Chat message as the API shows it (docs/http-api.md). */
 export interface MessageView {
@@ -29,11 +29,11 @@ export class ListMessages extends Query<Page<MessageView>> {
 
 @QueryHandler(ListMessages)
 export class ListMessagesHandler implements IQueryHandler<ListMessages> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, chatId, page }: ListMessages): Promise<Page<MessageView>> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<MessageView & { chat: string; id: string | null }>(
       `SELECT c.id AS chat, m.id, m.role, m.content, m.turn_id AS "turnId", m.created_at AS "createdAt"
          FROM chats c
          LEFT JOIN LATERAL (
@@ -44,7 +44,7 @@ export class ListMessagesHandler implements IQueryHandler<ListMessages> {
          ) m ON true
         WHERE c.id = $1 AND c.organization_id = $2 AND c.closed_at IS NULL`,
       [chatId, caller.organizationId, page.after, page.limit + 1],
-    )) as Array<MessageView & { chat: string; id: string | null }>;
+    );
     if (rows.length === 0) throw new NotFound('Chat');
     const messages = rows.filter((row) => row.id !== null).map(({ chat: _chat, ...message }) => message as MessageView);
     return toPage(messages, page.limit);

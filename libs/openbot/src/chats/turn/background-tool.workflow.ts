@@ -37,7 +37,7 @@ export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }):
         async run(context) {
           const s = open(context.state);
           const { tool, call } = s.input;
-          const answer = await context.calls.call('http', { safe: tool.retry === 'safe' }, (request) => callHttpTool(deps.http, tool, call, request));
+          const answer = await context.calls.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request));
           return { state: { ...s, answer } as unknown as Json };
         },
       },

@@ -21,7 +21,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       if (state.bot === null) {
         const bot = await readBotSnapshot(deps.pool, state.chatId);
         if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
-        state = { ...state, bot, startedAt: Date.now() };
+        state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
       const bot = state.bot!;

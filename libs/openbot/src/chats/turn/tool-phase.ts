@@ -42,7 +42,7 @@ export function toolPhase(deps: {
           case 'http':
             // Announced with its first send only: a saved result, a decided unknown outcome or a retry announce nothing again.
             result = toToolAnswer(
-              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe' }, (request) => {
+              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                 if (request.attempt === 1) called();
                 return callHttpTool(deps.http, tool, call, request);
               }),

@@ -68,9 +68,9 @@ export function turnDeadline(state: TurnState): Date | null {
 /**
  * model step → tool steps → model step … until a final answer or a limit (steps, time, output
  * tokens). Tool calls of a step are all answered before the next model step, so no call is
- * ever left without its result.
+ * ever left without its result. `now` is the engine clock's (TASK-03: a test clock drives the limit).
  */
-export function nextTurnDecision(state: TurnState, _wake: Wake | null, now = Date.now()): Decision {
+export function nextTurnDecision(state: TurnState, _wake: Wake | null, now: number): Decision {
   const deadline = turnDeadline(state);
   if (deadline !== null && now >= deadline.getTime()) {
     return { end: 'failed', category: 'timeout', cause: new Error(`the Turn ran past its limit of ${state.bot!.limits.maxSeconds} s`) };

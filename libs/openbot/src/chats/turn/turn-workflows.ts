@@ -33,7 +33,7 @@ export class TurnWorkflows implements OnModuleInit {
       name: TURN_WORKFLOW,
       audience: 'member',
       initial: (input) => asJson(initialTurnState(input as unknown as TurnInput)),
-      next: (state, wake) => nextTurnDecision(asTurnState(state), wake),
+      next: (state, wake, clock) => nextTurnDecision(asTurnState(state), wake, clock.now()),
       phases: {
         model: modelPhase({ pool, models: this.models, hooks: this.hooks }),
         tool: toolPhase({ pool, http, hooks: this.hooks, readExecution: (id) => this.engine.get(id) }),

@@ -1,10 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { ErrorCategory, ErrorId } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { describeCause } from '../describe-cause';
-import { ErrorRecordEntity } from '../storage/error-record.entity';
 
 /**
  * Saves a server fault: the full cause sealed, the ID and category in clear (ERR-01).
@@ -24,14 +23,14 @@ export class RecordFailure extends Command<void> {
 @CommandHandler(RecordFailure)
 export class RecordFailureHandler implements ICommandHandler<RecordFailure> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
   async execute({ errorId, category, origin, cause }: RecordFailure): Promise<void> {
-    await this.dataSource.transaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const causeId = await this.sealed.put('error.cause', describeCause(cause), tx);
-      await tx.insert(ErrorRecordEntity, { id: errorId, category, origin, causeId });
+      await tx.count('INSERT INTO error_records (id, category, origin, cause_id) VALUES ($1, $2, $3, $4)', [errorId, category, origin, causeId]);
     });
   }
 }

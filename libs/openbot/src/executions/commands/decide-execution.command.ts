@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { NotFound, type ExecutionState, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json, type OperatorDecision } from '@openbot/engine';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { assertExecutionSteerable } from '../execution-access';
 
 /**
@@ -24,12 +24,12 @@ export class DecideExecution extends Command<{ id: string; state: ExecutionState
 @CommandHandler(DecideExecution)
 export class DecideExecutionHandler implements ICommandHandler<DecideExecution> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
   async execute({ caller, executionId, decision, result }: DecideExecution): Promise<{ id: string; state: ExecutionState }> {
-    await assertExecutionSteerable(this.dataSource, caller, executionId);
+    await assertExecutionSteerable(this.db, caller, executionId);
     const choice: OperatorDecision = decision === 'succeeded' ? { decision, result: result ?? null } : { decision };
     const outcome = await this.engine.decide(executionId, choice);
     if (outcome === null) throw new NotFound('Execution');

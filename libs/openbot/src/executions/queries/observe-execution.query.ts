@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
 import { Engine, type ExecutionEvent } from '@openbot/engine';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { assertExecutionVisible } from '../execution-access';
 
 /**
@@ -25,12 +25,12 @@ export class ObserveExecution extends Query<AsyncIterable<ExecutionEvent>> {
 @QueryHandler(ObserveExecution)
 export class ObserveExecutionHandler implements IQueryHandler<ObserveExecution> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
   async execute({ caller, executionId, after, signal, follow }: ObserveExecution): Promise<AsyncIterable<ExecutionEvent>> {
-    await assertExecutionVisible(this.dataSource, caller, executionId);
+    await assertExecutionVisible(this.db, caller, executionId);
     return this.engine.observe(executionId, after, signal, follow);
   }
 }

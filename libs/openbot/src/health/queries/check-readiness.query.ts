@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { StartupGate } from '../startup-gate';
 
 export interface Readiness {
@@ -18,7 +18,7 @@ export class CheckReadiness extends Query<Readiness> {}
 @QueryHandler(CheckReadiness)
 export class CheckReadinessHandler implements IQueryHandler<CheckReadiness> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(StartupGate) private readonly gate: StartupGate,
   ) {}
 
@@ -33,7 +33,7 @@ export class CheckReadinessHandler implements IQueryHandler<CheckReadiness> {
   private async probe(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_PROBE_MS)));
-    const query = this.dataSource.query('SELECT 1').then(
+    const query = this.db.count('SELECT 1').then(
       () => true,
       () => false,
     );

@@ -2,9 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, RateLimited, type MemberCaller } from '@openbot/domain';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
-import { poolOf } from '../../database/pool';
 
 /** What a refused stream is told to wait: streams free as others end, not at a known time. */
 const STREAM_RETRY_AFTER_SECONDS = 5;
@@ -41,7 +40,7 @@ export class OpenEventStream extends Command<EventStreamLease> {
 @CommandHandler(OpenEventStream)
 export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(NodeStreams) private readonly node: NodeStreams,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
@@ -54,7 +53,7 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
     this.node.open += 1;
     const credential = caller.apiKeyId !== null ? `key:${caller.apiKeyId}` : `session:${caller.sessionId ?? caller.memberId}`;
     const holder = newId();
-    const pool = poolOf(this.dataSource);
+    const pool = this.db.pool;
     let slot: number | null;
     try {
       slot = await this.takeSlot(pool, credential, holder, streamsPerCredential, streamMaxSeconds + SLOT_GRACE_SECONDS);

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageRole, newId, type ApiKeyId, type MemberCaller, type MemberId, type MemberRole } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
 import { recordAudit } from '../../audit/record-audit';
 import { MEMBER_VIEW_COLUMNS, roleChangeRefused, roleGrantRefused, type MemberView } from '../member-view';
@@ -29,7 +29,7 @@ export class AddMember extends Command<AddedMember> {
 
 @CommandHandler(AddMember)
 export class AddMemberHandler implements ICommandHandler<AddMember> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, role, name }: AddMember): Promise<AddedMember> {
     if (!canManageRole(caller.role, role)) throw roleChangeRefused(role);
@@ -40,17 +40,17 @@ export class AddMemberHandler implements ICommandHandler<AddMember> {
     const apiKeyId = newId<ApiKeyId>();
     const secret = generateSecret(apiKeyId);
     const keyName = 'First key';
-    return this.dataSource.transaction(async (manager) => {
-      const rows = (await manager.query(
+    return this.db.transaction(async (tx) => {
+      const member = await tx.one<MemberView>(
         `INSERT INTO members (id, organization_id, role, name) VALUES ($1, $2, $3, $4) RETURNING ${MEMBER_VIEW_COLUMNS}`,
         [memberId, caller.organizationId, role, name],
-      )) as MemberView[];
-      await manager.query(
+      );
+      await tx.count(
         `INSERT INTO api_keys (id, organization_id, member_id, name, secret_hash) VALUES ($1, $2, $3, $4, $5)`,
         [apiKeyId, caller.organizationId, memberId, keyName, hashSecret(secret)],
       );
-      await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.added', target: { type: 'member', id: memberId }, details: { role } });
-      return { member: rows[0]!, apiKey: { id: apiKeyId, name: keyName, secret } };
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'member.added', target: { type: 'member', id: memberId }, details: { role } });
+      return { member: member!, apiKey: { id: apiKeyId, name: keyName, secret } };
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageRole, isUuid, NotFound, type MemberCaller, type MemberRole } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, roleGrantRefused, type MemberView } from '../member-view';
 
@@ -22,22 +22,21 @@ export class ChangeMemberRole extends Command<MemberView> {
 
 @CommandHandler(ChangeMemberRole)
 export class ChangeMemberRoleHandler implements ICommandHandler<ChangeMemberRole> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, memberId, role }: ChangeMemberRole): Promise<MemberView> {
     if (!isUuid(memberId)) throw new NotFound('Member');
-    return this.dataSource.transaction(async (manager) => {
-      const { target, owners } = await lockMembers(manager, caller.organizationId, memberId);
+    return this.db.transaction(async (tx) => {
+      const { target, owners } = await lockMembers(tx, caller.organizationId, memberId);
       if (!canManageRole(caller.role, target.role) || !canManageRole(caller.role, role)) throw roleChangeRefused(target.role === 'owner' ? 'owner' : role);
       if (target.role === 'owner' && role !== 'owner' && owners === 1) throw new LastOwner();
       const refused = roleGrantRefused(caller, role);
       if (refused !== null) throw refused;
-      // An UPDATE answers [rows, count] through TypeORM.
-      const [rows] = (await manager.query(`UPDATE members SET role = $2 WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId, role])) as [MemberView[], number];
+      const member = await tx.one<MemberView>(`UPDATE members SET role = $2 WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId, role]);
       if (target.role !== role) {
-        await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.role-changed', target: { type: 'member', id: memberId }, details: { from: target.role, to: role } });
+        await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'member.role-changed', target: { type: 'member', id: memberId }, details: { from: target.role, to: role } });
       }
-      return rows[0]!;
+      return member!;
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canManageRole, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import { LastOwner, lockMembers, MEMBER_VIEW_COLUMNS, roleChangeRefused, type MemberView } from '../member-view';
 
@@ -21,19 +21,18 @@ export class RemoveMember extends Command<MemberView> {
 
 @CommandHandler(RemoveMember)
 export class RemoveMemberHandler implements ICommandHandler<RemoveMember> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, memberId }: RemoveMember): Promise<MemberView> {
     if (!isUuid(memberId)) throw new NotFound('Member');
-    return this.dataSource.transaction(async (manager) => {
-      const { target, owners } = await lockMembers(manager, caller.organizationId, memberId);
+    return this.db.transaction(async (tx) => {
+      const { target, owners } = await lockMembers(tx, caller.organizationId, memberId);
       if (!canManageRole(caller.role, target.role)) throw roleChangeRefused(target.role);
       if (target.role === 'owner' && owners === 1) throw new LastOwner();
-      // An UPDATE answers [rows, count] through TypeORM.
-      const [rows] = (await manager.query(`UPDATE members SET removed_at = now() WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId])) as [MemberView[], number];
-      await manager.query('UPDATE api_keys SET revoked_at = now() WHERE member_id = $1 AND revoked_at IS NULL', [memberId]);
-      await recordAudit(manager, { organizationId: caller.organizationId, actor: caller, action: 'member.removed', target: { type: 'member', id: memberId }, details: { role: target.role } });
-      return rows[0]!;
+      const member = await tx.one<MemberView>(`UPDATE members SET removed_at = now() WHERE id = $1 RETURNING ${MEMBER_VIEW_COLUMNS}`, [memberId]);
+      await tx.count('UPDATE api_keys SET revoked_at = now() WHERE member_id = $1 AND revoked_at IS NULL', [memberId]);
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'member.removed', target: { type: 'member', id: memberId }, details: { role: target.role } });
+      return member!;
     });
   }
 }

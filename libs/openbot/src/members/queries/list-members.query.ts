@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { MEMBER_VIEW_COLUMNS, type MemberView } from '../member-view';
 
 /** The organization's current members, oldest first (removed members are not listed). */
@@ -16,15 +16,15 @@ export class ListMembers extends Query<Page<MemberView>> {
 
 @QueryHandler(ListMembers)
 export class ListMembersHandler implements IQueryHandler<ListMembers> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page }: ListMembers): Promise<Page<MemberView>> {
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<MemberView>(
       `SELECT ${MEMBER_VIEW_COLUMNS} FROM members
         WHERE organization_id = $1 AND removed_at IS NULL AND ($2::uuid IS NULL OR id > $2::uuid)
         ORDER BY id LIMIT $3`,
       [caller.organizationId, page.after, page.limit + 1],
-    )) as MemberView[];
+    );
     return toPage(rows, page.limit);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, InvalidInput, newId, type MemberCaller, type ModelProviderId } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { EgressPolicy } from '../../egress/egress-policy';
 import { SealedRecords } from '../../sealing/sealed-records';
 import {
@@ -31,7 +31,7 @@ export class CreateModelProvider extends Command<ModelProviderView> {
 @CommandHandler(CreateModelProvider)
 export class CreateModelProviderHandler implements ICommandHandler<CreateModelProvider> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(EgressPolicy) private readonly egress: EgressPolicy,
   ) {}
@@ -44,17 +44,16 @@ export class CreateModelProviderHandler implements ICommandHandler<CreateModelPr
       throw new InvalidInput([{ path: 'baseUrl', message: 'baseUrl must not carry credentials; send them as apiKey' }]);
     }
     const id = newId<ModelProviderId>();
-    return this.dataSource.transaction(async (manager) => {
-      const apiKeyRecordId = apiKey === null ? null : await this.sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, apiKey, manager);
+    return this.db.transaction(async (tx) => {
+      const apiKeyRecordId = apiKey === null ? null : await this.sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, apiKey, tx);
       // ON CONFLICT waits for a concurrent insert of the same name and then answers no row.
-      const rows = (await manager.query(
+      const row = await tx.one<ModelProviderView>(
         `INSERT INTO model_providers (id, organization_id, name, kind, base_url, api_key_record_id)
          VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (organization_id, name) DO NOTHING
          RETURNING ${MODEL_PROVIDER_VIEW_COLUMNS}`,
         [id, caller.organizationId, name, kind, baseUrl, apiKeyRecordId],
-      )) as ModelProviderView[];
-      const row = rows[0];
+      );
       // Throwing rolls the sealed key back with the transaction.
       if (row === undefined) throw new Conflict('ModelProviderNameTaken', `A model provider named "${name}" already exists.`);
       return row;

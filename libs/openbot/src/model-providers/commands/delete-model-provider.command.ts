@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { MODEL_PROVIDER_VIEW_COLUMNS, type ModelProviderView } from '../model-provider-view';
 
 /**
@@ -20,19 +20,18 @@ export class DeleteModelProvider extends Command<ModelProviderView> {
 
 @CommandHandler(DeleteModelProvider)
 export class DeleteModelProviderHandler implements ICommandHandler<DeleteModelProvider> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, id }: DeleteModelProvider): Promise<ModelProviderView> {
     if (!isUuid(id)) throw new NotFound('ModelProvider');
-    return this.dataSource.transaction(async (manager) => {
-      const [rows] = (await manager.query(
+    return this.db.transaction(async (tx) => {
+      const row = await tx.one<ModelProviderView & { apiKeyRecordId: string | null }>(
         `DELETE FROM model_providers WHERE id = $1 AND organization_id = $2 RETURNING ${MODEL_PROVIDER_VIEW_COLUMNS}, api_key_record_id AS "apiKeyRecordId"`,
         [id, caller.organizationId],
-      )) as [Array<ModelProviderView & { apiKeyRecordId: string | null }>, number];
-      const row = rows[0];
+      );
       if (row === undefined) throw new NotFound('ModelProvider');
       const { apiKeyRecordId, ...view } = row;
-      if (apiKeyRecordId !== null) await manager.query('DELETE FROM sealed_records WHERE id = $1', [apiKeyRecordId]);
+      if (apiKeyRecordId !== null) await tx.count('DELETE FROM sealed_records WHERE id = $1', [apiKeyRecordId]);
       return view;
     });
   }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { MODEL_PROVIDER_VIEW_COLUMNS, type ModelProviderView } from '../model-provider-view';
 
 /** The caller's organization's model providers, oldest first. */
@@ -16,16 +16,16 @@ export class ListModelProviders extends Query<Page<ModelProviderView>> {
 
 @QueryHandler(ListModelProviders)
 export class ListModelProvidersHandler implements IQueryHandler<ListModelProviders> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page }: ListModelProviders): Promise<Page<ModelProviderView>> {
     // The organization is in the WHERE clause, never a filter after the read (IDN-08).
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<ModelProviderView>(
       `SELECT ${MODEL_PROVIDER_VIEW_COLUMNS} FROM model_providers
         WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid)
         ORDER BY id LIMIT $3`,
       [caller.organizationId, page.after, page.limit + 1],
-    )) as ModelProviderView[];
+    );
     return toPage(rows, page.limit);
   }
 }

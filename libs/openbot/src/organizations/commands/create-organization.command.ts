@@ -1,12 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { ApiKeyId, MemberId, OrganizationId } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
-import { ApiKeyEntity } from '../../api-keys/storage/api-key.entity';
 import { newId } from '@openbot/domain';
-import { MemberEntity } from '../storage/member.entity';
-import { OrganizationEntity } from '../storage/organization.entity';
 
 export interface CreatedOrganization {
   readonly organization: { readonly id: OrganizationId; readonly name: string };
@@ -24,7 +21,7 @@ export class CreateOrganization extends Command<CreatedOrganization> {
 
 @CommandHandler(CreateOrganization)
 export class CreateOrganizationHandler implements ICommandHandler<CreateOrganization> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ name }: CreateOrganization): Promise<CreatedOrganization> {
     const organizationId = newId<OrganizationId>();
@@ -32,19 +29,16 @@ export class CreateOrganizationHandler implements ICommandHandler<CreateOrganiza
     const apiKeyId = newId<ApiKeyId>();
     const secret = generateSecret(apiKeyId);
     const keyName = 'Owner key';
-    await this.dataSource.transaction(async (tx) => {
-      await tx.insert(OrganizationEntity, { id: organizationId, name });
-      await tx.insert(MemberEntity, { id: memberId, organizationId, role: 'owner' });
-      await tx.insert(ApiKeyEntity, {
-        id: apiKeyId,
+    await this.db.transaction(async (tx) => {
+      await tx.count('INSERT INTO organizations (id, name) VALUES ($1, $2)', [organizationId, name]);
+      await tx.count(`INSERT INTO members (id, organization_id, role) VALUES ($1, $2, 'owner')`, [memberId, organizationId]);
+      await tx.count('INSERT INTO api_keys (id, organization_id, member_id, name, secret_hash) VALUES ($1, $2, $3, $4, $5)', [
+        apiKeyId,
         organizationId,
         memberId,
-        name: keyName,
-        secretHash: hashSecret(secret),
-        expiresAt: null,
-        lastUsedAt: null,
-        revokedAt: null,
-      });
+        keyName,
+        hashSecret(secret),
+      ]);
     });
     return {
       organization: { id: organizationId, name },

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { toPage, type OrganizationId, type Page, type PageRequest, type PlatformAdmin } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 export interface OrganizationView {
   readonly id: OrganizationId;
@@ -21,15 +21,15 @@ export class ListOrganizations extends Query<Page<OrganizationView>> {
 
 @QueryHandler(ListOrganizations)
 export class ListOrganizationsHandler implements IQueryHandler<ListOrganizations> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ page }: ListOrganizations): Promise<Page<OrganizationView>> {
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<OrganizationView>(
       `SELECT id, name, created_at AS "createdAt" FROM organizations
         WHERE $1::uuid IS NULL OR id > $1::uuid
         ORDER BY id LIMIT $2`,
       [page.after, page.limit + 1],
-    )) as OrganizationView[];
+    );
     return toPage(rows, page.limit);
   }
 }

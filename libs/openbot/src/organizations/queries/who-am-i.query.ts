@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { ApiKeyId, Caller, MemberId, MemberRole, OrganizationId, Permission } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 export type WhoAmI =
   | { readonly kind: 'platform-admin' }
@@ -21,17 +21,17 @@ export class GetWhoAmI extends Query<WhoAmI> {
 
 @QueryHandler(GetWhoAmI)
 export class GetWhoAmIHandler implements IQueryHandler<GetWhoAmI> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller }: GetWhoAmI): Promise<WhoAmI> {
     if (caller.kind === 'platform-admin') return { kind: 'platform-admin' };
-    const [row] = (await this.dataSource.query(
+    const row = await this.db.one<{ organizationName: string; keyName: string | null }>(
       `SELECT o.name AS "organizationName", k.name AS "keyName"
          FROM organizations o
          LEFT JOIN api_keys k ON k.id = $2::uuid AND k.organization_id = o.id
         WHERE o.id = $1`,
       [caller.organizationId, caller.apiKeyId],
-    )) as Array<{ organizationName: string; keyName: string | null }>;
+    );
     return {
       kind: 'member',
       organization: { id: caller.organizationId, name: row?.organizationName ?? '' },

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { effectivePermissions, Forbidden, isMemberRole, Unauthenticated, type MemberCaller, type MemberId, type OrganizationId } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { hashToken, isWellFormedToken, tokensEqual } from '../session-tokens';
 
 /**
@@ -24,17 +24,17 @@ const SESSION_REFUSED = 'The session is unknown, expired or signed out; sign in 
 
 @CommandHandler(AuthenticateSession)
 export class AuthenticateSessionHandler implements ICommandHandler<AuthenticateSession> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ token, unsafeMethod, csrfToken }: AuthenticateSession): Promise<MemberCaller> {
     if (!isWellFormedToken(token)) throw new Unauthenticated(SESSION_REFUSED);
     // One indexed read; a removed member's sessions end with its removal (IDN-06).
-    const [row] = (await this.dataSource.query(
+    const row = await this.db.one<{ id: string; organizationId: OrganizationId; memberId: MemberId; csrfToken: string; role: string }>(
       `SELECT s.id, s.organization_id AS "organizationId", s.member_id AS "memberId", s.csrf_token AS "csrfToken", m.role
          FROM sessions s JOIN members m ON m.id = s.member_id AND m.organization_id = s.organization_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now() AND m.removed_at IS NULL`,
       [hashToken(token)],
-    )) as Array<{ id: string; organizationId: OrganizationId; memberId: MemberId; csrfToken: string; role: string }>;
+    );
     if (row === undefined) throw new Unauthenticated(SESSION_REFUSED);
     // A cookie rides along on cross-site requests; the CSRF token only a same-origin page can read.
     if (unsafeMethod && (csrfToken === null || !tokensEqual(csrfToken, row.csrfToken))) {

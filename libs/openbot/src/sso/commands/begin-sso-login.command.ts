@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { providerUnreachable } from '../provider-failures';
@@ -42,7 +42,7 @@ export class BeginSsoLogin extends Command<BegunSsoLogin> {
 @CommandHandler(BeginSsoLogin)
 export class BeginSsoLoginHandler implements ICommandHandler<BeginSsoLogin> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(RelyingParties) private readonly relyingParties: RelyingParties,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
@@ -50,7 +50,7 @@ export class BeginSsoLoginHandler implements ICommandHandler<BeginSsoLogin> {
 
   async execute({ organizationId, returnTo }: BeginSsoLogin): Promise<BegunSsoLogin> {
     if (!isUuid(organizationId)) throw new SsoNotConfigured();
-    const configuration = await activeConfiguration(this.dataSource, organizationId);
+    const configuration = await activeConfiguration(this.db, organizationId);
     if (configuration === undefined) throw new SsoNotConfigured();
     const publicUrl = requirePublicUrl(this.config.publicUrl);
     // The stored ID, not the path's spelling of it (UUIDs match case-insensitively, cookie paths do not).
@@ -73,8 +73,8 @@ export class BeginSsoLoginHandler implements ICommandHandler<BeginSsoLogin> {
     }
     const browserBinding = randomToken();
     // Expired logins of any organization go as new ones arrive (the table stays small).
-    await this.dataSource.query(`DELETE FROM sso_logins WHERE created_at < now() - make_interval(secs => $1)`, [LOGIN_LIFETIME_SECONDS]);
-    await this.dataSource.query(
+    await this.db.count(`DELETE FROM sso_logins WHERE created_at < now() - make_interval(secs => $1)`, [LOGIN_LIFETIME_SECONDS]);
+    await this.db.count(
       `INSERT INTO sso_logins (state_hash, organization_id, revision, browser_hash, nonce, code_verifier, return_to) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [hashToken(request.state), configuration.organizationId, configuration.revision, hashToken(browserBinding), request.nonce, request.codeVerifier, safeReturnTo(returnTo)],
     );

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Forbidden, InvalidInput, isMemberRole, isUuid, newId, Unauthenticated, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
-import { DataSource, type EntityManager } from 'typeorm';
+import { Database, type Sql } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { SealedRecords } from '../../sealing/sealed-records';
@@ -80,7 +80,7 @@ export class CompleteSsoLogin extends Command<CompletedSsoLogin> {
 @CommandHandler(CompleteSsoLogin)
 export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(RelyingParties) private readonly relyingParties: RelyingParties,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
@@ -93,7 +93,7 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
       throw new InvalidInput([{ path: 'state', message: 'state is missing or not one this server issued' }], 'This sign-in is not one this server started; start again.');
     }
     const login = await this.takeLogin(state, organizationId, browserBinding);
-    const configuration = await activeConfiguration(this.dataSource, organizationId);
+    const configuration = await activeConfiguration(this.db, organizationId);
     if (configuration === undefined) throw new SsoNotConfigured();
     if (configuration.revision !== login.revision) {
       throw new InvalidInput([{ path: 'state', message: 'the SSO configuration changed during this sign-in' }], 'The SSO configuration changed during this sign-in; start again.');
@@ -113,19 +113,19 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
   private async takeLogin(state: string, organizationId: string, browserBinding: string | null): Promise<LoginRow> {
     const stateHash = hashToken(state);
     if (browserBinding !== null) {
-      const [rows] = (await this.dataSource.query(
+      const rows = await this.db.rows<LoginRow>(
         `DELETE FROM sso_logins WHERE state_hash = $1 AND organization_id = $2 AND browser_hash = $3
          RETURNING revision, nonce, code_verifier AS "codeVerifier", return_to AS "returnTo", created_at > now() - make_interval(secs => $4) AS fresh`,
         [stateHash, organizationId, hashToken(browserBinding), LOGIN_LIFETIME_SECONDS],
-      )) as [LoginRow[], number];
+      );
       const login = rows[0];
       if (login !== undefined && login.fresh) return login;
       if (login !== undefined) throw expiredOrUsed();
     }
-    const [other] = (await this.dataSource.query(
+    const other = await this.db.one<{ sameOrganization: boolean }>(
       `SELECT organization_id = $2 AS "sameOrganization" FROM sso_logins WHERE state_hash = $1 AND created_at > now() - make_interval(secs => $3)`,
       [stateHash, organizationId, LOGIN_LIFETIME_SECONDS],
-    )) as Array<{ sameOrganization: boolean }>;
+    );
     if (other === undefined) throw expiredOrUsed();
     if (!other.sameOrganization) {
       // The OIDC mix-up: a provider sent the browser here with a login of another organization, whose token endpoint must not see this code.
@@ -188,15 +188,15 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
   private async signIn(configuration: ActiveSsoConfiguration, identity: ProvenIdentity, returnTo: string): Promise<CompletedSsoLogin> {
     const organizationId = configuration.organizationId as OrganizationId;
     const sessionToken = randomToken();
-    return this.dataSource.transaction(async (manager) => {
-      const { memberId, provisioned } = await this.member(manager, configuration, identity);
+    return this.db.transaction(async (tx) => {
+      const { memberId, provisioned } = await this.member(tx, configuration, identity);
       const sessionId = newId();
-      const [session] = (await manager.query(
+      const session = await tx.one<{ expiresAt: Date }>(
         `INSERT INTO sessions (id, organization_id, member_id, token_hash, csrf_token, expires_at)
          VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6)) RETURNING expires_at AS "expiresAt"`,
         [sessionId, organizationId, memberId, hashToken(sessionToken), randomToken(), SESSION_LIFETIME_SECONDS],
-      )) as Array<{ expiresAt: Date }>;
-      await recordAudit(manager, {
+      );
+      await recordAudit(tx, {
         organizationId,
         actor: { kind: 'sso', id: null },
         action: 'sso.login',
@@ -209,22 +209,22 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
 
   /** The member of this identity, created on its first sign-in (just-in-time provisioning). */
   private async member(
-    manager: EntityManager,
+    tx: Sql,
     configuration: ActiveSsoConfiguration,
     identity: ProvenIdentity,
   ): Promise<{ memberId: MemberId; provisioned: boolean }> {
     const { organizationId, issuer } = configuration;
     // Two first sign-ins of one identity at once must make one member, not two.
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`member-identity:${organizationId}:${issuer}:${identity.subject}`]);
-    const [known] = (await manager.query(
+    await tx.count(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`member-identity:${organizationId}:${issuer}:${identity.subject}`]);
+    const known = await tx.one<{ memberId: MemberId; removed: boolean }>(
       `SELECT i.member_id AS "memberId", m.removed_at IS NOT NULL AS removed
          FROM member_identities i JOIN members m ON m.id = i.member_id
         WHERE i.organization_id = $1 AND i.issuer = $2 AND i.subject = $3`,
       [organizationId, issuer, identity.subject],
-    )) as Array<{ memberId: MemberId; removed: boolean }>;
+    );
     if (known !== undefined) {
       if (known.removed) throw new Forbidden('This member was removed from the organization.');
-      await manager.query('UPDATE member_identities SET email = $4 WHERE organization_id = $1 AND issuer = $2 AND subject = $3', [
+      await tx.count('UPDATE member_identities SET email = $4 WHERE organization_id = $1 AND issuer = $2 AND subject = $3', [
         organizationId,
         issuer,
         identity.subject,
@@ -234,14 +234,14 @@ export class CompleteSsoLoginHandler implements ICommandHandler<CompleteSsoLogin
     }
     const role: MemberRole = isMemberRole(configuration.defaultRole) ? configuration.defaultRole : 'viewer';
     const memberId = newId<MemberId>();
-    await manager.query('INSERT INTO members (id, organization_id, role, name, email) VALUES ($1, $2, $3, $4, $5)', [
+    await tx.count('INSERT INTO members (id, organization_id, role, name, email) VALUES ($1, $2, $3, $4, $5)', [
       memberId,
       organizationId,
       role,
       identity.name,
       identity.email,
     ]);
-    await manager.query('INSERT INTO member_identities (organization_id, issuer, subject, member_id, email) VALUES ($1, $2, $3, $4, $5)', [
+    await tx.count('INSERT INTO member_identities (organization_id, issuer, subject, member_id, email) VALUES ($1, $2, $3, $4, $5)', [
       organizationId,
       issuer,
       identity.subject,

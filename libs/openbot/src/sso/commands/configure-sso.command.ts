@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { InvalidInput, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { EgressPolicy } from '../../egress/egress-policy';
@@ -39,7 +39,7 @@ export class ConfigureSso extends Command<SsoConfigurationView> {
 @CommandHandler(ConfigureSso)
 export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(EgressPolicy) private readonly egress: EgressPolicy,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
@@ -49,13 +49,13 @@ export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
     requireSsoManage(caller);
     await this.checkIssuer(issuer);
     const domains = [...new Set(allowedDomains.map((domain) => domain.toLowerCase()))];
-    return this.dataSource.transaction(async (manager) => {
-      await lockConfiguration(manager, caller.organizationId);
-      const [previous] = (await manager.query('SELECT client_secret_record_id AS "recordId" FROM sso_configurations WHERE organization_id = $1', [
+    return this.db.transaction(async (tx) => {
+      await lockConfiguration(tx, caller.organizationId);
+      const previous = await tx.one<{ recordId: string | null }>('SELECT client_secret_record_id AS "recordId" FROM sso_configurations WHERE organization_id = $1', [
         caller.organizationId,
-      ])) as Array<{ recordId: string | null }>;
-      const recordId = await this.sealedRecords.put(SSO_CLIENT_SECRET_PURPOSE, clientSecret, manager);
-      const [row] = (await manager.query(
+      ]);
+      const recordId = await this.sealedRecords.put(SSO_CLIENT_SECRET_PURPOSE, clientSecret, tx);
+      const row = await tx.one<SsoConfigurationRow>(
         `INSERT INTO sso_configurations (organization_id, issuer, client_id, client_secret_record_id, allowed_domains, default_role, revision)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, 1)
          ON CONFLICT (organization_id) DO UPDATE SET
@@ -64,11 +64,11 @@ export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
            revision = sso_configurations.revision + 1, updated_at = now(), deleted_at = NULL
          RETURNING ${SSO_CONFIGURATION_COLUMNS}`,
         [caller.organizationId, issuer, clientId, recordId, JSON.stringify(domains), defaultRole],
-      )) as SsoConfigurationRow[];
-      if (previous?.recordId != null) await manager.query('DELETE FROM sealed_records WHERE id = $1', [previous.recordId]);
+      );
+      if (previous?.recordId != null) await tx.count('DELETE FROM sealed_records WHERE id = $1', [previous.recordId]);
       // Logins begun under the previous revision cannot complete any more; drop them now.
-      await manager.query('DELETE FROM sso_logins WHERE organization_id = $1', [caller.organizationId]);
-      await recordAudit(manager, {
+      await tx.count('DELETE FROM sso_logins WHERE organization_id = $1', [caller.organizationId]);
+      await recordAudit(tx, {
         organizationId: caller.organizationId,
         actor: caller,
         action: 'sso.configured',

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 import { SsoNotConfigured } from '../sso-view';
 import { lockConfiguration, requireSsoManage } from '../sso-configurations';
@@ -21,25 +21,25 @@ export class DeleteSso extends Command<void> {
 
 @CommandHandler(DeleteSso)
 export class DeleteSsoHandler implements ICommandHandler<DeleteSso> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller }: DeleteSso): Promise<void> {
     requireSsoManage(caller);
-    await this.dataSource.transaction(async (manager) => {
-      await lockConfiguration(manager, caller.organizationId);
-      const [previous] = (await manager.query(
+    await this.db.transaction(async (tx) => {
+      await lockConfiguration(tx, caller.organizationId);
+      const previous = await tx.one<{ recordId: string | null; issuer: string }>(
         'SELECT client_secret_record_id AS "recordId", issuer FROM sso_configurations WHERE organization_id = $1 AND deleted_at IS NULL',
         [caller.organizationId],
-      )) as Array<{ recordId: string | null; issuer: string }>;
+      );
       if (previous === undefined) throw new SsoNotConfigured();
-      const [rows] = (await manager.query(
+      const rows = await tx.rows<{ revision: number }>(
         `UPDATE sso_configurations SET deleted_at = now(), updated_at = now(), client_secret_record_id = NULL, revision = revision + 1
           WHERE organization_id = $1 RETURNING revision`,
         [caller.organizationId],
-      )) as [Array<{ revision: number }>, number];
-      if (previous.recordId !== null) await manager.query('DELETE FROM sealed_records WHERE id = $1', [previous.recordId]);
-      await manager.query('DELETE FROM sso_logins WHERE organization_id = $1', [caller.organizationId]);
-      await recordAudit(manager, {
+      );
+      if (previous.recordId !== null) await tx.count('DELETE FROM sealed_records WHERE id = $1', [previous.recordId]);
+      await tx.count('DELETE FROM sso_logins WHERE organization_id = $1', [caller.organizationId]);
+      await recordAudit(tx, {
         organizationId: caller.organizationId,
         actor: caller,
         action: 'sso.deleted',

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { NotFound, type MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { recordAudit } from '../../audit/record-audit';
 
 /**
@@ -17,18 +17,18 @@ export class SignOut extends Command<void> {
 
 @CommandHandler(SignOut)
 export class SignOutHandler implements ICommandHandler<SignOut> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller }: SignOut): Promise<void> {
     const sessionId = requireSession(caller);
-    await this.dataSource.transaction(async (manager) => {
-      const [rows] = (await manager.query(
+    await this.db.transaction(async (tx) => {
+      const rows = await tx.rows<{ id: string }>(
         'UPDATE sessions SET revoked_at = now() WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL RETURNING id',
         [sessionId, caller.organizationId],
-      )) as [Array<{ id: string }>, number];
+      );
       // Already revoked by a concurrent sign-out: nothing more to record.
       if (rows.length === 0) return;
-      await recordAudit(manager, {
+      await recordAudit(tx, {
         organizationId: caller.organizationId,
         actor: caller,
         action: 'session.revoked',

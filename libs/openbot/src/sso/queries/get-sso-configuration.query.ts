@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { requireSsoManage } from '../sso-configurations';
 import { SSO_CONFIGURATION_COLUMNS, SsoNotConfigured, toSsoConfigurationView, type SsoConfigurationRow, type SsoConfigurationView } from '../sso-view';
@@ -16,16 +16,16 @@ export class GetSsoConfiguration extends Query<SsoConfigurationView> {
 @QueryHandler(GetSsoConfiguration)
 export class GetSsoConfigurationHandler implements IQueryHandler<GetSsoConfiguration> {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   async execute({ caller }: GetSsoConfiguration): Promise<SsoConfigurationView> {
     requireSsoManage(caller);
-    const [row] = (await this.dataSource.query(
+    const row = await this.db.one<SsoConfigurationRow>(
       `SELECT ${SSO_CONFIGURATION_COLUMNS} FROM sso_configurations WHERE organization_id = $1 AND deleted_at IS NULL`,
       [caller.organizationId],
-    )) as SsoConfigurationRow[];
+    );
     if (row === undefined) throw new SsoNotConfigured();
     return toSsoConfigurationView(row, this.config.publicUrl);
   }

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { InvalidInput, isUuid, toPage, type InputIssue, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
-import { DataSource } from 'typeorm';
+import { Database } from '../../database/sql';
 
 /** One model call's usage as the API shows it (USE-01..04). */
 export interface UsageRecordView {
@@ -34,14 +34,14 @@ export class ListUsage extends Query<Page<UsageRecordView>> {
 
 @QueryHandler(ListUsage)
 export class ListUsageHandler implements IQueryHandler<ListUsage> {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, page, filter }: ListUsage): Promise<Page<UsageRecordView>> {
     const issues: InputIssue[] = [];
     if (filter.botId !== null && !isUuid(filter.botId)) issues.push({ path: 'botId', message: 'botId must be a UUID' });
     if (filter.chatId !== null && !isUuid(filter.chatId)) issues.push({ path: 'chatId', message: 'chatId must be a UUID' });
     if (issues.length > 0) throw new InvalidInput(issues);
-    const rows = (await this.dataSource.query(
+    const rows = await this.db.rows<UsageRecordView>(
       `SELECT id, call_id AS "callId", execution_id AS "executionId", bot_id AS "botId", chat_id AS "chatId", turn_id AS "turnId",
               model, status, input_tokens AS "inputTokens", output_tokens AS "outputTokens",
               estimated_input_tokens AS "estimatedInputTokens", json_build_object('kind', scope_kind, 'id', scope_id) AS "billedTo",
@@ -51,7 +51,7 @@ export class ListUsageHandler implements IQueryHandler<ListUsage> {
           AND ($3::uuid IS NULL OR bot_id = $3::uuid) AND ($4::uuid IS NULL OR chat_id = $4::uuid)
         ORDER BY id LIMIT $5`,
       [caller.organizationId, page.after, filter.botId, filter.chatId, page.limit + 1],
-    )) as UsageRecordView[];
+    );
     return toPage(rows, page.limit);
   }
 }

@@ -1,0 +1,82 @@
+import type { ExecutionState } from '@openbot/domain';
+import type { ResourceRef } from './json';
+import type { Queryable } from './ports';
+
+/** What a feature may know of an execution: no data, no identity, no lease internals. */
+export interface ExecutionFacts {
+  readonly id: string;
+  /** The workflow's name (its kind). */
+  readonly kind: string;
+  readonly state: ExecutionState;
+  readonly generation: number;
+  readonly organizationId: string | null;
+  /** Who the work acts for (IDN-10): a member or a service. */
+  readonly scope: { readonly kind: string; readonly id: string };
+  readonly resource: ResourceRef | null;
+  readonly parentId: string | null;
+  readonly errorId: string | null;
+  readonly category: string | null;
+}
+
+interface FactsRow {
+  id: string;
+  workflow: string;
+  state: ExecutionState;
+  generation: number;
+  organization_id: string | null;
+  scope_kind: string;
+  scope_id: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  parent_id: string | null;
+  error_id: string | null;
+  category: string | null;
+}
+
+const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, error_id, category`;
+
+function toFacts(row: FactsRow): ExecutionFacts {
+  return {
+    id: row.id,
+    kind: row.workflow,
+    state: row.state,
+    generation: row.generation,
+    organizationId: row.organization_id,
+    scope: { kind: row.scope_kind, id: row.scope_id },
+    resource: row.resource_type !== null && row.resource_id !== null ? { type: row.resource_type, id: row.resource_id } : null,
+    parentId: row.parent_id,
+    errorId: row.error_id,
+    category: row.category,
+  };
+}
+
+/**
+ * The engine's read API for features (issue 12): execution state, generation, kind, resource and
+ * children, on the caller's connection (the pool, or its own transaction). Feature SQL never
+ * names the engine's `executions` table; the engine may change it behind these reads.
+ */
+export const executionReads = {
+  /**
+   * One execution, or null. With `organizationId`, only an execution of that organization: the
+   * access rule sits in the statement (IDN-08), so a foreign ID reads as unknown.
+   */
+  async byId(db: Queryable, executionId: string, options: { readonly organizationId?: string } = {}): Promise<ExecutionFacts | null> {
+    const organization = options.organizationId !== undefined;
+    const { rows } = await db.query<FactsRow>({
+      name: organization ? 'engine.facts_in_organization' : 'engine.facts',
+      text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE id = $1${organization ? ' AND organization_id = $2' : ''}`,
+      values: organization ? [executionId, options.organizationId] : [executionId],
+    });
+    return rows[0] === undefined ? null : toFacts(rows[0]);
+  },
+
+  /** The children an execution started, oldest first. */
+  async children(db: Queryable, parentId: string): Promise<ExecutionFacts[]> {
+    const { rows } = await db.query<FactsRow>({
+      name: 'engine.children_facts',
+      text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE parent_id = $1 ORDER BY created_at, id`,
+      values: [parentId],
+    });
+    return rows.map(toFacts);
+  },
+};

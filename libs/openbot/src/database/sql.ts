@@ -1,0 +1,50 @@
+import { withTransaction, type Queryable } from '@openbot/engine';
+import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+
+/** A statement: plain text, or a named prepared statement on a hot path (`{ name, text, values }`). */
+export type Statement = string | QueryConfig;
+
+/**
+ * The one way handlers and workflows run SQL (docs/decisions/023-one-data-access-style.md): on
+ * the pg pool TypeORM owns, or on a client inside a transaction. Rows come back typed, with no
+ * TypeORM result shapes (`[rows, count]` for writes). It is a `Queryable` too, so the engine's
+ * and the usage helpers' `(db: Queryable)` functions take it as they are.
+ */
+export class Sql implements Queryable {
+  constructor(private readonly db: Queryable) {}
+
+  /** Every row the statement answers. */
+  async rows<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
+    return (await this.run(statement, params)).rows as T[];
+  }
+
+  /** The first row, or undefined when there is none. */
+  async one<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.run(statement, params)).rows[0] as T | undefined;
+  }
+
+  /** How many rows the statement changed (or answered). */
+  async count(statement: Statement, params: readonly unknown[] = []): Promise<number> {
+    return (await this.run(statement, params)).rowCount ?? 0;
+  }
+
+  query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
+    return this.db.query<R>(config, values);
+  }
+
+  private run(statement: Statement, params: readonly unknown[]): Promise<QueryResult> {
+    return typeof statement === 'string' ? this.db.query(statement, [...params]) : this.db.query(statement);
+  }
+}
+
+/** The node's database: statements on the pool, and transactions for writes. */
+export class Database extends Sql {
+  constructor(readonly pool: Pool) {
+    super(pool);
+  }
+
+  /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, (client) => work(new Sql(client)));
+  }
+}
