@@ -13,6 +13,7 @@ import { Access1765500000000 } from './1765500000000-access';
 import { Sso1765600000000 } from './1765600000000-sso';
 import { ExecutionIdentity1765700000000 } from './1765700000000-execution-identity';
 import { RequestLimits1766000000000 } from './1766000000000-request-limits';
+import { AwaitsAndPause1766200000000 } from './1766200000000-awaits-and-pause';
 import { SchedulesAndCallKinds1766300000000 } from './1766300000000-schedules-and-call-kinds';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
@@ -31,5 +32,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Sso1765600000000,
   ExecutionIdentity1765700000000,
   RequestLimits1766000000000,
+  AwaitsAndPause1766200000000,
   SchedulesAndCallKinds1766300000000,
 ];

@@ -57,6 +57,12 @@ describe('chat stop and delete', () => {
     expect(Number(rows[0]!.n)).toBe(0);
     const view = await t.http().get(`/v1/executions/${deleteId}`).set('authorization', bearer(chat.secret)).expect(200);
     expect(view.body).toMatchObject({ kind: 'chat.delete', resource: { type: 'chat', id: chat.chatId } });
+    // No polling: the delete waited for the Turn's end (its end transaction woke it), never on a timer.
+    const timers = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_timers WHERE execution_id = $1', [deleteId]);
+    expect(timers[0]!.n).toBe(0);
+    // The cancel was a command of the delete's own checkpoint: one cancel request, nothing left pending.
+    const cancels = await t.database.query<{ consumed: boolean }>(`SELECT consumed_at IS NOT NULL AS consumed FROM execution_signals WHERE execution_id = $1 AND name = 'cancel'`, [turn.executionId]);
+    expect(cancels).toEqual([{ consumed: true }]);
   });
 
   it('[RES-04] delete cancels queued Turns too, and the delete waits until each has released', async () => {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Conflict, isFinal, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
+import { Conflict, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
 import { callQueries } from './call-log';
+import { cancelIn, signalIn } from './commands';
+import { pauseIn, resumeIn } from './pause';
 import { CheckpointBatcher } from './checkpoint-batcher';
 import { EventWriteBatcher } from './event-write-batcher';
 import { inputHash } from './command-key';
@@ -86,6 +88,8 @@ export interface ExecutionView {
   readonly scope: { readonly kind: string; readonly id: string };
   readonly resource: ResourceRef | null;
   readonly parentId: string | null;
+  /** Paused (TASK-02): it waits and is not run until resumed. */
+  readonly paused: boolean;
   readonly errorId: string | null;
   readonly category: string | null;
 }
@@ -275,29 +279,13 @@ export class Engine {
 
   /**
    * Stores a signal and wakes its execution (no lost wake-up: a signal saved before the waiter
-   * saved its waiting state is found by the waiter's own check under the same row lock).
+   * saved its waiting state is found by the waiter's own check under the same row lock). A
+   * running phase reads it from its inbox; a paused execution keeps it until resumed.
    */
   async signal(executionId: string, name: string, payload: Json = null): Promise<boolean> {
-    if (name === 'cancel') throw new Error('use cancel() to cancel');
-    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
-      const row = await selectExecution(tx, executionId, true);
-      if (!row || isFinal(row.state)) return null;
-      const signalId = newId();
-      const sealed = this.ctx.sealed.seal(payload, aad.signal(signalId));
-      await tx.query({
-        name: 'engine.insert_signal',
-        text: 'INSERT INTO execution_signals (id, execution_id, name, key_id, data) VALUES ($1, $2, $3, $4, $5)',
-        values: [signalId, executionId, name, sealed.keyId, sealed.data],
-      });
-      if (row.state === 'waiting') {
-        await tx.query({ name: 'engine.wake', text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1 AND state = 'waiting' RETURNING id`, values: [executionId] });
-        await enqueueAdvance(this.boss, tx, executionId);
-        return 'woken' as const;
-      }
-      return 'stored' as const;
-    });
+    const outcome = await withTransaction(this.ctx.pool, (tx) => signalIn(this.ctx, tx, executionId, name, payload));
     if (outcome === null) return false;
-    if (outcome === 'woken') void this.runner.advance(executionId).catch(() => undefined);
+    if (outcome === 'woken') this.ctx.advanceHere(executionId);
     else this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
     return true;
   }
@@ -308,30 +296,33 @@ export class Engine {
    * only then ends `cancelled`. On a final execution it changes nothing.
    */
   async cancel(executionId: string): Promise<{ state: ExecutionState } | null> {
-    const outcome = await withTransaction(this.ctx.pool, async (tx) => {
-      const row = await selectExecution(tx, executionId, true);
-      if (!row) return null;
-      if (isFinal(row.state)) return { state: row.state, wake: false };
-      const { rows } = await tx.query<{ cancel_phase: number }>({
-        name: 'engine.request_cancel',
-        text: `UPDATE executions SET state = 'cancelling', cancel_phase = cancel_phase + 1, updated_at = now() WHERE id = $1 RETURNING cancel_phase`,
-        values: [executionId],
-      });
-      await tx.query({
-        name: 'engine.insert_cancel_signal',
-        text: `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', $2)`,
-        values: [executionId, rows[0]!.cancel_phase],
-      });
-      const idle = row.state !== 'running' && row.state !== 'cancelling';
-      if (idle || !row.leased) await enqueueAdvance(this.boss, tx, executionId);
-      return { state: 'cancelling' as ExecutionState, wake: idle || !row.leased };
-    });
+    const outcome = await withTransaction(this.ctx.pool, (tx) => cancelIn(this.ctx, tx, executionId));
     if (outcome === null) return null;
     if (outcome.state === 'cancelling') {
       this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
-      if (outcome.wake) void this.runner.advance(executionId).catch(() => undefined);
+      if (outcome.wake) this.ctx.advanceHere(executionId);
     }
     return { state: outcome.state };
+  }
+
+  /**
+   * Pauses an execution (TASK-02): a running phase's gate closes (no new sends), its resources
+   * are released and it waits, paused; a waiting one stays waiting and is not run when woken.
+   * `paused` is false when there is nothing to pause: it has ended or is being cancelled.
+   */
+  async pause(executionId: string): Promise<{ state: ExecutionState; paused: boolean } | null> {
+    const outcome = await withTransaction(this.ctx.pool, (tx) => pauseIn(tx, executionId));
+    if (outcome === null) return null;
+    if (outcome.notify) this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
+    return { state: outcome.state, paused: outcome.paused };
+  }
+
+  /** Resumes a paused execution: it continues from its saved state. `resumed` is false when it was not paused. */
+  async resume(executionId: string): Promise<{ state: ExecutionState; resumed: boolean } | null> {
+    const outcome = await withTransaction(this.ctx.pool, (tx) => resumeIn(this.ctx, tx, executionId));
+    if (outcome === null) return null;
+    if (outcome.wake) this.ctx.advanceHere(executionId);
+    return { state: outcome.state, resumed: outcome.resumed };
   }
 
   /** Resolves an execution waiting in outcome_unknown (CALL-03, RES-02). */
@@ -420,6 +411,7 @@ function toView(row: ExecutionRow): ExecutionView {
     scope: { kind: row.scope_kind, id: row.scope_id },
     resource: row.resource_type !== null && row.resource_id !== null ? { type: row.resource_type, id: row.resource_id } : null,
     parentId: row.parent_id,
+    paused: row.paused,
     errorId: row.error_id,
     category: row.category,
   };

@@ -8,7 +8,7 @@ export interface ExecutionData {
   readonly state: Json;
   readonly wake: Wake | null;
   /** Set while waiting: what wakes it (timers as ISO strings). */
-  readonly wait: { signals: string[]; until: string | null; children: boolean } | null;
+  readonly wait: { signals: string[]; until: string | null; children: boolean; executions?: string[] } | null;
   /** The end result of a completed execution. */
   readonly result?: Json;
   /** Set once a phase started a child: only then does the end look for open children. */
@@ -44,5 +44,10 @@ export function sealData(sealed: SealedJson, executionId: string, data: Executio
 }
 
 export function waitSpec(wait: WaitFor): NonNullable<ExecutionData['wait']> {
-  return { signals: [...(wait.signals ?? [])], until: wait.until?.toISOString() ?? null, children: wait.children ?? false };
+  return {
+    signals: [...(wait.signals ?? [])],
+    until: wait.until?.toISOString() ?? null,
+    children: wait.children ?? false,
+    ...(wait.executions !== undefined && wait.executions.length > 0 ? { executions: [...wait.executions] } : {}),
+  };
 }

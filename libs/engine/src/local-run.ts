@@ -1,4 +1,5 @@
 import type { SealedIdentity } from './identity-guard';
+import type { RunInbox } from './inbox';
 import type { RunScope } from './run-scope';
 
 /** One run of an execution on this node, from its claim to its wait, end, or loss. */
@@ -7,10 +8,12 @@ export interface LocalRun {
   readonly generation: number;
   /** The scope of the phase running now, if any: signals close its gate. */
   scope: RunScope | null;
+  /** The inbox of the phase running now, if any: a stored signal rings it. */
+  inbox?: RunInbox | null;
   /** Set when the node drains: the loop stops at its next checkpoint. */
   draining: boolean;
   lost: boolean;
-  /** Aborted with 'cancel', 'lease-lost' or 'shutdown' between phases too (backoff sleeps end at once). */
+  /** Aborted with 'cancel', 'pause', 'lease-lost' or 'shutdown' between phases too (backoff sleeps end at once). */
   readonly abort: AbortController;
   /** The execution's sealed identity (null: submitted without one, nothing to check). */
   readonly identity: SealedIdentity | null;

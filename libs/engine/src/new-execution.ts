@@ -52,6 +52,7 @@ export function newExecutionRow(
     owner_node: owned ? ctx.nodeId : null,
     leased: owned,
     cancel_phase: 0,
+    paused: false,
     last_seq: 0,
     key_id: data.keyId,
     data: data.data,

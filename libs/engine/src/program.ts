@@ -15,6 +15,9 @@ import { withTransaction } from './tx';
 import type { Json, PhaseContext, PhaseOutcome, ResourceRef } from './workflow';
 import type { LocalRun, Stop } from './local-run';
 import { cancel, finish, outcomeUnknown, resumeWait, saveCheckpoint, waitFor } from './run-outcomes';
+import { collectCommands, type OutgoingCommand } from './commands';
+import { RunInbox } from './inbox';
+import { park, pauseRun } from './pause';
 
 export type { LocalRun };
 
@@ -51,6 +54,12 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
   }
   let step = row.step;
   let state: ExecutionState = row.state;
+  if (row.paused && state !== 'cancelling') {
+    // Paused (TASK-02): whatever woke it waits until a resume (its wait, if any, stays saved).
+    const parked = await park(ctx, run);
+    if (parked !== 'cancelling') return parked === 'lost' ? 'lost' : 'waiting';
+    state = 'cancelling';
+  }
   if (data.wait !== null) {
     const resumed = await resumeWait(ctx, run, data, step);
     if (resumed === 'lost' || resumed === 'waiting') return resumed;
@@ -66,6 +75,7 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
   for (;;) {
     if (run.lost) return 'lost';
     if (state === 'cancelling' || run.abort.signal.reason === 'cancel') return cancel(ctx, run, workflow, data);
+    if (run.abort.signal.reason === 'pause') return pauseRun(ctx, run, workflow, data);
     if (run.draining) return 'drained';
     const decision = workflow.next(data.state, data.wake, ctx.clock);
     if ('end' in decision) {
@@ -89,6 +99,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     }
     const events: PendingEvent[] = [];
     const children: Array<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }> = [];
+    const commands: OutgoingCommand[] = [];
+    let inbox: RunInbox | null = null;
     let outcome: PhaseOutcome<Json> | null = null;
     for (let attempt = 1; outcome === null; attempt++) {
       const scope = new RunScope();
@@ -99,6 +111,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       let random: (() => number) | null = null;
       const seed = data.seed ?? run.id;
       const phaseStep = step + 1;
+      inbox = new RunInbox(ctx.pool, ctx.sealed, run.id, scope.signal, ctx.leaseSeconds * 1000);
+      run.inbox = inbox;
       const context: PhaseContext<Json> = {
         executionId: run.id as ExecutionId,
         generation: run.generation,
@@ -132,6 +146,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
           children.push({ id, workflow: child.workflow, input: child.input, attached: child.attached ?? true, resource: child.resource ?? null });
           return id;
         },
+        inbox,
+        commands: collectCommands(commands),
       };
       try {
         await ctx.faults.hit('phase.started', { executionId: run.id, step: step + 1 });
@@ -143,10 +159,12 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       } catch (error) {
         await scope.close();
         run.scope = null;
+        run.inbox = null;
         const reason = error instanceof GateClosed ? error.reason : scope.gateClosed ? (scope.signal.reason as string) : null;
         if (run.lost || reason === 'lease-lost') return 'lost';
         if (reason === 'cancel') return cancel(ctx, run, workflow, data);
         if (reason === 'shutdown') return 'drained';
+        if (reason === 'pause') return pauseRun(ctx, run, workflow, data);
         if (error instanceof OutcomeUnknown) return outcomeUnknown(ctx, run, data, step);
         if (run.identityInvalid !== null) {
           // Not retried: the identity will not become valid again by waiting (IDN-06).
@@ -157,12 +175,14 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
             await sleep(backoffMs(attempt), run.abort.signal);
           } catch {
             if (run.lost || run.abort.signal.reason === 'lease-lost') return 'lost';
+            if (run.abort.signal.reason === 'pause') return pauseRun(ctx, run, workflow, data);
             return run.abort.signal.reason === 'cancel' || (await currentState(ctx, run.id)) === 'cancelling'
               ? cancel(ctx, run, workflow, data)
               : 'drained';
           }
           events.length = 0;
           children.length = 0;
+          commands.length = 0;
           continue;
         }
         // The first failure is the execution's; releases that failed after it get records of their own (ERR-04).
@@ -172,7 +192,9 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         return finish(ctx, run, workflow, data, 'failed', undefined, { category: 'internal', cause: error, ...errorId, later });
       }
       run.scope = null;
+      run.inbox = null;
     }
+    const outbox = { commands, consumed: inbox?.consumed ?? [] };
     // A phase that caught the refusal of its send still does not get its result saved.
     if (run.identityInvalid !== null) return finish(ctx, run, workflow, data, 'failed', undefined, forbidden(run.identityInvalid));
     const next: ExecutionData = {
@@ -185,8 +207,8 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
     try {
       saved = 'wait' in outcome
-        ? await waitFor(ctx, run, next, step + 1, waitSpec(outcome.wait), events, children)
-        : await saveCheckpoint(ctx, run, next, step + 1, events, children);
+        ? await waitFor(ctx, run, next, step + 1, waitSpec(outcome.wait), events, children, outbox)
+        : await saveCheckpoint(ctx, run, next, step + 1, events, children, outbox);
     } catch (error) {
       // The database refused the checkpoint itself (a constraint, invalid data): a failure of
       // this execution, not an outage to retry forever (CALL-07). Outages were retried above.
@@ -241,14 +263,15 @@ async function currentState(ctx: EngineContext, id: string): Promise<ExecutionSt
 }
 
 /**
- * Delivers a stored signal to a phase running here: a cancel closes its gate (EXE-11). The cancel
+ * Delivers a stored signal to a phase running here: a cancel or a pause closes its gate (EXE-11),
+ * any other signal rings the phase's inbox. The cancel
  * signal decides by its phase number (EXE-15): only the signal of the execution's latest cancel
  * request cancels; one of an older phase (replayed, restored, or never requested) is consumed
  * unused, so it can never cancel a later phase.
  */
 export async function deliverSignal(ctx: EngineContext, run: LocalRun): Promise<void> {
-  const { rows } = await ctx.pool.query<{ current: boolean }>({
-    name: 'engine.deliver_cancel',
+  const { rows } = await ctx.pool.query<{ cancel: boolean; paused: boolean }>({
+    name: 'engine.deliver_signal',
     text: `WITH pending AS (
              SELECT s.id, e.cancel_phase > 0 AND s.cancel_phase = e.cancel_phase AS current
                FROM execution_signals s JOIN executions e ON e.id = s.execution_id
@@ -257,12 +280,20 @@ export async function deliverSignal(ctx: EngineContext, run: LocalRun): Promise<
              UPDATE execution_signals SET consumed_at = now()
               WHERE id IN (SELECT id FROM pending WHERE NOT current)
            )
-           SELECT current FROM pending`,
+           SELECT coalesce((SELECT bool_or(current) FROM pending), false) AS cancel, e.paused FROM executions e WHERE e.id = $1`,
     values: [run.id],
   });
-  if (rows.some((r) => r.current)) {
+  const row = rows[0];
+  if (row?.cancel === true) {
     run.scope?.closeGate('cancel');
     run.abort.abort('cancel');
+  } else if (row?.paused === true) {
+    // A pause stops new sends and releases the phase's resources (TASK-02): the gate closes.
+    run.scope?.closeGate('pause');
+    run.abort.abort('pause');
+  } else {
+    // Any other signal reaches the running phase through its inbox.
+    run.inbox?.ring();
   }
 }
 

@@ -13,6 +13,9 @@ import { appendEvents, checkpoint, insertExecution, selectExecution, type Pendin
 import { retryStorage } from './storage-retry';
 import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
 import { withTransaction } from './tx';
+import { AfterCommit, applyCommands, isEmptyOutbox, NO_OUTBOX, type PhaseOutbox } from './commands';
+import { consumeRead } from './inbox';
+import { awaitExecutions } from './waits';
 import type { Json, ResourceRef, Wake, Workflow } from './workflow';
 
 import type { LocalRun, Stop } from './local-run';
@@ -25,17 +28,19 @@ export async function saveCheckpoint(
   step: number,
   events: readonly PendingEvent[],
   children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
+  outbox: PhaseOutbox = NO_OUTBOX,
 ): Promise<ExecutionState | null> {
   const sealed = sealData(ctx.sealed, run.id, data);
+  const after = new AfterCommit();
   await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step });
   let result: Awaited<ReturnType<typeof checkpoint>>;
-  if (children.length === 0 && events.length === 0) {
+  if (children.length === 0 && events.length === 0 && isEmptyOutbox(outbox)) {
     // The hot path: grouped with other executions' checkpoints into one statement (each row fenced).
     result = await retryStorage(
       () => ctx.checkpoints.save({ id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds }),
       undefined,
     );
-  } else if (children.length === 0) {
+  } else if (children.length === 0 && isEmptyOutbox(outbox)) {
     // One prepared statement, no explicit transaction.
     result = await retryStorage(
       () => checkpoint(ctx.pool, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events }),
@@ -48,6 +53,9 @@ export async function saveCheckpoint(
           const saved = await checkpoint(tx, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events });
           if (saved === null) return null;
           await insertChildren(ctx, tx, run, children);
+          // The signals the phase read and its commands to others commit with its result (STC-01).
+          await consumeRead(tx, run.id, outbox.consumed);
+          await applyCommands(ctx, tx, run.id, outbox.commands, after);
           return saved;
         }),
       undefined,
@@ -67,6 +75,8 @@ export async function saveCheckpoint(
     ctx.notifier.notify('openbot_events', run.id);
     ctx.listener.wake(run.id);
   }
+  // Kept across retries: a retry after a lost reply applies nothing, and a spare wake-up is harmless.
+  after.run(ctx);
   return result.state;
 }
 
@@ -118,20 +128,27 @@ export async function waitFor(
   wait: NonNullable<ExecutionData['wait']>,
   events: readonly PendingEvent[],
   children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }> = [],
+  outbox: PhaseOutbox = NO_OUTBOX,
 ): Promise<ExecutionData | 'lost' | 'waiting'> {
+  const after = new AfterCommit();
   const outcome = await retryStorage(
     () =>
       withTransaction(ctx.pool, async (tx) => {
+        // Before the own row lock: awaited rows are always locked first (waits.ts: no deadlock with their ends).
+        const openAwaited = wait.executions !== undefined && wait.executions.length > 0 ? await awaitExecutions(tx, run.id, wait.executions) : [];
         const row = await selectExecution(tx, run.id, true);
         if (!row || row.generation !== run.generation) return 'lost' as const;
-        if ((events.length > 0 || children.length > 0) && row.step >= step) {
+        if ((events.length > 0 || children.length > 0 || !isEmptyOutbox(outbox)) && row.step >= step) {
           // A retry after a commit whose reply was lost: it is saved already; apply nothing twice.
           const saved = openData(ctx.sealed, row);
           return row.state === 'waiting' ? saved : { ...saved, wait: null };
         }
         if (children.length > 0) await insertChildren(ctx, tx, run, children);
+        // Read signals are consumed first: the wait below must not hand them to the next decision again.
+        await consumeRead(tx, run.id, outbox.consumed);
+        await applyCommands(ctx, tx, run.id, outbox.commands, after);
         await appendEvents(tx, run.id, events);
-        const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait);
+        const wake = row.state === 'cancelling' ? cancelWake() : await evaluateWait(ctx, tx, run.id, wait, openAwaited);
         const next: ExecutionData = wake ? { ...data, wake, wait: null } : { ...data, wake: null, wait };
         const sealed = sealData(ctx.sealed, run.id, next);
         await tx.query({
@@ -163,6 +180,7 @@ export async function waitFor(
     ctx.notifier.notify('openbot_events', run.id);
     ctx.listener.wake(run.id);
   }
+  after.run(ctx);
   return outcome.wait === null ? outcome : 'waiting';
 }
 
@@ -181,6 +199,7 @@ export async function resumeWait(ctx: EngineContext, run: LocalRun, data: Execut
  */
 export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workflow<Json, Json> | undefined, data: ExecutionData): Promise<Stop> {
   const admitted: string[] = [];
+  const notify: string[] = [];
   const outcome = await retryStorage(
     () =>
       withTransaction(ctx.pool, async (tx) => {
@@ -203,7 +222,8 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
           return { waiting: cancelled };
         }
         admitted.length = 0;
-        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled', admitted });
+        notify.length = 0;
+        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled', admitted, notify });
         return ended ? 'ended' : ('lost' as const);
       }),
     undefined,
@@ -215,6 +235,7 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
   ctx.notifier.notify('openbot_events', run.id);
   ctx.listener.wake(run.id);
   if (outcome === 'ended') {
+    for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
     for (const id of admitted) ctx.advanceHere(id);
     return 'ended';
   }
@@ -271,6 +292,7 @@ export async function finish(
   failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] },
 ): Promise<Stop> {
   const admitted: string[] = [];
+  const notify: string[] = [];
   let ended = false;
   if (!failure && !workflow?.end) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
@@ -281,7 +303,8 @@ export async function finish(
         () =>
           withTransaction(ctx.pool, (tx) => {
             admitted.length = 0;
-            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted });
+            notify.length = 0;
+            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted, notify });
           }),
         undefined,
       );
@@ -306,6 +329,7 @@ export async function finish(
   }
   ctx.notifier.notify('openbot_events', run.id);
   ctx.listener.wake(run.id);
+  for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
   for (const id of admitted) ctx.advanceHere(id);
   return 'ended';
 }

@@ -46,7 +46,7 @@ export class RunScope {
   }
 }
 
-export type GateReason = 'cancel' | 'lease-lost' | 'shutdown' | 'close-failed';
+export type GateReason = 'cancel' | 'pause' | 'lease-lost' | 'shutdown' | 'close-failed';
 
 export class GateClosed extends Error {
   constructor(readonly reason: GateReason) {

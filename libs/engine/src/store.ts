@@ -22,6 +22,8 @@ export interface ExecutionRow {
   owner_node: string | null;
   leased: boolean;
   cancel_phase: number;
+  /** A paused execution waits and is not run until resumed (TASK-02). */
+  paused: boolean;
   last_seq: number;
   key_id: string;
   data: Buffer;
@@ -34,7 +36,7 @@ export interface ExecutionRow {
 
 const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
   attached, state, step, generation, owner_node, (lease_until IS NOT NULL AND lease_until > now()) AS leased,
-  cancel_phase, last_seq, key_id, data, error_id, category`;
+  cancel_phase, paused, last_seq, key_id, data, error_id, category`;
 
 export interface PendingEvent {
   readonly type: string;

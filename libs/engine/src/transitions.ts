@@ -6,8 +6,9 @@ import { insertQueued } from './new-execution';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
-import { identityOf, openIdentity } from './identity-guard';
-import { appendEvents, selectIdentity } from './store';
+import { cancelIn, identityToContinue, signalIn } from './commands';
+import { appendEvents } from './store';
+import { endedExecutions, forgetAwaits, takeWaiters } from './waits';
 import type { EndTransaction, Json, Wake, Workflow } from './workflow';
 
 type FinalState = 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -22,6 +23,8 @@ export async function evaluateWait(
   tx: Queryable,
   executionId: string,
   wait: NonNullable<ExecutionData['wait']>,
+  /** The awaited executions that have not ended (from `awaitExecutions`, run before the row lock). */
+  openAwaited: readonly string[] = [],
 ): Promise<Wake | null> {
   const signals: Array<{ name: string; payload: Json }> = [];
   if (wait.signals.length > 0) {
@@ -53,7 +56,10 @@ export async function evaluateWait(
     });
     children = rows.map((r) => ({ childId: r.child_id as Wake['children'][number]['childId'], state: r.state }));
   }
-  if (signals.length === 0 && !timer && !childrenDone) return null;
+  const awaited = wait.executions ?? [];
+  const executionsDone = awaited.length > 0 && openAwaited.length === 0;
+  if (signals.length === 0 && !timer && !childrenDone && !executionsDone) return null;
+  if (awaited.length > 0 && !executionsDone) await forgetAwaits(tx, executionId);
   if (wait.until !== null) {
     // The wait is over, whatever woke it: its timer fires now or is retired (a stale timer would claim a later wait).
     await tx.query({
@@ -62,7 +68,7 @@ export async function evaluateWait(
       values: [executionId],
     });
   }
-  return { signals, timer, children };
+  return { signals, timer, children, ...(awaited.length > 0 ? { executions: executionsDone ? await endedExecutions(tx, awaited) : [] } : {}) };
 }
 
 /**
@@ -115,17 +121,19 @@ export async function endExecution(
     failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] };
     /** Collects the executions the end admitted or submitted: the caller runs them here after commit. */
     admitted?: string[];
+    /** Collects the running executions the end signalled or cancelled: the caller tells their owners after commit. */
+    notify?: string[];
   },
 ): Promise<boolean> {
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
-  const { rows } = await tx.query<{ parent_id: string | null }>({
+  const { rows } = await tx.query<{ parent_id: string | null; awaited: boolean }>({
     name: 'engine.end',
     text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
              lease_until = NULL, ended_at = now(), updated_at = now()
            WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
              AND NOT (state = 'cancelling' AND $3 = 'completed')
-           RETURNING parent_id`,
+           RETURNING parent_id, awaited`,
     values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null],
   });
   const row = rows[0];
@@ -169,7 +177,22 @@ export async function endExecution(
         e.admitted?.push(id);
         return id;
       },
+      signal: async (id, name, payload) => {
+        const sent = await signalIn(ctx, tx, id, name, payload ?? null);
+        if (sent === 'woken') e.admitted?.push(id);
+        else if (sent === 'stored') e.notify?.push(id);
+        return sent !== null;
+      },
+      cancel: async (id) => {
+        const requested = await cancelIn(ctx, tx, id);
+        if (requested?.state === 'cancelling') e.notify?.push(id);
+        if (requested?.wake === true) e.admitted?.push(id);
+      },
     });
+  }
+  if (row.awaited) {
+    // Executions that wait for this one's end wake in this transaction, like a parent (EXE-14).
+    for (const waiter of await takeWaiters(tx, e.id)) await wakeIfWaiting(ctx, tx, waiter);
   }
   if (row.parent_id !== null) {
     await tx.query({
@@ -182,15 +205,8 @@ export async function endExecution(
   return true;
 }
 
-/** The opened identity of an execution, or null when it has none. */
-async function identityToContinue(ctx: EngineContext, tx: Queryable, executionId: string): Promise<Json | null> {
-  const row = await selectIdentity(tx, executionId);
-  const sealed = row ? identityOf(row) : null;
-  return sealed === null ? null : openIdentity(ctx.sealed, executionId, sealed);
-}
-
 /**
- * The common end as one statement (no parent, no failure, no feature end work): final state,
+ * The common end as one statement (no parent, no failure, no feature end work, no waiter): final state,
  * sealed data and `execution.ended` commit together. Answers false when it does not apply or the
  * generation moved on; the caller then takes the transactional path, which tells the two apart.
  */
@@ -206,7 +222,7 @@ export async function endWithoutSideEffects(
     text: `WITH upd AS (
              UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
                updated_at = now(), last_seq = last_seq + 1
-             WHERE id = $1 AND generation = $2 AND parent_id IS NULL
+             WHERE id = $1 AND generation = $2 AND parent_id IS NULL AND NOT awaited
                AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
              RETURNING last_seq
            )

@@ -24,6 +24,12 @@ export interface WaitFor {
   readonly until?: Date;
   /** Wake when every attached child has ended (their notices are saved). */
   readonly children?: boolean;
+  /**
+   * Wake when every named execution (any execution, not only a child) has reached a final state.
+   * No polling: each one's end transaction wakes this waiter (waits.ts); one that already ended
+   * counts at once. Their final states come in `wake.executions`.
+   */
+  readonly executions?: readonly string[];
 }
 
 /** Why the execution woke from its last wait: given to `next` and to the phase. */
@@ -31,6 +37,50 @@ export interface Wake {
   readonly signals: ReadonlyArray<{ readonly name: string; readonly payload: Json }>;
   readonly timer: boolean;
   readonly children: ReadonlyArray<{ readonly childId: ExecutionId; readonly state: string }>;
+  /** When the wait named `executions`: their final states once all ended (empty when something else woke it first). */
+  readonly executions?: ReadonlyArray<{ readonly executionId: ExecutionId; readonly state: string }>;
+}
+
+/** A signal as the phase reads it from its inbox. */
+export interface InboxSignal {
+  readonly name: string;
+  readonly payload: Json;
+}
+
+/**
+ * Signals that reach a running phase (steering input, approval decisions): a signal is a stored
+ * row first; a phase reads it here and it is consumed only in that phase's checkpoint
+ * transaction. One the phase did not read stays stored: it wakes the next wait that names it at
+ * once, or the next phase reads it. A crash before the checkpoint leaves what was read unread.
+ */
+export interface PhaseInbox {
+  /** The unread stored signals of these names, oldest first (each is answered once per phase run). */
+  receive(names: readonly string[]): Promise<InboxSignal[]>;
+  /** Waits until a signal of these names is stored (answers them), or throws GateClosed when the gate closes. */
+  next(names: readonly string[]): Promise<InboxSignal[]>;
+}
+
+/** Work submitted by a workflow for another execution (an end's continuation, a phase's command). */
+export interface SubmittedWork {
+  readonly workflow: string;
+  readonly input: Json;
+  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string; readonly organizationId: string | null };
+  readonly resource?: ResourceRef;
+  /** Without one, the work carries the submitting execution's identity (the same work, continued). */
+  readonly identity?: Json;
+}
+
+/**
+ * Commands to other executions that commit in the transaction of this phase's checkpoint
+ * (STC-01): none of them happens if the checkpoint does not commit, and none is lost once it did.
+ */
+export interface ExecutionCommands {
+  /** Stores a signal for another execution and wakes it if it waits (`cancel` is not a signal name). */
+  signal(executionId: string, name: string, payload?: Json): void;
+  /** Requests the cancel of another execution (EXE-12); a final one is left as it is. */
+  cancel(executionId: string): void;
+  /** Submits a new execution (not a child): it runs once the checkpoint commits. */
+  submit(command: SubmittedWork): ExecutionId;
 }
 
 export interface PhaseContext<S extends Json> {
@@ -67,6 +117,10 @@ export interface PhaseContext<S extends Json> {
    * limit of its source); a workflow of another audience is refused (IDN-11).
    */
   startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef }): ExecutionId;
+  /** Signals sent to this execution while the phase runs; consumed with its checkpoint. */
+  readonly inbox: PhaseInbox;
+  /** Signal, cancel or submit other executions in this phase's checkpoint transaction (STC-01). */
+  readonly commands: ExecutionCommands;
 }
 
 export interface Phase<S extends Json> {
@@ -93,13 +147,11 @@ export interface EndContext<S extends Json> {
    * Submits a new execution in this end's transaction; it runs once the end commits. Without an
    * `identity` it carries the ending execution's identity (the same work, continued).
    */
-  submit(command: {
-    workflow: string;
-    input: Json;
-    scope: { kind: 'member' | 'service'; id: string; organizationId: string | null };
-    resource?: ResourceRef;
-    identity?: Json;
-  }): Promise<ExecutionId>;
+  submit(command: SubmittedWork): Promise<ExecutionId>;
+  /** Stores a signal for another execution in this end's transaction (STC-01); false when that one has ended. */
+  signal(executionId: string, name: string, payload?: Json): Promise<boolean>;
+  /** Requests another execution's cancel in this end's transaction (STC-01). */
+  cancel(executionId: string): Promise<void>;
 }
 
 /** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */

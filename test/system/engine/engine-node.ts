@@ -4,6 +4,7 @@ import { Engine, faultPointsFromEnv, type Json, type Workflow } from '@openbot/e
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
+import { awaitWorkflow, inboxWorkflow } from './primitive-workflows';
 
 /**
  * One engine node as a real process, for the system crash tests (REL-01). Run compiled:
@@ -20,6 +21,9 @@ import { Pool } from 'pg';
  * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
  *   `{"claimed": id, "outcome": "started" | "busy" | "idle"}`, `{"runsEnded": nodeId}`, `{"error": message}`.
  * stdin: `{"submit": {"steps"?}}`, `{"decide": {"id", "decision", "result"?}}`,
+ *   `{"submitWork": {"workflow", "input"}}` (answers `submittedWork`; primitive-workflows.ts),
+ *   `{"signal": {"id", "name", "payload"?}}` (answers `signalled`), `{"pause": id}` and
+ *   `{"resume": id}` (answer `pausedId` / `resumedId` with the engine's answer),
  *   `{"claim": [id, …]}` (claims each as a fetched recovery job would),
  *   `{"whenRunsEnd": true}` (answers `runsEnded` once this node runs no execution any more).
  * SIGTERM stops the engine gracefully and exits 0.
@@ -123,6 +127,8 @@ async function main(): Promise<void> {
     schedulePollMs: Number(env('SCHEDULE_POLL_MS', '1000')),
   });
   engine.register(steps);
+  engine.register(inboxWorkflow);
+  engine.register(awaitWorkflow);
   await engine.start();
   const schedule = process.env.SCHEDULE ?? '';
   if (schedule !== '') {
@@ -165,11 +171,25 @@ async function main(): Promise<void> {
     void (async () => {
       const command = JSON.parse(line) as {
         submit?: Partial<StepsInput>;
+        submitWork?: { workflow: string; input: Json };
+        signal?: { id: string; name: string; payload?: Json };
+        pause?: string;
+        resume?: string;
         decide?: { id: string; decision: 'succeeded' | 'failed' | 'stop'; result?: Json };
         claim?: string[];
         whenRunsEnd?: boolean;
       };
       if (command.submit !== undefined) await submit(command.submit);
+      if (command.submitWork !== undefined) {
+        const { executionId } = await engine.submit({ ...command.submitWork, scope: { kind: 'service', id: '00000000-0000-7000-8000-0000000000aa', organizationId: null } });
+        say({ submittedWork: executionId, workflow: command.submitWork.workflow });
+      }
+      if (command.pause !== undefined) say({ pausedId: command.pause, ...((await engine.pause(command.pause)) ?? {}) });
+      if (command.resume !== undefined) say({ resumedId: command.resume, ...((await engine.resume(command.resume)) ?? {}) });
+      if (command.signal !== undefined) {
+        const { id, name, payload } = command.signal;
+        say({ signalled: id, stored: await engine.signal(id, name, payload ?? null) });
+      }
       if (command.claim !== undefined) {
         // Exactly what this node does when it fetches a recovery job of each execution (the
         // runner's claim), now: lets a test make two processes claim the same execution at once.

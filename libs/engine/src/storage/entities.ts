@@ -1,4 +1,5 @@
 import { ChildNoticeEntity } from './child-notice.entity';
+import { ExecutionAwaitEntity } from './execution-await.entity';
 import { ExecutionCallEntity } from './execution-call.entity';
 import { ExecutionCommandEntity } from './execution-command.entity';
 import { ExecutionEventEntity } from './execution-event.entity';
@@ -18,4 +19,5 @@ export const ENGINE_ENTITIES = [
   ChildNoticeEntity,
   ScheduleEntity,
   ScheduleFireEntity,
+  ExecutionAwaitEntity,
 ] as const;

@@ -85,6 +85,14 @@ export class ExecutionEntity {
   @Column('uuid', { name: 'error_id', nullable: true })
   errorId!: string | null;
 
+  /** Set once another execution waited for this one's end: its end then wakes those waiters (waits.ts). */
+  @Column('boolean', { default: false })
+  awaited!: boolean;
+
+  /** A paused execution waits and is not run until resumed (TASK-02); a flag, not a state. */
+  @Column('boolean', { default: false })
+  paused!: boolean;
+
   @Column('text', { nullable: true })
   category!: string | null;
 

@@ -1,10 +1,7 @@
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
 import type { Pool } from 'pg';
 
 export const CHAT_DELETE_WORKFLOW = 'chat.delete';
-
-/** How often a delete looks again whether every Turn has released. */
-const RELEASE_POLL_MS = 250;
 
 interface ChatDeleteState {
   readonly chatId: string;
@@ -13,11 +10,12 @@ interface ChatDeleteState {
 
 /**
  * Deleting a Chat (RES-04): admission closed when the command was accepted; this execution
- * cancels every Turn that has not ended (each closes its gate and releases its resources, its
- * background tools with it), waits on a durable timer until all of them ended, and deletes the
- * Chat's rows in its end transaction. A takeover repeats the cancels (they are idempotent).
+ * cancels every Turn that has not ended, in the transaction of its own checkpoint (STC-01; each
+ * Turn closes its gate and releases its resources, its background tools with it), waits for the
+ * end of all of them (each Turn's end transaction wakes it: no polling), and deletes the Chat's
+ * rows in its end transaction. A takeover repeats the cancels (they are idempotent).
  */
-export function chatDeleteWorkflow(deps: { readonly pool: Pool; readonly engine: Engine }): Workflow<Json, Json> {
+export function chatDeleteWorkflow(deps: { readonly pool: Pool }): Workflow<Json, Json> {
   const open = (state: Json): ChatDeleteState => state as unknown as ChatDeleteState;
   return {
     name: CHAT_DELETE_WORKFLOW,
@@ -32,9 +30,10 @@ export function chatDeleteWorkflow(deps: { readonly pool: Pool; readonly engine:
             text: `SELECT execution_id FROM chat_turns WHERE chat_id = $1 AND state <> 'ended' ORDER BY state = 'running', seq DESC`,
             values: [state.chatId],
           });
-          for (const row of rows) await deps.engine.cancel(row.execution_id);
           if (rows.length === 0) return { state: { ...state, released: true } };
-          return { state: { ...state }, wait: { until: new Date(context.clock.now() + RELEASE_POLL_MS) } };
+          const turns = rows.map((row) => row.execution_id);
+          for (const turn of turns) context.commands.cancel(turn);
+          return { state: { ...state }, wait: { executions: turns } };
         },
       },
     },

@@ -42,6 +42,6 @@ export class TurnWorkflows implements OnModuleInit {
     };
     this.engine.register(turn);
     this.engine.register(backgroundToolWorkflow({ http }));
-    this.engine.register({ ...chatDeleteWorkflow({ pool, engine: this.engine }), audience: 'member' });
+    this.engine.register({ ...chatDeleteWorkflow({ pool }), audience: 'member' });
   }
 }
