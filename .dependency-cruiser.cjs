@@ -192,6 +192,18 @@ module.exports = {
       to: { path: pkg(['typeorm']) },
     },
 
+    // ---- the one model-call path (PLAT-06) ----------------------------------------------------
+    {
+      name: 'model-registry-only-from-model-calls',
+      comment:
+        'Every model call goes through ModelCalls (libs/openbot/src/models/model-calls.ts): it owns the ' +
+        'call log entry, usage holds and records, identity check and model.* events. Nothing else may ' +
+        'resolve a provider through the ModelRegistry (its module only provides it).',
+      severity: 'error',
+      from: { pathNot: '^(libs/openbot/src/models/(model-calls|models\\.module)\\.ts$|test/)' },
+      to: { path: '^libs/openbot/src/models/model-registry\\.ts$' },
+    },
+
     // ---- apps -------------------------------------------------------------------------------
     {
       name: 'libs-not-to-apps',
@@ -245,7 +257,7 @@ module.exports = {
         'helpers of libs/openbot run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
         'is for entities (storage/), migrations and the schema-drift check (database/, health/startup-gate.ts), ' +
         'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ' +
-        'chats/turn/ and models/ are being rewritten onto the one model-call path and are converted with it.',
+        'chats/turn/ is being rewritten onto the typed workflow layer and is converted with it.',
       severity: 'error',
       from: {
         path: '^libs/openbot/src/',
@@ -257,7 +269,6 @@ module.exports = {
           '^libs/openbot/src/engine/engine\\.module\\.ts$',
           '^libs/openbot/src/openbot\\.module\\.ts$',
           '^libs/openbot/src/chats/turn/',
-          '^libs/openbot/src/models/',
         ],
       },
       to: { path: pkg(['typeorm']) },
@@ -270,7 +281,7 @@ module.exports = {
       severity: 'error',
       from: {
         path: '^libs/openbot/src/',
-        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/chats/turn/', '^libs/openbot/src/models/'],
+        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/chats/turn/'],
       },
       to: { path: '^libs/openbot/src/database/pool\\.ts$' },
     },

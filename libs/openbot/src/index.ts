@@ -41,7 +41,7 @@ export * from './chats/commands/post-tool-output.command';
 export * from './chats/commands/stop-chat.command';
 export * from './chats/commands/delete-chat.command';
 export * from './usage/queries/list-usage.query';
-export * from './models/model-registry';
+export * from './models/model-calls';
 export * from './chats/turn/turn-hooks';
 export * from './executions/queries/get-execution.query';
 export * from './executions/queries/observe-execution.query';

@@ -2,7 +2,7 @@ import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { Engine } from '@openbot/engine';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
-import { ModelRegistry } from '../models/model-registry';
+import { ModelCalls } from '../models/model-calls';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
@@ -34,7 +34,7 @@ export class ChatsModule implements OnModuleInit {
   constructor(
     @Inject(Engine) private readonly engine: Engine,
     @Inject(Database) private readonly db: Database,
-    @Inject(ModelRegistry) private readonly models: ModelRegistry,
+    @Inject(ModelCalls) private readonly models: ModelCalls,
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
   ) {}

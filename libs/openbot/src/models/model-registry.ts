@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
-import { DataSource } from 'typeorm';
 import { parseModelReference } from '../bots/bot-view';
+import { Database } from '../database/sql';
 import { EgressClient, EgressRefused } from '../egress/egress-client';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 import { SealedRecords } from '../sealing/sealed-records';
@@ -21,7 +21,8 @@ export class ModelUnavailable extends ModelFailure {
 }
 
 /**
- * The one way the platform calls a language model (PLAT-06). It resolves `<provider>/<model>`
+ * Provider resolution behind ModelCalls, the one way the platform calls a language model
+ * (PLAT-06; only ModelCalls may use it, a dependency rule says so). It resolves `<provider>/<model>`
  * within an organization at call time, opens the provider's sealed API key only then (it is held
  * by the adapter for this call and never stored elsewhere), and gives the adapter the egress
  * client's fetch (policy checked before every request, connections pinned to the checked addresses). Retry policy belongs to the caller's call
@@ -30,19 +31,18 @@ export class ModelUnavailable extends ModelFailure {
 @Injectable()
 export class ModelRegistry {
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(EgressClient) private readonly egress: EgressClient,
   ) {}
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
     const { provider: name, modelId } = parseModelReference(model);
-    const rows = (await this.dataSource.query(
+    const row = await this.db.one<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null }>(
       `SELECT id, kind, base_url AS "baseUrl", api_key_record_id AS "apiKeyRecordId"
          FROM model_providers WHERE organization_id = $1 AND name = $2`,
       [organizationId, name],
-    )) as Array<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null }>;
-    const row = rows[0];
+    );
     if (row === undefined) throw new ModelUnavailable(model);
     const apiKey = row.apiKeyRecordId === null ? undefined : await this.openKey(row.apiKeyRecordId);
     const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };

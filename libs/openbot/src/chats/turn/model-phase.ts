@@ -1,25 +1,20 @@
-import { fitToContext, modelLimits, runModelStep, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
+import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
 import type { Pool } from 'pg';
-import type { ModelRegistry } from '../../models/model-registry';
-import { usageHolds } from '../../usage/usage-holds';
-import { usageRecords, type UsageCall } from '../../usage/usage-records';
+import type { ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
 import type { TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
 
-/** Attempts of one model step, the first included (CALL-04: each one a new attempt and a new start event). */
-const MODEL_ATTEMPTS = 3;
-
 /**
  * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
- * joins here, STC-03) and its earlier steps, fitted to the model's context. The call goes through
- * the ModelRegistry (PLAT-06) and the call log: the result, its usage record and
- * `model.completed` commit in one transaction (USE-01) before any tool runs (STC-06); a takeover
- * reuses a saved result instead of asking the model again (STC-05).
+ * joins here, STC-03) and its earlier steps, fitted to the model's context. The call itself, with
+ * its call log entry, usage and `model.*` events, is ModelCalls' (PLAT-06); the Turn streams its
+ * text as `text.delta`. The result is saved before any tool runs (STC-06); a takeover reuses it
+ * instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRegistry; readonly hooks: TurnHooks }): TurnPhase {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
@@ -39,56 +34,16 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
       const definitions = bot.tools.map(toolDefinition);
       const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
-      const resolved = await deps.models.resolve(state.organizationId, bot.model);
-      const publisher = context.publisher;
-      const position = (attempt: number) => ({ step, attempt });
-      // The call log names this call `<step>:model` (STC-10); its holds use the same key.
-      const callKey = `${context.step}:model`;
-      const billing = (callId: string) => usageCall(state, callId, context.executionId, fitted.estimatedTokens);
-
-      const result = await context.call(
-        'model',
-        {
-          safe: true,
-          kind: 'model',
-          attempts: MODEL_ATTEMPTS,
-          onFailedAttempt: async ({ attempt, error, retrying }) => {
-            await usageHolds.release(deps.pool, context.executionId, callKey);
-            publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
-            await publisher.flush();
-          },
-          // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
-          onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
-          commit: async (tx, saved) => {
-            const stepResult = saved.result;
-            const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
-            // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
-            await usageRecords.record(tx, billing(saved.callId), usage);
-            await usageHolds.release(tx, context.executionId, callKey);
-            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
-          },
-        },
-        async (request) => {
-          await usageHolds.open(deps.pool, {
-            organizationId: state.organizationId,
-            executionId: context.executionId,
-            callKey,
-            attempt: request.attempt,
-            estimatedInputTokens: fitted.estimatedTokens,
-          });
-          publisher.publish('model.started', null, position(request.attempt));
-          // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
-          const stepResult = await runModelStep(
-            resolved.provider,
-            { model: resolved.modelId, messages: fitted.messages, tools: definitions, idempotencyKey: request.idempotencyKey, signal: request.signal },
-            (text) => publisher.publish('text.delta', { text }, position(request.attempt)),
-          );
-          // Every delta is stored before the result is: `model.completed` always follows them.
-          await publisher.flush();
-          return stepResult;
-        },
-      );
-      publisher.announce();
+      const result = await deps.models.call(context, {
+        organizationId: state.organizationId,
+        model: bot.model,
+        messages: fitted.messages,
+        tools: definitions,
+        estimatedInputTokens: fitted.estimatedTokens,
+        billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
+        eventStep: step,
+        onText: (text, position) => context.publisher.publish('text.delta', { text }, position),
+      });
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
       const usage = result.usage;
@@ -108,25 +63,4 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelRe
 
 export function hookFacts(state: TurnState, executionId: string, step: number) {
   return { organizationId: state.organizationId, chatId: state.chatId, turnId: state.turnId, executionId, step };
-}
-
-function failureCategory(error: unknown): string {
-  const category = (error as { category?: unknown } | null)?.category;
-  return typeof category === 'string' ? category : 'unavailable';
-}
-
-/** The billing identity of one model call of this Turn. */
-function usageCall(state: TurnState, callId: string, executionId: string, estimatedInputTokens: number): UsageCall {
-  return {
-    organizationId: state.organizationId,
-    scopeKind: state.scope.kind,
-    scopeId: state.scope.id,
-    botId: state.bot?.id ?? null,
-    chatId: state.chatId,
-    turnId: state.turnId,
-    executionId,
-    callId,
-    model: state.bot?.model ?? '',
-    estimatedInputTokens,
-  };
 }

@@ -1,5 +1,6 @@
-import type { ChatMessage, ModelStepResult, ToolCall, ToolResult, Usage } from '@openbot/core';
+import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
+import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotLimits, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
@@ -8,15 +9,6 @@ import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type T
  * Each codec is annotated with the type it stores, so the compiler checks it covers every field;
  * a stored value that no longer fits fails its Turn (CALL-07) instead of being cast.
  */
-
-export const toolCallCodec: Codec<ToolCall> = codec.object({ callId: codec.string, name: codec.string, arguments: codec.string });
-
-export const chatMessageCodec: Codec<ChatMessage> = codec.object({
-  role: codec.oneOf(['system', 'user', 'assistant', 'tool']),
-  content: codec.string,
-  toolCalls: codec.optional(codec.array(toolCallCodec)),
-  toolCallId: codec.optional(codec.string),
-});
 
 const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
 
@@ -59,17 +51,6 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   child: codec.nullable(codec.string),
   outputTokens: codec.number,
   stop: codec.nullable(codec.oneOf(TURN_STOPS)),
-});
-
-const usageCodec: Codec<Usage> = codec.object({ inputTokens: codec.number, outputTokens: codec.number });
-
-/** A model step's saved result: reused as it is after a takeover (STC-05). */
-const modelStepResultCodec: Codec<ModelStepResult> = codec.object({
-  message: chatMessageCodec,
-  text: codec.string,
-  toolCalls: codec.array(toolCallCodec),
-  usage: codec.nullable(usageCodec),
-  finishReason: codec.oneOf(['stop', 'tool_calls', 'length']),
 });
 
 /** The signal a posted client tool output sends to its Turn. */

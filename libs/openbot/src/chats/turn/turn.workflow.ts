@@ -1,7 +1,7 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
-import type { ModelRegistry } from '../../models/model-registry';
+import type { ModelCalls } from '../../models/model-calls';
 import type { HttpToolClient } from './http-tool';
 import { modelPhase } from './model-phase';
 import { toolPhase } from './tool-phase';
@@ -13,7 +13,7 @@ import { initialTurnState, nextTurnDecision } from './turn-state';
 /** What a Turn needs from its node. */
 export interface TurnDeps {
   readonly pool: Pool;
-  readonly models: ModelRegistry;
+  readonly models: ModelCalls;
   readonly hooks: TurnHooks;
   readonly http: HttpToolClient;
   /** The safe view of an execution: how the Turn reads its failed background tool. */

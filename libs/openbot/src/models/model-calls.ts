@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
+import type { ExecutionId } from '@openbot/domain';
+import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
+import { Database } from '../database/sql';
+import { usageHolds } from '../usage/usage-holds';
+import { usageRecords, type UsageCall } from '../usage/usage-records';
+import { ModelRegistry } from './model-registry';
+
+/** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
+export const MODEL_ATTEMPTS = 3;
+
+/** Call-log options whose `commit` sees the saved model step. */
+export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
+  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: ModelStepResult }) => Promise<void>;
+}
+
+/**
+ * The part of a running phase's context a model call needs: its execution, its events, and its
+ * call log under the call name `model`, saving and reusing the model step's result. A typed
+ * workflow's context is one as it is: its `call`, with `model` declared with
+ * `modelStepResultCodec` (model-step-codec.ts).
+ */
+export interface ModelCallContext {
+  readonly executionId: ExecutionId;
+  /** The engine's phase step: the call log names the call `<step>:model` (STC-10). */
+  readonly step: number;
+  readonly publisher: PhaseEvents;
+  call(name: 'model', options: ModelCallOptions, send: (request: CallRequest) => Promise<ModelStepResult>): Promise<ModelStepResult>;
+}
+
+/** Who a model call is billed to and what it belongs to (USE-01). */
+export interface ModelBilling {
+  readonly scopeKind: 'member' | 'service';
+  readonly scopeId: string;
+  readonly botId?: string | null;
+  readonly chatId?: string | null;
+  readonly turnId?: string | null;
+}
+
+export interface ModelCallRequest {
+  readonly organizationId: string;
+  /** `<provider>/<model>`, resolved within the organization at call time. */
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolDefinition[];
+  /** The prompt's estimate: held while an attempt runs (USE-03), kept on an unknown record (USE-02). */
+  readonly estimatedInputTokens: number;
+  readonly billing: ModelBilling;
+  /** The step the `model.*` events carry (the workflow's own numbering, e.g. the Turn's model step). */
+  readonly eventStep: number;
+  /** Each text piece of an attempt as it streams; whatever it publishes is stored before `model.completed`. */
+  readonly onText?: (text: string, position: { readonly step: number; readonly attempt: number }) => void;
+}
+
+/**
+ * The one way a workflow calls a language model (PLAT-06). Every model call of the platform,
+ * whatever workflow makes it, gets the same policy from here:
+ * - provider resolution through the ModelRegistry, which opens the sealed API key for this call
+ *   only and hands the adapter the egress client (policy checked before every request);
+ * - a safe entry in the execution's call log: retries are new attempts with the same provider
+ *   idempotency key (CALL-02, CALL-04), the execution's identity is checked again before each
+ *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
+ * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
+ *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
+ *   when no usage came (USE-02) or when a new owner closed the attempt (USE-04), settled once by a
+ *   late result;
+ * - the `model.started`, `model.failed` and `model.completed` events.
+ */
+@Injectable()
+export class ModelCalls {
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(ModelRegistry) private readonly registry: ModelRegistry,
+  ) {}
+
+  async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
+    const { executionId, publisher } = context;
+    // Holds use the call log's key of this call (STC-10).
+    const callKey = `${context.step}:model`;
+    const position = (attempt: number) => ({ step: request.eventStep, attempt });
+    const billing = (callId: string) => usageCall(request, executionId, callId);
+    const resolved = await this.registry.resolve(request.organizationId, request.model);
+
+    const result = await context.call(
+      'model',
+      {
+        safe: true,
+        kind: 'model',
+        attempts: MODEL_ATTEMPTS,
+        onFailedAttempt: async ({ attempt, error, retrying }) => {
+          await usageHolds.release(this.db, executionId, callKey);
+          publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
+          await publisher.flush();
+        },
+        // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
+        onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
+        commit: async (tx, saved) => {
+          const stepResult = saved.result;
+          const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
+          // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
+          await usageRecords.record(tx, billing(saved.callId), usage);
+          await usageHolds.release(tx, executionId, callKey);
+          await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
+        },
+      },
+      async (call) => {
+        await usageHolds.open(this.db, {
+          organizationId: request.organizationId,
+          executionId,
+          callKey,
+          attempt: call.attempt,
+          estimatedInputTokens: request.estimatedInputTokens,
+        });
+        publisher.publish('model.started', null, position(call.attempt));
+        const onText = request.onText;
+        // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
+        const stepResult = await runModelStep(
+          resolved.provider,
+          { model: resolved.modelId, messages: request.messages, tools: request.tools, idempotencyKey: call.idempotencyKey, signal: call.signal },
+          onText === undefined ? undefined : (text) => onText(text, position(call.attempt)),
+        );
+        // Every delta is stored before the result is: `model.completed` always follows them.
+        await publisher.flush();
+        return stepResult;
+      },
+    );
+    publisher.announce();
+    return result;
+  }
+}
+
+function failureCategory(error: unknown): string {
+  const category = (error as { category?: unknown } | null)?.category;
+  return typeof category === 'string' ? category : 'unavailable';
+}
+
+/** The billing identity of one attempt's call ID. */
+function usageCall(request: ModelCallRequest, executionId: string, callId: string): UsageCall {
+  const { billing } = request;
+  return {
+    organizationId: request.organizationId,
+    scopeKind: billing.scopeKind,
+    scopeId: billing.scopeId,
+    botId: billing.botId ?? null,
+    chatId: billing.chatId ?? null,
+    turnId: billing.turnId ?? null,
+    executionId,
+    callId,
+    model: request.model,
+    estimatedInputTokens: request.estimatedInputTokens,
+  };
+}
