@@ -256,8 +256,7 @@ module.exports = {
         'One data-access style (docs/decisions/023-one-data-access-style.md): handlers, workflows and ' +
         'helpers of libs/openbot run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
         'is for entities (storage/), migrations and the schema-drift check (database/, health/startup-gate.ts), ' +
-        'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ' +
-        'chats/turn/ is being rewritten onto the typed workflow layer and is converted with it.',
+        'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ',
       severity: 'error',
       from: {
         path: '^libs/openbot/src/',
@@ -268,7 +267,6 @@ module.exports = {
           '^libs/openbot/src/health/startup-gate\\.ts$',
           '^libs/openbot/src/engine/engine\\.module\\.ts$',
           '^libs/openbot/src/openbot\\.module\\.ts$',
-          '^libs/openbot/src/chats/turn/',
         ],
       },
       to: { path: pkg(['typeorm']) },
@@ -281,7 +279,7 @@ module.exports = {
       severity: 'error',
       from: {
         path: '^libs/openbot/src/',
-        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/chats/turn/'],
+        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$'],
       },
       to: { path: '^libs/openbot/src/database/pool\\.ts$' },
     },

@@ -25,7 +25,7 @@ describe('turn clock', () => {
     await t?.close();
   });
 
-  it('[TASK-03] a test clock moved past maxSeconds ends the Turn with timeout, without waiting the hour', async () => {
+  it('injectable clock (the base of TASK-03): a test clock moved past maxSeconds ends the Turn with timeout, without waiting the hour', async () => {
     const chat = await createChatFixture(t, {
       baseUrl: fake.baseUrl,
       tools: [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }],

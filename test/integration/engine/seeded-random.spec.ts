@@ -56,7 +56,7 @@ describe('engine: seeded random per execution', () => {
     await t.close();
   });
 
-  it('[FW-04] a phase replayed by a new owner after a takeover draws the same numbers as the first owner did', async () => {
+  it('seeded random (the base of FW-04): a phase replayed by a new owner after a takeover draws the same numbers as the first owner did', async () => {
     holdA = deferred();
     const { executionId } = await a.submit({ workflow: 'test.draw', input: null, scope: SERVICE });
     // A drew its numbers for step 2 and is stuck before its checkpoint; B takes over and replays step 2.
@@ -77,7 +77,7 @@ describe('engine: seeded random per execution', () => {
     expect(await b.result(executionId)).toEqual({ first: a1.numbers, second: a2.numbers });
   });
 
-  it('[FW-04] another execution of the same workflow gets another sequence (its own stored seed)', async () => {
+  it('seeded random (the base of FW-04): another execution of the same workflow gets another sequence (its own stored seed)', async () => {
     holdA = null;
     draws.length = 0;
     const one = await a.submit({ workflow: 'test.draw', input: null, scope: SERVICE });

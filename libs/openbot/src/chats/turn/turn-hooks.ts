@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ChatMessage, ToolResult } from '@openbot/core';
 import { isConnectionFailure, newId, type ErrorCategory, type ErrorId } from '@openbot/domain';
-import { withTransaction, type Queryable } from '@openbot/engine';
-import { DataSource } from 'typeorm';
-import { poolOf } from '../../database/pool';
+import type { Queryable } from '@openbot/engine';
+import { Database } from '../../database/sql';
 import { SqlFailureRecorder } from '../../errors/sql-failure-recorder';
 
 /**
@@ -50,7 +49,7 @@ export class TurnHooks {
   private readonly plugins: TurnPlugin[] = [];
 
   constructor(
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly db: Database,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
   ) {}
 
@@ -72,7 +71,7 @@ export class TurnHooks {
   }
 
   private async once(plugin: string, point: TurnHookPoint, facts: HookFacts, key: string, write: (tx: Queryable) => Promise<void>): Promise<void> {
-    await withTransaction(poolOf(this.dataSource), async (tx) => {
+    await this.db.transaction(async (tx) => {
       const { rowCount } = await tx.query({
         name: 'turn.hook_write',
         text: `INSERT INTO turn_hook_writes (execution_id, plugin, point, step, key) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
@@ -92,7 +91,7 @@ export class TurnHooks {
     const category: ErrorCategory = 'internal';
     const origin = `turn plugin ${plugin} at ${point}`;
     try {
-      await this.failures.record(poolOf(this.dataSource), { errorId, category, origin, cause, executionId });
+      await this.failures.record(this.db, { errorId, category, origin, cause, executionId });
     } catch (saveError) {
       const recordCategory: ErrorCategory = isConnectionFailure(saveError) ? 'unavailable' : 'internal';
       this.logger.error({ errorId, category, origin, executionId, recordCategory }, 'turn plugin failed; its error record could not be saved');
