@@ -122,8 +122,8 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     return { executionId, identity };
   };
   const callRows = (executionId: string) =>
-    t.database.query<{ id: string; call_key: string; attempt: number; status: string; idempotency_key: string }>(
-      'SELECT id, call_key, attempt, status, idempotency_key FROM execution_calls WHERE execution_id = $1 ORDER BY attempt',
+    t.database.query<{ id: string; call_key: string; kind: string; attempt: number; status: string; idempotency_key: string }>(
+      'SELECT id, call_key, kind, attempt, status, idempotency_key FROM execution_calls WHERE execution_id = $1 ORDER BY attempt',
       [executionId],
     );
   const holds = (executionId: string) =>
@@ -158,9 +158,9 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
 
     // Each attempt is its own row of the call log, under the phase's call key, with that key (CALL-04).
     const calls = await callRows(executionId);
-    expect(calls.map(({ call_key, attempt, status, idempotency_key }) => ({ call_key, attempt, status, idempotency_key }))).toEqual([
-      { call_key: '1:model', attempt: 1, status: 'failed', idempotency_key: key },
-      { call_key: '1:model', attempt: 2, status: 'succeeded', idempotency_key: key },
+    expect(calls.map(({ call_key, kind, attempt, status, idempotency_key }) => ({ call_key, kind, attempt, status, idempotency_key }))).toEqual([
+      { call_key: '1:model', kind: 'model', attempt: 1, status: 'failed', idempotency_key: key },
+      { call_key: '1:model', kind: 'model', attempt: 2, status: 'succeeded', idempotency_key: key },
     ]);
 
     // One record for the call, on the succeeded attempt's call ID, billed to the workflow's identity (USE-01).
