@@ -162,7 +162,7 @@ export class Engine {
 
   register<S extends Json, I extends Json>(workflow: Workflow<S, I>): void {
     if (this.workflows.has(workflow.name)) throw new Error(`workflow "${workflow.name}" is registered twice`);
-    this.workflows.set(workflow.name, workflow as unknown as Workflow<Json, Json>);
+    this.workflows.set(workflow.name, workflow);
   }
 
   async start(): Promise<void> {

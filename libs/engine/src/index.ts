@@ -19,3 +19,6 @@ export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
 export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
+export * from './define-workflow';
+export * as codec from './codec';
+export { InvalidStoredJson, type Codec, type Decoded } from './codec';

@@ -1,11 +1,12 @@
 import { userMessage } from '@openbot/core';
 import { identityForService, newId, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import type { Engine, ExecutionEvent, IdentityCheck, IdentityVerdict, Json, Workflow } from '@openbot/engine';
+import { codec, defineWorkflow, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import { Database } from '../../../libs/openbot/src/database/sql';
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
 import { MODEL_PROVIDER_API_KEY_PURPOSE } from '../../../libs/openbot/src/model-providers/model-provider-view';
-import { modelCallContext, ModelCalls } from '../../../libs/openbot/src/models/model-calls';
+import { ModelCalls } from '../../../libs/openbot/src/models/model-calls';
+import { modelStepCodec } from '../../../libs/openbot/src/models/model-step-codec';
 import { ModelRegistry } from '../../../libs/openbot/src/models/model-registry';
 import { SealedRecords } from '../../../libs/openbot/src/sealing/sealed-records';
 import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply } from '../../fakes/fake-openai-server';
@@ -16,28 +17,37 @@ const API_KEY = 'sk-model-calls-sealed';
 const ESTIMATE = 25;
 
 interface SummaryState {
-  [key: string]: Json;
-  organizationId: string;
-  scopeId: string;
-  prompt: string;
-  summary: string | null;
+  readonly organizationId: string;
+  readonly scopeId: string;
+  readonly prompt: string;
+  readonly summary: string | null;
 }
+
+const summaryState = codec.object({ organizationId: codec.string, scopeId: codec.string, prompt: codec.string, summary: codec.nullable(codec.string) });
+
+/** Declared like any feature workflow: its `model` call stores a model step. */
+const SUMMARY = defineWorkflow({
+  name: 'test.summary',
+  input: summaryState,
+  state: summaryState,
+  result: codec.string,
+  calls: { model: modelStepCodec },
+});
 
 /**
  * A workflow that is not a Turn (a summary, as Bot memory or scheduled work would make one): one
  * phase, one model call through ModelCalls, and nothing of the Turn's own code. Everything the
  * call is billed and logged with comes from ModelCalls.
  */
-function summaryWorkflow(models: ModelCalls): Workflow<SummaryState, SummaryState> {
-  return {
-    name: 'test.summary',
-    initial: (input) => input,
+function summaryWorkflow(models: ModelCalls) {
+  return SUMMARY.implement({
+    initial: (input: SummaryState) => input,
     next: (s) => (s.summary === null ? { phase: 'summarize' } : { end: 'completed', result: s.summary }),
     phases: {
       summarize: {
         async run(context) {
           const { state } = context;
-          const result = await models.call(modelCallContext(context), {
+          const result = await models.call(context, {
             organizationId: state.organizationId,
             model: 'fake/gpt-test',
             messages: [userMessage(state.prompt)],
@@ -50,7 +60,7 @@ function summaryWorkflow(models: ModelCalls): Workflow<SummaryState, SummaryStat
         },
       },
     },
-  };
+  });
 }
 
 /** The product's identity check stands in for revocation: an actor in `revoked` is invalid from then on. */
@@ -114,8 +124,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     const identity: ExecutionIdentity = identityForService({ id: newId(), organizationId });
     const input: SummaryState = { organizationId, scopeId: identity.actor.id, prompt, summary: null };
     const { executionId } = await engine.submit({
-      workflow: 'test.summary',
-      input,
+      ...SUMMARY.command(input),
       scope: { kind: 'service', id: identity.actor.id, organizationId },
       identity: identity as unknown as Json,
     });
@@ -202,8 +211,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     check.revoked.add(identity.actor.id);
     const input: SummaryState = { organizationId, scopeId: identity.actor.id, prompt: 'Never sent', summary: null };
     const { executionId } = await t.engine.submit({
-      workflow: 'test.summary',
-      input,
+      ...SUMMARY.command(input),
       scope: { kind: 'service', id: identity.actor.id, organizationId },
       identity: identity as unknown as Json,
     });

@@ -1,14 +1,20 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Engine } from '@openbot/engine';
+import { Database } from '../database/sql';
+import { EgressClient } from '../egress/egress-client';
+import { ModelCalls } from '../models/model-calls';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
 import { PostToolOutputHandler } from './commands/post-tool-output.command';
 import { StopChatHandler } from './commands/stop-chat.command';
+import { chatDeleteWorkflow } from './delete/chat-delete.workflow';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
+import { backgroundToolWorkflow } from './turn/background-tool.workflow';
+import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
-import { TurnWorkflows } from './turn/turn-workflows';
 
 @Module({
   providers: [
@@ -20,9 +26,25 @@ import { TurnWorkflows } from './turn/turn-workflows';
     PostToolOutputHandler,
     StopChatHandler,
     DeleteChatHandler,
-    TurnWorkflows,
     TurnHooks,
   ],
   exports: [TurnHooks],
 })
-export class ChatsModule {}
+export class ChatsModule implements OnModuleInit {
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(Database) private readonly db: Database,
+    @Inject(ModelCalls) private readonly models: ModelCalls,
+    @Inject(EgressClient) private readonly egress: EgressClient,
+    @Inject(TurnHooks) private readonly hooks: TurnHooks,
+  ) {}
+
+  /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
+  onModuleInit(): void {
+    const pool = this.db.pool;
+    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
+    this.engine.register(turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id) }));
+    this.engine.register(backgroundToolWorkflow({ http }));
+    this.engine.register(chatDeleteWorkflow({ pool }));
+  }
+}

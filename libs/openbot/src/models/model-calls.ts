@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { CallOptions, CallRequest, Json, PhaseContext, PhaseEvents, Queryable } from '@openbot/engine';
+import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
 import { Database } from '../database/sql';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
@@ -17,9 +17,8 @@ export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
 
 /**
  * The part of a running phase's context a model call needs: its execution, its events, and its
- * call log under the call name `model`, saving and reusing the model step's result. A typed
- * workflow's context is one as it is (its `call`, with `model` declared); a kernel context
- * becomes one through `modelCallContext`.
+ * call log under the call name `model`, saving and reusing the model step's result. The phase
+ * context of a workflow that declares `calls: { model: modelStepCodec }` is one as it is.
  */
 export interface ModelCallContext {
   readonly executionId: ExecutionId;
@@ -151,27 +150,3 @@ function usageCall(request: ModelCallRequest, executionId: string, callId: strin
     estimatedInputTokens: request.estimatedInputTokens,
   };
 }
-
-/**
- * A kernel phase context (JSON call results) as a ModelCallContext. The model step's result is
- * plain JSON data (libs/core keeps it so) and is stored as it is; a workflow declared with a
- * codec for its `model` call passes its own context instead.
- */
-export function modelCallContext(context: Pick<PhaseContext<Json>, 'executionId' | 'step' | 'publisher' | 'calls'>): ModelCallContext {
-  return {
-    executionId: context.executionId,
-    step: context.step,
-    publisher: context.publisher,
-    call: async (name, { commit, ...options }, send) =>
-      fromJson(
-        await context.calls.call(
-          name,
-          commit === undefined ? options : { ...options, commit: (tx, saved) => commit(tx, { ...saved, result: fromJson(saved.result) }) },
-          async (request) => toJson(await send(request)),
-        ),
-      ),
-  };
-}
-
-const toJson = (result: ModelStepResult): Json => result as unknown as Json;
-const fromJson = (saved: Json): ModelStepResult => saved as unknown as ModelStepResult;

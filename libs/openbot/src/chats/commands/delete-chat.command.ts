@@ -3,7 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { CHAT_DELETE_WORKFLOW } from '../delete/chat-delete.workflow';
+import { CHAT_DELETE } from '../delete/chat-delete.workflow';
 
 /**
  * Deletes a Chat as an execution command (RES-04): admission closes now (the Chat answers 404
@@ -41,8 +41,7 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
       const submitted = await this.engine.submitIn(
         tx,
         {
-          workflow: CHAT_DELETE_WORKFLOW,
-          input: { chatId },
+          ...CHAT_DELETE.command({ chatId }),
           scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
           resource: { type: 'chat', id: chatId },
           // No identity to re-check (IDN-06): the delete only releases and removes what the caller

@@ -3,7 +3,8 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { TURN_WORKFLOW, type TurnInput } from '../turn/turn-state';
+import { TURN } from '../turn/turn-contract';
+import type { TurnInput } from '../turn/turn-state';
 
 export type Admission = 'started' | 'queued' | 'steered';
 
@@ -69,8 +70,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         const submitted = await this.engine.submitIn(
           tx,
           {
-            workflow: TURN_WORKFLOW,
-            input: input as unknown as Json,
+            ...TURN.command(input),
             scope: { ...scope, organizationId: caller.organizationId },
             resource: { type: 'turn', id: turnId },
             identity: identityForMember(caller, { botId: chat.bot_id, requires: ['chats.write'] }) as unknown as Json,

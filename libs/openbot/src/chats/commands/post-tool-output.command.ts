@@ -3,7 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canSteerOthersWork, Conflict, Forbidden, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { CLIENT_TOOL_SIGNAL } from '../turn/tool-phase';
+import { CLIENT_TOOL_SIGNAL, TURN } from '../turn/turn-contract';
 
 /**
  * The output of a client tool call a Turn waits on. Saved first, once (a second, different
@@ -56,7 +56,7 @@ export class PostToolOutputHandler implements ICommandHandler<PostToolOutput> {
     if (row === undefined) throw new NotFound('ToolCall');
     if (!row.allowed) throw new Forbidden("Only the member whose message started this Turn, an owner or an admin may answer its tool calls.");
     if (row.answered === 0 && row.same !== true) throw new Conflict('ToolCallAnswered', 'This tool call already has another output.');
-    await this.engine.signal(row.executionId, CLIENT_TOOL_SIGNAL, { callId });
+    await TURN.signal(this.engine, row.executionId, CLIENT_TOOL_SIGNAL, { callId });
     return { turnId: row.turnId, executionId: row.executionId };
   }
 }

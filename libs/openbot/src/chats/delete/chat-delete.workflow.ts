@@ -1,12 +1,20 @@
-import type { Json, Workflow } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec } from '@openbot/engine';
 import type { Pool } from 'pg';
-
-export const CHAT_DELETE_WORKFLOW = 'chat.delete';
 
 interface ChatDeleteState {
   readonly chatId: string;
   readonly released: boolean;
 }
+
+export const CHAT_DELETE = defineWorkflow({
+  name: 'chat.delete',
+  // Member work: a service scope cannot enter it (IDN-11).
+  audience: 'member',
+  input: codec.object({ chatId: codec.string }),
+  state: codec.object({ chatId: codec.string, released: codec.boolean }) satisfies Codec<ChatDeleteState>,
+});
+
+export const CHAT_DELETE_WORKFLOW = CHAT_DELETE.name;
 
 /**
  * Deleting a Chat (RES-04): admission closed when the command was accepted; this execution
@@ -15,16 +23,14 @@ interface ChatDeleteState {
  * end of all of them (each Turn's end transaction wakes it: no polling), and deletes the Chat's
  * rows in its end transaction. A takeover repeats the cancels (they are idempotent).
  */
-export function chatDeleteWorkflow(deps: { readonly pool: Pool }): Workflow<Json, Json> {
-  const open = (state: Json): ChatDeleteState => state as unknown as ChatDeleteState;
-  return {
-    name: CHAT_DELETE_WORKFLOW,
-    initial: (input) => ({ chatId: (input as { chatId: string }).chatId, released: false }),
-    next: (state) => (open(state).released ? { end: 'completed' } : { phase: 'release' }),
+export function chatDeleteWorkflow(deps: { readonly pool: Pool }) {
+  return CHAT_DELETE.implement({
+    initial: (input) => ({ chatId: input.chatId, released: false }),
+    next: (state) => (state.released ? { end: 'completed' } : { phase: 'release' }),
     phases: {
       release: {
         async run(context) {
-          const state = open(context.state);
+          const state = context.state;
           const { rows } = await deps.pool.query<{ execution_id: string }>({
             name: 'chats.unreleased_turns',
             text: `SELECT execution_id FROM chat_turns WHERE chat_id = $1 AND state <> 'ended' ORDER BY state = 'running', seq DESC`,
@@ -39,7 +45,7 @@ export function chatDeleteWorkflow(deps: { readonly pool: Pool }): Workflow<Json
     },
     async end(context) {
       if (context.outcome !== 'completed') return;
-      await context.tx.query('DELETE FROM chats WHERE id = $1', [open(context.state).chatId]);
+      await context.tx.query('DELETE FROM chats WHERE id = $1', [context.state.chatId]);
     },
-  };
+  });
 }

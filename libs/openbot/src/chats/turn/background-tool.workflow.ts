@@ -1,9 +1,8 @@
 import type { ToolCall } from '@openbot/core';
-import type { Json, Workflow } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
 import { callHttpTool, type HttpToolClient } from './http-tool';
-
-export const BACKGROUND_TOOL_WORKFLOW = 'chat.background-tool';
+import { botToolCodec, toolCallCodec } from './turn-contract';
 
 export interface BackgroundToolInput {
   readonly organizationId: string;
@@ -16,31 +15,38 @@ interface BackgroundToolState {
   readonly answer: Json | null;
 }
 
+const inputCodec: Codec<BackgroundToolInput> = codec.object({ organizationId: codec.string, tool: botToolCodec, call: toolCallCodec });
+
+/** A background tool: started by a Turn with its input, completed with the endpoint's answer. */
+export const BACKGROUND_TOOL = defineWorkflow({
+  name: 'chat.background-tool',
+  // Started only by a Turn, with the Turn's scope and identity (IDN-02, IDN-11).
+  audience: 'member',
+  input: inputCodec,
+  state: codec.object({ input: inputCodec, answer: codec.nullable(codec.json) }) satisfies Codec<BackgroundToolState>,
+  result: codec.json,
+  calls: { http: codec.json },
+});
+
+export const BACKGROUND_TOOL_WORKFLOW = BACKGROUND_TOOL.name;
+
 /**
  * A background tool (FW-01, EXE-13): its HTTP call runs as an execution of its own, a child of
  * the Turn, through the call log like any outside call. Its end notifies the Turn, which reads
  * the saved answer; cancelling the Turn cancels it.
  */
-export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }): Workflow<Json, Json> {
-  const open = (state: Json): BackgroundToolState => state as unknown as BackgroundToolState;
-  return {
-    name: BACKGROUND_TOOL_WORKFLOW,
-    // Started only by a Turn, with the Turn's scope and identity (IDN-02, IDN-11).
-    audience: 'member',
-    initial: (input) => ({ input, answer: null }) as unknown as Json,
-    next: (state) => {
-      const s = open(state);
-      return s.answer === null ? { phase: 'call' } : { end: 'completed', result: s.answer };
-    },
+export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }) {
+  return BACKGROUND_TOOL.implement({
+    initial: (input) => ({ input, answer: null }),
+    next: (state) => (state.answer === null ? { phase: 'call' } : { end: 'completed', result: state.answer }),
     phases: {
       call: {
         async run(context) {
-          const s = open(context.state);
-          const { tool, call } = s.input;
-          const answer = await context.calls.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request));
-          return { state: { ...s, answer } as unknown as Json };
+          const { tool, call } = context.state.input;
+          const answer = await context.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request));
+          return { state: { ...context.state, answer } };
         },
       },
     },
-  };
+  });
 }

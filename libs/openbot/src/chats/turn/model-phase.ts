@@ -1,10 +1,10 @@
 import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
-import type { Json, Phase, PhaseContext } from '@openbot/engine';
 import type { Pool } from 'pg';
-import { modelCallContext, type ModelCalls } from '../../models/model-calls';
+import type { ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
-import { asJson, asTurnState, type TurnState } from './turn-state';
+import type { TurnPhase, TurnPhaseContext } from './turn-contract';
+import type { TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
 
 /**
@@ -14,10 +14,10 @@ import { toolDefinition } from './tool-definition';
  * text as `text.delta`. The result is saved before any tool runs (STC-06); a takeover reuses it
  * instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks }): Phase<Json> {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks }): TurnPhase {
   return {
-    async run(context: PhaseContext<Json>) {
-      let state = asTurnState(context.state);
+    async run(context: TurnPhaseContext) {
+      let state = context.state;
       if (state.bot === null) {
         const bot = await readBotSnapshot(deps.pool, state.chatId);
         if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
@@ -34,7 +34,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const definitions = bot.tools.map(toolDefinition);
       const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
-      const result = await deps.models.call(modelCallContext(context), {
+      const result = await deps.models.call(context, {
         organizationId: state.organizationId,
         model: bot.model,
         messages: fitted.messages,
@@ -56,7 +56,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };
-      return { state: asJson(next) };
+      return { state: next };
     },
   };
 }

@@ -1,16 +1,14 @@
 import type { ToolCall, ToolResult } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { ExecutionView, Json, Phase, PhaseContext, PhaseOutcome } from '@openbot/engine';
+import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
-import { BACKGROUND_TOOL_WORKFLOW, type BackgroundToolInput } from './background-tool.workflow';
+import { BACKGROUND_TOOL } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
-import { asJson, asTurnState, turnDeadline, type TurnState } from './turn-state';
-
-/** The signal a posted client tool output sends to its Turn. */
-export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
+import { CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
+import { turnDeadline, type TurnState } from './turn-state';
 
 /**
  * Answers the next tool call of the last model step. The handler comes from the tool definition
@@ -24,10 +22,10 @@ export function toolPhase(deps: {
   readonly hooks: TurnHooks;
   /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
-}): Phase<Json> {
+}): TurnPhase {
   return {
-    async run(context: PhaseContext<Json>): Promise<PhaseOutcome<Json>> {
-      const state = asTurnState(context.state);
+    async run(context: TurnPhaseContext) {
+      const state = context.state;
       const call = state.pending[state.results.length]!;
       const tool = state.bot!.tools.find((t) => t.name === call.name);
       const step = state.step;
@@ -42,7 +40,7 @@ export function toolPhase(deps: {
           case 'http':
             // Announced with its first send only: a saved result, a decided unknown outcome or a retry announce nothing again.
             result = toToolAnswer(
-              await context.calls.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
+              await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                 if (request.attempt === 1) called();
                 return callHttpTool(deps.http, tool, call, request);
               }),
@@ -52,7 +50,7 @@ export function toolPhase(deps: {
             const saved = await readClientOutput(deps.pool, state.turnId, call);
             if (saved === 'new') called();
             if (saved === 'new' || saved === 'waiting') {
-              return { state: asJson(state), wait: { signals: [CLIENT_TOOL_SIGNAL], ...untilDeadline(state) } };
+              return { state, wait: { signals: [CLIENT_TOOL_SIGNAL], ...untilDeadline(state) } };
             }
             result = saved;
             break;
@@ -60,11 +58,10 @@ export function toolPhase(deps: {
           case 'background': {
             if (state.child === null) {
               called();
-              const input: BackgroundToolInput = { organizationId: state.organizationId, tool, call };
-              const child = context.startChild({ workflow: BACKGROUND_TOOL_WORKFLOW, input: input as unknown as Json, resource: { type: 'tool-call', id: call.callId } });
-              return { state: asJson({ ...state, child }), wait: { children: true, ...untilDeadline(state) } };
+              const child = context.startChild(BACKGROUND_TOOL, { organizationId: state.organizationId, tool, call }, { resource: { type: 'tool-call', id: call.callId } });
+              return { state: { ...state, child }, wait: { children: true, ...untilDeadline(state) } };
             }
-            const output = await context.childResult(state.child as ExecutionId);
+            const output = await context.childResult(BACKGROUND_TOOL, state.child as ExecutionId);
             result = output === undefined ? await childFailure(deps.readExecution, state.child as ExecutionId, call.name) : toToolAnswer(output);
             break;
           }
@@ -79,7 +76,7 @@ export function toolPhase(deps: {
         added: [...state.added, { role: 'tool', content: toolResult.modelOutput, toolCallId: call.callId }],
         child: null,
       };
-      return { state: asJson(next) };
+      return { state: next };
     },
   };
 }

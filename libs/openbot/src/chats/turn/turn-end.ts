@@ -1,7 +1,8 @@
 import type { ChatMessage } from '@openbot/core';
 import { newId } from '@openbot/domain';
-import type { EndContext, Json } from '@openbot/engine';
-import { asTurnState, TURN_WORKFLOW, type TurnInput, type TurnState } from './turn-state';
+import type { WorkflowEndContext } from '@openbot/engine';
+import { TURN } from './turn-contract';
+import type { TurnInput, TurnState } from './turn-state';
 
 /**
  * A Turn's end, in the transaction of its final state (STC-01, STC-04): the engine runs it after
@@ -10,8 +11,8 @@ import { asTurnState, TURN_WORKFLOW, type TurnInput, type TurnState } from './tu
  * admits the next input: steering input the Turn had no step left to read first, then the oldest
  * queued Turn.
  */
-export async function endTurn(context: EndContext<Json>): Promise<void> {
-  const state = asTurnState(context.state);
+export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<void> {
+  const state = context.state;
   const { tx } = context;
   // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
   await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
@@ -35,7 +36,7 @@ export async function endTurn(context: EndContext<Json>): Promise<void> {
  * (the Turn stopped or failed in between) is left out of its assistant message, so the history
  * never shows the model a call without its result.
  */
-async function writeReply(context: EndContext<Json>, state: TurnState): Promise<void> {
+async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
   const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
   const messages: ChatMessage[] = [];
   for (const message of state.added) {
@@ -74,7 +75,7 @@ async function writeReply(context: EndContext<Json>, state: TurnState): Promise<
  * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
  * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
  */
-async function carryOverSteering(context: EndContext<Json>, state: TurnState): Promise<string | null> {
+async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<string | null> {
   const { rows } = await context.tx.query(
     `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
     [state.turnId, state.consumed],
@@ -83,8 +84,7 @@ async function carryOverSteering(context: EndContext<Json>, state: TurnState): P
   const turnId = newId();
   const input: TurnInput = { chatId: state.chatId, turnId, organizationId: state.organizationId, scope: state.scope };
   const executionId = await context.submit({
-    workflow: TURN_WORKFLOW,
-    input: input as unknown as Json,
+    ...TURN.command(input),
     scope: { ...state.scope, organizationId: state.organizationId },
     resource: { type: 'turn', id: turnId },
   });
@@ -99,7 +99,7 @@ async function carryOverSteering(context: EndContext<Json>, state: TurnState): P
 }
 
 /** The oldest queued Turn starts: its execution's job commits with this end (STC-04). */
-async function admitQueued(context: EndContext<Json>, chatId: string): Promise<string | null> {
+async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: string): Promise<string | null> {
   const { rows } = await context.tx.query(
     `UPDATE chat_turns SET state = 'running'
       WHERE id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)

@@ -1,5 +1,5 @@
 import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
-import type { Decision, Json, Wake } from '@openbot/engine';
+import type { WorkflowDecision } from '@openbot/engine';
 import type { BotLimits, BotTool } from '../../bots/bot-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
@@ -23,6 +23,9 @@ export interface BotSnapshot {
 }
 
 export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens';
+
+/** What the Turn decides next: a model or tool step, or its end with why it stopped. */
+export type TurnDecision = WorkflowDecision<'model' | 'tool', { readonly stop: TurnStop }>;
 
 /** The saved state of a Turn: sealed at every checkpoint (STC-05), so a takeover resumes from it. */
 export interface TurnState extends TurnInput {
@@ -70,7 +73,7 @@ export function turnDeadline(state: TurnState): Date | null {
  * tokens). Tool calls of a step are all answered before the next model step, so no call is
  * ever left without its result. `now` is the engine clock's (TASK-03: a test clock drives the limit).
  */
-export function nextTurnDecision(state: TurnState, _wake: Wake | null, now: number): Decision {
+export function nextTurnDecision(state: TurnState, _wake: unknown, now: number): TurnDecision {
   const deadline = turnDeadline(state);
   if (deadline !== null && now >= deadline.getTime()) {
     return { end: 'failed', category: 'timeout', cause: new Error(`the Turn ran past its limit of ${state.bot!.limits.maxSeconds} s`) };
@@ -84,6 +87,3 @@ export function nextTurnDecision(state: TurnState, _wake: Wake | null, now: numb
   return { phase: 'model' };
 }
 
-/** Workflow state is JSON; these types only add names to it. */
-export const asJson = (state: TurnState): Json => state as unknown as Json;
-export const asTurnState = (state: Json): TurnState => state as unknown as TurnState;

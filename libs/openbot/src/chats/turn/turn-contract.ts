@@ -1,0 +1,80 @@
+import type { ToolResult } from '@openbot/core';
+import { codec, defineWorkflow, type Codec, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
+import { chatMessageCodec, modelStepCodec, toolCallCodec } from '../../models/model-step-codec';
+import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotLimits, type BotTool } from '../../bots/bot-view';
+import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
+
+/**
+ * How a Turn is stored (decision 019): the codecs of its input, state, result, signal and calls.
+ * Each codec is annotated with the type it stores, so the compiler checks it covers every field;
+ * a stored value that no longer fits fails its Turn (CALL-07) instead of being cast.
+ */
+
+/** The model step's codecs live with ModelCalls; the background tool reads a tool call with the same one. */
+export { toolCallCodec };
+
+const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
+
+export const botToolCodec: Codec<BotTool> = codec.object({
+  name: codec.string,
+  description: codec.string,
+  parameters: codec.jsonObject,
+  kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
+  url: codec.optional(codec.string),
+  retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
+});
+
+const limitsCodec: Codec<Required<BotLimits>> = codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number });
+
+const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
+  id: codec.string,
+  model: codec.string,
+  instructions: codec.string,
+  tools: codec.array(botToolCodec),
+  limits: limitsCodec,
+});
+
+const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens'] as const satisfies readonly TurnStop[];
+
+const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
+
+const turnInputFields = { chatId: codec.string, turnId: codec.string, organizationId: codec.string, scope: scopeCodec };
+
+const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);
+
+const turnStateCodec: Codec<TurnState> = codec.object({
+  ...turnInputFields,
+  bot: codec.nullable(botSnapshotCodec),
+  startedAt: codec.nullable(codec.number),
+  step: codec.number,
+  consumed: codec.string,
+  added: codec.array(chatMessageCodec),
+  pending: codec.array(toolCallCodec),
+  results: codec.array(toolResultCodec),
+  child: codec.nullable(codec.string),
+  outputTokens: codec.number,
+  stop: codec.nullable(codec.oneOf(TURN_STOPS)),
+});
+
+/** The signal a posted client tool output sends to its Turn. */
+export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
+
+export const TURN = defineWorkflow({
+  name: TURN_WORKFLOW,
+  // Member work: a service scope cannot enter it (IDN-11).
+  audience: 'member',
+  input: turnInputCodec,
+  state: turnStateCodec,
+  result: codec.object({ stop: codec.oneOf(TURN_STOPS) }),
+  // Rows first: the posted output is in `chat_client_tool_calls`; the signal only wakes the Turn.
+  signals: { [CLIENT_TOOL_SIGNAL]: codec.object({ callId: codec.string }) },
+  calls: {
+    model: modelStepCodec,
+    // `tool:<callId>`: the endpoint's answer, or an operator's decided result, as it was saved.
+    tool: codec.json,
+  },
+});
+
+/** A phase of the Turn, and what it is given. */
+export type TurnPhase = WorkflowPhase<TurnState, (typeof TURN)['signals'], (typeof TURN)['calls']>;
+export type TurnPhaseContext = WorkflowPhaseContext<TurnState, (typeof TURN)['signals'], (typeof TURN)['calls']>;

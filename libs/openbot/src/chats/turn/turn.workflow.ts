@@ -1,0 +1,38 @@
+import type { ExecutionId } from '@openbot/domain';
+import type { ExecutionView } from '@openbot/engine';
+import type { Pool } from 'pg';
+import type { ModelCalls } from '../../models/model-calls';
+import type { HttpToolClient } from './http-tool';
+import { modelPhase } from './model-phase';
+import { toolPhase } from './tool-phase';
+import { TURN } from './turn-contract';
+import { endTurn } from './turn-end';
+import type { TurnHooks } from './turn-hooks';
+import { initialTurnState, nextTurnDecision } from './turn-state';
+
+/** What a Turn needs from its node. */
+export interface TurnDeps {
+  readonly pool: Pool;
+  readonly models: ModelCalls;
+  readonly hooks: TurnHooks;
+  readonly http: HttpToolClient;
+  /** The safe view of an execution: how the Turn reads its failed background tool. */
+  readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+}
+
+/**
+ * The Turn (`chat.turn`, decision 009): model step → tool steps → model step … until a final
+ * answer or a limit; its end writes the reply and admits the next input. Its input, state,
+ * signal and calls are declared in turn-contract.ts.
+ */
+export function turnWorkflow(deps: TurnDeps) {
+  return TURN.implement({
+    initial: initialTurnState,
+    next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
+    phases: {
+      model: modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks }),
+      tool: toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution }),
+    },
+    end: endTurn,
+  });
+}

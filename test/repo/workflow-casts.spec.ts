@@ -1,0 +1,30 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const root = join(__dirname, '..', '..');
+const run = promisify(execFile);
+
+/**
+ * Workflow code sees its stored JSON through codecs (decision 019): a double cast would read a
+ * stored value as a type it may not have, instead of failing it (CALL-07).
+ */
+describe('typed workflows', () => {
+  it('workflow code and the engine authoring layer have no `as unknown as` casts', async () => {
+    const { stdout } = await run('git', ['ls-files', '-co', '--exclude-standard', 'libs'], { cwd: root });
+    const workflowCode = stdout
+      .split('\n')
+      .filter((path) => /^libs\/openbot\/src\/chats\/(turn|delete)\/[^/]+\.ts$/.test(path) || /\.workflow\.ts$/.test(path) || /^libs\/engine\/src\/(define-workflow|codec)\.ts$/.test(path))
+      .filter((path) => !path.endsWith('.spec.ts'));
+    expect(workflowCode).toEqual(expect.arrayContaining(['libs/openbot/src/chats/turn/turn.workflow.ts', 'libs/engine/src/define-workflow.ts']));
+    const casts: string[] = [];
+    for (const path of workflowCode) {
+      const lines = (await readFile(join(root, path), 'utf8')).split('\n');
+      lines.forEach((line, i) => {
+        if (/\bas unknown as\b/.test(line)) casts.push(`${path}:${i + 1}`);
+      });
+    }
+    expect(casts).toEqual([]);
+  });
+});
