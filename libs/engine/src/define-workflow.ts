@@ -58,15 +58,25 @@ export interface ChildWorkflow<I, R> {
  * The kernel's PhaseContext with the feature's types: `state`, `wake`, `call`, `startChild` and
  * `childResult` are typed; the call log is reached only through `call`, under a declared name.
  */
-export interface WorkflowPhaseContext<S, Sg, C> extends Omit<PhaseContext<Json>, 'state' | 'wake' | 'calls' | 'startChild' | 'childResult'> {
+export interface WorkflowPhaseContext<S, Sg, C> extends Omit<PhaseContext<Json>, 'state' | 'wake' | 'calls' | 'startChild' | 'childResult' | 'inbox'> {
   readonly state: S;
   readonly wake: WorkflowWake<Sg> | null;
+  /** Declared signals sent while the phase runs, payloads decoded; consumed with its checkpoint (decision 021). */
+  readonly inbox: WorkflowInbox<Sg>;
   /** An outside call through the call log (CALL-01): the result is encoded when saved and decoded when reused. */
   call<N extends CallName<C>>(name: N, options: WorkflowCallOptions<CallResult<C, N>>, send: (request: CallRequest) => Promise<CallResult<C, N>>): Promise<CallResult<C, N>>;
   /** Starts a child at the next checkpoint, in the same transaction (STC-01, EXE-13). */
   startChild<I>(child: ChildWorkflow<I, unknown>, input: I, options?: { readonly attached?: boolean; readonly resource?: ResourceRef }): ExecutionId;
   /** A completed child's decoded result; undefined while it has not completed (or declares no result). */
   childResult<R>(child: Pick<ChildWorkflow<unknown, R>, 'result'>, childId: ExecutionId): Promise<R | undefined>;
+}
+
+/** The kernel's PhaseInbox under declared signal names, with decoded payloads. */
+export interface WorkflowInbox<Sg> {
+  /** The unread stored signals of these names, oldest first. */
+  receive(names: ReadonlyArray<SignalName<Sg>>): Promise<Array<SignalOf<Sg>>>;
+  /** Waits until a signal of these names is stored (answers them), or throws GateClosed when the gate closes. */
+  next(names: ReadonlyArray<SignalName<Sg>>): Promise<Array<SignalOf<Sg>>>;
 }
 
 export interface WorkflowPhase<S, Sg, C> {
@@ -183,6 +193,10 @@ function implement<S, I, R, Sg extends SignalCodecs, C extends CallCodecs, P ext
     ...context,
     state: state.decode(context.state, 'state'),
     wake: decodeWake(context.wake),
+    inbox: {
+      receive: async (names) => (await context.inbox.receive(names)).map((signal, i) => decodeSignal(spec.signals, signal, `inbox[${i}]`)),
+      next: async (names) => (await context.inbox.next(names)).map((signal, i) => decodeSignal(spec.signals, signal, `inbox[${i}]`)),
+    },
     call: async (name, options, send) => {
       const codec = resultCodec(name);
       const { commit, ...rest } = options;

@@ -46,6 +46,46 @@ describe('engine guide: the quote example', () => {
   });
 });
 
+describe('typed workflows: the phase inbox', () => {
+  const STEERED = defineWorkflow({
+    name: 'test.steered',
+    input: codec.object({}),
+    state: codec.object({ heard: codec.nullable(codec.string) }),
+    result: codec.object({ heard: codec.string }),
+    signals: { steer: codec.object({ text: codec.string }) },
+  });
+  const steered = STEERED.implement({
+    initial: () => ({ heard: null }),
+    next: (state) => (state.heard === null ? { phase: 'listen' } : { end: 'completed', result: { heard: state.heard } }),
+    phases: {
+      listen: {
+        async run(context) {
+          const [signal] = await context.inbox.next(['steer']);
+          return { state: { heard: signal!.payload.text } };
+        },
+      },
+    },
+  });
+
+  let t: TestEngine;
+  beforeAll(async () => {
+    t = await startTestEngine();
+    t.engine.register(steered);
+    await t.engine.start();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a running phase reads a declared signal with its payload decoded', async () => {
+    const { executionId } = await t.engine.submit({ ...STEERED.command({}), scope: SERVICE });
+    await waitForState(t.engine, executionId, ['running']);
+    expect(await STEERED.signal(t.engine, executionId, 'steer', { text: 'left' })).toBe(true);
+    expect(await t.engine.waitForEnd(executionId)).toBe('completed');
+    expect(await t.engine.result(executionId)).toEqual({ heard: 'left' });
+  });
+});
+
 /**
  * A rolling deploy whose new code reads the stored state differently: the codec checks the
  * stored JSON, and the execution fails with the decode error as its sealed cause (CALL-07)

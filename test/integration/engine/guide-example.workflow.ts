@@ -52,7 +52,7 @@ export function quoteWorkflow(deps: { readonly prices: PriceService }) {
           const { amount } = await context.call('price', { safe: true }, async (request) => ({
             amount: await deps.prices.priceOf(context.state.customer, request.idempotencyKey),
           }));
-          const until = new Date(Date.now() + context.state.answerWithinMs);
+          const until = new Date(context.clock.now() + context.state.answerWithinMs);
           return { state: { ...context.state, price: amount }, wait: { signals: ['decision'], until } };
         },
       },

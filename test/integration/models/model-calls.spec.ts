@@ -1,12 +1,12 @@
 import { userMessage } from '@openbot/core';
 import { identityForService, newId, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import { codec, defineWorkflow, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import { Database } from '../../../libs/openbot/src/database/sql';
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
 import { MODEL_PROVIDER_API_KEY_PURPOSE } from '../../../libs/openbot/src/model-providers/model-provider-view';
 import { ModelCalls } from '../../../libs/openbot/src/models/model-calls';
-import { modelStepCodec } from '../../../libs/openbot/src/models/model-step-codec';
+import { modelStepResultCodec } from '../../../libs/openbot/src/models/model-step-codec';
 import { ModelRegistry } from '../../../libs/openbot/src/models/model-registry';
 import { SealedRecords } from '../../../libs/openbot/src/sealing/sealed-records';
 import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply } from '../../fakes/fake-openai-server';
@@ -23,15 +23,20 @@ interface SummaryState {
   readonly summary: string | null;
 }
 
-const summaryState = codec.object({ organizationId: codec.string, scopeId: codec.string, prompt: codec.string, summary: codec.nullable(codec.string) });
+const summaryStateCodec: Codec<SummaryState> = codec.object({
+  organizationId: codec.string,
+  scopeId: codec.string,
+  prompt: codec.string,
+  summary: codec.nullable(codec.string),
+});
 
-/** Declared like any feature workflow: its `model` call stores a model step. */
+/** A workflow that is not a Turn: its `model` call is declared with the model step's codec. */
 const SUMMARY = defineWorkflow({
   name: 'test.summary',
-  input: summaryState,
-  state: summaryState,
+  input: summaryStateCodec,
+  state: summaryStateCodec,
   result: codec.string,
-  calls: { model: modelStepCodec },
+  calls: { model: modelStepResultCodec },
 });
 
 /**
@@ -41,7 +46,7 @@ const SUMMARY = defineWorkflow({
  */
 function summaryWorkflow(models: ModelCalls) {
   return SUMMARY.implement({
-    initial: (input: SummaryState) => input,
+    initial: (input) => input,
     next: (s) => (s.summary === null ? { phase: 'summarize' } : { end: 'completed', result: s.summary }),
     phases: {
       summarize: {
@@ -131,8 +136,8 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     return { executionId, identity };
   };
   const callRows = (executionId: string) =>
-    t.database.query<{ id: string; call_key: string; kind: string; attempt: number; status: string; idempotency_key: string }>(
-      'SELECT id, call_key, kind, attempt, status, idempotency_key FROM execution_calls WHERE execution_id = $1 ORDER BY attempt',
+    t.database.query<{ id: string; call_key: string; attempt: number; status: string; idempotency_key: string }>(
+      'SELECT id, call_key, attempt, status, idempotency_key FROM execution_calls WHERE execution_id = $1 ORDER BY attempt',
       [executionId],
     );
   const holds = (executionId: string) =>
@@ -167,9 +172,9 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
 
     // Each attempt is its own row of the call log, under the phase's call key, with that key (CALL-04).
     const calls = await callRows(executionId);
-    expect(calls.map(({ call_key, kind, attempt, status, idempotency_key }) => ({ call_key, kind, attempt, status, idempotency_key }))).toEqual([
-      { call_key: '1:model', kind: 'model', attempt: 1, status: 'failed', idempotency_key: key },
-      { call_key: '1:model', kind: 'model', attempt: 2, status: 'succeeded', idempotency_key: key },
+    expect(calls.map(({ call_key, attempt, status, idempotency_key }) => ({ call_key, attempt, status, idempotency_key }))).toEqual([
+      { call_key: '1:model', attempt: 1, status: 'failed', idempotency_key: key },
+      { call_key: '1:model', attempt: 2, status: 'succeeded', idempotency_key: key },
     ]);
 
     // One record for the call, on the succeeded attempt's call ID, billed to the workflow's identity (USE-01).

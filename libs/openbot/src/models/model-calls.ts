@@ -17,8 +17,9 @@ export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
 
 /**
  * The part of a running phase's context a model call needs: its execution, its events, and its
- * call log under the call name `model`, saving and reusing the model step's result. The phase
- * context of a workflow that declares `calls: { model: modelStepCodec }` is one as it is.
+ * call log under the call name `model`, saving and reusing the model step's result. A typed
+ * workflow's context is one as it is: its `call`, with `model` declared with
+ * `modelStepResultCodec` (model-step-codec.ts).
  */
 export interface ModelCallContext {
   readonly executionId: ExecutionId;

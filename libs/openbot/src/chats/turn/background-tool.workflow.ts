@@ -2,7 +2,8 @@ import type { ToolCall } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
 import { callHttpTool, type HttpToolClient } from './http-tool';
-import { botToolCodec, toolCallCodec } from './turn-contract';
+import { toolCallCodec } from '../../models/model-step-codec';
+import { botToolCodec } from './turn-contract';
 
 export interface BackgroundToolInput {
   readonly organizationId: string;

@@ -1,6 +1,6 @@
 import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
-import { chatMessageCodec, modelStepCodec, toolCallCodec } from '../../models/model-step-codec';
+import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotLimits, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
@@ -9,9 +9,6 @@ import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type T
  * Each codec is annotated with the type it stores, so the compiler checks it covers every field;
  * a stored value that no longer fits fails its Turn (CALL-07) instead of being cast.
  */
-
-/** The model step's codecs live with ModelCalls; the background tool reads a tool call with the same one. */
-export { toolCallCodec };
 
 const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
 
@@ -69,7 +66,7 @@ export const TURN = defineWorkflow({
   // Rows first: the posted output is in `chat_client_tool_calls`; the signal only wakes the Turn.
   signals: { [CLIENT_TOOL_SIGNAL]: codec.object({ callId: codec.string }) },
   calls: {
-    model: modelStepCodec,
+    model: modelStepResultCodec,
     // `tool:<callId>`: the endpoint's answer, or an operator's decided result, as it was saved.
     tool: codec.json,
   },
