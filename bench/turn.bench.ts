@@ -462,6 +462,8 @@ async function startServer(databaseUrl: string, work: string): Promise<ServerPro
     OPENBOT_ADMIN_TOKEN: adminToken,
     OPENBOT_MASTER_KEY: `bench:${randomBytes(32).toString('base64')}`,
     OPENBOT_EGRESS_ALLOW: '127.0.0.1',
+    // The workload is one client with one key: the per-key stream cap is not what is measured.
+    OPENBOT_STREAMS_PER_KEY: '1000000',
     OPENBOT_DATA_DIR: join(work, 'data'),
     HOST: '127.0.0.1',
     PORT: '0',

@@ -212,3 +212,27 @@ describe('event stream lifetime', () => {
     expect(resumedAfter.slice(0, 2)).toEqual([1, 2]);
   });
 });
+
+describe('event streams of one key opened at the same moment, below the cap', () => {
+  let t: TestApp;
+  let port: number;
+  const open: OpenSse[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { OPENBOT_STREAMS_PER_KEY: '100', OPENBOT_NODE_ID: 'limits-burst' } });
+    port = await listen(t);
+  });
+  afterAll(async () => {
+    for (const stream of open.splice(0)) stream.close();
+    await t?.close();
+  });
+
+  it('security: 30 streams of one key opened at once all get a slot while the cap has room (a lost slot race is not a refusal)', async () => {
+    const acme = await t.createOrganization('Streams burst');
+    const id = await running(t, acme);
+    const streams = await Promise.all(Array.from({ length: 30 }, () => openSse(port, eventsPath(id), auth(acme))));
+    open.push(...streams);
+    expect(streams.map((s) => s.status)).toEqual(Array.from({ length: 30 }, () => 200));
+    expect(await liveSlots(t, acme)).toBe(30);
+  });
+});

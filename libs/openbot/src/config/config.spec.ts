@@ -58,7 +58,7 @@ describe('parseConfig defaults', () => {
       leaseSeconds: 15,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
-      limits: { streamsPerCredential: 20, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60 },
+      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60 },
       trustedProxies: [],
     });
   });

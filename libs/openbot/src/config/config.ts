@@ -154,7 +154,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
 function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
   return {
     limits: {
-      streamsPerCredential: integer(env, 'OPENBOT_STREAMS_PER_KEY', 20, 1, 1_000_000),
+      streamsPerCredential: integer(env, 'OPENBOT_STREAMS_PER_KEY', 500, 1, 1_000_000),
       streamsPerNode: integer(env, 'OPENBOT_STREAMS_PER_NODE', 2_000, 1, 1_000_000),
       streamMaxSeconds: integer(env, 'OPENBOT_STREAM_MAX_SECONDS', 900, 1, 86_400),
       ssoLoginsPerWindow: integer(env, 'OPENBOT_SSO_LOGIN_LIMIT', 60, 1, 1_000_000),

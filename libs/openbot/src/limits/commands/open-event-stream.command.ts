@@ -10,7 +10,7 @@ const STREAM_RETRY_AFTER_SECONDS = 5;
 /** A slot outlives its stream's lifetime by this much, so a stream ending its last write keeps it. */
 const SLOT_GRACE_SECONDS = 30;
 /** Two nodes may race for the same free slot; the loser looks again this often before refusing. */
-const SLOT_ATTEMPTS = 3;
+const SLOT_ATTEMPTS = 10;
 
 /** An open event stream's hold on the caps. `release` is idempotent and never throws. */
 export interface EventStreamLease {
@@ -81,17 +81,22 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
   }
 
   /**
-   * One statement takes the lowest slot that is free or expired. Two nodes choosing the same slot
-   * at once: the second waits for the first's insert, then its update finds the slot live and
-   * takes nothing, and it looks again. So the cap is never exceeded.
+   * One statement takes a free or expired slot, chosen at random among the free ones near the
+   * bottom (the search never scans the whole cap): streams of one key opened at the same moment
+   * (a backend streaming many users' Chats) rarely choose the same slot. Two that do: the second waits for the first's insert, then its update finds the
+   * slot live and takes nothing, and it looks again. So the cap is never exceeded, and a lost race
+   * is not a refusal while a slot is free.
    */
   private async takeSlot(pool: Pool, credential: string, holder: string, cap: number, holdSeconds: number): Promise<number | null> {
     for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
       const { rows, rowCount } = await pool.query<{ slot: number }>({
         name: 'limits.take_stream_slot',
         text: `WITH free AS (
-            SELECT s.slot FROM generate_series(1, $3::int) AS s(slot)
+            -- A free slot is always among the first (live + 1): search only a little past that.
+            SELECT s.slot FROM generate_series(1, LEAST($3::int,
+              (SELECT count(*)::int FROM event_stream_slots l WHERE l.credential = $1 AND l.expires_at > now()) + 32)) AS s(slot)
             WHERE NOT EXISTS (SELECT 1 FROM event_stream_slots e WHERE e.credential = $1 AND e.slot = s.slot AND e.expires_at > now())
+            ORDER BY random()
             LIMIT 1
           )
           INSERT INTO event_stream_slots AS e (credential, slot, holder, node_id, expires_at)
