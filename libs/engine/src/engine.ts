@@ -13,7 +13,7 @@ import { observeEvents, type ExecutionEvent } from './event-log';
 import { initialData, openData, sealData } from './execution-data';
 import { systemClock, type Clock } from './clock';
 import { FaultPoints } from './fault-points';
-import { NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
+import { announceEvents, NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
 import type { EngineSealer, FailureRecorder, IdentityCheck, Queryable } from './ports';
 import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
@@ -360,8 +360,7 @@ export class Engine {
       return { state: outcomeState as ExecutionState, run: false };
     });
     if (outcome === null) return null;
-    this.ctx.notifier.notify('openbot_events', executionId);
-    this.listener.wake(executionId);
+    announceEvents(this.ctx, executionId);
     if (outcome.run) void this.runner.advance(executionId).catch(() => undefined);
     return { state: outcome.state };
   }

@@ -1,7 +1,7 @@
 import { encodeEvent, toExecutionEvent } from './event-log';
 import type { EventWriteBatcher } from './event-write-batcher';
 import type { Json } from './json';
-import type { NodeListener, Notifier } from './node-listener';
+import { announceEvents, type NodeListener, type Notifier } from './node-listener';
 import type { PhaseEvents } from './phase-services';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
@@ -56,8 +56,7 @@ export class EventPublisher implements PhaseEvents {
 
   /** Call after the transaction of `publishIn` committed: wakes the readers. */
   announce(): void {
-    this.ctx.notifier.notify('openbot_events', this.run.id);
-    this.ctx.listener.wake(this.run.id);
+    announceEvents(this.ctx, this.run.id);
   }
 
   private async drain(): Promise<void> {

@@ -227,3 +227,12 @@ export class Notifier {
     }
   }
 }
+
+/**
+ * After a commit that stored events of `executionId`: readers on other nodes hear of them by
+ * NOTIFY, readers on this node at once (EVT-02). The log stays the truth if either is lost.
+ */
+export function announceEvents(node: { readonly notifier: Notifier; readonly listener: NodeListener }, executionId: string): void {
+  node.notifier.notify(EVENTS_CHANNEL, executionId);
+  node.listener.wake(executionId);
+}

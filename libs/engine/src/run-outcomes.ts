@@ -6,7 +6,7 @@ import type { ErrorCategory, ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent } from './event-log';
 import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
-import { SIGNALS_CHANNEL } from './node-listener';
+import { announceEvents, SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
 import { appendEvents, checkpoint, insertExecution, selectExecution, type PendingEvent } from './store';
@@ -72,8 +72,7 @@ export async function saveCheckpoint(
   }
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
   if (events.length > 0) {
-    ctx.notifier.notify('openbot_events', run.id);
-    ctx.listener.wake(run.id);
+    announceEvents(ctx, run.id);
   }
   // Kept across retries: a retry after a lost reply applies nothing, and a spare wake-up is harmless.
   after.run(ctx);
@@ -177,8 +176,7 @@ export async function waitFor(
     return 'lost';
   }
   if (events.length > 0) {
-    ctx.notifier.notify('openbot_events', run.id);
-    ctx.listener.wake(run.id);
+    announceEvents(ctx, run.id);
   }
   after.run(ctx);
   return outcome.wait === null ? outcome : 'waiting';
@@ -232,8 +230,7 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
     run.lost = true;
     return 'lost';
   }
-  ctx.notifier.notify('openbot_events', run.id);
-  ctx.listener.wake(run.id);
+  announceEvents(ctx, run.id);
   if (outcome === 'ended') {
     for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
     for (const id of admitted) ctx.advanceHere(id);
@@ -277,8 +274,7 @@ export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Ex
     return 'lost';
   }
   if (saved === 'requeued') return 'waiting';
-  ctx.notifier.notify('openbot_events', run.id);
-  ctx.listener.wake(run.id);
+  announceEvents(ctx, run.id);
   return 'waiting';
 }
 
@@ -327,8 +323,7 @@ export async function finish(
     run.lost = true;
     return 'lost';
   }
-  ctx.notifier.notify('openbot_events', run.id);
-  ctx.listener.wake(run.id);
+  announceEvents(ctx, run.id);
   for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
   for (const id of admitted) ctx.advanceHere(id);
   return 'ended';
