@@ -1,6 +1,5 @@
-import type { TestDatabase } from '../../support/test-database';
 import { createTestDatabase } from '../../support/test-database';
-import { calls, Counter, FINAL, killAllNodes, startNode, waitForStates, type EngineNode } from './harness';
+import { calls, Counter, FINAL, killedByFault, startNode, twoProcessSuite, waitForStates } from './harness';
 
 /**
  * A call that failed for good, then a kill -9 of its owner before the failed end committed: the
@@ -11,29 +10,8 @@ import { calls, Counter, FINAL, killAllNodes, startNode, waitForStates, type Eng
 jest.setTimeout(30_000);
 
 const counter = new Counter();
-const databases: TestDatabase[] = [];
+const databases = twoProcessSuite(counter);
 
-async function killedBy(node: EngineNode, timeoutMs = 15_000): Promise<void> {
-  const timer = setTimeout(() => node.kill(), timeoutMs);
-  const exit = await node.exited;
-  clearTimeout(timer);
-  expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
-}
-
-beforeAll(async () => {
-  await counter.start();
-});
-
-afterEach(() => {
-  // A second request of the unsafe step would be a violation (CALL-03).
-  expect(counter.violations.splice(0)).toEqual([]);
-});
-
-afterAll(async () => {
-  await killAllNodes();
-  await counter.close();
-  for (const db of databases) await db.drop().catch(() => undefined);
-});
 
 describe('engine: a failed call across a kill of its owner', () => {
   it('[ERR-01][CALL-03] A is killed right after saving that the unsafe step-3 call failed for good; B ends the execution failed with that error ID and requests step 3 no more', async () => {
@@ -45,7 +23,7 @@ describe('engine: a failed call across a kill of its owner', () => {
       startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'call.failed.committed=kill@step:3', submit: 1 }),
     ]);
     const [id] = await a.waitSubmitted(1);
-    await killedBy(a);
+    await killedByFault(a);
 
     const [ended] = await waitForStates(db.query, [id!], FINAL, 15_000, [b]);
     expect(ended).toMatchObject({ state: 'failed', generation: 2, owner_node: 'node-b' });

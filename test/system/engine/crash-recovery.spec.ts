@@ -13,9 +13,10 @@ import {
   events,
   executions,
   FINAL,
-  killAllNodes,
+  killedByFault,
   openExecutionData,
   startNode,
+  twoProcessSuite,
   waitForStates,
   waitUntil,
   type EngineNode,
@@ -37,7 +38,8 @@ jest.setTimeout(30_000);
 
 const K = 5;
 const counter = new Counter();
-const databases: TestDatabase[] = [];
+// Every test fails on a second request of an unsafe step (or a safe repeat under a new key).
+const databases = twoProcessSuite(counter);
 let restartCluster: { current: EmbeddedPostgres | null; dir: string } | null = null;
 
 async function database(): Promise<TestDatabase> {
@@ -50,27 +52,8 @@ async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-async function killedBy(node: EngineNode, timeoutMs = 15_000): Promise<void> {
-  const timer = setTimeout(() => node.kill(), timeoutMs);
-  const exit = await node.exited;
-  clearTimeout(timer);
-  // The fault point killed it, not our timeout.
-  expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
-}
-
-beforeAll(async () => {
-  await counter.start();
-});
-
-afterEach(() => {
-  // Every test fails on a second request of an unsafe step (or a safe repeat under a new key).
-  expect(counter.violations.splice(0)).toEqual([]);
-});
 
 afterAll(async () => {
-  await killAllNodes();
-  await counter.close();
-  for (const db of databases) await db.drop().catch(() => undefined);
   if (restartCluster) {
     await restartCluster.current?.stop().catch(() => undefined);
     await rm(restartCluster.dir, { recursive: true, force: true });
@@ -84,7 +67,7 @@ describe('engine crash recovery with real processes', () => {
     // after the submit, polled every 0.5 s) before A dies at ~4.9 s; no other node is running.
     const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'checkpoint.committed=kill@step:3', submit: 1, stepDelayMs: 1_600 });
     const [id] = await a.waitSubmitted(1);
-    await killedBy(a);
+    await killedByFault(a);
     const [left] = await executions(db.query, [id!]);
     expect(left).toMatchObject({ state: 'running', generation: 1, step: 3, owner_node: 'node-a' });
     expect(counter.of(id!).map((c) => c.step)).toEqual([1, 2, 3]);
@@ -112,7 +95,7 @@ describe('engine crash recovery with real processes', () => {
       startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'call.sending.committed=kill@step:3', submit: 1 }),
     ]);
     const [id] = await a.waitSubmitted(1);
-    await killedBy(a);
+    await killedByFault(a);
 
     const [unknown] = await waitForStates(db.query, [id!], ['outcome_unknown', ...FINAL], 15_000, [b]);
     expect(unknown).toMatchObject({ state: 'outcome_unknown', generation: 2, owner_node: 'node-b', step: 2 });
@@ -144,7 +127,7 @@ describe('engine crash recovery with real processes', () => {
       startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'call.result.committed=kill@step:3', submit: 1 }),
     ]);
     const [id] = await a.waitSubmitted(1);
-    await killedBy(a);
+    await killedByFault(a);
     const [left] = await executions(db.query, [id!]);
     expect(left).toMatchObject({ state: 'running', generation: 1, step: 2 });
 
@@ -216,7 +199,7 @@ describe('engine crash recovery with real processes', () => {
   it('[REL-01][EXE-03] two processes racing to recover the same executions: exactly one advances each', async () => {
     const db = await database();
     const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'checkpoint.committed=kill@step:3', submit: 4, stepDelayMs: 300 });
-    await killedBy(a);
+    await killedByFault(a);
     const ids = a.submitted;
     expect(ids.length).toBeGreaterThanOrEqual(1);
     const left = await executions(db.query, ids);

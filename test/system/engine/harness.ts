@@ -5,6 +5,7 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { TestDatabase } from '../../support/test-database';
 
 /**
  * Helpers of the engine crash tests (REL-01): a counting outside service, real engine node
@@ -236,6 +237,38 @@ export async function killAllNodes(): Promise<void> {
     }
   }
   await Promise.all(waiting);
+}
+
+/**
+ * The lifecycle every two-process suite shares: the counting service runs for the whole suite,
+ * every test fails on a second request of an unsafe step (CALL-03), and at the end every node is
+ * killed and every database the suite made is dropped. Answers the list the suite adds them to.
+ */
+export function twoProcessSuite(counter: Counter): TestDatabase[] {
+  const databases: TestDatabase[] = [];
+  beforeAll(async () => {
+    await counter.start();
+  });
+  afterEach(() => {
+    expect(counter.violations.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    await killAllNodes();
+    await counter.close();
+    for (const db of databases) await db.drop().catch(() => undefined);
+  });
+  return databases;
+}
+
+/**
+ * Waits until the node's fault point kills it (kill -9). Our own timeout stops it gracefully
+ * instead, so a node that never reached its fault point fails the check rather than passing it.
+ */
+export async function killedByFault(node: EngineNode, timeoutMs = 15_000): Promise<void> {
+  const timer = setTimeout(() => node.kill('SIGTERM'), timeoutMs);
+  const exit = await node.exited;
+  clearTimeout(timer);
+  expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
 }
 
 /** Polls `probe` until it answers something other than undefined. */

@@ -1,6 +1,5 @@
-import type { TestDatabase } from '../../support/test-database';
 import { createTestDatabase } from '../../support/test-database';
-import { Counter, executions, killAllNodes, startNode, waitUntil, type EngineNode } from './harness';
+import { Counter, executions, killedByFault, startNode, twoProcessSuite, waitUntil } from './harness';
 
 /**
  * A schedule firing every second on two real processes; the node that fires first is killed -9
@@ -11,29 +10,8 @@ import { Counter, executions, killAllNodes, startNode, waitUntil, type EngineNod
 jest.setTimeout(40_000);
 
 const counter = new Counter();
-const databases: TestDatabase[] = [];
+const databases = twoProcessSuite(counter);
 
-async function killedBy(node: EngineNode, timeoutMs = 15_000): Promise<void> {
-  // Our own timeout stops it gracefully: only the fault point's kill passes the check below.
-  const timer = setTimeout(() => node.kill('SIGTERM'), timeoutMs);
-  const exit = await node.exited;
-  clearTimeout(timer);
-  expect(exit).toEqual({ code: null, signal: 'SIGKILL' });
-}
-
-beforeAll(async () => {
-  await counter.start();
-});
-
-afterEach(() => {
-  expect(counter.violations.splice(0)).toEqual([]);
-});
-
-afterAll(async () => {
-  await killAllNodes();
-  await counter.close();
-  for (const db of databases) await db.drop().catch(() => undefined);
-});
 
 describe('engine: schedules across a kill of the firing node', () => {
   it('[STC-01][REL-01] A is killed right after committing a fire, before running it; B, started later, runs that execution once and then fires each second once', async () => {
@@ -41,7 +19,7 @@ describe('engine: schedules across a kill of the firing node', () => {
     databases.push(db);
     // A alone first, so the first fire is surely A's: the fault kills it right after that commit.
     const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, schedule: '* * * * * *', schedulePollMs: 100, faults: 'schedule.fired.committed=kill' });
-    await killedBy(a);
+    await killedByFault(a);
     const [first] = await db.query<{ execution_id: string }>('SELECT execution_id FROM schedule_fires');
     const [left] = await executions(db.query, [first!.execution_id]);
     expect(left).toMatchObject({ state: 'queued', owner_node: null });
