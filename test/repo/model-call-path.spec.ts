@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
 import ts from 'typescript';
+import { cruise } from './cruise';
 
 const root = join(__dirname, '..', '..');
-const run = promisify(execFile);
 
 /**
  * One model-call path (PLAT-06): ModelCalls (libs/openbot/src/models/model-calls.ts) is the only
@@ -69,16 +67,6 @@ async function sourceFiles(dir: string): Promise<string[]> {
     .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
     .map((e) => join(e.parentPath, e.name))
     .filter((path) => !/(^|\/)(node_modules|dist)\//.test(relative(root, path)));
-}
-
-async function cruise(paths: string[]): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs'), '--config', '.dependency-cruiser.cjs', ...paths], { cwd: root });
-    return { code: 0, output: stdout };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
 }
 
 describe('one model-call path', () => {
