@@ -101,7 +101,8 @@ describe('server logs on a terminal and into a pipe (LOG_FORMAT=auto)', () => {
 
     // Ctrl-C on the terminal: the server drains and exits 0 (`script -e` answers its exit status).
     server.child.stdin!.write('\x03');
-    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect({ ...(await server.exited), output: server.output() }).toEqual({ code: 0, signal: null, output: expect.stringContaining('SIGINT received, draining') });
+    expect(server.output()).not.toMatch(/SIGINT again/);
   });
 
   it('into a pipe in development: one JSON object a line', async () => {

@@ -103,8 +103,10 @@ async function serve(config: Config, database: Database, cleanups: Cleanup[], cl
         },
       );
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    // `on`, not `once`: while draining, a second signal must reach `stop` (exit now) and never fall
+    // back to Node's default action, which would kill the process mid-shutdown.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
 }
 
