@@ -1,6 +1,7 @@
 import { isFinal } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { deliverSignal, runProgram, type LocalRun } from './program';
+import { runProgram, type LocalRun } from './program';
+import { deliverSignal } from './signal-delivery';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { identityOf } from './identity-guard';
 import { renewLeases, selectExecution, selectForClaim, takeOver, type ExecutionRow } from './store';
