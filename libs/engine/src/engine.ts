@@ -50,7 +50,7 @@ export interface EngineOptions {
   /** How often this node looks for due schedules (default 1 s; 0: only when `schedules.tick()` is called). */
   readonly schedulePollMs?: number;
   /**
-   * Dead-node detection (docs/decisions/024-dead-node-detection.md): this node holds a presence
+   * Dead-node detection (docs/decisions/026-dead-node-detection.md): this node holds a presence
    * lock and takes over executions of owners that hold none past a grace period. `false`: leases
    * only (a takeover waits for the lease to run out).
    */

@@ -4,7 +4,7 @@ import { holdPresence, nodePresent, ownedByAbsentNodes, PRESENCE_LOCK_CLASS } fr
 
 /**
  * This node's presence: a shared advisory lock keyed by its node ID, held by a connection of its
- * own (docs/decisions/024-dead-node-detection.md). When the process dies PostgreSQL closes the
+ * own (docs/decisions/026-dead-node-detection.md). When the process dies PostgreSQL closes the
  * connection and drops the lock at once; peers then take over its executions without waiting for
  * the lease. A lost connection is opened again at once; the lease stays the fallback for
  * partitions and half-open connections. Shared, so two engines with one node ID never block.

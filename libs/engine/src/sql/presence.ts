@@ -1,5 +1,5 @@
 /**
- * Node presence (docs/decisions/024-dead-node-detection.md): every node holds a session-level
+ * Node presence (docs/decisions/026-dead-node-detection.md): every node holds a session-level
  * shared advisory lock keyed by its node ID on a connection of its own. PostgreSQL drops it the
  * moment that connection closes (the process died, its host went away), so peers see a dead
  * owner within a poll, long before its lease runs out.
