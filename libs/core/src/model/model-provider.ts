@@ -11,6 +11,8 @@ export interface ModelRequest {
   readonly tools: readonly ToolDefinition[];
   /** Sent to the provider so a repeated request can be recognised (the same key on every retry). */
   readonly idempotencyKey?: string;
+  /** The most output tokens the answer may have (`max_tokens`): what bounds a reservation (USE-02). */
+  readonly maxTokens?: number;
   readonly signal?: AbortSignal;
 }
 

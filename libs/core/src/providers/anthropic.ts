@@ -109,7 +109,7 @@ export class AnthropicProvider implements ModelProvider {
       .join('\n\n');
     const body: Record<string, unknown> = {
       model: request.model,
-      max_tokens: this.maxTokens,
+      max_tokens: request.maxTokens ?? this.maxTokens,
       messages: toAnthropicMessages(request.messages),
       stream: true,
     };

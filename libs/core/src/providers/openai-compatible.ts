@@ -86,6 +86,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       stream: true,
       stream_options: { include_usage: true },
     };
+    if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
     // Some servers reject an empty `tools` array, so it is left out when there are none.
     if (request.tools.length > 0) body.tools = request.tools.map(toOpenAiTool);
     return body;

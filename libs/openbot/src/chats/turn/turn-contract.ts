@@ -31,7 +31,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   limits: limitsCodec,
 });
 
-const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens'] as const satisfies readonly TurnStop[];
+const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'budget'] as const satisfies readonly TurnStop[];
 
 const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
 

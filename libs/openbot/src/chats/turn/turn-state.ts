@@ -22,7 +22,8 @@ export interface BotSnapshot {
   readonly limits: Required<BotLimits>;
 }
 
-export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens';
+/** Why a Turn ended; `budget`: a budget or the credits had nothing left for its next model call (PLAT-08). */
+export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens' | 'budget';
 
 /** What the Turn decides next: a model or tool step, or its end with why it stopped. */
 export type TurnDecision = WorkflowDecision<'model' | 'tool', { readonly stop: TurnStop }>;

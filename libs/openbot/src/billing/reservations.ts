@@ -1,0 +1,68 @@
+import { newId } from '@openbot/domain';
+import type { Database } from '../database/sql';
+import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { costOf, prices } from './prices';
+
+/** One attempt of a model call about to send (USE-02, USE-03). */
+export interface ReservationRequest extends BillingScope {
+  readonly executionId: string;
+  readonly callKey: string;
+  readonly attempt: number;
+  readonly model: string;
+  readonly estimatedInputTokens: number;
+  /** The `max_tokens` the request sends: the reservation's output part. */
+  readonly maxTokens: number;
+}
+
+export type Reservation = { readonly reserved: true } | { readonly reserved: false; readonly budgetId: string | null };
+
+/**
+ * Reserves an attempt's estimate before it sends (USE-02, USE-03), in one transaction: the price
+ * in force now (the call is priced by it, whatever changes later), the applicable budgets locked
+ * in ID order, then the organization's credit account: one lock order for every reservation, so
+ * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
+ * credits cannot together reserve more than is left. Refused, nothing is written and nothing is
+ * sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
+ * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
+ */
+export async function reserve(db: Database, request: ReservationRequest): Promise<Reservation> {
+  return db.transaction(async (tx) => {
+    const locked = await budgetUsage.lockApplicable(tx, request);
+    const hasCredits = await budgetUsage.lockCredits(tx, request.organizationId);
+    const price = await prices.inForce(tx, request.organizationId, request.model);
+    const need = {
+      micros: costOf(price, { inputTokens: request.estimatedInputTokens, outputTokens: request.maxTokens }),
+      tokens: BigInt(request.estimatedInputTokens + request.maxTokens),
+    };
+    // Read after the locks: every reservation committed before them is counted.
+    const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
+    const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
+    const refused = exhausted(budgets, credits, need);
+    if (refused !== undefined) return { reserved: false, budgetId: refused.budgetId };
+    await tx.query({
+      name: 'billing.open_hold',
+      text: `WITH earlier AS (
+               UPDATE usage_holds SET released_at = now()
+                WHERE execution_id = $3 AND call_key = $4 AND attempt < $5 AND released_at IS NULL
+             )
+             INSERT INTO usage_holds (id, organization_id, execution_id, call_key, attempt, estimated_input_tokens,
+                                      scope_kind, scope_id, bot_id, price_id, reserved_micros, reserved_tokens)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (execution_id, call_key, attempt) DO NOTHING`,
+      values: [
+        newId(),
+        request.organizationId,
+        request.executionId,
+        request.callKey,
+        request.attempt,
+        request.estimatedInputTokens,
+        request.scopeKind,
+        request.scopeId,
+        request.botId,
+        price?.id ?? null,
+        need.micros.toString(),
+        need.tokens.toString(),
+      ],
+    });
+    return { reserved: true };
+  });
+}

@@ -1,0 +1,7 @@
+import { BudgetEntity } from './budget.entity';
+import { CreditAccountEntity } from './credit-account.entity';
+import { CreditEntryEntity } from './credit-entry.entity';
+import { PriceEntity } from './price.entity';
+
+/** The billing tables (docs/decisions/024-billing-ledger-and-reservations.md). */
+export const BILLING_ENTITIES = [PriceEntity, CreditAccountEntity, CreditEntryEntity, BudgetEntity] as const;
