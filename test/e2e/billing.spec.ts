@@ -1,0 +1,163 @@
+import { Engine } from '@openbot/engine';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/** Prices, credits, budgets and their enforcement, through the public API (PLAT-08, USE-01..04). */
+describe('billing', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let tools: FakeToolServer;
+
+  beforeAll(async () => {
+    // A small per-call cap: every reservation is the input estimate plus 100 output tokens.
+    t = await startTestApp({ env: { OPENBOT_MODEL_CALL_MAX_TOKENS: '100' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  beforeEach(async () => {
+    fake = await FakeOpenAiServer.start();
+    tools = await FakeToolServer.start();
+  });
+  afterEach(async () => {
+    await fake.close();
+    await tools.close();
+  });
+
+  const as = (chat: ChatFixture) => bearer(chat.secret);
+  const admin = () => `Bearer ${t.adminToken}`;
+  const model = encodeURIComponent('fake/gpt-test');
+  const usageOf = async (chat: ChatFixture) =>
+    (await t.http().get('/v1/usage').set('authorization', as(chat)).expect(200)).body.data as Array<Record<string, unknown>>;
+  const ledgerOf = async (chat: ChatFixture) =>
+    (await t.http().get('/v1/credits/ledger?limit=200').set('authorization', as(chat)).expect(200)).body.data as Array<{ kind: string; amountMicros: number; usageRecordId: string | null }>;
+  const stopOf = async (executionId: string) => ((await t.app.get(Engine).result(executionId)) as { stop: string }).stop;
+  const lookup = () => ({ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' });
+
+  it('[PLAT-08] a call is priced once by the version in force when it started; a later price changes no recorded cost; every request sends max_tokens', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, limits: { maxOutputTokens: 60 } });
+    const first = await t.http().put(`/v1/prices/${model}`).set('authorization', as(chat)).send({ inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 2_000_000 }).expect(200);
+    expect(first.body).toMatchObject({ model: 'fake/gpt-test', inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 2_000_000, cachedInputPerMillionMicros: 1_000_000 });
+    fake.enqueue(textReply(['one'], [10, 5]), textReply(['two'], [10, 5]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'price me');
+    await eventsUntilEnd(t, chat.secret, turn.executionId);
+    // max_tokens: the smaller of the Bot's remaining output limit (60) and the per-call cap (100).
+    expect(fake.requests[0]!.body.max_tokens).toBe(60);
+
+    await t.http().put(`/v1/prices/${model}`).set('authorization', as(chat)).send({ inputPerMillionMicros: 3_000_000, outputPerMillionMicros: 3_000_000 }).expect(200);
+    const [priced] = await usageOf(chat);
+    // ceil((10 × 1,000,000 + 5 × 2,000,000) / 1,000,000) = 20, unchanged by the new version.
+    expect(priced).toMatchObject({ status: 'confirmed', costMicros: 20, priceId: (first.body as { id: string }).id, cachedInputTokens: null });
+
+    const second = await sendMessage(t, chat.secret, chat.chatId, 'again');
+    await eventsUntilEnd(t, chat.secret, second.executionId);
+    const records = await usageOf(chat);
+    expect(records.map((r) => r.costMicros)).toEqual([20, 45]);
+    const prices = (await t.http().get('/v1/prices').set('authorization', as(chat)).expect(200)).body.data as unknown[];
+    expect(prices).toHaveLength(2);
+  });
+
+  it('[PLAT-08] bad amounts, unknown scopes and models, a budget with both or neither limit, a past effectiveFrom: each is 400 naming the field', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const issuesOf = async (method: 'put' | 'post', url: string, body: unknown, auth = as(chat)) => {
+      const res = await t.http()[method](url).set('authorization', auth).send(body as object);
+      expect({ url, status: res.status }).toEqual({ url, status: 400 });
+      return (res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path);
+    };
+    const price = (over: Record<string, unknown>) => ({ inputPerMillionMicros: 1, outputPerMillionMicros: 1, ...over });
+    expect(await issuesOf('put', `/v1/prices/${model}`, price({ inputPerMillionMicros: -1 }))).toEqual(['inputPerMillionMicros']);
+    expect(await issuesOf('put', `/v1/prices/${model}`, price({ outputPerMillionMicros: 1.5 }))).toEqual(['outputPerMillionMicros']);
+    expect(await issuesOf('put', `/v1/prices/${model}`, price({ inputPerMillionMicros: 2 ** 53 }))).toEqual(['inputPerMillionMicros']);
+    expect(await issuesOf('put', `/v1/prices/${encodeURIComponent('nobody/gpt')}`, price({}))).toEqual(['model']);
+    expect(await issuesOf('put', `/v1/prices/${model}`, price({ effectiveFrom: '2020-01-01T00:00:00Z' }))).toEqual(['effectiveFrom']);
+    const budget = (over: Record<string, unknown>) => ({ scope: { kind: 'organization' }, period: 'day', limitMicros: 10, ...over });
+    expect(await issuesOf('post', '/v1/budgets', budget({ limitTokens: 5 }))).toEqual(['limitMicros']);
+    expect(await issuesOf('post', '/v1/budgets', { scope: { kind: 'organization' }, period: 'day' })).toEqual(['limitMicros']);
+    expect(await issuesOf('post', '/v1/budgets', budget({ limitMicros: 0 }))).toEqual(['limitMicros']);
+    expect(await issuesOf('post', '/v1/budgets', budget({ scope: { kind: 'bot', id: '0190c3f0-1234-7abc-8def-0123456789ab' } }))).toEqual(['scope.id']);
+    expect(await issuesOf('post', '/v1/budgets', budget({ scope: { kind: 'bot' } }))).toEqual(['scope.id']);
+    expect(await issuesOf('post', '/v1/budgets', budget({ scope: { kind: 'organization', id: chat.botId } }))).toEqual(['scope.id']);
+    expect(await issuesOf('post', '/v1/budgets', budget({ period: 'week' }))).toEqual(['period']);
+    const credits = `/v1/platform/organizations/${chat.organizationId}/credits`;
+    expect(await issuesOf('post', credits, { amountMicros: 0, reason: 'nothing' }, admin())).toEqual(['amountMicros']);
+    expect(await issuesOf('post', credits, { amountMicros: 0.5, reason: 'half' }, admin())).toEqual(['amountMicros']);
+    expect(await issuesOf('post', credits, { amountMicros: 2 ** 53 + 2, reason: 'huge' }, admin())).toEqual(['amountMicros']);
+  });
+
+  it('[USE-01] a grant posts once per Idempotency-Key; prices become the platform’s; each confirmed usage record posts exactly one charge; the balance is the ledger’s sum', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const credits = `/v1/platform/organizations/${chat.organizationId}/credits`;
+    const grant = await t.http().post(credits).set('authorization', admin()).set('idempotency-key', 'grant-1').send({ amountMicros: 1_000, reason: 'welcome' }).expect(201);
+    const again = await t.http().post(credits).set('authorization', admin()).set('idempotency-key', 'grant-1').send({ amountMicros: 1_000, reason: 'welcome' }).expect(201);
+    expect(again.body).toEqual(grant.body);
+    expect(grant.body).toMatchObject({ kind: 'grant', amountMicros: 1_000, usageRecordId: null });
+    const conflict = await t.http().post(credits).set('authorization', admin()).set('idempotency-key', 'grant-1').send({ amountMicros: 2_000, reason: 'welcome' });
+    expect({ status: conflict.status, type: (conflict.body as { type: string }).type }).toEqual({ status: 409, type: 'CommandKeyConflict' });
+    // With credits, an owner may not price a model: the administrator does.
+    const refused = await t.http().put(`/v1/prices/${model}`).set('authorization', as(chat)).send({ inputPerMillionMicros: 0, outputPerMillionMicros: 0 });
+    expect(refused.status).toBe(403);
+    await t.http().put(`/v1/platform/organizations/${chat.organizationId}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 1_000_000 }).expect(200);
+
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [10, 10]), textReply(['done'], [20, 10]));
+    const botWithTool = await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', as(chat)).send({ tools: [lookup()] });
+    expect(botWithTool.status).toBe(200);
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'charge me');
+    await eventsUntilEnd(t, chat.secret, turn.executionId);
+    const records = await usageOf(chat);
+    expect(records.map((r) => r.costMicros)).toEqual([20, 30]);
+    const ledger = await ledgerOf(chat);
+    expect(ledger.map((e) => [e.kind, e.amountMicros])).toEqual([['grant', 1_000], ['charge', -20], ['charge', -30]]);
+    expect(ledger.filter((e) => e.kind === 'charge').map((e) => e.usageRecordId)).toEqual(records.map((r) => r.id));
+    const balance = await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200);
+    expect(balance.body).toEqual({ balanceMicros: 950, reservedMicros: 0 });
+  });
+
+  it('[USE-02] a budget reached mid-Turn stops the Turn with stop "budget" before the next model request; the next message answers 402 BudgetExceeded naming it', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [lookup()] });
+    const budget = await t.http().post('/v1/budgets').set('authorization', as(chat)).send({ scope: { kind: 'bot', id: chat.botId }, period: 'day', limitTokens: 1_000 }).expect(201);
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    // The first call reserves its estimate plus 100 tokens and fits; its confirmed usage passes the quota.
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 2_000]), textReply(['never asked'], [1, 1]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'spend it all');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(await stopOf(turn.executionId)).toBe('budget');
+    expect(fake.requests).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'model.started')).toHaveLength(1);
+    const standing = await t.http().get(`/v1/budgets/${(budget.body as { id: string }).id}`).set('authorization', as(chat)).expect(200);
+    expect(standing.body).toMatchObject({ limitTokens: 1_000, spentTokens: 2_005, reservedTokens: 0, spentMicros: null });
+
+    const refused = await t.http().post(`/v1/chats/${chat.chatId}/messages`).set('authorization', as(chat)).send({ content: 'more' });
+    expect({ status: refused.status, body: refused.body as unknown }).toEqual({
+      status: 402,
+      body: { type: 'BudgetExceeded', message: expect.any(String), budgetId: (budget.body as { id: string }).id },
+    });
+  });
+
+  it('[USE-03] 20 Turns racing for the last credits spend at most the balance: each call reserves its max_tokens worth before sending, and a call that cannot reserve sends nothing', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    await t.http().put(`/v1/platform/organizations/${chat.organizationId}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 0, outputPerMillionMicros: 1_000_000 }).expect(200);
+    await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', admin()).send({ amountMicros: 550, reason: 'the last credits' }).expect(201);
+    // Every answer uses its whole max_tokens: 100 output tokens, 100 micros.
+    fake.fallback = textReply(['spent'], [10, 100]);
+    const chats = [chat.chatId];
+    for (let i = 1; i < 20; i += 1) {
+      const res = await t.http().post('/v1/chats').set('authorization', as(chat)).send({ botId: chat.botId }).expect(201);
+      chats.push((res.body as { id: string }).id);
+    }
+    const turns = await Promise.all(chats.map((id) => sendMessage(t, chat.secret, id, 'race')));
+    await Promise.all(turns.map((turn) => eventsUntilEnd(t, chat.secret, turn.executionId)));
+    const stops = await Promise.all(turns.map((turn) => stopOf(turn.executionId)));
+    const ledger = await ledgerOf(chat);
+    const charges = ledger.filter((e) => e.kind === 'charge');
+    expect(charges).toHaveLength(5);
+    expect(fake.requests).toHaveLength(5);
+    expect(stops.filter((s) => s === 'stop')).toHaveLength(5);
+    expect(stops.filter((s) => s === 'budget')).toHaveLength(15);
+    const balance = await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200);
+    expect(balance.body).toEqual({ balanceMicros: 50, reservedMicros: 0 });
+  });
+});
