@@ -160,4 +160,32 @@ describe('billing', () => {
     const balance = await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200);
     expect(balance.body).toEqual({ balanceMicros: 50, reservedMicros: 0 });
   });
+
+  it('[USE-04] unknown usage blocks no new call but keeps its reservation on the credits, visible, until an owner releases it', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    await t.http().put(`/v1/platform/organizations/${chat.organizationId}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 0, outputPerMillionMicros: 1_000_000 }).expect(200);
+    await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', admin()).send({ amountMicros: 1_000, reason: 'start' }).expect(201);
+    // The provider reports no usage, then does.
+    fake.enqueue(textReply(['silent']), textReply(['counted'], [3, 4]));
+    const silent = await sendMessage(t, chat.secret, chat.chatId, 'first');
+    await eventsUntilEnd(t, chat.secret, silent.executionId);
+    const [unknown] = await usageOf(chat);
+    expect(unknown).toMatchObject({ status: 'unknown', costMicros: null, inputTokens: null, outputTokens: null });
+    // Its 100 max_tokens at 1 micro each stay reserved.
+    expect((await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200)).body).toEqual({ balanceMicros: 1_000, reservedMicros: 100 });
+
+    const next = await sendMessage(t, chat.secret, chat.chatId, 'second');
+    await eventsUntilEnd(t, chat.secret, next.executionId);
+    expect(await stopOf(next.executionId)).toBe('stop');
+    const summary = await t.http().get('/v1/usage/summary?groupBy=model').set('authorization', as(chat)).expect(200);
+    expect(summary.body).toEqual({ data: [{ key: 'fake/gpt-test', calls: 2, inputTokens: 3, outputTokens: 4, costMicros: 4, unknownCalls: 1 }] });
+
+    const released = await t.http().post(`/v1/usage/${unknown!.id as string}/release`).set('authorization', as(chat)).expect(200);
+    expect(released.body).toEqual({ id: unknown!.id, releasedAt: expect.any(String) });
+    await t.http().post(`/v1/usage/${unknown!.id as string}/release`).set('authorization', as(chat)).expect(200);
+    expect((await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200)).body).toEqual({ balanceMicros: 996, reservedMicros: 0 });
+    const confirmed = (await usageOf(chat))[1]!;
+    const settled = await t.http().post(`/v1/usage/${confirmed.id as string}/release`).set('authorization', as(chat));
+    expect({ status: settled.status, type: (settled.body as { type: string }).type }).toEqual({ status: 409, type: 'UsageSettled' });
+  });
 });
