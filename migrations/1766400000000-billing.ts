@@ -36,9 +36,13 @@ export class Billing1766400000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "credit_accounts" ADD CONSTRAINT "credit_accounts_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
     await queryRunner.query(`ALTER TABLE "credit_entries" ADD CONSTRAINT "credit_entries_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
     await queryRunner.query(`ALTER TABLE "prices" ADD CONSTRAINT "prices_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await queryRunner.query(`CREATE TABLE "rate_limits" ("id" uuid NOT NULL, "organization_id" uuid NOT NULL, "scope_kind" text NOT NULL, "scope_id" uuid, "requests_per_minute" integer, "tokens_per_minute" integer, "requests_available" double precision, "tokens_available" double precision, "refilled_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "rate_limits_pkey" PRIMARY KEY ("id"))`);
+    await queryRunner.query(`CREATE INDEX "rate_limits_organization_id_id_idx" ON "rate_limits" ("organization_id", "id")`);
+    await queryRunner.query(`ALTER TABLE "rate_limits" ADD CONSTRAINT "rate_limits_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "rate_limits"`);
     await queryRunner.query(`DROP INDEX "public"."usage_records_organization_id_created_at_idx"`);
     for (const column of ['released_at', 'reserved_tokens', 'reserved_micros', 'cost_micros', 'price_id', 'cached_input_tokens']) {
       await queryRunner.query(`ALTER TABLE "usage_records" DROP COLUMN "${column}"`);

@@ -26,6 +26,7 @@ const BODIES: Record<string, unknown> = {
   'patch /v1/members/{id}': { role: 'viewer' },
   'patch /v1/bots/{id}': { name: 'Renamed' },
   'post /v1/budgets': { scope: { kind: 'organization' }, period: 'day', limitMicros: 1_000_000 },
+  'post /v1/rate-limits': { scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -71,6 +72,7 @@ describe('access matrix', () => {
       'api-keys': (key.body as { id: string }).id,
       members: resources.member,
       budgets: (await t.http().post('/v1/budgets').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, period: 'total', limitMicros: 10 ** 12 }).expect(201)).body.id,
+      'rate-limits': (await t.http().post('/v1/rate-limits').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 }).expect(201)).body.id,
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });

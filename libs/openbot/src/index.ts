@@ -83,3 +83,6 @@ export * from './billing/queries/list-credit-entries.query';
 export * from './billing/queries/list-budgets.query';
 export * from './billing/queries/get-budget.query';
 export * from './billing/queries/usage-summary.query';
+export * from './billing/commands/create-rate-limit.command';
+export * from './billing/commands/delete-rate-limit.command';
+export * from './billing/queries/list-rate-limits.query';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceView } from '@openbot/openbot';
+import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceView, type RateLimitView } from '@openbot/openbot';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, NotEquals, ValidateNested } from 'class-validator';
 
@@ -211,4 +211,56 @@ export class BudgetPage {
 
 export function toBudgetBody(budget: BudgetView): BudgetBody {
   return { ...budget, scope: { ...budget.scope }, createdAt: new Date(budget.createdAt).toISOString() };
+}
+
+export class CreateRateLimitRequest {
+  @ApiProperty({ type: BudgetScopeInput })
+  @IsDefined({ message: 'scope is required' })
+  @IsObject({ message: 'scope must be an object' })
+  @ValidateNested()
+  @Type(() => BudgetScopeInput)
+  scope!: BudgetScopeInput;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000_000, description: 'Model calls per minute' })
+  @IsOptional()
+  @integer('requestsPerMinute')
+  @Min(1, { message: 'requestsPerMinute must be at least 1' })
+  @Max(1_000_000_000, { message: 'requestsPerMinute must be at most 1,000,000,000' })
+  requestsPerMinute?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000_000, description: 'Tokens per minute: input estimates when calls start, corrected by confirmed usage' })
+  @IsOptional()
+  @integer('tokensPerMinute')
+  @Min(1, { message: 'tokensPerMinute must be at least 1' })
+  @Max(1_000_000_000, { message: 'tokensPerMinute must be at most 1,000,000,000' })
+  tokensPerMinute?: number;
+}
+
+export class RateLimitBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ type: BudgetScopeBody })
+  scope!: BudgetScopeBody;
+
+  @ApiProperty({ type: Number, nullable: true })
+  requestsPerMinute!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  tokensPerMinute!: number | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class RateLimitPage {
+  @ApiProperty({ type: [RateLimitBody] })
+  data!: RateLimitBody[];
+
+  @ApiProperty({ type: String, nullable: true })
+  next!: string | null;
+}
+
+export function toRateLimitBody(limit: RateLimitView): RateLimitBody {
+  return { ...limit, scope: { ...limit.scope }, createdAt: new Date(limit.createdAt).toISOString() };
 }

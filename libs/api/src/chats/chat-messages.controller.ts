@@ -40,7 +40,7 @@ export class ChatMessagesController {
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
   @ApiAcceptedResponse({ type: MessageAdmissionBody })
-  @ApiErrors(400, 401, 402, 403, 404, 409)
+  @ApiErrors(400, 401, 402, 403, 404, 409, 429)
   async post(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,

@@ -45,3 +45,14 @@ export interface BudgetView {
   readonly reservedTokens: number | null;
   readonly createdAt: Date;
 }
+
+export interface RateLimitView {
+  readonly id: string;
+  readonly scope: { readonly kind: BudgetScopeKind; readonly id: string | null };
+  readonly requestsPerMinute: number | null;
+  readonly tokensPerMinute: number | null;
+  readonly createdAt: Date;
+}
+
+export const RATE_LIMIT_VIEW_COLUMNS = `id, json_build_object('kind', scope_kind, 'id', scope_id) AS scope, requests_per_minute AS "requestsPerMinute",
+  tokens_per_minute AS "tokensPerMinute", created_at AS "createdAt"`;

@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CreateBudgetHandler } from './commands/create-budget.command';
+import { CreateRateLimitHandler } from './commands/create-rate-limit.command';
+import { DeleteRateLimitHandler } from './commands/delete-rate-limit.command';
+import { GetRateLimitHandler, ListRateLimitsHandler } from './queries/list-rate-limits.query';
 import { DeleteBudgetHandler } from './commands/delete-budget.command';
 import { GrantCreditsHandler } from './commands/grant-credits.command';
 import { ReleaseUsageHandler } from './commands/release-usage.command';
@@ -25,6 +28,10 @@ import { UsageSummaryHandler } from './queries/usage-summary.query';
     ListBudgetsHandler,
     GetBudgetHandler,
     UsageSummaryHandler,
+    CreateRateLimitHandler,
+    DeleteRateLimitHandler,
+    ListRateLimitsHandler,
+    GetRateLimitHandler,
   ],
 })
 export class BillingModule {}

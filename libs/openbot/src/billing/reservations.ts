@@ -2,6 +2,7 @@ import { newId } from '@openbot/domain';
 import type { Database } from '../database/sql';
 import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { costOf, prices } from './prices';
+import { rateBuckets } from './rate-buckets';
 
 /** One attempt of a model call about to send (USE-02, USE-03). */
 export interface ReservationRequest extends BillingScope {
@@ -14,14 +15,18 @@ export interface ReservationRequest extends BillingScope {
   readonly maxTokens: number;
 }
 
-export type Reservation = { readonly reserved: true } | { readonly reserved: false; readonly budgetId: string | null };
+export type Reservation =
+  | { readonly reserved: true }
+  | { readonly reserved: false; readonly budgetId: string | null }
+  /** A rate limit's bucket has not enough yet: try again after `waitMs` (LIM-01). Nothing was taken. */
+  | { readonly reserved: false; readonly waitMs: number };
 
 /**
  * Reserves an attempt's estimate before it sends (USE-02, USE-03), in one transaction: the price
  * in force now (the call is priced by it, whatever changes later), the applicable budgets locked
  * in ID order, then the organization's credit account: one lock order for every reservation, so
  * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
- * credits cannot together reserve more than is left. Refused, nothing is written and nothing is
+ * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01). Refused, nothing is written and nothing is
  * sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
  * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
  */
@@ -39,6 +44,9 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
     const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
     const refused = exhausted(budgets, credits, need);
     if (refused !== undefined) return { reserved: false, budgetId: refused.budgetId };
+    // The rate limits' buckets last, in ID order; a refusal rolls back everything taken above.
+    const wait = await rateBuckets.take(tx, request, request.estimatedInputTokens, true);
+    if (wait !== null) return { reserved: false, waitMs: wait.waitMs };
     await tx.query({
       name: 'billing.open_hold',
       text: `WITH earlier AS (

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
+import { rateBuckets } from '../billing/rate-buckets';
 import { reserve } from '../billing/reservations';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
@@ -74,6 +75,18 @@ export class BudgetStop extends Error {
 }
 
 /**
+ * A model call whose rate-limit bucket has not enough yet (LIM-01): it did not send, and takes
+ * nothing. The workflow waits durably on a timer (`waitMs`) and calls again; the call log checks
+ * its identity again before that send (IDN-06).
+ */
+export class RateLimitWait extends Error {
+  readonly safeToRetry = false;
+  constructor(readonly waitMs: number) {
+    super(`a rate limit asks to wait ${waitMs} ms`);
+  }
+}
+
+/**
  * The one way a workflow calls a language model (PLAT-06). Every model call of the platform,
  * whatever workflow makes it, gets the same policy from here:
  * - provider resolution through the ModelRegistry, which opens the sealed API key for this call
@@ -83,7 +96,7 @@ export class BudgetStop extends Error {
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
  * - `max_tokens` on every request, and a reservation per attempt before it sends, against every
  *   budget that applies and the credits (USE-02); a call that cannot reserve does not send and
- *   throws BudgetStop;
+ *   throws BudgetStop; a rate limit's empty bucket throws RateLimitWait (LIM-01);
  * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
  *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
  *   when no usage came (USE-02) or when a new owner closed the attempt (USE-04), settled once by a
@@ -108,6 +121,7 @@ export class ModelCalls {
     const resolved = await this.registry.resolve(request.organizationId, request.model);
     const cap = this.config?.limits.modelCallMaxTokens ?? DEFAULT_MODEL_CALL_MAX_TOKENS;
     const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
+    const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };
 
     let result: ModelStepResult;
     try {
@@ -131,16 +145,15 @@ export class ModelCalls {
             const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
             await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage);
+            // The token buckets took the estimate; confirmed usage corrects them (LIM-01).
+            if (usage !== null) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
             await usageHolds.release(tx, executionId, callKey);
             await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
           },
         },
         async (call) => {
           const reservation = await reserve(this.db, {
-            organizationId: request.organizationId,
-            scopeKind: request.billing.scopeKind,
-            scopeId: request.billing.scopeId,
-            botId: request.billing.botId ?? null,
+            ...scope,
             executionId,
             callKey,
             attempt: call.attempt,
@@ -148,7 +161,7 @@ export class ModelCalls {
             estimatedInputTokens: request.estimatedInputTokens,
             maxTokens,
           });
-          if (!reservation.reserved) throw new BudgetStop(reservation.budgetId);
+          if (!reservation.reserved) throw 'waitMs' in reservation ? new RateLimitWait(reservation.waitMs) : new BudgetStop(reservation.budgetId);
           publisher.publish('model.started', null, position(call.attempt));
           const onText = request.onText;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
@@ -165,7 +178,7 @@ export class ModelCalls {
     } catch (error) {
       // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
       const cause = (error as { cause?: unknown } | null)?.cause;
-      throw cause instanceof BudgetStop ? cause : error;
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait ? cause : error;
     }
     publisher.announce();
     return result;

@@ -1,9 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { InvalidInput, isUuid, newId, type InputIssue, type MemberCaller } from '@openbot/domain';
+import { InvalidInput, newId, type InputIssue, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import type { BudgetPeriod, BudgetScopeKind, BudgetView } from '../billing-views';
 import { readBudget } from '../queries/get-budget.query';
+import { scopeIssues } from '../scope-check';
 
 export interface BudgetInput {
   readonly scope: { readonly kind: BudgetScopeKind; readonly id: string | null };
@@ -37,13 +38,7 @@ export class CreateBudgetHandler implements ICommandHandler<CreateBudget> {
       issues.push({ path: 'limitMicros', message: 'set exactly one of limitMicros and limitTokens' });
     }
     const { kind, id } = budget.scope;
-    if (kind === 'organization' && id !== null) issues.push({ path: 'scope.id', message: 'scope.id is refused for an organization budget' });
-    if (kind !== 'organization' && id === null) issues.push({ path: 'scope.id', message: `scope.id is required for a ${kind} budget` });
-    if (kind !== 'organization' && id !== null) {
-      const table = kind === 'bot' ? 'bots' : 'members';
-      const found = isUuid(id) ? await this.db.one(`SELECT 1 FROM ${table} WHERE id = $1 AND organization_id = $2`, [id, caller.organizationId]) : undefined;
-      if (found === undefined) issues.push({ path: 'scope.id', message: `the organization has no ${kind} ${id}` });
-    }
+    issues.push(...(await scopeIssues(this.db, caller.organizationId, budget.scope)));
     if (issues.length > 0) throw new InvalidInput(issues);
     const budgetId = newId();
     await this.db.query(

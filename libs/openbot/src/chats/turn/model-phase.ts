@@ -1,6 +1,6 @@
 import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
 import type { Pool } from 'pg';
-import { BudgetStop, type ModelCalls } from '../../models/model-calls';
+import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
@@ -50,6 +50,8 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       } catch (error) {
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
         if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: 'budget' } };
+        // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
+        if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
         throw error;
       }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
