@@ -188,4 +188,24 @@ describe('billing', () => {
     const settled = await t.http().post(`/v1/usage/${confirmed.id as string}/release`).set('authorization', as(chat));
     expect({ status: settled.status, type: (settled.body as { type: string }).type }).toEqual({ status: 409, type: 'UsageSettled' });
   });
+
+  it('[DLG-01] limits.maxCostMicros: the run’s saved usage plus its reservations are checked before every model call; a call that would pass it does not send and the Turn stops with "max-cost"', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [lookup()], limits: { maxCostMicros: 200 } });
+    const bot = await t.http().get(`/v1/bots/${chat.botId}`).set('authorization', as(chat)).expect(200);
+    expect((bot.body as { limits: unknown }).limits).toMatchObject({ maxCostMicros: 200 });
+    for (const bad of [0, 1.5, 2 ** 53]) {
+      const res = await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', as(chat)).send({ limits: { maxCostMicros: bad } });
+      expect({ bad, status: res.status, paths: (res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path) }).toEqual({ bad, status: 400, paths: ['limits.maxCostMicros'] });
+    }
+    await t.http().put(`/v1/prices/${model}`).set('authorization', as(chat)).send({ inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 1_000_000 }).expect(200);
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    // The first call reserves its estimate plus 100 output micros and fits; it costs 110, and the next reservation would pass 200.
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [10, 100]), textReply(['never asked'], [1, 1]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'cap me');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(await stopOf(turn.executionId)).toBe('max-cost');
+    expect(fake.requests).toHaveLength(1);
+    expect((await usageOf(chat)).map((r) => r.costMicros)).toEqual([110]);
+  });
 });

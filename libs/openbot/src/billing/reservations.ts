@@ -1,4 +1,5 @@
 import { newId } from '@openbot/domain';
+import type { Queryable } from '@openbot/engine';
 import type { Database } from '../database/sql';
 import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { costOf, prices } from './prices';
@@ -13,11 +14,15 @@ export interface ReservationRequest extends BillingScope {
   readonly estimatedInputTokens: number;
   /** The `max_tokens` the request sends: the reservation's output part. */
   readonly maxTokens: number;
+  /** The run's cost cap (a Bot's `limits.maxCostMicros`): its saved usage plus its reservations stay within it (DLG-01). */
+  readonly maxCostMicros?: number | null;
 }
 
 export type Reservation =
   | { readonly reserved: true }
   | { readonly reserved: false; readonly budgetId: string | null }
+  /** The run's own cost cap has no room for this call. */
+  | { readonly reserved: false; readonly maxCost: true }
   /** A rate limit's bucket has not enough yet: try again after `waitMs` (LIM-01). Nothing was taken. */
   | { readonly reserved: false; readonly waitMs: number };
 
@@ -39,6 +44,11 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
       micros: costOf(price, { inputTokens: request.estimatedInputTokens, outputTokens: request.maxTokens }),
       tokens: BigInt(request.estimatedInputTokens + request.maxTokens),
     };
+    // The run's cap, from what it saved and holds: a takeover or a restart sees the same sums (DLG-01).
+    if (request.maxCostMicros !== undefined && request.maxCostMicros !== null) {
+      const spent = await runCost(tx, request.executionId);
+      if (spent + need.micros > BigInt(request.maxCostMicros)) return { reserved: false, maxCost: true };
+    }
     // Read after the locks: every reservation committed before them is counted.
     const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
     const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
@@ -73,4 +83,20 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
     });
     return { reserved: true };
   });
+}
+
+/**
+ * What one run has cost so far: the known cost of its usage records, what its unknown records
+ * keep reserved, and its open holds. A failed read throws: the call then does not send, it never
+ * falls back to an older sum or to no cap (DLG-01).
+ */
+async function runCost(db: Queryable, executionId: string): Promise<bigint> {
+  const { rows } = await db.query<{ cost: string }>({
+    name: 'billing.run_cost',
+    text: `SELECT ((SELECT coalesce(sum(coalesce(cost_micros, CASE WHEN released_at IS NULL THEN reserved_micros END, 0)), 0)
+                      FROM usage_records WHERE execution_id = $1)
+                 + (SELECT coalesce(sum(reserved_micros), 0) FROM usage_holds WHERE execution_id = $1 AND released_at IS NULL))::text AS cost`,
+    values: [executionId],
+  });
+  return BigInt(rows[0]!.cost);
 }

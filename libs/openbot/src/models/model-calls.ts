@@ -54,6 +54,8 @@ export interface ModelCallRequest {
   readonly estimatedInputTokens: number;
   /** What is left of the workflow's own output limit (a Bot's `maxOutputTokens`): `max_tokens` is never above it. */
   readonly remainingOutputTokens?: number;
+  /** The run's cost cap in micros (a Bot's `limits.maxCostMicros`); null or absent: none. */
+  readonly maxCostMicros?: number | null;
   readonly billing: ModelBilling;
   /** The step the `model.*` events carry (the workflow's own numbering, e.g. the Turn's model step). */
   readonly eventStep: number;
@@ -69,8 +71,12 @@ export interface ModelCallRequest {
 export class BudgetStop extends Error {
   /** The call log fails the call at once instead of trying again. */
   readonly safeToRetry = false;
-  constructor(readonly budgetId: string | null) {
-    super(budgetId === null ? 'the credits are exhausted' : `budget ${budgetId} is exhausted`);
+  constructor(
+    readonly budgetId: string | null,
+    /** True when it is the run's own cap (`limits.maxCostMicros`), not a budget: the `max-cost` stop. */
+    readonly maxCost = false,
+  ) {
+    super(maxCost ? 'the run reached its cost cap' : budgetId === null ? 'the credits are exhausted' : `budget ${budgetId} is exhausted`);
   }
 }
 
@@ -160,8 +166,12 @@ export class ModelCalls {
             model: request.model,
             estimatedInputTokens: request.estimatedInputTokens,
             maxTokens,
+            maxCostMicros: request.maxCostMicros ?? null,
           });
-          if (!reservation.reserved) throw 'waitMs' in reservation ? new RateLimitWait(reservation.waitMs) : new BudgetStop(reservation.budgetId);
+          if (!reservation.reserved) {
+            if ('waitMs' in reservation) throw new RateLimitWait(reservation.waitMs);
+            throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
+          }
           publisher.publish('model.started', null, position(call.attempt));
           const onText = request.onText;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).

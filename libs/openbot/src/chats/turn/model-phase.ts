@@ -43,13 +43,14 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
           tools: definitions,
           estimatedInputTokens: fitted.estimatedTokens,
           remainingOutputTokens: bot.limits.maxOutputTokens - state.outputTokens,
+          maxCostMicros: bot.limits.maxCostMicros ?? null,
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
           eventStep: step,
           onText: (text, position) => context.publisher.publish('text.delta', { text }, position),
         });
       } catch (error) {
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
-        if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: 'budget' } };
+        if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
         // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
         if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
         throw error;
