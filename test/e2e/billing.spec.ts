@@ -121,7 +121,7 @@ describe('billing', () => {
     tools.fallback = jsonReply(200, { modelOutput: 'data' });
     // The first call reserves its estimate plus 100 tokens and fits; its confirmed usage passes the quota.
     fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 2_000]), textReply(['never asked'], [1, 1]));
-    const turn = await sendMessage(t, chat.secret, chat.chatId, 'spend it all');
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'spend it all', 'spend-1');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
     expect(await stopOf(turn.executionId)).toBe('budget');
@@ -135,6 +135,8 @@ describe('billing', () => {
       status: 402,
       body: { type: 'BudgetExceeded', message: expect.any(String), budgetId: (budget.body as { id: string }).id },
     });
+    // A retry of the admitted command still answers its 202.
+    expect(await sendMessage(t, chat.secret, chat.chatId, 'spend it all', 'spend-1')).toEqual(turn);
   });
 
   it('[USE-03] 20 Turns racing for the last credits spend at most the balance: each call reserves its max_tokens worth before sending, and a call that cannot reserve sends nothing', async () => {
