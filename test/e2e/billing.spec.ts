@@ -1,5 +1,5 @@
 import { Engine } from '@openbot/engine';
-import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, streamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -209,5 +209,16 @@ describe('billing', () => {
     expect(await stopOf(turn.executionId)).toBe('max-cost');
     expect(fake.requests).toHaveLength(1);
     expect((await usageOf(chat)).map((r) => r.costMicros)).toEqual([110]);
+  });
+
+  it('[PLAT-08] cached input is priced at the cached price when the provider reports it, and shown as cachedInputTokens', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    await t.http().put(`/v1/prices/${model}`).set('authorization', as(chat)).send({ inputPerMillionMicros: 1_000_000, cachedInputPerMillionMicros: 100_000, outputPerMillionMicros: 2_000_000 }).expect(200);
+    const usage = { ...chunks.usage(1_000, 10), usage: { prompt_tokens: 1_000, completion_tokens: 10, total_tokens: 1_010, prompt_tokens_details: { cached_tokens: 800 } } };
+    fake.enqueue(streamReply([chunks.role(), chunks.text('cached'), chunks.finish('stop'), usage]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'from the cache');
+    await eventsUntilEnd(t, chat.secret, turn.executionId);
+    // ceil((200 × 1,000,000 + 800 × 100,000 + 10 × 2,000,000) / 1,000,000) = 300.
+    expect((await usageOf(chat))[0]).toMatchObject({ status: 'confirmed', inputTokens: 1_000, cachedInputTokens: 800, outputTokens: 10, costMicros: 300 });
   });
 });

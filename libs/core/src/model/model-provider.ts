@@ -21,7 +21,7 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length';
 export type ModelStreamEvent =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'tool-call'; readonly callId: string; readonly name: string; readonly arguments: string }
-  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number }
+  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number }
   | { readonly type: 'finish'; readonly reason: FinishReason };
 
 export interface ModelProvider {

@@ -150,7 +150,7 @@ export class ModelCalls {
             const stepResult = saved.result;
             const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
-            await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage);
+            await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage && { ...usage, cachedInputTokens: stepResult.usage?.cachedInputTokens ?? null });
             // The token buckets took the estimate; confirmed usage corrects them (LIM-01).
             if (usage !== null) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
             await usageHolds.release(tx, executionId, callKey);
