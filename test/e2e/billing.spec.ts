@@ -127,6 +127,10 @@ describe('billing', () => {
     expect(await stopOf(turn.executionId)).toBe('budget');
     expect(fake.requests).toHaveLength(1);
     expect(events.filter((e) => e.type === 'model.started')).toHaveLength(1);
+    // The refused call is in the call log as failed, sent nothing, and is no server fault: no error record.
+    const calls = await t.database.query<{ status: string }>(`SELECT status FROM execution_calls WHERE execution_id = $1 ORDER BY created_at`, [turn.executionId]);
+    expect(calls.map((c) => c.status)).toEqual(['succeeded', 'succeeded', 'failed']);
+    expect(await t.database.query('SELECT 1 FROM error_records WHERE execution_id = $1', [turn.executionId])).toEqual([]);
     const standing = await t.http().get(`/v1/budgets/${(budget.body as { id: string }).id}`).set('authorization', as(chat)).expect(200);
     expect(standing.body).toMatchObject({ limitTokens: 1_000, spentTokens: 2_005, reservedTokens: 0, spentMicros: null });
 

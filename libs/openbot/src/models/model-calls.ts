@@ -69,8 +69,9 @@ export interface ModelCallRequest {
  * ends its run with `stop: "budget"`.
  */
 export class BudgetStop extends Error {
-  /** The call log fails the call at once instead of trying again. */
+  /** The call log fails the attempt at once, with no error record: nothing was sent. */
   readonly safeToRetry = false;
+  readonly notSent = true;
   constructor(
     readonly budgetId: string | null,
     /** True when it is the run's own cap (`limits.maxCostMicros`), not a budget: the `max-cost` stop. */
@@ -87,6 +88,7 @@ export class BudgetStop extends Error {
  */
 export class RateLimitWait extends Error {
   readonly safeToRetry = false;
+  readonly notSent = true;
   constructor(readonly waitMs: number) {
     super(`a rate limit asks to wait ${waitMs} ms`);
   }
