@@ -143,10 +143,13 @@ describe('billing', () => {
     expect(await sendMessage(t, chat.secret, chat.chatId, 'spend it all', 'spend-1')).toEqual(turn);
   });
 
-  it('[USE-03] 20 Turns racing for the last credits spend at most the balance: each call reserves its max_tokens worth before sending, and a call that cannot reserve sends nothing', async () => {
+  it('[USE-03] 20 Turns racing for the last credits spend at most the balance: each call reserves its max_tokens worth before sending (budgets and credits locked in one order), and a call that cannot reserve sends nothing', async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     await t.http().put(`/v1/platform/organizations/${chat.organizationId}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 0, outputPerMillionMicros: 1_000_000 }).expect(200);
     await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', admin()).send({ amountMicros: 550, reason: 'the last credits' }).expect(201);
+    // Two budgets that do not bind: every reservation also locks them, in the one lock order (no deadlock).
+    await t.http().post('/v1/budgets').set('authorization', as(chat)).send({ scope: { kind: 'organization' }, period: 'month', limitMicros: 10 ** 9 }).expect(201);
+    await t.http().post('/v1/budgets').set('authorization', as(chat)).send({ scope: { kind: 'bot', id: chat.botId }, period: 'total', limitTokens: 10 ** 9 }).expect(201);
     // Every answer uses its whole max_tokens: 100 output tokens, 100 micros.
     fake.fallback = textReply(['spent'], [10, 100]);
     const chats = [chat.chatId];
@@ -224,5 +227,17 @@ describe('billing', () => {
     await eventsUntilEnd(t, chat.secret, turn.executionId);
     // ceil((200 × 1,000,000 + 800 × 100,000 + 10 × 2,000,000) / 1,000,000) = 300.
     expect((await usageOf(chat))[0]).toMatchObject({ status: 'confirmed', inputTokens: 1_000, cachedInputTokens: 800, outputTokens: 10, costMicros: 300 });
+  });
+
+  it('[PLAT-08] platform billing routes take the administrator token only; an unknown organization is 404', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const byKey = await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', as(chat)).send({ amountMicros: 1, reason: 'self-service' });
+    expect(byKey.status).toBe(403);
+    const unknown = '0190c3f0-1234-7abc-8def-0123456789ab';
+    const credits = await t.http().post(`/v1/platform/organizations/${unknown}/credits`).set('authorization', admin()).send({ amountMicros: 1, reason: 'nobody' });
+    expect({ status: credits.status, type: (credits.body as { type: string }).type }).toEqual({ status: 404, type: 'OrganizationNotFound' });
+    const price = await t.http().put(`/v1/platform/organizations/${unknown}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 1, outputPerMillionMicros: 1 });
+    expect({ status: price.status, type: (price.body as { type: string }).type }).toEqual({ status: 404, type: 'OrganizationNotFound' });
+    expect((await t.http().get('/v1/credits/ledger').set('authorization', as(chat)).expect(200)).body).toEqual({ data: [], next: null });
   });
 });
