@@ -1,6 +1,6 @@
 import { BudgetExceeded, RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
-import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { rateBuckets } from './rate-buckets';
 
 /**
@@ -12,6 +12,13 @@ import { rateBuckets } from './rate-buckets';
  * cannot reserve.
  */
 export async function checkAdmission(db: Queryable, scope: BillingScope): Promise<void> {
+  // One read for the common case: nothing limits this scope.
+  const { rows } = await db.query<{ limited: boolean }>({
+    name: 'billing.admission_limited',
+    text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
+    values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
+  });
+  if (rows[0]?.limited !== true) return;
   const budgets = await budgetUsage.applicable(db, scope);
   const credits = await budgetUsage.credits(db, scope.organizationId);
   const refused = exhausted(budgets, credits, { micros: 0n, tokens: 0n });

@@ -73,6 +73,15 @@ function toStanding(row: StandingRow): BudgetStanding {
   };
 }
 
+const applicableIn = (table: string) => `EXISTS (SELECT 1 FROM ${table} WHERE organization_id = $1
+  AND (scope_kind = 'organization' OR (scope_kind = 'bot' AND scope_id = $4::uuid) OR (scope_kind = 'member' AND $2 = 'member' AND scope_id = $3::uuid)))`;
+
+/**
+ * True when a budget or a rate limit applies to the scope ($1 organization, $2 scope kind, $3
+ * scope ID, $4 Bot) or the organization has credits: otherwise nothing limits it.
+ */
+export const ANY_LIMIT_SQL = `(${applicableIn('budgets')} OR ${applicableIn('rate_limits')} OR EXISTS (SELECT 1 FROM credit_accounts WHERE organization_id = $1))`;
+
 /** Who a call is billed to: the budgets of the organization, its Bot and its member apply. */
 export interface BillingScope {
   readonly organizationId: string;
