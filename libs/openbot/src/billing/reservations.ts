@@ -48,6 +48,13 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
   return db.transaction(async (tx) => {
     const locked = await budgetUsage.lockApplicable(tx, request);
     const hasCredits = await budgetUsage.lockCredits(tx, request.organizationId);
+    // An earlier attempt of this call is over (its unknown record, if any, keeps its reservation):
+    // its hold must not count twice against this attempt.
+    await tx.query({
+      name: 'billing.release_earlier_holds',
+      text: 'UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND call_key = $2 AND attempt < $3 AND released_at IS NULL',
+      values: [request.executionId, request.callKey, request.attempt],
+    });
     const price = await prices.inForce(tx, request.organizationId, request.model);
     const need = needOf(price, request);
     // The run's cap, from what it saved and holds: a takeover or a restart sees the same sums (DLG-01).
