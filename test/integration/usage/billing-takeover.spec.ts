@@ -20,9 +20,9 @@ type Answer = { inputTokens: number; outputTokens: number };
  * usage and its one charge in the result's transaction, and an attempt a new owner closes is
  * recorded unknown, keeping its reservation.
  */
-function billedWorkflow(db: Database, outside: OutsideService<Answer>, node: string, organizationId: string): Workflow<CallState, null> {
+function billedWorkflow(db: Database, outside: OutsideService<Answer>, node: string, organizationId: string, name = 'test.billed-credits'): Workflow<CallState, null> {
   return {
-    name: 'test.billed-credits',
+    name,
     initial: () => ({ answer: null }),
     next: (s) => (s.answer === null ? { phase: 'ask' } : { end: 'completed', result: s.answer }),
     phases: {
@@ -84,6 +84,8 @@ describe('billing across a takeover', () => {
   /** Holds node A's requests until the test lets them answer (an owner frozen between the answer and its checkpoint). */
   let holdA: Deferred | null = null;
   const organizationId = randomUUID();
+  /** An organization whose credits hold two reservations, not three. */
+  const tight = randomUUID();
 
   beforeAll(async () => {
     t = await startTestEngine();
@@ -97,14 +99,24 @@ describe('billing across a takeover', () => {
        VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute')`,
       [randomUUID(), organizationId],
     );
+    await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'tight')`, [tight]);
+    await t.database.query(`INSERT INTO credit_accounts (organization_id) VALUES ($1)`, [tight]);
+    await t.database.query(`INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason) VALUES ($1, $2, 400, 'grant', 'test')`, [randomUUID(), tight]);
+    await t.database.query(
+      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
+       VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute')`,
+      [randomUUID(), tight],
+    );
     outside = new OutsideService(async (request) => {
       if (request.from === 'A' && holdA) await holdA.promise;
       return request.from === 'A' ? { inputTokens: 31, outputTokens: 7 } : { inputTokens: 30, outputTokens: 5 };
     });
     a = t.engine;
     a.register(billedWorkflow(db, outside, 'A', organizationId));
+    a.register(billedWorkflow(db, outside, 'A', tight, 'test.billed-tight'));
     b = (await t.node('node-b')).engine;
     b.register(billedWorkflow(db, outside, 'B', organizationId));
+    b.register(billedWorkflow(db, outside, 'B', tight, 'test.billed-tight'));
     await a.start();
     await b.start();
   });
@@ -181,5 +193,20 @@ describe('billing across a takeover', () => {
     await usageRecords.record(t.pool, call, { inputTokens: 999, outputTokens: 999 });
     expect((await records(executionId))[0]).toMatchObject({ status: 'confirmed', cost_micros: '45' });
     expect(await charges()).toHaveLength(2);
+  });
+
+  it('[USE-03] the new attempt after a takeover does not count the old attempt twice: its hold is released before the sums are read, its unknown record alone keeps the reservation', async () => {
+    holdA = deferred();
+    const sentByA = () => outside.requests.filter((r) => r.from === 'A').length;
+    const before = sentByA();
+    const { executionId } = await a.submit({ workflow: 'test.billed-tight', input: null, scope: SERVICE });
+    await eventually(() => sentByA() === before + 1, 'A to send its request');
+    // 400 micros: the abandoned attempt keeps 160, the new one needs 160; counted twice they would not fit.
+    await forceTakeover(t.database, b, executionId, 1);
+    expect(await b.waitForEnd(executionId)).toBe('completed');
+    const charged = await t.database.query<{ amount_micros: string }>(`SELECT amount_micros::text FROM credit_entries WHERE organization_id = $1 AND kind = 'charge'`, [tight]);
+    expect(charged).toEqual([{ amount_micros: '-40' }]);
+    holdA.resolve();
+    await eventually(() => localRuns(a) === 0, 'node A to drop its lost run');
   });
 });
