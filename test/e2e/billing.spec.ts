@@ -1,7 +1,7 @@
 import { Engine } from '@openbot/engine';
-import { chunks, FakeOpenAiServer, streamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /** Prices, credits, budgets and their enforcement, through the public API (PLAT-08, USE-01..04). */
@@ -239,5 +239,25 @@ describe('billing', () => {
     const price = await t.http().put(`/v1/platform/organizations/${unknown}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 1, outputPerMillionMicros: 1 });
     expect({ status: price.status, type: (price.body as { type: string }).type }).toEqual({ status: 404, type: 'OrganizationNotFound' });
     expect((await t.http().get('/v1/credits/ledger').set('authorization', as(chat)).expect(200)).body).toEqual({ data: [], next: null });
+  });
+
+  it('[PLAT-08] a queued Turn that starts with nothing left ends at once with stop "budget", sending nothing', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const other = await addMember(t, chat.organizationId);
+    await t.http().post('/v1/budgets').set('authorization', as(chat)).send({ scope: { kind: 'organization' }, period: 'total', limitTokens: 1_000 }).expect(201);
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The owner's Turn streams and holds; its confirmed usage then spends the whole quota.
+    fake.enqueue(heldStreamReply([chunks.role(), chunks.text('long'), chunks.finish('stop'), chunks.usage(5, 2_000)], { holdAfter: 2, release: released }));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'first');
+    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+    // Another member's message queues behind it while the quota still has room.
+    const queued = await sendMessage(t, other.secret, chat.chatId, 'second');
+    expect(queued.admission).toBe('queued');
+    release();
+    await eventsUntilEnd(t, chat.secret, first.executionId);
+    await eventsUntilEnd(t, chat.secret, queued.executionId);
+    expect(await stopOf(queued.executionId)).toBe('budget');
+    expect(fake.requests).toHaveLength(1);
   });
 });
