@@ -59,7 +59,7 @@ describe('billing', () => {
     expect(prices).toHaveLength(2);
   });
 
-  it('[PLAT-08] bad amounts, unknown scopes and models, a budget with both or neither limit, a past effectiveFrom: each is 400 naming the field', async () => {
+  it('[PLAT-08] bad amounts, unknown scopes and models, a budget with both or neither limit, a past effectiveFrom, an empty rate, bad summary parameters: each is 400 naming the field', async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     const issuesOf = async (method: 'put' | 'post', url: string, body: unknown, auth = as(chat)) => {
       const res = await t.http()[method](url).set('authorization', auth).send(body as object);
@@ -80,6 +80,16 @@ describe('billing', () => {
     expect(await issuesOf('post', '/v1/budgets', budget({ scope: { kind: 'bot' } }))).toEqual(['scope.id']);
     expect(await issuesOf('post', '/v1/budgets', budget({ scope: { kind: 'organization', id: chat.botId } }))).toEqual(['scope.id']);
     expect(await issuesOf('post', '/v1/budgets', budget({ period: 'week' }))).toEqual(['period']);
+    expect(await issuesOf('post', '/v1/rate-limits', { scope: { kind: 'organization' } })).toEqual(['requestsPerMinute']);
+    expect(await issuesOf('post', '/v1/rate-limits', { scope: { kind: 'member', id: chat.botId }, requestsPerMinute: 5 })).toEqual(['scope.id']);
+    const summary = async (query: string) => {
+      const res = await t.http().get(`/v1/usage/summary?${query}`).set('authorization', as(chat));
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      return (res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path);
+    };
+    expect(await summary('groupBy=week')).toEqual(['groupBy']);
+    expect(await summary('from=yesterday')).toEqual(['from']);
+    expect(await summary('from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z')).toEqual(['from']);
     const credits = `/v1/platform/organizations/${chat.organizationId}/credits`;
     expect(await issuesOf('post', credits, { amountMicros: 0, reason: 'nothing' }, admin())).toEqual(['amountMicros']);
     expect(await issuesOf('post', credits, { amountMicros: 0.5, reason: 'half' }, admin())).toEqual(['amountMicros']);
