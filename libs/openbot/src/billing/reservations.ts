@@ -31,8 +31,8 @@ export type Reservation =
  * in force now (the call is priced by it, whatever changes later), the applicable budgets locked
  * in ID order, then the organization's credit account: one lock order for every reservation, so
  * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
- * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01). Refused, nothing is written and nothing is
- * sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
+ * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01).
+ * Refused, nothing is reserved and nothing is sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
  * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
  */
 export async function reserve(db: Database, request: ReservationRequest): Promise<Reservation> {
