@@ -59,6 +59,11 @@ export interface EngineOptions {
    * only (a takeover waits for the lease to run out).
    */
   readonly deadNodes?: DeadNodeWatchOptions | false;
+  /**
+   * After a phase run's first event, its events are written together at most this often
+   * (default 50 ms): a token stream costs a commit per window, not per token.
+   */
+  readonly eventWindowMs?: number;
   /** A fire time found later than this is missed: the schedule's missed-run policy decides (default 60 s). */
   readonly scheduleMisfireSeconds?: number;
 }
@@ -158,6 +163,7 @@ export class Engine {
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
       eventWrites: new EventWriteBatcher(options.pool),
+      eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
     };
     this.runner = new Runner(this.ctx);

@@ -53,7 +53,7 @@ describe('engine: dead-node detection (presence locks)', () => {
     return engine;
   }
 
-  it('[REL-01][EXE-03] an owner that holds no presence lock loses its leased execution long before the lease runs out: a peer takes it over with generation 2 and finishes it', async () => {
+  it('[REL-01][EXE-03][EXE-04] an owner that holds no presence lock loses its leased execution long before the lease runs out: a peer takes it over with generation 2 and finishes it', async () => {
     // node-a runs without presence (as a process that died would look): its lease is valid for two minutes.
     await t.engine.start();
     const { executionId } = await t.engine.submit({ workflow: 'test.held', input: null, scope: SERVICE });
