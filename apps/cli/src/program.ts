@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { billingCommands } from './commands/billing';
 import { botsCommand } from './commands/bots';
 import { chatCommand } from './commands/chat';
 import { chatsCommand } from './commands/chats';
@@ -38,6 +39,7 @@ export function buildProgram(context: Context): Command {
   chatsCommand(program, context);
   chatCommand(program, context);
   executionsCommand(program, context);
+  billingCommands(program, context);
   return program;
 }
 

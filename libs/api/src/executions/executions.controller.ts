@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
-import { formatSse, writeChunk } from './event-stream';
+import { coalesceWrites, formatSse, writeChunk } from './event-stream';
 import { DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody } from './execution.dto';
 
 const KEEPALIVE_MS = 15_000;
@@ -210,7 +210,11 @@ export class ExecutionsController {
     }, lease.lifetimeMs);
     try {
       await writeChunk(raw, ': connected\n\n');
-      for await (const event of events) await writeChunk(raw, formatSse(event));
+      const coalesce = coalesceWrites(raw);
+      for await (const event of events) {
+        coalesce();
+        await writeChunk(raw, formatSse(event));
+      }
     } catch (error) {
       if (!closed.signal.aborted && !raw.destroyed) {
         try {

@@ -2,6 +2,7 @@ import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
+import { BILLING_ENTITIES } from '../billing/storage/entities';
 import { ChatCommandEntity } from '../chats/storage/chat-command.entity';
 import { ChatMessageEntity } from '../chats/storage/chat-message.entity';
 import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
@@ -39,6 +40,7 @@ export const ENTITIES = [
   AuditEventEntity,
   ServiceEntity,
   ...SSO_ENTITIES,
+  ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -1,7 +1,7 @@
 import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
-import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotLimits, type BotTool } from '../../bots/bot-view';
+import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
 /**
@@ -21,7 +21,12 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
 });
 
-const limitsCodec: Codec<Required<BotLimits>> = codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number });
+const limitsCodec: Codec<BotSnapshot['limits']> = codec.object({
+  maxSteps: codec.number,
+  maxSeconds: codec.number,
+  maxOutputTokens: codec.number,
+  maxCostMicros: codec.optional(codec.nullable(codec.number)),
+});
 
 const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   id: codec.string,
@@ -31,7 +36,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   limits: limitsCodec,
 });
 
-const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens'] as const satisfies readonly TurnStop[];
+const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cost', 'budget'] as const satisfies readonly TurnStop[];
 
 const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
 

@@ -19,10 +19,12 @@ export interface BotSnapshot {
   readonly model: string;
   readonly instructions: string;
   readonly tools: readonly BotTool[];
-  readonly limits: Required<BotLimits>;
+  /** `maxCostMicros` is absent on Turns saved before it existed: no cap. */
+  readonly limits: Required<Omit<BotLimits, 'maxCostMicros'>> & Pick<BotLimits, 'maxCostMicros'>;
 }
 
-export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens';
+/** Why a Turn ended; `budget`: a budget or the credits had nothing left for its next model call (PLAT-08); `max-cost`: its Bot's `limits.maxCostMicros`. */
+export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens' | 'max-cost' | 'budget';
 
 /** What the Turn decides next: a model or tool step, or its end with why it stopped. */
 export type TurnDecision = WorkflowDecision<'model' | 'tool', { readonly stop: TurnStop }>;
