@@ -8,6 +8,7 @@ import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
 import type { Json } from './json';
+import * as callSql from './sql/calls';
 
 export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
 
@@ -108,14 +109,11 @@ export interface CallRequest {
   readonly signal: AbortSignal;
 }
 
-const CALL_COLUMNS = 'id, call_key, kind, step, attempt, generation, safe, status, idempotency_key, key_id, result, error_id';
-
 /** Shared queries on the call log: by ID, by step, latest attempt (STC-10). */
 export const callQueries = {
   async byId(db: Queryable, callId: string): Promise<CallRow | null> {
     const { rows } = await db.query<CallRow>({
-      name: 'engine.call_by_id',
-      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE id = $1`,
+      ...callSql.callById,
       values: [callId],
     });
     return rows[0] ?? null;
@@ -123,8 +121,7 @@ export const callQueries = {
   /** Every attempt of one call, oldest first (full history: rows are never deleted). */
   async byKey(db: Queryable, executionId: string, callKey: string): Promise<CallRow[]> {
     const { rows } = await db.query<CallRow>({
-      name: 'engine.calls_by_key',
-      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt`,
+      ...callSql.callsByKey,
       values: [executionId, callKey],
     });
     return rows;
@@ -132,25 +129,21 @@ export const callQueries = {
   /** The latest attempt of one call, or null before its first intent. */
   async latestAttempt(db: Queryable, executionId: string, callKey: string): Promise<CallRow | null> {
     const { rows } = await db.query<CallRow>({
-      name: 'engine.call_latest_attempt',
-      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt DESC LIMIT 1`,
+      ...callSql.callLatestAttempt,
       values: [executionId, callKey],
     });
     return rows[0] ?? null;
   },
   async byStep(db: Queryable, executionId: string, step: number): Promise<CallRow[]> {
     const { rows } = await db.query<CallRow>({
-      name: 'engine.calls_by_step',
-      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND step = $2 ORDER BY call_key, attempt`,
+      ...callSql.callsByStep,
       values: [executionId, step],
     });
     return rows;
   },
   async latestUnknown(db: Queryable, executionId: string): Promise<CallRow | null> {
     const { rows } = await db.query<CallRow>({
-      name: 'engine.calls_latest_unknown',
-      text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND status = 'unknown'
-              ORDER BY created_at DESC LIMIT 1`,
+      ...callSql.callsLatestUnknown,
       values: [executionId],
     });
     return rows[0] ?? null;
@@ -213,13 +206,7 @@ export class CallLog {
       const { rows: mine } = await retryStorage(
         () =>
           db.query<{ id: string }>({
-            name: 'engine.call_intent',
-            text: `WITH ins AS (
-                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key, kind)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8, $9)
-                     ON CONFLICT (execution_id, call_key, attempt) DO NOTHING RETURNING id
-                   )
-                   SELECT id FROM ins UNION ALL SELECT id FROM execution_calls WHERE id = $1`,
+            ...callSql.callIntent,
             values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey, options.kind ?? 'other'],
           }),
         scope.signal,
@@ -272,8 +259,7 @@ export class CallLog {
     await retryStorage(
       () =>
         this.deps.db.query({
-          name: 'engine.call_status',
-          text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1',
+          ...callSql.callStatus,
           values: [id, status],
         }),
       undefined,
@@ -292,8 +278,7 @@ export class CallLog {
       () =>
         withTransaction(this.deps.db, async (tx) => {
           await tx.query({
-            name: 'engine.call_failed',
-            text: `UPDATE execution_calls SET status = 'failed', error_id = $2, updated_at = now() WHERE id = $1`,
+            ...callSql.callFailed,
             values: [id, errorId],
           });
           await failures.record(tx, { errorId, category: 'internal', origin: `call ${callKey}`, cause, executionId: this.deps.executionId });
@@ -307,8 +292,7 @@ export class CallLog {
   private async abandon(row: CallRow, onAbandoned: CallOptions['onAbandonedAttempt']): Promise<void> {
     const close = (db: Queryable) =>
       db.query({
-        name: 'engine.call_abandon',
-        text: `UPDATE execution_calls SET status = 'failed', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+        ...callSql.callAbandon,
         values: [row.id],
       });
     await retryStorage<unknown>(
@@ -326,8 +310,7 @@ export class CallLog {
     const { rowCount } = await retryStorage(
       () =>
         this.deps.db.query({
-          name: 'engine.call_unknown',
-          text: `UPDATE execution_calls SET status = 'unknown', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+          ...callSql.callUnknown,
           values: [id],
         }),
       undefined,
@@ -341,10 +324,7 @@ export class CallLog {
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
     const save = (db: Queryable) =>
       db.query<{ was: CallStatus }>({
-        name: 'engine.call_result',
-        text: `UPDATE execution_calls c SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
-                 FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
-                WHERE c.id = old.id RETURNING old.status AS was`,
+        ...callSql.callResult,
         values: [id, envelope.keyId, envelope.data],
       });
     const { rows } = await retryStorage(

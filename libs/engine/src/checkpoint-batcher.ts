@@ -1,7 +1,8 @@
 import type { ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
-import { checkpoint } from './store';
+import { checkpoint } from './sql/executions';
 import { isConnectionFailure } from './storage-retry';
+import * as executionSql from './sql/executions';
 
 /** A checkpoint without events: the hot path of every phase. */
 export interface PlainCheckpoint {
@@ -79,20 +80,7 @@ export class CheckpointBatcher {
 
   private async writeMany(batch: readonly PlainCheckpoint[]): Promise<Map<string, CheckpointResult>> {
     const { rows } = await this.pool.query<{ id: string; last_seq: number; state: ExecutionState; cancel_phase: number }>({
-      name: 'engine.checkpoint_batch',
-      // Rows are locked in ID order first, so two statements touching the same rows cannot deadlock.
-      text: `WITH c AS (
-               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[], $7::float8[])
-                        AS c(id, generation, key_id, data, step, state, lease)
-             ), locked AS (
-               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM c) ORDER BY x.id FOR UPDATE
-             )
-             UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
-               state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END,
-               lease_until = now() + make_interval(secs => c.lease), updated_at = now()
-               FROM c JOIN locked l ON l.id = c.id
-              WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
-              RETURNING e.id, e.last_seq, e.state, e.cancel_phase`,
+      ...executionSql.checkpointBatch,
       values: [
         batch.map((c) => c.id),
         batch.map((c) => c.generation),

@@ -6,8 +6,9 @@ import { SIGNALS_CHANNEL } from './node-listener';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
-import { selectExecution, selectIdentity } from './store';
+import { selectExecution, selectIdentity } from './sql/executions';
 import type { ExecutionCommands, Json, SubmittedWork } from './workflow';
+import * as signalSql from './sql/signals';
 
 /**
  * Commands to other executions inside a caller's transaction (STC-01): `Engine.signal` and
@@ -45,12 +46,11 @@ export async function signalIn(ctx: EngineContext, tx: Queryable, executionId: s
   const signalId = newId();
   const sealed = ctx.sealed.seal(payload, aad.signal(signalId));
   await tx.query({
-    name: 'engine.insert_signal',
-    text: 'INSERT INTO execution_signals (id, execution_id, name, key_id, data) VALUES ($1, $2, $3, $4, $5)',
+    ...signalSql.insertSignal,
     values: [signalId, executionId, name, sealed.keyId, sealed.data],
   });
   if (row.state === 'waiting' && !row.paused) {
-    await tx.query({ name: 'engine.wake', text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1 AND state = 'waiting' RETURNING id`, values: [executionId] });
+    await tx.query({ ...signalSql.wake, values: [executionId] });
     await enqueueAdvance(ctx.boss, tx, executionId);
     return 'woken';
   }
@@ -66,13 +66,11 @@ export async function cancelIn(ctx: EngineContext, tx: Queryable, executionId: s
   if (!row) return null;
   if (isFinal(row.state)) return { state: row.state, wake: false };
   const { rows } = await tx.query<{ cancel_phase: number }>({
-    name: 'engine.request_cancel',
-    text: `UPDATE executions SET state = 'cancelling', cancel_phase = cancel_phase + 1, updated_at = now() WHERE id = $1 RETURNING cancel_phase`,
+    ...signalSql.requestCancel,
     values: [executionId],
   });
   await tx.query({
-    name: 'engine.insert_cancel_signal',
-    text: `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', $2)`,
+    ...signalSql.insertCancelSignal,
     values: [executionId, rows[0]!.cancel_phase],
   });
   const idle = row.state !== 'running' && row.state !== 'cancelling';

@@ -21,11 +21,15 @@ import { Runner } from './runner';
 import { Schedules } from './schedules';
 import { aad, SealedJson } from './sealed-json';
 import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
-import { insertExecution, selectExecution, selectIdentity, type ExecutionRow, type NewExecution } from './store';
+import type { ExecutionRow, NewExecution } from './store';
+import { insertExecution, selectExecution, selectIdentity } from './sql/executions';
 import { endExecution } from './transitions';
 import { DeadNodeWatch, NodePresence, type DeadNodeWatchOptions } from './presence';
 import { withTransaction } from './tx';
 import type { Json, ResourceRef, Workflow } from './workflow';
+import * as callSql from './sql/calls';
+import * as commandSql from './sql/commands';
+import * as executionSql from './sql/executions';
 
 export interface EngineOptions {
   /** The pool TypeORM owns: the engine's SQL runs on it. */
@@ -232,16 +236,12 @@ export class Engine {
       if (command.commandKey !== undefined) {
         const target = command.target ?? command.workflow;
         const inserted = await tx.query({
-          name: 'engine.insert_command',
-          text: `INSERT INTO execution_commands (scope_kind, scope_id, target, command_key, input_hash, execution_id)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING execution_id`,
+          ...commandSql.insertCommand,
           values: [command.scope.kind, command.scope.id, target, command.commandKey, hash, id],
         });
         if (inserted.rowCount === 0) {
           const { rows } = await tx.query<{ input_hash: Buffer; execution_id: string }>({
-            name: 'engine.select_command',
-            text: `SELECT input_hash, execution_id FROM execution_commands
-                    WHERE scope_kind = $1 AND scope_id = $2 AND target = $3 AND command_key = $4`,
+            ...commandSql.selectCommand,
             values: [command.scope.kind, command.scope.id, target, command.commandKey],
           });
           const existing = rows[0]!;
@@ -360,17 +360,16 @@ export class Engine {
         if (call) {
           const sealed = this.ctx.sealed.seal(decision.result ?? null, aad.callResult(call.id));
           await tx.query({
-            name: 'engine.decide_call',
-            text: `UPDATE execution_calls SET status = 'succeeded', key_id = $2, result = $3, updated_at = now() WHERE id = $1`,
+            ...commandSql.decideCall,
             values: [call.id, sealed.keyId, sealed.data],
           });
         }
-        await tx.query({ name: 'engine.requeue', text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1`, values: [executionId] });
+        await tx.query({ ...executionSql.requeue, values: [executionId] });
         await enqueueAdvance(this.boss, tx, executionId);
         return { state: 'queued' as ExecutionState, run: true };
       }
       if (call) {
-        await tx.query({ name: 'engine.call_status', text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1', values: [call.id, 'failed'] });
+        await tx.query({ ...callSql.callStatus, values: [call.id, 'failed'] });
       }
       const outcomeState = decision.decision === 'stop' ? 'cancelled' : 'failed';
       await endExecution(this.ctx, tx, {

@@ -1,7 +1,8 @@
 import type { NodeListener } from './node-listener';
 import type { Queryable } from './ports';
 import { aad, type SealedJson } from './sealed-json';
-import { readEvents, type PendingEvent } from './store';
+import type { PendingEvent } from './store';
+import { readEvents } from './sql/events';
 import type { Json } from './json';
 
 /** An event as observers see it (docs/http-api.md "Executions and events"). */

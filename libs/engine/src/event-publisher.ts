@@ -5,7 +5,8 @@ import { announceEvents, EVENTS_CHANNEL, type NodeListener, type Notifier } from
 import type { PhaseEvents } from './phase-services';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
-import { publishEvents, type PendingEvent } from './store';
+import type { PendingEvent } from './store';
+import { publishEvents } from './sql/events';
 import type { SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 

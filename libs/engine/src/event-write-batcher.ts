@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
-import { publishEvents, type PendingEvent } from './store';
+import type { PendingEvent } from './store';
+import { publishEvents } from './sql/events';
 import { isConnectionFailure } from './storage-retry';
+import * as eventSql from './sql/events';
 
 export type EventWriteResult = { lastSeq: number; at: Date } | null;
 
@@ -69,26 +71,7 @@ export class EventWriteBatcher {
   private async writeMany(batch: readonly Pending[]): Promise<Map<string, EventWriteResult>> {
     const rows = batch.flatMap((item) => item.events.map((event, index) => ({ item, event, ord: index + 1 })));
     const { rows: written } = await this.pool.query<{ id: string; last_seq: number; at: Date }>({
-      name: 'engine.publish_events_batch',
-      // Rows are locked in ID order first, so two statements touching the same rows cannot deadlock.
-      text: `WITH i AS (
-               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::int[], $6::text[], $7::bytea[], $8::int[])
-                        AS i(id, generation, type, step, attempt, key_id, data, ord)
-             ), n AS (
-               SELECT id, generation, count(*)::int AS n FROM i GROUP BY id, generation
-             ), locked AS (
-               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM n) ORDER BY x.id FOR UPDATE
-             ), upd AS (
-               UPDATE executions e SET last_seq = e.last_seq + n.n
-                 FROM n JOIN locked l ON l.id = n.id
-                WHERE e.id = n.id AND e.generation = n.generation
-                  AND e.state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
-                RETURNING e.id, e.last_seq, n.n
-             ), ev AS (
-               INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-               SELECT i.id, upd.last_seq - upd.n + i.ord, i.type, i.step, i.attempt, i.key_id, i.data FROM i JOIN upd ON upd.id = i.id
-             )
-             SELECT id, last_seq, now() AS at FROM upd`,
+      ...eventSql.publishEventsBatch,
       values: [
         rows.map((r) => r.item.executionId),
         rows.map((r) => r.item.generation),

@@ -1,6 +1,8 @@
 import type { ExecutionState } from '@openbot/domain';
 import type { ResourceRef } from './json';
 import type { Queryable } from './ports';
+import * as childSql from './sql/children';
+import * as executionSql from './sql/executions';
 
 /** What a feature may know of an execution: no data, no identity, no lease internals. */
 export interface ExecutionFacts {
@@ -33,8 +35,6 @@ interface FactsRow {
   category: string | null;
 }
 
-const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, error_id, category`;
-
 function toFacts(row: FactsRow): ExecutionFacts {
   return {
     id: row.id,
@@ -62,19 +62,18 @@ export const executionReads = {
    */
   async byId(db: Queryable, executionId: string, options: { readonly organizationId?: string } = {}): Promise<ExecutionFacts | null> {
     const organization = options.organizationId !== undefined;
-    const { rows } = await db.query<FactsRow>({
-      name: organization ? 'engine.facts_in_organization' : 'engine.facts',
-      text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE id = $1${organization ? ' AND organization_id = $2' : ''}`,
-      values: organization ? [executionId, options.organizationId] : [executionId],
-    });
+    const { rows } = await db.query<FactsRow>(
+      organization
+        ? { ...executionSql.factsInOrganization, values: [executionId, options.organizationId] }
+        : { ...executionSql.facts, values: [executionId] },
+    );
     return rows[0] === undefined ? null : toFacts(rows[0]);
   },
 
   /** The children an execution started, oldest first. */
   async children(db: Queryable, parentId: string): Promise<ExecutionFacts[]> {
     const { rows } = await db.query<FactsRow>({
-      name: 'engine.children_facts',
-      text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE parent_id = $1 ORDER BY created_at, id`,
+      ...childSql.childrenFacts,
       values: [parentId],
     });
     return rows.map(toFacts);

@@ -3,6 +3,7 @@ import type { Queryable } from './ports';
 import { GateClosed, type GateReason } from './run-scope';
 import { aad, type SealedJson } from './sealed-json';
 import type { InboxSignal, PhaseInbox } from './workflow';
+import * as signalSql from './sql/signals';
 
 /**
  * The inbox of one phase run: signals reach the phase that is running (steering input, approval
@@ -35,10 +36,7 @@ export class RunInbox implements PhaseInbox {
   async receive(names: readonly string[]): Promise<InboxSignal[]> {
     if (names.length === 0) return [];
     const { rows } = await this.db.query<{ id: string; name: string; key_id: string | null; data: Buffer | null }>({
-      name: 'engine.inbox_read',
-      text: `SELECT id, name, key_id, data FROM execution_signals
-              WHERE execution_id = $1 AND consumed_at IS NULL AND name = ANY($2::text[]) AND NOT (id = ANY($3::uuid[]))
-              ORDER BY created_at, id`,
+      ...signalSql.inboxRead,
       values: [this.executionId, [...names], this.read],
     });
     return rows.map((row) => {
@@ -87,8 +85,7 @@ function ringable(): { promise: Promise<void>; ring: () => void } {
 export async function consumeRead(tx: Queryable, executionId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await tx.query({
-    name: 'engine.inbox_consume',
-    text: 'UPDATE execution_signals SET consumed_at = now() WHERE execution_id = $1 AND id = ANY($2::uuid[]) AND consumed_at IS NULL',
+    ...signalSql.inboxConsume,
     values: [executionId, [...ids]],
   });
 }

@@ -4,7 +4,8 @@ import { initialData, sealData } from './execution-data';
 import { assertAudience, sealIdentity } from './identity-guard';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
-import { insertExecution, type ExecutionRow, type NewExecution } from './store';
+import type { ExecutionRow, NewExecution } from './store';
+import { insertExecution } from './sql/executions';
 import type { Json, ResourceRef, Workflow } from './workflow';
 
 export interface NewExecutionCommand {

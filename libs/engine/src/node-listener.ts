@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import type { Queryable } from './ports';
+import * as eventSql from './sql/events';
 
 export const EVENTS_CHANNEL = 'openbot_events';
 /** Most events kept per execution for local readers; older ones are read from the table. */
@@ -292,8 +293,7 @@ export class Notifier {
         }
         await this.db
           .query({
-            name: 'engine.notify',
-            text: 'SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)',
+            ...eventSql.notify,
             values: [channels, payloads],
           })
           .catch(() => undefined); // a lost notification only costs latency (EVT-02)

@@ -6,9 +6,10 @@ import { cancel } from './run-outcomes';
 import type { Json, Workflow } from './workflow';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
-import { selectExecution } from './store';
+import { selectExecution } from './sql/executions';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
+import * as executionSql from './sql/executions';
 
 /**
  * Pause and resume (TASK-02). A pause is a flag (`executions.paused`) on an execution that then
@@ -27,7 +28,7 @@ export async function pauseIn(tx: Queryable, executionId: string): Promise<{ sta
   const row = await selectExecution(tx, executionId, true);
   if (!row) return null;
   if (isFinal(row.state) || row.state === 'cancelling') return { state: row.state, paused: false, notify: false };
-  if (!row.paused) await tx.query({ name: 'engine.pause', text: 'UPDATE executions SET paused = true, updated_at = now() WHERE id = $1', values: [executionId] });
+  if (!row.paused) await tx.query({ ...executionSql.pause, values: [executionId] });
   return { state: row.state, paused: true, notify: row.state === 'running' };
 }
 
@@ -37,9 +38,7 @@ export async function resumeIn(ctx: EngineContext, tx: Queryable, executionId: s
   if (!row) return null;
   if (!row.paused) return { state: row.state, resumed: false, wake: false };
   const { rows } = await tx.query<{ state: ExecutionState }>({
-    name: 'engine.resume',
-    text: `UPDATE executions SET paused = false, state = CASE WHEN state = 'waiting' THEN 'queued' ELSE state END, updated_at = now()
-            WHERE id = $1 RETURNING state`,
+    ...executionSql.resume,
     values: [executionId],
   });
   const wake = row.state === 'waiting';
@@ -62,16 +61,14 @@ export async function park(ctx: EngineContext, run: LocalRun): Promise<'parked' 
         if (!row.paused) {
           // Resumed before it parked: another claim runs it from its saved state.
           await tx.query({
-            name: 'engine.unpark',
-            text: `UPDATE executions SET state = 'queued', lease_until = NULL, updated_at = now() WHERE id = $1`,
+            ...executionSql.unpark,
             values: [run.id],
           });
           await enqueueAdvance(ctx.boss, tx, run.id);
           return 'resumed' as const;
         }
         await tx.query({
-          name: 'engine.park',
-          text: `UPDATE executions SET state = 'waiting', lease_until = NULL, updated_at = now() WHERE id = $1`,
+          ...executionSql.park,
           values: [run.id],
         });
         return 'parked' as const;

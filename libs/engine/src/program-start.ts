@@ -7,10 +7,12 @@ import { park } from './pause';
 import { enqueueAdvance } from './queue';
 import { finish, resumeWait } from './run-outcomes';
 import { forbidden } from './run-identity';
-import { selectExecution, type ExecutionRow } from './store';
+import type { ExecutionRow } from './store';
+import { selectExecution } from './sql/executions';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
 import type { Json, Workflow } from './workflow';
+import * as executionSql from './sql/executions';
 
 /** Where the program loop starts: the workflow, its opened data, its step and its state. */
 export interface ProgramStart {
@@ -65,8 +67,7 @@ async function releaseUnknownWorkflow(ctx: EngineContext, run: LocalRun): Promis
     () =>
       withTransaction(ctx.pool, async (tx) => {
         const { rowCount } = await tx.query({
-          name: 'engine.release_unknown_workflow',
-          text: 'UPDATE executions SET lease_until = now(), updated_at = now() WHERE id = $1 AND generation = $2',
+          ...executionSql.releaseUnknownWorkflow,
           values: [run.id, run.generation],
         });
         if (rowCount === 1) await enqueueAdvance(ctx.boss, tx, run.id, ctx.leaseSeconds);

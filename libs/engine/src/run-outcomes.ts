@@ -9,7 +9,9 @@ import { CorruptExecutionData, initialData, openData, sealData, type ExecutionDa
 import { announceEvents, SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
-import { appendEvents, checkpoint, insertExecution, selectExecution, type PendingEvent } from './store';
+import type { PendingEvent } from './store';
+import { checkpoint, insertExecution, selectExecution } from './sql/executions';
+import { appendEvents } from './sql/events';
 import { retryStorage } from './storage-retry';
 import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
 import { withTransaction } from './tx';
@@ -19,6 +21,9 @@ import { awaitExecutions } from './waits';
 import type { Json, ResourceRef, Wake, Workflow } from './workflow';
 
 import type { LocalRun, Stop } from './local-run';
+import * as executionSql from './sql/executions';
+import * as signalSql from './sql/signals';
+import * as timerSql from './sql/timers';
 
 /** The phase checkpoint; answers the stored state (it may have become `cancelling`) or null when lost. */
 export async function saveCheckpoint(
@@ -151,17 +156,12 @@ export async function waitFor(
         const next: ExecutionData = wake ? { ...data, wake, wait: null } : { ...data, wake: null, wait };
         const sealed = sealData(ctx.sealed, run.id, next);
         await tx.query({
-          name: 'engine.save_wait',
-          text: `UPDATE executions SET key_id = $2, data = $3, step = $4,
-                   state = CASE WHEN state = 'cancelling' THEN state WHEN $5 THEN 'running' ELSE 'waiting' END,
-                   lease_until = CASE WHEN $5 THEN lease_until ELSE NULL END, updated_at = now()
-                 WHERE id = $1`,
+          ...executionSql.saveWait,
           values: [run.id, sealed.keyId, sealed.data, step, wake !== null],
         });
         if (!wake && wait.until !== null) {
           await tx.query({
-            name: 'engine.insert_timer',
-            text: 'INSERT INTO execution_timers (id, execution_id, due_at) VALUES (gen_random_uuid(), $1, $2)',
+            ...timerSql.insertTimer,
             values: [run.id, wait.until],
           });
           const seconds = Math.max(0, (new Date(wait.until).getTime() - ctx.clock.now()) / 1000);
@@ -204,8 +204,7 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
         const row = await selectExecution(tx, run.id, true);
         if (!row || row.generation !== run.generation) return 'lost' as const;
         await tx.query({
-          name: 'engine.consume_cancel',
-          text: `UPDATE execution_signals SET consumed_at = now() WHERE execution_id = $1 AND name = 'cancel' AND consumed_at IS NULL`,
+          ...signalSql.consumeCancel,
           values: [run.id],
         });
         const cancelled = await cascadeCancel(ctx, tx, run.id);
@@ -213,8 +212,7 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
           const next: ExecutionData = { ...data, wait: { signals: [], until: null, children: true } };
           const sealed = sealData(ctx.sealed, run.id, next);
           await tx.query({
-            name: 'engine.cancel_wait',
-            text: `UPDATE executions SET key_id = $2, data = $3, lease_until = NULL, updated_at = now() WHERE id = $1`,
+            ...executionSql.cancelWait,
             values: [run.id, sealed.keyId, sealed.data],
           });
           return { waiting: cancelled };
@@ -247,18 +245,13 @@ export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Ex
       withTransaction(ctx.pool, async (tx) => {
         const sealed = sealData(ctx.sealed, run.id, data);
         const { rowCount } = await tx.query({
-          name: 'engine.outcome_unknown',
-          text: `UPDATE executions SET state = 'outcome_unknown', key_id = $3, data = $4, step = $5, lease_until = NULL, updated_at = now()
-                  WHERE id = $1 AND generation = $2
-                    AND EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')`,
+          ...executionSql.outcomeUnknown,
           values: [run.id, run.generation, sealed.keyId, sealed.data, step],
         });
         if (rowCount === 0) {
           // The unknown result was saved meanwhile (a late result): queue it again to reuse that result.
           const { rowCount: requeued } = await tx.query({
-            name: 'engine.requeue_resolved',
-            text: `UPDATE executions SET state = CASE WHEN state = 'cancelling' THEN state ELSE 'queued' END, lease_until = NULL, updated_at = now()
-                    WHERE id = $1 AND generation = $2 AND state IN ('running', 'cancelling')`,
+            ...executionSql.requeueResolved,
             values: [run.id, run.generation],
           });
           if (requeued === 1) await enqueueAdvance(ctx.boss, tx, run.id);

@@ -4,11 +4,13 @@ import { runProgram, type LocalRun } from './program';
 import { deliverSignal } from './signal-delivery';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { identityOf } from './identity-guard';
-import { renewLeases, selectExecution, selectForClaim, takeOver, type ExecutionRow } from './store';
+import type { ExecutionRow } from './store';
+import { renewLeases, selectExecution, selectForClaim, takeOver } from './sql/executions';
 import { timerDue } from './transitions';
 import type { Queryable } from './ports';
 import { isNodePresent } from './presence';
 import { withTransaction } from './tx';
+import * as executionSql from './sql/executions';
 
 /**
  * The runner (EXE-08): claims executions (takeover adds one to the generation under the row
@@ -202,10 +204,7 @@ export class Runner {
   private async releaseLeases(): Promise<void> {
     await withTransaction(this.ctx.pool, async (tx) => {
       const { rows } = await tx.query<{ id: string }>({
-        name: 'engine.release_leases',
-        text: `UPDATE executions SET lease_until = now(), updated_at = now()
-                WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
-                RETURNING id`,
+        ...executionSql.releaseLeases,
         values: [this.ctx.nodeId],
       });
       for (const row of rows) await enqueueAdvance(this.ctx.boss, tx, row.id);

@@ -8,6 +8,7 @@ import { aad } from './sealed-json';
 import { isConnectionFailure } from './storage-retry';
 import { withTransaction } from './tx';
 import type { Json, ResourceRef } from './workflow';
+import * as scheduleSql from './sql/schedules';
 
 export type { MissedRuns } from './schedule-times';
 
@@ -60,9 +61,6 @@ interface ScheduleRow {
   next_fire_at: Date | null;
 }
 
-/** Schedules each tick looks at, at most: the rest are found by the next tick. */
-const TICK_BATCH = 32;
-
 /**
  * Recurring schedules on the engine (docs/decisions/022-schedules-on-croner.md). croner computes
  * fire times; our own rows make them durable: each fire writes a (schedule, fire time) row in the
@@ -95,29 +93,14 @@ export class Schedules {
     const outcome = await withTransaction(this.ctx.pool, async (tx) => {
       // The ID is known only after the conflict check: seal for the row that will hold the input.
       const { rows: existing } = await tx.query<{ id: string }>({
-        name: 'engine.schedule_lock',
-        text: 'SELECT id FROM schedules WHERE name = $1 FOR UPDATE',
+        ...scheduleSql.scheduleLock,
         values: [spec.name],
       });
       const rowId = existing[0]?.id ?? id;
       const input = this.ctx.sealed.seal(spec.input, aad.scheduleInput(rowId));
       const identity = spec.identity === undefined || spec.identity === null ? null : this.ctx.sealed.seal(spec.identity, aad.scheduleIdentity(rowId));
       const { rows } = await tx.query<ScheduleRow>({
-        name: 'engine.schedule_upsert',
-        text: `INSERT INTO schedules (id, name, cron, time_zone, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id,
-                                      key_id, input, identity_key_id, identity, missed, catch_up_seconds, next_fire_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-               ON CONFLICT (name) DO UPDATE SET
-                 cron = EXCLUDED.cron, time_zone = EXCLUDED.time_zone, workflow = EXCLUDED.workflow,
-                 organization_id = EXCLUDED.organization_id, scope_kind = EXCLUDED.scope_kind, scope_id = EXCLUDED.scope_id,
-                 resource_type = EXCLUDED.resource_type, resource_id = EXCLUDED.resource_id,
-                 key_id = EXCLUDED.key_id, input = EXCLUDED.input, identity_key_id = EXCLUDED.identity_key_id, identity = EXCLUDED.identity,
-                 missed = EXCLUDED.missed, catch_up_seconds = EXCLUDED.catch_up_seconds,
-                 -- The same times keep their place (a fire time already due is not lost by an update).
-                 next_fire_at = CASE WHEN schedules.cron = EXCLUDED.cron AND schedules.time_zone = EXCLUDED.time_zone
-                                     THEN schedules.next_fire_at ELSE EXCLUDED.next_fire_at END,
-                 updated_at = now()
-               RETURNING *`,
+        ...scheduleSql.scheduleUpsert,
         values: [
           rowId,
           spec.name,
@@ -150,20 +133,19 @@ export class Schedules {
 
   /** Removes the schedule; fires already made stay (their executions run on). */
   async remove(name: string): Promise<boolean> {
-    const { rowCount } = await this.ctx.pool.query({ name: 'engine.schedule_remove', text: 'DELETE FROM schedules WHERE name = $1', values: [name] });
+    const { rowCount } = await this.ctx.pool.query({ ...scheduleSql.scheduleRemove, values: [name] });
     return rowCount === 1;
   }
 
   async get(name: string): Promise<ScheduleView | null> {
-    const { rows } = await this.ctx.pool.query<ScheduleRow>({ name: 'engine.schedule_get', text: 'SELECT * FROM schedules WHERE name = $1', values: [name] });
+    const { rows } = await this.ctx.pool.query<ScheduleRow>({ ...scheduleSql.scheduleGet, values: [name] });
     return rows[0] ? toView(rows[0]) : null;
   }
 
   /** The fires of a schedule, oldest first: each fire time and the execution it submitted. */
   async fires(name: string): Promise<Array<{ fireAt: Date; executionId: ExecutionId }>> {
     const { rows } = await this.ctx.pool.query<{ fire_at: Date; execution_id: ExecutionId }>({
-      name: 'engine.schedule_fires',
-      text: `SELECT f.fire_at, f.execution_id FROM schedule_fires f JOIN schedules s ON s.id = f.schedule_id WHERE s.name = $1 ORDER BY f.fire_at`,
+      ...scheduleSql.scheduleFires,
       values: [name],
     });
     return rows.map((r) => ({ fireAt: r.fire_at, executionId: r.execution_id }));
@@ -207,8 +189,7 @@ export class Schedules {
     const submitted: string[] = [];
     // One plain query when nothing is due (the usual tick): no transaction, no lock.
     const { rowCount } = await this.ctx.pool.query({
-      name: 'engine.schedules_any_due',
-      text: 'SELECT 1 FROM schedules WHERE next_fire_at <= $1 AND workflow = ANY($2::text[]) LIMIT 1',
+      ...scheduleSql.schedulesAnyDue,
       values: [new Date(now), workflows],
     });
     if (rowCount === 0) return 0;
@@ -217,9 +198,7 @@ export class Schedules {
       submitted.length = 0;
       // Only schedules of workflows this node has (a rolling deploy): another node handles the rest.
       const { rows } = await tx.query<ScheduleRow>({
-        name: 'engine.schedules_due',
-        text: `SELECT * FROM schedules WHERE next_fire_at <= $1 AND workflow = ANY($2::text[])
-                ORDER BY next_fire_at LIMIT ${TICK_BATCH} FOR UPDATE SKIP LOCKED`,
+        ...scheduleSql.schedulesDue,
         values: [new Date(now), workflows],
       });
       for (const row of rows) {
@@ -250,7 +229,7 @@ export class Schedules {
       next = null;
     }
     await this.ctx.failures.record(tx, { errorId: newId<ErrorId>(), category: 'internal', origin: `schedule:${row.name}`, cause });
-    await tx.query({ name: 'engine.schedule_next', text: 'UPDATE schedules SET next_fire_at = $2, updated_at = now() WHERE id = $1', values: [row.id, next] });
+    await tx.query({ ...scheduleSql.scheduleNext, values: [row.id, next] });
   }
 
   /** One due schedule, under its row lock: its fire rows and executions commit together (STC-01). */
@@ -272,8 +251,7 @@ export class Schedules {
         const executionId = newId<ExecutionId>();
         // The unique (schedule, fire time) row: a fire time another node or an earlier run already made is not made again.
         const { rowCount } = await tx.query({
-          name: 'engine.schedule_fire',
-          text: 'INSERT INTO schedule_fires (schedule_id, fire_at, execution_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+          ...scheduleSql.scheduleFire,
           values: [row.id, at, executionId],
         });
         if (rowCount !== 1) continue;
@@ -282,8 +260,7 @@ export class Schedules {
       }
     }
     await tx.query({
-      name: 'engine.schedule_next',
-      text: 'UPDATE schedules SET next_fire_at = $2, updated_at = now() WHERE id = $1',
+      ...scheduleSql.scheduleNext,
       values: [row.id, next],
     });
     return submitted;

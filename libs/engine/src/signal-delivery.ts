@@ -1,5 +1,6 @@
 import type { EngineContext } from './context';
 import type { LocalRun } from './local-run';
+import * as signalSql from './sql/signals';
 
 /**
  * Delivers a stored signal to a phase running here: a cancel or a pause closes its gate (EXE-11),
@@ -10,16 +11,7 @@ import type { LocalRun } from './local-run';
  */
 export async function deliverSignal(ctx: EngineContext, run: LocalRun): Promise<void> {
   const { rows } = await ctx.pool.query<{ cancel: boolean; paused: boolean }>({
-    name: 'engine.deliver_signal',
-    text: `WITH pending AS (
-             SELECT s.id, e.cancel_phase > 0 AND s.cancel_phase = e.cancel_phase AS current
-               FROM execution_signals s JOIN executions e ON e.id = s.execution_id
-              WHERE s.execution_id = $1 AND s.name = 'cancel' AND s.consumed_at IS NULL
-           ), stale AS (
-             UPDATE execution_signals SET consumed_at = now()
-              WHERE id IN (SELECT id FROM pending WHERE NOT current)
-           )
-           SELECT coalesce((SELECT bool_or(current) FROM pending), false) AS cancel, e.paused FROM executions e WHERE e.id = $1`,
+    ...signalSql.deliverSignal,
     values: [run.id],
   });
   const row = rows[0];

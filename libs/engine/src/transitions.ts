@@ -7,9 +7,13 @@ import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
 import { cancelIn, identityToContinue, signalIn } from './commands';
-import { appendEvents } from './store';
+import { appendEvents } from './sql/events';
 import { endedExecutions, forgetAwaits, takeWaiters } from './waits';
 import type { EndTransaction, Json, Wake, Workflow } from './workflow';
+import * as childSql from './sql/children';
+import * as executionSql from './sql/executions';
+import * as signalSql from './sql/signals';
+import * as timerSql from './sql/timers';
 
 type FinalState = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
@@ -29,10 +33,7 @@ export async function evaluateWait(
   const signals: Array<{ name: string; payload: Json }> = [];
   if (wait.signals.length > 0) {
     const { rows } = await tx.query<{ id: string; name: string; key_id: string | null; data: Buffer | null }>({
-      name: 'engine.consume_signals',
-      text: `UPDATE execution_signals SET consumed_at = now()
-              WHERE execution_id = $1 AND consumed_at IS NULL AND name = ANY($2::text[])
-              RETURNING id, name, key_id, data`,
+      ...signalSql.consumeSignals,
       values: [executionId, wait.signals],
     });
     for (const row of rows) {
@@ -42,7 +43,7 @@ export async function evaluateWait(
   }
   let timer = false;
   if (wait.until !== null) {
-    const { rows } = await tx.query<{ due: boolean }>({ name: 'engine.timer_due', text: 'SELECT now() >= $1::timestamptz AS due', values: [wait.until] });
+    const { rows } = await tx.query<{ due: boolean }>({ ...timerSql.timerDue, values: [wait.until] });
     timer = rows[0]?.due ?? false;
   }
   let childrenDone = false;
@@ -50,8 +51,7 @@ export async function evaluateWait(
   if (wait.children && (await openChildren(tx, executionId)) === 0) {
     childrenDone = true;
     const { rows } = await tx.query<{ child_id: string; state: string }>({
-      name: 'engine.consume_notices',
-      text: `UPDATE execution_child_notices SET consumed_at = now() WHERE parent_id = $1 AND consumed_at IS NULL RETURNING child_id, state`,
+      ...childSql.consumeNotices,
       values: [executionId],
     });
     children = rows.map((r) => ({ childId: r.child_id as Wake['children'][number]['childId'], state: r.state }));
@@ -63,8 +63,7 @@ export async function evaluateWait(
   if (wait.until !== null) {
     // The wait is over, whatever woke it: its timer fires now or is retired (a stale timer would claim a later wait).
     await tx.query({
-      name: 'engine.end_wait_timers',
-      text: 'UPDATE execution_timers SET fired_at = now() WHERE execution_id = $1 AND fired_at IS NULL',
+      ...timerSql.endWaitTimers,
       values: [executionId],
     });
   }
@@ -77,8 +76,7 @@ export async function evaluateWait(
  */
 export async function timerDue(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
   const { rows } = await tx.query<{ seconds: number | null }>({
-    name: 'engine.next_timer',
-    text: 'SELECT EXTRACT(EPOCH FROM min(due_at) - now())::float8 AS seconds FROM execution_timers WHERE execution_id = $1 AND fired_at IS NULL',
+    ...timerSql.nextTimer,
     values: [executionId],
   });
   const seconds = rows[0]?.seconds ?? null;
@@ -93,9 +91,7 @@ export async function timerDue(ctx: EngineContext, tx: Queryable, executionId: s
 /** Attached children that have not ended (an owner waits for them before it ends, EXE-13). */
 export async function openChildren(tx: Queryable, executionId: string): Promise<number> {
   const { rows } = await tx.query<{ n: number }>({
-    name: 'engine.open_children',
-    text: `SELECT count(*)::int AS n FROM executions
-            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
+    ...childSql.openChildren,
     values: [executionId],
   });
   return rows[0]?.n ?? 0;
@@ -128,12 +124,7 @@ export async function endExecution(
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
   const { rows } = await tx.query<{ parent_id: string | null; awaited: boolean }>({
-    name: 'engine.end',
-    text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
-             lease_until = NULL, ended_at = now(), updated_at = now()
-           WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
-             AND NOT (state = 'cancelling' AND $3 = 'completed')
-           RETURNING parent_id, awaited`,
+    ...executionSql.end,
     values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null],
   });
   const row = rows[0];
@@ -196,8 +187,7 @@ export async function endExecution(
   }
   if (row.parent_id !== null) {
     await tx.query({
-      name: 'engine.child_notice',
-      text: `INSERT INTO execution_child_notices (parent_id, child_id, state) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      ...childSql.childNotice,
       values: [row.parent_id, e.id, e.outcome],
     });
     await wakeIfWaiting(ctx, tx, row.parent_id);
@@ -218,16 +208,7 @@ export async function endWithoutSideEffects(
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
   const event = encodeEvent(ctx.sealed, e.id, ENDED_EVENT, { state: e.outcome });
   const { rowCount } = await db.query({
-    name: 'engine.end_fast',
-    text: `WITH upd AS (
-             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
-               updated_at = now(), last_seq = last_seq + 1
-             WHERE id = $1 AND generation = $2 AND parent_id IS NULL AND NOT awaited
-               AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
-             RETURNING last_seq
-           )
-           INSERT INTO execution_events (execution_id, seq, type, key_id, data)
-           SELECT $1, upd.last_seq, $6, $7, $8 FROM upd`,
+    ...executionSql.endFast,
     values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, event.type, event.keyId, event.data],
   });
   return rowCount === 1;
@@ -239,11 +220,7 @@ export async function endWithoutSideEffects(
  */
 export async function resumeUnknown(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
   const { rows } = await tx.query({
-    name: 'engine.resume_unknown',
-    text: `UPDATE executions SET state = 'queued', lease_until = NULL, updated_at = now()
-            WHERE id = $1 AND state = 'outcome_unknown'
-              AND NOT EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')
-            RETURNING id`,
+    ...executionSql.resumeUnknown,
     values: [executionId],
   });
   if (rows.length === 0) return false;
@@ -257,9 +234,7 @@ export async function resumeUnknown(ctx: EngineContext, tx: Queryable, execution
  */
 export async function wakeIfWaiting(ctx: EngineContext, tx: Queryable, executionId: string): Promise<boolean> {
   const { rows } = await tx.query({
-    name: 'engine.wake_parent',
-    text: `UPDATE executions SET state = CASE WHEN state = 'waiting' THEN 'queued' ELSE state END, updated_at = now()
-            WHERE id = $1 AND (state = 'waiting' OR (state = 'cancelling' AND lease_until IS NULL)) RETURNING id`,
+    ...childSql.wakeParent,
     values: [executionId],
   });
   if (rows.length === 0) return false;
@@ -270,18 +245,12 @@ export async function wakeIfWaiting(ctx: EngineContext, tx: Queryable, execution
 /** Cancel reaches attached children: each enters cancelling with its own cancel phase (EXE-13, EXE-15). */
 export async function cascadeCancel(ctx: EngineContext, tx: Queryable, parentId: string): Promise<string[]> {
   const { rows } = await tx.query<{ id: string; cancel_phase: number; was: string }>({
-    name: 'engine.cascade_cancel',
-    text: `UPDATE executions c SET state = 'cancelling', cancel_phase = c.cancel_phase + 1, updated_at = now()
-             FROM executions p
-            WHERE c.parent_id = $1 AND p.id = c.id AND c.attached
-              AND c.state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
-            RETURNING c.id, c.cancel_phase, p.state AS was`,
+    ...childSql.cascadeCancel,
     values: [parentId],
   });
   for (const child of rows) {
     await tx.query({
-      name: 'engine.insert_cancel_signal',
-      text: `INSERT INTO execution_signals (id, execution_id, name, cancel_phase) VALUES (gen_random_uuid(), $1, 'cancel', $2)`,
+      ...signalSql.insertCancelSignal,
       values: [child.id, child.cancel_phase],
     });
     if (child.was !== 'running') await enqueueAdvance(ctx.boss, tx, child.id);

@@ -1,5 +1,6 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { Queryable } from './ports';
+import * as awaitSql from './sql/awaits';
 
 /**
  * Waiting for another execution's end (not a child's): no polling, no lost wake-up.
@@ -15,23 +16,13 @@ import type { Queryable } from './ports';
  * The one-statement end (`endWithoutSideEffects`) only applies to rows nobody awaits.
  */
 
-const FINAL = `('completed', 'failed', 'cancelled', 'interrupted')`;
-
 /**
  * Marks and records the awaited executions that have not ended; answers those (empty: every one
  * has ended, or does not exist). Runs before the waiter locks its own row (see above).
  */
 export async function awaitExecutions(tx: Queryable, waiterId: string, targets: readonly string[]): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>({
-    name: 'engine.await_executions',
-    text: `WITH open AS (
-             SELECT id FROM executions WHERE id = ANY($1::uuid[]) AND state NOT IN ${FINAL} ORDER BY id FOR NO KEY UPDATE
-           ), marked AS (
-             UPDATE executions e SET awaited = true FROM open WHERE e.id = open.id AND NOT e.awaited
-           ), recorded AS (
-             INSERT INTO execution_awaits (target_id, waiter_id) SELECT id, $2 FROM open ON CONFLICT DO NOTHING
-           )
-           SELECT id FROM open`,
+    ...awaitSql.awaitExecutions,
     values: [[...targets], waiterId],
   });
   return rows.map((r) => r.id);
@@ -40,8 +31,7 @@ export async function awaitExecutions(tx: Queryable, waiterId: string, targets: 
 /** The final states of awaited executions that ended (read once all of them have). */
 export async function endedExecutions(tx: Queryable, targets: readonly string[]): Promise<Array<{ executionId: ExecutionId; state: string }>> {
   const { rows } = await tx.query<{ id: string; state: string }>({
-    name: 'engine.awaited_states',
-    text: `SELECT id, state FROM executions WHERE id = ANY($1::uuid[]) AND state IN ${FINAL}`,
+    ...awaitSql.awaitedStates,
     values: [[...targets]],
   });
   const states = new Map(rows.map((r) => [r.id, r.state]));
@@ -50,14 +40,13 @@ export async function endedExecutions(tx: Queryable, targets: readonly string[])
 
 /** The wait ended another way (a signal, a timer): its await rows would only cause spurious wake-ups. */
 export async function forgetAwaits(tx: Queryable, waiterId: string): Promise<void> {
-  await tx.query({ name: 'engine.forget_awaits', text: 'DELETE FROM execution_awaits WHERE waiter_id = $1', values: [waiterId] });
+  await tx.query({ ...awaitSql.forgetAwaits, values: [waiterId] });
 }
 
 /** In an awaited execution's end transaction: its waiters, whose await rows are removed (the caller wakes them). */
 export async function takeWaiters(tx: Queryable, targetId: string): Promise<string[]> {
   const { rows } = await tx.query<{ waiter_id: string }>({
-    name: 'engine.take_waiters',
-    text: 'DELETE FROM execution_awaits WHERE target_id = $1 RETURNING waiter_id',
+    ...awaitSql.takeWaiters,
     values: [targetId],
   });
   return rows.map((r) => r.waiter_id).sort();

@@ -3,7 +3,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 /**
  * A durable execution (EXE-01). The workflow's state is sealed (`data`); only safe values are in
  * clear: state, phase, step, generation, lease, links, and a failure's category and error ID.
- * The engine reads and writes this table with prepared raw SQL (store.ts); this entity exists so
+ * The engine reads and writes this table with prepared raw SQL (sql/executions.ts); this entity exists so
  * the schema-drift test can compare it with the migrations.
  */
 @Entity({ name: 'executions' })

@@ -1,0 +1,70 @@
+import type { Statement } from './statement';
+
+/**
+ * The SQL of the call log (CALL-01): reads by ID, key, step and status, and each status change.
+ */
+
+const CALL_COLUMNS = 'id, call_key, kind, step, attempt, generation, safe, status, idempotency_key, key_id, result, error_id';
+
+export const callById: Statement = {
+  name: 'engine.call_by_id',
+  text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE id = $1`,
+};
+
+export const callsByKey: Statement = {
+  name: 'engine.calls_by_key',
+  text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt`,
+};
+
+export const callLatestAttempt: Statement = {
+  name: 'engine.call_latest_attempt',
+  text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND call_key = $2 ORDER BY attempt DESC LIMIT 1`,
+};
+
+export const callsByStep: Statement = {
+  name: 'engine.calls_by_step',
+  text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND step = $2 ORDER BY call_key, attempt`,
+};
+
+export const callsLatestUnknown: Statement = {
+  name: 'engine.calls_latest_unknown',
+  text: `SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $1 AND status = 'unknown'
+              ORDER BY created_at DESC LIMIT 1`,
+};
+
+export const callIntent: Statement = {
+  name: 'engine.call_intent',
+  text: `WITH ins AS (
+                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key, kind)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'intent', $8, $9)
+                     ON CONFLICT (execution_id, call_key, attempt) DO NOTHING RETURNING id
+                   )
+                   SELECT id FROM ins UNION ALL SELECT id FROM execution_calls WHERE id = $1`,
+};
+
+export const callStatus: Statement = {
+  name: 'engine.call_status',
+  text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1',
+};
+
+export const callFailed: Statement = {
+  name: 'engine.call_failed',
+  text: `UPDATE execution_calls SET status = 'failed', error_id = $2, updated_at = now() WHERE id = $1`,
+};
+
+export const callAbandon: Statement = {
+  name: 'engine.call_abandon',
+  text: `UPDATE execution_calls SET status = 'failed', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+};
+
+export const callUnknown: Statement = {
+  name: 'engine.call_unknown',
+  text: `UPDATE execution_calls SET status = 'unknown', updated_at = now() WHERE id = $1 AND status = 'sending'`,
+};
+
+export const callResult: Statement = {
+  name: 'engine.call_result',
+  text: `UPDATE execution_calls c SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
+                 FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
+                WHERE c.id = old.id RETURNING old.status AS was`,
+};

@@ -1,0 +1,43 @@
+import { FACTS_COLUMNS } from './executions';
+import type { Statement } from './statement';
+
+/**
+ * The SQL of children and their notices: open attached children, the notice a child's end leaves
+ * its parent, waking the parent, cascading a cancel (EXE-13), and the children features read.
+ */
+
+export const openChildren: Statement = {
+  name: 'engine.open_children',
+  text: `SELECT count(*)::int AS n FROM executions
+            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
+};
+
+export const childNotice: Statement = {
+  name: 'engine.child_notice',
+  text: `INSERT INTO execution_child_notices (parent_id, child_id, state) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+};
+
+export const consumeNotices: Statement = {
+  name: 'engine.consume_notices',
+  text: `UPDATE execution_child_notices SET consumed_at = now() WHERE parent_id = $1 AND consumed_at IS NULL RETURNING child_id, state`,
+};
+
+export const wakeParent: Statement = {
+  name: 'engine.wake_parent',
+  text: `UPDATE executions SET state = CASE WHEN state = 'waiting' THEN 'queued' ELSE state END, updated_at = now()
+            WHERE id = $1 AND (state = 'waiting' OR (state = 'cancelling' AND lease_until IS NULL)) RETURNING id`,
+};
+
+export const cascadeCancel: Statement = {
+  name: 'engine.cascade_cancel',
+  text: `UPDATE executions c SET state = 'cancelling', cancel_phase = c.cancel_phase + 1, updated_at = now()
+             FROM executions p
+            WHERE c.parent_id = $1 AND p.id = c.id AND c.attached
+              AND c.state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
+            RETURNING c.id, c.cancel_phase, p.state AS was`,
+};
+
+export const childrenFacts: Statement = {
+  name: 'engine.children_facts',
+  text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE parent_id = $1 ORDER BY created_at, id`,
+};

@@ -1,0 +1,301 @@
+import type { ExecutionState } from '@openbot/domain';
+import type { Queryable } from '../ports';
+import type { ExecutionRow, NewExecution, PendingEvent } from '../store';
+import { eventColumns } from './events';
+import type { Statement } from './statement';
+
+/**
+ * The SQL of an execution's own row: insert, select, claim, identity, take-over, checkpoint,
+ * leases, release, requeue, waits, pause, unknown outcomes, end, and the facts features read.
+ * Every state write is fenced by `generation` (EXE-03/04).
+ */
+
+const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
+  attached, state, step, generation, owner_node, (lease_until IS NOT NULL AND lease_until > now()) AS leased,
+  cancel_phase, paused, last_seq, key_id, data, error_id, category`;
+
+/** What a feature may read of an execution (execution-reads.ts): no data, no identity, no lease internals. */
+export const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, error_id, category`;
+
+export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
+  await db.query({
+    name: 'engine.insert_execution',
+    text: `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
+             attached, state, owner_node, lease_until, key_id, data, identity_key_id, identity)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+             CASE WHEN $12::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $12::float8) END, $13, $14, $15, $16)`,
+    values: [
+      row.id,
+      row.workflow,
+      row.organization_id,
+      row.scope_kind,
+      row.scope_id,
+      row.resource_type,
+      row.resource_id,
+      row.parent_id,
+      row.attached,
+      row.state,
+      row.owner_node,
+      leaseSeconds,
+      row.key_id,
+      row.data,
+      row.identity_key_id,
+      row.identity,
+    ],
+  });
+}
+
+const selectPlain: Statement = {
+  name: 'engine.select_execution',
+  text: `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id = $1`,
+};
+
+const selectForUpdate: Statement = {
+  name: 'engine.select_execution_for_update',
+  text: `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE id = $1 FOR UPDATE`,
+};
+
+export async function selectExecution(db: Queryable, id: string, forUpdate = false): Promise<ExecutionRow | null> {
+  const { rows } = await db.query<ExecutionRow>({
+    ...(forUpdate ? selectForUpdate : selectPlain),
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** The row a claim locks: with the sealed identity the new run checks and carries (IDN-06). */
+export async function selectForClaim(db: Queryable, id: string): Promise<ExecutionRow | null> {
+  const { rows } = await db.query<ExecutionRow>({
+    name: 'engine.select_execution_for_claim',
+    text: `SELECT ${EXECUTION_COLUMNS}, identity_key_id, identity FROM executions WHERE id = $1 FOR UPDATE`,
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** The sealed identity of an execution (a child or a continuation copies it). */
+export async function selectIdentity(db: Queryable, id: string): Promise<{ identity_key_id: string | null; identity: Buffer | null } | null> {
+  const { rows } = await db.query<{ identity_key_id: string | null; identity: Buffer | null }>({
+    name: 'engine.select_identity',
+    text: 'SELECT identity_key_id, identity FROM executions WHERE id = $1',
+    values: [id],
+  });
+  return rows[0] ?? null;
+}
+
+/** Takes ownership: generation + 1 under the row lock the caller holds (EXE-03). */
+export async function takeOver(db: Queryable, id: string, node: string, leaseSeconds: number): Promise<{ generation: number; state: ExecutionState }> {
+  const { rows } = await db.query<{ generation: number; state: ExecutionState }>({
+    name: 'engine.take_over',
+    text: `UPDATE executions SET generation = generation + 1, owner_node = $2,
+             lease_until = now() + make_interval(secs => $3::float8),
+             state = CASE WHEN state IN ('queued', 'waiting') THEN 'running' ELSE state END, updated_at = now()
+           WHERE id = $1 RETURNING generation, state`,
+    values: [id, node, leaseSeconds],
+  });
+  return rows[0]!;
+}
+
+/**
+ * The checkpoint of a phase, as one statement (STC-01): the sealed state, the step, the
+ * lease and the phase's events commit together, only while `generation` still matches.
+ * A cancel request that arrived meanwhile is kept (`cancelling` is never overwritten).
+ * Only the step after the saved one is written, so a retry after a lost reply cannot apply
+ * it twice. Answers null when nothing was written: the execution was lost (EXE-04), or this
+ * very checkpoint had already committed (the caller tells the two apart).
+ */
+export async function checkpoint(
+  db: Queryable,
+  c: {
+    id: string;
+    generation: number;
+    keyId: string;
+    data: Buffer;
+    step: number;
+    state: ExecutionState;
+    leaseSeconds: number;
+    events: readonly PendingEvent[];
+  },
+): Promise<{ lastSeq: number; state: ExecutionState; cancelPhase: number } | null> {
+  if (c.events.length === 0) {
+    // Most phases emit nothing: the same write without the event insert.
+    const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+      name: 'engine.checkpoint_plain',
+      text: `UPDATE executions SET key_id = $3, data = $4, step = $5,
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
+               lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
+             WHERE id = $1 AND generation = $2 AND step = $5 - 1
+             RETURNING last_seq, state, cancel_phase`,
+      values: [c.id, c.generation, c.keyId, c.data, c.step, c.state, c.leaseSeconds],
+    });
+    const row = rows[0];
+    return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+  }
+  const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+    name: 'engine.checkpoint',
+    text: `WITH upd AS (
+             UPDATE executions SET key_id = $3, data = $4, step = $5,
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
+               lease_until = now() + make_interval(secs => $7::float8), last_seq = last_seq + $8, updated_at = now()
+             WHERE id = $1 AND generation = $2 AND step = $5 - 1
+             RETURNING last_seq, state, cancel_phase
+           ), ev AS (
+             INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
+             SELECT $1, upd.last_seq - $8 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM upd, unnest($9::text[], $10::int[], $11::int[], $12::text[], $13::bytea[])
+                    WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
+           )
+           SELECT last_seq, state, cancel_phase FROM upd`,
+    values: [
+      c.id,
+      c.generation,
+      c.keyId,
+      c.data,
+      c.step,
+      c.state,
+      c.leaseSeconds,
+      c.events.length,
+      ...eventColumns(c.events),
+    ],
+  });
+  const row = rows[0];
+  return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+}
+
+/** Renews this node's leases on the executions it runs; answers the IDs it still owns. */
+export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
+  if (owned.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>({
+    name: 'engine.renew_leases',
+    text: `UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
+             FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
+            WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
+            RETURNING e.id`,
+    values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
+  });
+  return new Set(rows.map((r) => r.id));
+}
+
+// ---- Statements the program loop and the engine run inline (their callers hold the logic). ----
+
+/** Plain checkpoints of many executions at once (checkpoint-batcher.ts); each row fenced by its generation. Rows are locked in ID order first, so two statements touching the same rows cannot deadlock. */
+export const checkpointBatch: Statement = {
+  name: 'engine.checkpoint_batch',
+  text: `WITH c AS (
+               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[], $7::float8[])
+                        AS c(id, generation, key_id, data, step, state, lease)
+             ), locked AS (
+               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM c) ORDER BY x.id FOR UPDATE
+             )
+             UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
+               state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END,
+               lease_until = now() + make_interval(secs => c.lease), updated_at = now()
+               FROM c JOIN locked l ON l.id = c.id
+              WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
+              RETURNING e.id, e.last_seq, e.state, e.cancel_phase`,
+};
+
+export const releaseLeases: Statement = {
+  name: 'engine.release_leases',
+  text: `UPDATE executions SET lease_until = now(), updated_at = now()
+                WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
+                RETURNING id`,
+};
+
+export const releaseUnknownWorkflow: Statement = {
+  name: 'engine.release_unknown_workflow',
+  text: 'UPDATE executions SET lease_until = now(), updated_at = now() WHERE id = $1 AND generation = $2',
+};
+
+export const requeue: Statement = {
+  name: 'engine.requeue',
+  text: `UPDATE executions SET state = 'queued', updated_at = now() WHERE id = $1`,
+};
+
+export const requeueResolved: Statement = {
+  name: 'engine.requeue_resolved',
+  text: `UPDATE executions SET state = CASE WHEN state = 'cancelling' THEN state ELSE 'queued' END, lease_until = NULL, updated_at = now()
+                    WHERE id = $1 AND generation = $2 AND state IN ('running', 'cancelling')`,
+};
+
+export const saveWait: Statement = {
+  name: 'engine.save_wait',
+  text: `UPDATE executions SET key_id = $2, data = $3, step = $4,
+                   state = CASE WHEN state = 'cancelling' THEN state WHEN $5 THEN 'running' ELSE 'waiting' END,
+                   lease_until = CASE WHEN $5 THEN lease_until ELSE NULL END, updated_at = now()
+                 WHERE id = $1`,
+};
+
+export const cancelWait: Statement = {
+  name: 'engine.cancel_wait',
+  text: `UPDATE executions SET key_id = $2, data = $3, lease_until = NULL, updated_at = now() WHERE id = $1`,
+};
+
+export const outcomeUnknown: Statement = {
+  name: 'engine.outcome_unknown',
+  text: `UPDATE executions SET state = 'outcome_unknown', key_id = $3, data = $4, step = $5, lease_until = NULL, updated_at = now()
+                  WHERE id = $1 AND generation = $2
+                    AND EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')`,
+};
+
+export const resumeUnknown: Statement = {
+  name: 'engine.resume_unknown',
+  text: `UPDATE executions SET state = 'queued', lease_until = NULL, updated_at = now()
+            WHERE id = $1 AND state = 'outcome_unknown'
+              AND NOT EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')
+            RETURNING id`,
+};
+
+export const end: Statement = {
+  name: 'engine.end',
+  text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
+             lease_until = NULL, ended_at = now(), updated_at = now()
+           WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+             AND NOT (state = 'cancelling' AND $3 = 'completed')
+           RETURNING parent_id, awaited`,
+};
+
+export const endFast: Statement = {
+  name: 'engine.end_fast',
+  text: `WITH upd AS (
+             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
+               updated_at = now(), last_seq = last_seq + 1
+             WHERE id = $1 AND generation = $2 AND parent_id IS NULL AND NOT awaited
+               AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
+             RETURNING last_seq
+           )
+           INSERT INTO execution_events (execution_id, seq, type, key_id, data)
+           SELECT $1, upd.last_seq, $6, $7, $8 FROM upd`,
+};
+
+export const pause: Statement = {
+  name: 'engine.pause',
+  text: 'UPDATE executions SET paused = true, updated_at = now() WHERE id = $1',
+};
+
+export const resume: Statement = {
+  name: 'engine.resume',
+  text: `UPDATE executions SET paused = false, state = CASE WHEN state = 'waiting' THEN 'queued' ELSE state END, updated_at = now()
+            WHERE id = $1 RETURNING state`,
+};
+
+export const park: Statement = {
+  name: 'engine.park',
+  text: `UPDATE executions SET state = 'waiting', lease_until = NULL, updated_at = now() WHERE id = $1`,
+};
+
+export const unpark: Statement = {
+  name: 'engine.unpark',
+  text: `UPDATE executions SET state = 'queued', lease_until = NULL, updated_at = now() WHERE id = $1`,
+};
+
+export const facts: Statement = {
+  name: 'engine.facts',
+  text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE id = $1`,
+};
+
+/** The access rule sits in the statement (IDN-08): a foreign ID reads as unknown. */
+export const factsInOrganization: Statement = {
+  name: 'engine.facts_in_organization',
+  text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE id = $1 AND organization_id = $2`,
+};
