@@ -26,6 +26,7 @@ export * from './model-providers/commands/delete-model-provider.command';
 export * from './model-providers/queries/get-model-provider.query';
 export * from './model-providers/queries/list-model-providers.query';
 export * from './bots/bot-view';
+export * from './approvals/approval-policy';
 export * from './bots/commands/create-bot.command';
 export * from './bots/commands/update-bot.command';
 export * from './bots/commands/delete-bot.command';

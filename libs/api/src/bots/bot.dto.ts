@@ -4,7 +4,9 @@ import {
   BOT_TOOL_KINDS,
   BOT_TOOL_RETRIES,
   DEFAULT_BOT_LIMITS,
+  MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
+  type ApprovalPolicy,
   type BotLimits,
   type BotTool,
   type BotToolKind,
@@ -81,6 +83,30 @@ export class BotToolInput {
   @ValidateIf(isSent)
   @IsIn(BOT_TOOL_RETRIES, { message: `retry must be one of ${BOT_TOOL_RETRIES.join(', ')}` })
   retry?: BotToolRetry;
+
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'string', enum: ['never', 'always'] },
+      {
+        type: 'object',
+        required: ['argument', 'in'],
+        properties: { argument: { type: 'string', description: 'A dotted path into the arguments' }, in: { type: 'array', items: {}, minItems: 1, maxItems: 100 } },
+      },
+    ],
+    default: 'never',
+    description:
+      'Whether a call waits for a person\'s decision before it runs: `never` (default), `always`, or `{ argument, in }`, which requires approval ' +
+      'when the argument at that dotted path is one of the values (JSON comparison; an absent path does not match; arguments that are not a JSON object always require approval)',
+  })
+  @ValidateIf(isSent)
+  approval?: ApprovalPolicy;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_APPROVAL_EXPIRY_SECONDS, description: 'A pending approval of this tool becomes `expired` after this many seconds; none by default' })
+  @ValidateIf(isSent)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_APPROVAL_EXPIRY_SECONDS)
+  approvalExpiresInSeconds?: number;
 }
 
 export class BotLimitsInput {
@@ -212,6 +238,12 @@ export class BotToolBody {
 
   @ApiPropertyOptional({ enum: BOT_TOOL_RETRIES, description: '`http` and `background` tools, when given; absent means `unsafe`' })
   retry?: BotToolRetry;
+
+  @ApiPropertyOptional({ description: 'When given: `never`, `always` or `{ argument, in }`; absent means `never`' })
+  approval?: ApprovalPolicy;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'When given: seconds until a pending approval expires' })
+  approvalExpiresInSeconds?: number;
 }
 
 export class BotLimitsBody {
@@ -268,6 +300,8 @@ export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+    ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   }));
 }
 
@@ -288,6 +322,8 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     kind: tool.kind ?? 'client',
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+    ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
+import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
@@ -26,13 +27,17 @@ export interface BotTool {
    * result is lost (CALL-03).
    */
   readonly retry?: BotToolRetry;
+  /** Whether a call needs a person's yes before it runs (decision 025); absent means `never`. */
+  readonly approval?: ApprovalPolicy;
+  /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
+  readonly approvalExpiresInSeconds?: number;
 }
 
 /** Limits of one Turn; absent keys take DEFAULT_BOT_LIMITS. */
 export interface BotLimits {
   /** Most model steps per Turn. */
   readonly maxSteps?: number;
-  /** Most seconds a Turn may run, waits included. */
+  /** Most seconds a Turn may run, waits included (approval waits too, for now: TASK-03 is not built). */
   readonly maxSeconds?: number;
   /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
   readonly maxOutputTokens?: number;
@@ -104,7 +109,7 @@ export function withEffectiveKind(tool: BotTool): BotTool {
  * offending field is an InvalidInput issue (`tools.<index>.url`).
  */
 export function checkToolKinds(tools: readonly BotTool[]): void {
-  const issues: InputIssue[] = [];
+  const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
     if (kind === 'client') {

@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
 import { ChatCommandEntity } from '../chats/storage/chat-command.entity';
@@ -34,6 +35,7 @@ export const ENTITIES = [
   ChatCommandEntity,
   ClientToolCallEntity,
   TurnHookWriteEntity,
+  ApprovalEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

@@ -4,6 +4,13 @@ import type { BotLimits, BotTool } from '../../bots/bot-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
 
+/** A call of the last step that waits for an approval; `expiresAt` is epoch ms (engine clock) or null. */
+export interface GatedCall {
+  readonly callId: string;
+  readonly approvalId: string;
+  readonly expiresAt: number | null;
+}
+
 /** What a Turn's execution is submitted with. */
 export interface TurnInput {
   readonly chatId: string;
@@ -38,11 +45,16 @@ export interface TurnState extends TurnInput {
   readonly consumed: string;
   /** The Turn's own messages in order: user input, assistant steps, tool results. */
   readonly added: readonly ChatMessage[];
-  /** Tool calls of the last model step, answered one per phase, in order. */
+  /** Tool calls of the last model step: they run concurrently, each result is kept as it comes. */
   readonly pending: readonly ToolCall[];
+  /** Results of `pending` so far, in the order they came. */
   readonly results: readonly ToolResult[];
-  /** The background tool execution the Turn waits for. */
+  /** The background tool execution of a Turn saved before calls ran concurrently (one call at a time). */
   readonly child: string | null;
+  /** The background tool executions of the last step's calls (FW-01), by call. */
+  readonly children?: readonly { readonly callId: string; readonly childId: string }[];
+  /** The calls of the last step that need a decision: their approval records (decision 025). */
+  readonly gated?: readonly GatedCall[];
   readonly outputTokens: number;
   readonly stop: TurnStop | null;
 }
