@@ -23,6 +23,7 @@ const BODIES: Record<string, unknown> = {
   'post /v1/chats/{id}/messages': { content: 'hello' },
   'post /v1/chats/{id}/tool-outputs': { callId: 'call-1', output: 'out' },
   'post /v1/executions/{id}/decision': { decision: 'stop' },
+  'post /v1/approvals/{id}/decision': { decision: 'approve' },
   'patch /v1/members/{id}': { role: 'viewer' },
   'patch /v1/bots/{id}': { name: 'Renamed' },
 };
