@@ -53,6 +53,8 @@ const LOOKUP: BotTool = {
   kind: 'http',
   url: 'https://tools.example.com/orders?v=2',
   retry: 'safe',
+  approval: { argument: 'number', in: ['42', 42] },
+  approvalExpiresInSeconds: 3600,
 };
 
 /** A tool as the API shows it: a tool sent without a kind is a `client` tool. */
