@@ -20,6 +20,8 @@ interface BotTool {
   kind?: 'client' | 'http' | 'background';
   url?: string;
   retry?: 'safe' | 'unsafe';
+  approval?: 'never' | 'always' | { argument: string; in: unknown[] };
+  approvalExpiresInSeconds?: number;
 }
 interface BotLimits {
   maxSteps: number;
