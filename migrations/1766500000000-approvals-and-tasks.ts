@@ -3,7 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Approvals (issue 15, decision 025): a durable request per tool call that needs a person's yes,
  * written in the Turn's checkpoint with the saved call and its `approval.requested` event
- * (APPR-01). One per (execution, call); listed newest first per organization.
+ * (APPR-01). One per (execution, step, call); listed newest first per organization.
+ * `execution_pauses`: when an execution was paused and for how long in all, so its time limit
+ * counts only while it can run (TASK-03).
  */
 export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
   name = 'ApprovalsAndTasks1766500000000';
@@ -24,9 +26,13 @@ export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
     await queryRunner.query(
       `ALTER TABLE "approvals" ADD CONSTRAINT "approvals_turn_id_fkey" FOREIGN KEY ("turn_id") REFERENCES "chat_turns"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
     );
+    await queryRunner.query(
+      `CREATE TABLE "execution_pauses" ("execution_id" uuid NOT NULL, "paused_at" TIMESTAMP WITH TIME ZONE, "paused_ms" bigint NOT NULL DEFAULT '0', CONSTRAINT "execution_pauses_pkey" PRIMARY KEY ("execution_id"))`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "execution_pauses"`);
     await queryRunner.query(`DROP TABLE "approvals"`);
   }
 }

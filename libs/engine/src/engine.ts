@@ -290,6 +290,11 @@ export class Engine {
     return true;
   }
 
+  /** The time workflows see: features that measure work in their own commands read it here (TASK-03). */
+  get clock(): Clock {
+    return this.ctx.clock;
+  }
+
   /**
    * `signal` inside the caller's transaction (STC-01): the signal commits with the caller's rows
    * or not at all, so a decision saved by a feature never lacks its wake-up. Call `announce()`

@@ -27,6 +27,9 @@ export class ExecutionBody {
   @ApiProperty({ type: ResourceRefBody, nullable: true })
   resource!: ResourceRefBody | null;
 
+  @ApiProperty({ description: 'Paused: no new sends until it is resumed; its time does not count meanwhile' })
+  paused!: boolean;
+
   @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
   errorId?: string;
 
@@ -40,6 +43,36 @@ export class ExecutionStateBody {
 
   @ApiProperty({ enum: EXECUTION_STATES })
   state!: string;
+}
+
+export class PausedStateBody extends ExecutionStateBody {
+  @ApiProperty()
+  paused!: boolean;
+}
+
+export class ChildExecutionBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ description: 'The workflow that runs it, e.g. `chat.background-tool`' })
+  kind!: string;
+
+  @ApiProperty({ enum: EXECUTION_STATES })
+  state!: string;
+
+  @ApiProperty({ description: 'An attached task ends before its parent and is cancelled and paused with it; a detached one may outlive it' })
+  attached!: boolean;
+
+  @ApiProperty({ type: ResourceRefBody, nullable: true })
+  resource!: ResourceRefBody | null;
+}
+
+export class ChildExecutionPage {
+  @ApiProperty({ type: [ChildExecutionBody] })
+  data!: ChildExecutionBody[];
+
+  @ApiProperty({ type: String, nullable: true })
+  next!: string | null;
 }
 
 export class DecisionRequest {

@@ -9,6 +9,7 @@ import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
 import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
+import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
@@ -36,6 +37,7 @@ export const ENTITIES = [
   ClientToolCallEntity,
   TurnHookWriteEntity,
   ApprovalEntity,
+  ExecutionPauseEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

@@ -8,6 +8,7 @@ import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
 import type { GatedCall, TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
+import { pastTimeLimit, startCounting } from './turn-clock';
 
 /**
  * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
@@ -26,6 +27,8 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
+      state = await startCounting(deps.pool, context, state);
+      if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const bot = state.bot!;
       const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
       if (inputs.length > 0) {

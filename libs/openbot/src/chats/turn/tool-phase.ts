@@ -9,7 +9,8 @@ import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
 import { nextExpiry, readGate, refusalOutput } from './approval-gate';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
-import { turnDeadline, type TurnState } from './turn-state';
+import { pastTimeLimit, startCounting } from './turn-clock';
+import { stopCounting, turnDeadline, type TurnState } from './turn-state';
 
 /** How one call stands at the end of this phase run. */
 type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child';
@@ -36,7 +37,8 @@ export function toolPhase(deps: {
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
-      const state = context.state;
+      const state = await startCounting(deps.pool, context, context.state);
+      if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const step = state.step;
       const publisher = context.publisher;
       const results = [...state.results];
@@ -151,9 +153,11 @@ export function toolPhase(deps: {
       }
       if (failures.length > 0) throw failures[0];
 
-      const next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children };
+      let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children };
       if (waiting.size === 0) return { state: next };
-      const deadline = turnDeadline(state)?.getTime() ?? null;
+      // Waiting only for people's decisions does not count toward the time limit (TASK-03).
+      if ([...waiting].every((callId) => gated.some((g) => g.callId === callId))) next = stopCounting(next, context.clock.now());
+      const deadline = turnDeadline(next)?.getTime() ?? null;
       const expiry = nextExpiry(gated, waiting);
       const until = [deadline, expiry].filter((t): t is number => t !== null);
       return {

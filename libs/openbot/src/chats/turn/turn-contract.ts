@@ -65,6 +65,10 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   gated: codec.optional(codec.array(codec.object({ callId: codec.string, approvalId: codec.string, expiresAt: codec.nullable(codec.number) }))),
   outputTokens: codec.number,
   stop: codec.nullable(codec.oneOf(TURN_STOPS)),
+  activeMs: codec.optional(codec.number),
+  countingSince: codec.optional(codec.nullable(codec.number)),
+  pausedMsSeen: codec.optional(codec.number),
+  timedOut: codec.optional(codec.boolean),
 });
 
 /** The signal a posted client tool output sends to its Turn. */

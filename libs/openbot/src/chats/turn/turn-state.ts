@@ -57,6 +57,18 @@ export interface TurnState extends TurnInput {
   readonly gated?: readonly GatedCall[];
   readonly outputTokens: number;
   readonly stop: TurnStop | null;
+  /**
+   * The Turn's time (TASK-03), saved so that recovery never resets it (TASK-01): milliseconds
+   * counted before `countingSince`, and since when it counts now (engine clock epoch ms; null
+   * while it does not count: waiting only for approvals). Absent on Turns saved before: they count
+   * from `startedAt`.
+   */
+  readonly activeMs?: number;
+  readonly countingSince?: number | null;
+  /** The execution's paused milliseconds already taken out of `countingSince`. */
+  readonly pausedMsSeen?: number;
+  /** A phase found the time limit passed: the Turn ends `failed` with category `timeout`. */
+  readonly timedOut?: boolean;
 }
 
 export function initialTurnState(input: TurnInput): TurnState {
@@ -75,19 +87,38 @@ export function initialTurnState(input: TurnInput): TurnState {
   };
 }
 
-/** The Turn's deadline, once it has started. */
+/** The Turn's time as saved, with Turns saved before TASK-03 counting from their start. */
+export function turnTime(state: TurnState): { readonly activeMs: number; readonly countingSince: number | null } {
+  if (state.activeMs !== undefined) return { activeMs: state.activeMs, countingSince: state.countingSince ?? null };
+  return { activeMs: 0, countingSince: state.startedAt };
+}
+
+/** Milliseconds the Turn has counted by `now`. */
+export function countedMs(state: TurnState, now: number): number {
+  const { activeMs, countingSince } = turnTime(state);
+  return activeMs + (countingSince === null ? 0 : Math.max(0, now - countingSince));
+}
+
+/** When the Turn's time runs out if it keeps counting; null while it does not count (or before it started). */
 export function turnDeadline(state: TurnState): Date | null {
-  return state.bot && state.startedAt !== null ? new Date(state.startedAt + state.bot.limits.maxSeconds * 1000) : null;
+  const { activeMs, countingSince } = turnTime(state);
+  if (state.bot === null || countingSince === null) return null;
+  return new Date(countingSince + state.bot.limits.maxSeconds * 1000 - activeMs);
+}
+
+/** The state with its time stopped at `now` (it waits only for people: TASK-03). */
+export function stopCounting(state: TurnState, now: number): TurnState {
+  return { ...state, activeMs: countedMs(state, now), countingSince: null };
 }
 
 /**
  * model step → tool steps → model step … until a final answer or a limit (steps, time, output
  * tokens). Tool calls of a step are all answered before the next model step, so no call is
- * ever left without its result. `now` is the engine clock's (TASK-03: a test clock drives the limit).
+ * ever left without its result.
  */
-export function nextTurnDecision(state: TurnState, _wake: unknown, now: number): TurnDecision {
-  const deadline = turnDeadline(state);
-  if (deadline !== null && now >= deadline.getTime()) {
+export function nextTurnDecision(state: TurnState, _wake: unknown, _now: number): TurnDecision {
+  // The time limit is checked by each phase as it starts, once its pauses are taken out (TASK-03).
+  if (state.timedOut === true) {
     return { end: 'failed', category: 'timeout', cause: new Error(`the Turn ran past its limit of ${state.bot!.limits.maxSeconds} s`) };
   }
   if (state.results.length < state.pending.length) return { phase: 'tool' };

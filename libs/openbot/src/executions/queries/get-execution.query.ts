@@ -10,6 +10,7 @@ export interface ExecutionDetails {
   readonly state: ExecutionState;
   readonly generation: number;
   readonly resource: { readonly type: string; readonly id: string } | null;
+  readonly paused: boolean;
   readonly errorId: string | null;
   readonly category: string | null;
 }
@@ -29,7 +30,7 @@ export class GetExecutionHandler implements IQueryHandler<GetExecution> {
   constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ caller, executionId }: GetExecution): Promise<ExecutionDetails> {
-    const { id, kind, state, generation, resource, errorId, category } = await visibleExecution(this.db, caller, executionId);
-    return { id, kind, state, generation, resource, errorId, category };
+    const { id, kind, state, generation, resource, paused, errorId, category } = await visibleExecution(this.db, caller, executionId);
+    return { id, kind, state, generation, resource, paused, errorId, category };
   }
 }
