@@ -240,6 +240,12 @@ export class CallLog {
           await this.setStatus(id, 'unknown');
           throw new OutcomeUnknown(callKey);
         }
+        if (options.safe && scope.gateClosed) {
+          // Cut off by the gate (a pause, a shutdown, a cancel): this attempt is over, not the call.
+          // No error ID: the run that continues it sends the next attempt under the same key.
+          await this.setStatus(id, 'failed');
+          throw error;
+        }
         const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error);
         const errorId = retrying ? null : await this.failForGood(id, callKey, error);
         if (retrying) await this.setStatus(id, 'failed');
