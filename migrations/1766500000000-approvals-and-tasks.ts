@@ -5,7 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * written in the Turn's checkpoint with the saved call and its `approval.requested` event
  * (APPR-01). One per (execution, step, call); listed newest first per organization.
  * `execution_pauses`: when an execution was paused and for how long in all, so its time limit
- * counts only while it can run (TASK-03).
+ * counts only while it can run (TASK-03). `execution_limits`: a Turn's limits and what it spent,
+ * written with each of its checkpoints, for `GET /v1/executions/{id}`.
  */
 export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
   name = 'ApprovalsAndTasks1766500000000';
@@ -29,9 +30,13 @@ export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE TABLE "execution_pauses" ("execution_id" uuid NOT NULL, "paused_at" TIMESTAMP WITH TIME ZONE, "paused_ms" bigint NOT NULL DEFAULT '0', CONSTRAINT "execution_pauses_pkey" PRIMARY KEY ("execution_id"))`,
     );
+    await queryRunner.query(
+      `CREATE TABLE "execution_limits" ("execution_id" uuid NOT NULL, "max_steps" integer NOT NULL, "max_seconds" integer NOT NULL, "max_output_tokens" integer NOT NULL, "steps" integer NOT NULL, "output_tokens" bigint NOT NULL, "active_ms" bigint NOT NULL, "counting_since" TIMESTAMP WITH TIME ZONE, "paused_ms_seen" bigint NOT NULL, "final_stop" text, CONSTRAINT "execution_limits_pkey" PRIMARY KEY ("execution_id"))`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "execution_limits"`);
     await queryRunner.query(`DROP TABLE "execution_pauses"`);
     await queryRunner.query(`DROP TABLE "approvals"`);
   }

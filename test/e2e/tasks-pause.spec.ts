@@ -74,6 +74,14 @@ describe('pause, resume and counted time', () => {
     clock.advance(3600 * SECOND);
     expect((await post(chat, `/v1/executions/${turn.executionId}/resume`).expect(202)).body).toMatchObject({ id: turn.executionId, paused: false });
     clock.advance(20 * SECOND);
+    // The view counts the same: 40 s spent of the 60 s the saved limits allow.
+    const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+    expect(view.body).toMatchObject({
+      paused: false,
+      limits: { maxSteps: 16, maxSeconds: 60, maxOutputTokens: 200_000, maxCostMicros: null },
+      spent: { steps: 1, seconds: 40, outputTokens: 1 },
+      stop: null,
+    });
     await answer(chat, 'c1');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
     expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
@@ -90,6 +98,7 @@ describe('pause, resume and counted time', () => {
     await answer(chat, 'c2');
     const ended = await eventsUntilEnd(t, chat.secret, late.executionId);
     expect(ended.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'timeout' });
+    expect((await t.http().get(`/v1/executions/${late.executionId}`).set('authorization', bearer(chat.secret)).expect(200)).body).toMatchObject({ stop: 'max-seconds' });
   });
 
   it('[TASK-02] a review answers its own pause: a decision on a paused Turn is recorded, and the approved call runs only after the resume', async () => {

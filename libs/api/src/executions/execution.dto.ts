@@ -11,6 +11,37 @@ export class ResourceRefBody {
   id!: string;
 }
 
+export class ExecutionLimitsBody {
+  @ApiProperty({ type: 'integer' })
+  maxSteps!: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxSeconds!: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxOutputTokens!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null: no cost limit' })
+  maxCostMicros!: number | null;
+}
+
+export class ExecutionSpentBody {
+  @ApiProperty({ type: 'integer' })
+  steps!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval' })
+  seconds!: number;
+
+  @ApiProperty({ type: 'integer' })
+  outputTokens!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  costMicros!: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  unknownCostCalls!: number | null;
+}
+
 export class ExecutionBody {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -29,6 +60,20 @@ export class ExecutionBody {
 
   @ApiProperty({ description: 'Paused: no new sends until it is resumed; its time does not count meanwhile' })
   paused!: boolean;
+
+  @ApiProperty({ type: ExecutionLimitsBody, nullable: true, description: 'Null for work without limits' })
+  limits!: ExecutionLimitsBody | null;
+
+  @ApiProperty({ type: ExecutionSpentBody, nullable: true, description: 'Null for work without limits' })
+  spent!: ExecutionSpentBody | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['max-steps', 'max-seconds', 'max-output-tokens', 'max-cost', 'budget'],
+    description: 'The limit that ended it; null for a final answer, a length cut-off, a cancel or a stop decision',
+  })
+  stop!: string | null;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
   errorId?: string;

@@ -39,6 +39,12 @@ export class ExecutionsController {
       generation: e.generation,
       resource: e.resource === null ? null : { type: e.resource.type, id: e.resource.id },
       paused: e.paused,
+      limits: e.limits === null ? null : { maxSteps: e.limits.maxSteps, maxSeconds: e.limits.maxSeconds, maxOutputTokens: e.limits.maxOutputTokens, maxCostMicros: e.limits.maxCostMicros },
+      spent:
+        e.spent === null
+          ? null
+          : { steps: e.spent.steps, seconds: e.spent.seconds, outputTokens: e.spent.outputTokens, costMicros: e.spent.costMicros, unknownCostCalls: e.spent.unknownCostCalls },
+      stop: e.stop,
       ...(e.errorId !== null ? { errorId: e.errorId } : {}),
       ...(e.category !== null ? { category: e.category } : {}),
     };

@@ -9,6 +9,7 @@ import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
 import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
+import { ExecutionLimitsEntity } from '../executions/storage/execution-limits.entity';
 import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
@@ -38,6 +39,7 @@ export const ENTITIES = [
   TurnHookWriteEntity,
   ApprovalEntity,
   ExecutionPauseEntity,
+  ExecutionLimitsEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

@@ -1,10 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { ExecutionState, MemberCaller } from '@openbot/domain';
+import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { visibleExecution } from '../execution-access';
+import { executionSpend, type ExecutionSpend } from '../execution-spend';
 
-export interface ExecutionDetails {
+export interface ExecutionDetails extends ExecutionSpend {
   readonly id: string;
   readonly kind: string;
   readonly state: ExecutionState;
@@ -27,10 +29,14 @@ export class GetExecution extends Query<ExecutionDetails> {
 
 @QueryHandler(GetExecution)
 export class GetExecutionHandler implements IQueryHandler<GetExecution> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(Engine) private readonly engine: Engine,
+  ) {}
 
   async execute({ caller, executionId }: GetExecution): Promise<ExecutionDetails> {
     const { id, kind, state, generation, resource, paused, errorId, category } = await visibleExecution(this.db, caller, executionId);
-    return { id, kind, state, generation, resource, paused, errorId, category };
+    const spend = await executionSpend(this.db, { id, state, category }, this.engine.clock.now());
+    return { id, kind, state, generation, resource, paused, errorId, category, ...spend };
   }
 }
