@@ -122,7 +122,7 @@ export class BotLimitsInput {
     minimum: 1,
     maximum: MAX_BOT_LIMITS.maxSeconds,
     default: DEFAULT_BOT_LIMITS.maxSeconds,
-    description: 'Most seconds a Turn may run, waits included',
+    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals',
   })
   @ValidateIf(isSent)
   @IsInt()
@@ -250,7 +250,7 @@ export class BotLimitsBody {
   @ApiProperty({ type: 'integer', description: 'Most model steps per Turn' })
   maxSteps!: number;
 
-  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, waits included' })
+  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals' })
   maxSeconds!: number;
 
   @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })

@@ -37,7 +37,7 @@ export interface BotTool {
 export interface BotLimits {
   /** Most model steps per Turn. */
   readonly maxSteps?: number;
-  /** Most seconds a Turn may run, waits included (approval waits too, for now: TASK-03 is not built). */
+  /** Most seconds a Turn may run: counted while it can run, not while paused or waiting only for approvals (TASK-03). */
   readonly maxSeconds?: number;
   /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
   readonly maxOutputTokens?: number;
