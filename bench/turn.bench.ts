@@ -16,15 +16,14 @@
  */
 import '../apps/server/src/module-paths';
 import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';
 import { FakeModelServer, nowMs, type ModelTiming } from './fake-model';
+import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
 
 const N = Number(process.env.BENCH_TURNS ?? 200);
 const CHATS = Number(process.env.BENCH_CHATS ?? 50);
@@ -44,7 +43,6 @@ const TARGET_FIRST_P99 = 25;
  */
 const STATS_SETTLE_MS = 11_000;
 const TURN_TIMEOUT_MS = 60_000;
-const MAIN = join(__dirname, '..', 'apps', 'server', 'src', 'main.js');
 
 interface Turn {
   readonly k: number;
@@ -72,8 +70,6 @@ interface DbCounters {
   byTable: Map<string, number>;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-turn-bench-${process.pid}`);
   mkdirSync(work, { recursive: true });
@@ -97,7 +93,7 @@ async function main(): Promise<number> {
     await dataSource.destroy();
 
     fake = await FakeModelServer.start({ tokens: TOKENS });
-    server = await startServer(url, work);
+    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: LOG_LEVEL });
     const base = server.base;
     const adminToken = server.adminToken;
 
@@ -437,123 +433,6 @@ function cpuDelta(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
     cores: b.cores,
   };
 }
-
-// ---- the server under test -----------------------------------------------------------------------
-
-interface ServerProcess {
-  readonly pid: number;
-  readonly base: string;
-  readonly adminToken: string;
-  memory(): { rssMb: number; hwmMb: number };
-  logLines(): number;
-  stop(): Promise<void>;
-}
-
-/** `main.js serve` on the migrated database; its stdout (the JSON logs) goes to a file. */
-async function startServer(databaseUrl: string, work: string): Promise<ServerProcess> {
-  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('OPENBOT_') || name.startsWith('S3_') || ['DATABASE_URL', 'NODE_ENV', 'PORT', 'HOST', 'LOG_LEVEL', 'OBJECT_STORE'].includes(name)) continue;
-    env[name] = value;
-  }
-  Object.assign(env, {
-    DATABASE_URL: databaseUrl,
-    OPENBOT_ADMIN_TOKEN: adminToken,
-    OPENBOT_MASTER_KEY: `bench:${randomBytes(32).toString('base64')}`,
-    OPENBOT_EGRESS_ALLOW: '127.0.0.1',
-    // The workload is one client with one key: the per-key stream cap is not what is measured.
-    OPENBOT_STREAMS_PER_KEY: '1000000',
-    OPENBOT_DATA_DIR: join(work, 'data'),
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: LOG_LEVEL,
-  });
-  const outFile = join(work, 'server.out');
-  const errFile = join(work, 'server.err');
-  const out = openSync(outFile, 'w');
-  const err = openSync(errFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, MAIN, 'serve'], { env, stdio: ['ignore', out, err] });
-  closeSync(out);
-  closeSync(err);
-  let exit: string | null = null;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      exit = `code ${code} signal ${signal}`;
-      resolve();
-    }),
-  );
-  const read = (file: string): string => readFileSync(file, 'utf8');
-  const deadline = Date.now() + 60_000;
-  const banner = async (): Promise<string> => {
-    for (;;) {
-      const api = /^\s*API\s+(http:\/\/127\.0\.0\.1:\d+)\s*$/m.exec(read(outFile));
-      if (api) return api[1]!;
-      if (exit !== null || Date.now() > deadline) {
-        throw new Error(`server did not start (${exit ?? 'timeout'})\nstdout:\n${read(outFile)}\nstderr:\n${read(errFile)}`);
-      }
-      await sleep(50);
-    }
-  };
-  const base = await banner();
-  for (;;) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
-    if (ready) break;
-    if (exit !== null || Date.now() > deadline) throw new Error(`server not ready (${exit ?? 'timeout'})\nstderr:\n${read(errFile)}`);
-    await sleep(50);
-  }
-  return {
-    pid: child.pid!,
-    base,
-    adminToken,
-    memory() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
-      return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
-    },
-    logLines() {
-      return read(outFile).split('\n').filter((l) => l.startsWith('{')).length;
-    },
-    async stop() {
-      if (exit !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-// ---- HTTP ----------------------------------------------------------------------------------------
-
-/** One JSON request; throws unless the status is `expect`. */
-function api<T = unknown>(base: string, method: string, path: string, token: string, body: unknown, expect: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const payload = JSON.stringify(body);
-    const req = httpRequest(
-      `${base}${path}`,
-      {
-        method,
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          if (res.statusCode !== expect) reject(new Error(`${method} ${path}: HTTP ${res.statusCode}, expected ${expect}: ${text}`));
-          else resolve(JSON.parse(text) as T);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 process.stdout.write(`turn workload: N=${N} chats=${CHATS} C=${C} tokens=${TOKENS} (50 ms first token, 5 ms/token) warm-up=${WARMUP}\n`);
 const runStarted = Date.now();

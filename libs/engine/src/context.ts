@@ -29,6 +29,8 @@ export interface EngineContext {
   readonly checkpoints: CheckpointBatcher;
   /** Group commit of events published while phases run. */
   readonly eventWrites: EventWriteBatcher;
+  /** How often a running phase's events are written after its first (EventPublisher). */
+  readonly eventWindowMs?: number;
   /** Claims and runs an execution on this node now (after a commit made it runnable); its job stays the fallback. */
   readonly advanceHere: (executionId: string) => void;
 }

@@ -23,6 +23,7 @@ import { aad, SealedJson } from './sealed-json';
 import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
 import { insertExecution, selectExecution, selectIdentity, type ExecutionRow, type NewExecution } from './store';
 import { endExecution } from './transitions';
+import { DeadNodeWatch, NodePresence, type DeadNodeWatchOptions } from './presence';
 import { withTransaction } from './tx';
 import type { Json, ResourceRef, Workflow } from './workflow';
 
@@ -48,6 +49,17 @@ export interface EngineOptions {
   readonly clock?: Clock;
   /** How often this node looks for due schedules (default 1 s; 0: only when `schedules.tick()` is called). */
   readonly schedulePollMs?: number;
+  /**
+   * Dead-node detection (docs/decisions/026-dead-node-detection.md): this node holds a presence
+   * lock and takes over executions of owners that hold none past a grace period. `false`: leases
+   * only (a takeover waits for the lease to run out).
+   */
+  readonly deadNodes?: DeadNodeWatchOptions | false;
+  /**
+   * After a phase run's first event, its events are written together at most this often
+   * (default 50 ms): a token stream costs a commit per window, not per token.
+   */
+  readonly eventWindowMs?: number;
   /** A fire time found later than this is missed: the schedule's missed-run policy decides (default 60 s). */
   readonly scheduleMisfireSeconds?: number;
 }
@@ -112,6 +124,8 @@ export class Engine {
   private readonly ctx: EngineContext;
   private readonly runner: Runner;
   private readonly listener: NodeListener;
+  private readonly presence: NodePresence | null;
+  private readonly deadNodeWatch: DeadNodeWatch | null;
   private readonly boss: PgBoss;
   private started = false;
   private readonly recoveryJobs: RecoveryJobBatcher;
@@ -145,9 +159,13 @@ export class Engine {
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
       eventWrites: new EventWriteBatcher(options.pool),
+      eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
     };
     this.runner = new Runner(this.ctx);
+    const deadNodes = options.deadNodes ?? {};
+    this.presence = deadNodes === false ? null : new NodePresence(options.connectionString, options.nodeId);
+    this.deadNodeWatch = deadNodes === false ? null : new DeadNodeWatch(options.pool, options.nodeId, (id, owner) => this.runner.advance(id, false, owner), deadNodes);
     this.recoveryJobs = new RecoveryJobBatcher(this.boss);
     this.schedules = new Schedules(this.ctx, { misfireMs: (options.scheduleMisfireSeconds ?? 60) * 1000 });
   }
@@ -167,6 +185,8 @@ export class Engine {
 
   async start(): Promise<void> {
     if (this.started) return;
+    // Present before owning anything: a peer must never see this node's executions ownerless.
+    await this.presence?.start();
     await this.listener.start();
     await this.boss.start();
     this.runner.start();
@@ -176,6 +196,7 @@ export class Engine {
       (jobs) => this.runner.onJobs(jobs),
     );
     this.schedules.start(this.options.schedulePollMs ?? 1_000);
+    this.deadNodeWatch?.start();
     this.started = true;
   }
 
@@ -183,12 +204,15 @@ export class Engine {
   async stop(drainMs = 5_000): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    this.deadNodeWatch?.stop();
     await this.schedules.stop();
     await this.boss.offWork(ADVANCE_QUEUE).catch(() => undefined);
     await this.runner.stop(drainMs);
     await this.ctx.notifier.drain();
     await this.boss.stop({ graceful: false, close: true, timeout: 1_000 }).catch(() => undefined);
     await this.listener.stop();
+    // Last: while leases are handed back this node is still present, so no peer races the handover.
+    await this.presence?.stop();
   }
 
   /**

@@ -1,10 +1,13 @@
 import { isFinal } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { deliverSignal, runProgram, type LocalRun } from './program';
+import { runProgram, type LocalRun } from './program';
+import { deliverSignal } from './signal-delivery';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { identityOf } from './identity-guard';
 import { renewLeases, selectExecution, selectForClaim, takeOver, type ExecutionRow } from './store';
 import { timerDue } from './transitions';
+import type { Queryable } from './ports';
+import { isNodePresent } from './presence';
 import { withTransaction } from './tx';
 
 /**
@@ -49,13 +52,13 @@ export class Runner {
    * Tries to claim and run an execution: from a queue job, a signal, or a local wake-up.
    * Never runs one twice in this process; never takes one whose lease another node holds.
    */
-  async advance(executionId: string, fromJob = false): Promise<'started' | 'busy' | 'idle'> {
+  async advance(executionId: string, fromJob = false, deadOwner?: string): Promise<'started' | 'busy' | 'idle'> {
     // Claims of one execution in this process run one after another: a claim overlapping another
     // (two jobs in one batch, a local wake-up and its job) would take it over a second time and
     // fence the run the first one just started.
     const mine = (this.claims.get(executionId) ?? Promise.resolve('idle' as const))
       .catch(() => undefined)
-      .then(() => this.claim(executionId, fromJob));
+      .then(() => this.claim(executionId, fromJob, deadOwner));
     this.claims.set(executionId, mine);
     try {
       return await mine;
@@ -64,7 +67,8 @@ export class Runner {
     }
   }
 
-  private async claim(executionId: string, fromJob: boolean): Promise<'started' | 'busy' | 'idle'> {
+  /** `deadOwner`: the node the dead-node watch found absent; its lease no longer keeps the execution. */
+  private async claim(executionId: string, fromJob: boolean, deadOwner?: string): Promise<'started' | 'busy' | 'idle'> {
     if (!this.accepting) return 'busy';
     if (this.runs.has(executionId) && !fromJob) return 'busy';
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
@@ -72,7 +76,7 @@ export class Runner {
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
       // A waiting execution is woken by a signal or child notice (which queue it), or by its due timer here.
       if (row.state === 'waiting' && !(await timerDue(this.ctx, tx, executionId))) return 'idle' as const;
-      if (row.leased && row.owner_node !== this.ctx.nodeId) {
+      if (row.leased && row.owner_node !== this.ctx.nodeId && !(await this.ownerIsGone(tx, row, deadOwner))) {
         // Someone holds it. A recovery job looks again when that lease would have run out;
         // other callers (signals, wake-ups) leave it to the holder.
         if (fromJob) await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
@@ -93,6 +97,14 @@ export class Runner {
     if (this.runs.has(executionId) || !this.accepting) return 'busy';
     this.launch(claimed, claimed.generation);
     return 'started';
+  }
+
+  /**
+   * A leased execution may be taken before its lease runs out only when the watch found its owner
+   * absent and it is still absent now, under the row lock (an owner back in time keeps its work).
+   */
+  private async ownerIsGone(tx: Queryable, row: ExecutionRow, deadOwner: string | undefined): Promise<boolean> {
+    return deadOwner !== undefined && row.owner_node === deadOwner && !(await isNodePresent(tx, deadOwner));
   }
 
   /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */

@@ -60,32 +60,48 @@ afterAll(async () => {
   }
 });
 
+/** B finished the execution A left after step 3: steps 1-3 reused, 4 and 5 run once each under generation 2. */
+async function finishesFromSavedSteps(db: TestDatabase, id: string, b: EngineNode): Promise<void> {
+  const [done] = await waitForStates(db.query, [id], FINAL, 15_000, [b]);
+  expect(done).toMatchObject({ generation: 2, owner_node: 'node-b', step: K });
+  await checkCompleted(db.query, counter, done!, K);
+  expect(counter.of(id).map((c) => [c.step, c.generation, c.node])).toEqual([
+    [1, 1, 'node-a'],
+    [2, 1, 'node-a'],
+    [3, 1, 'node-a'],
+    [4, 2, 'node-b'],
+    [5, 2, 'node-b'],
+  ]);
+  b.kill('SIGTERM');
+  expect(await b.exited).toEqual({ code: 0, signal: null });
+}
+
 describe('engine crash recovery with real processes', () => {
-  it('[REL-01][EXE-03][EXE-10] A is killed right after its step-3 checkpoint while running alone past 2×lease; B, started later, takes over with generation 2 and finishes from the saved steps', async () => {
+  it('[REL-01][EXE-03][EXE-10] (lease expiry, dead-node detection off) A is killed right after its step-3 checkpoint while running alone past 2×lease; B, started later, takes over with generation 2 and finishes from the saved steps', async () => {
     const db = await database();
     // A runs slowly (1.6 s per phase), so its own worker has fetched the recovery job (due 4 s
     // after the submit, polled every 0.5 s) before A dies at ~4.9 s; no other node is running.
-    const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'checkpoint.committed=kill@step:3', submit: 1, stepDelayMs: 1_600 });
+    const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'checkpoint.committed=kill@step:3', submit: 1, stepDelayMs: 1_600, deadNodes: false });
     const [id] = await a.waitSubmitted(1);
     await killedByFault(a);
     const [left] = await executions(db.query, [id!]);
     expect(left).toMatchObject({ state: 'running', generation: 1, step: 3, owner_node: 'node-a' });
     expect(counter.of(id!).map((c) => c.step)).toEqual([1, 2, 3]);
 
-    const b = await startNode({ databaseUrl: db.url, nodeId: 'node-b', counterUrl: counter.url });
-    const [done] = await waitForStates(db.query, [id!], FINAL, 15_000, [b]);
-    expect(done).toMatchObject({ generation: 2, owner_node: 'node-b', step: K });
-    await checkCompleted(db.query, counter, done!, K);
-    // Steps 1-3 were saved by A and reused; only 4 and 5 ran under generation 2, once each.
-    expect(counter.of(id!).map((c) => [c.step, c.generation, c.node])).toEqual([
-      [1, 1, 'node-a'],
-      [2, 1, 'node-a'],
-      [3, 1, 'node-a'],
-      [4, 2, 'node-b'],
-      [5, 2, 'node-b'],
-    ]);
-    b.kill('SIGTERM');
-    expect(await b.exited).toEqual({ code: 0, signal: null });
+    const b = await startNode({ databaseUrl: db.url, nodeId: 'node-b', counterUrl: counter.url, deadNodes: false });
+    await finishesFromSavedSteps(db, id!, b);
+  });
+
+  it('[REL-01][EXE-03][EXE-10] (dead-node detection) A is killed right after its step-3 checkpoint while B runs beside it; leases of 60 s cannot run out, yet B takes over with generation 2 within seconds and finishes from the saved steps', async () => {
+    const db = await database();
+    const b = await startNode({ databaseUrl: db.url, nodeId: 'node-b', counterUrl: counter.url, leaseSeconds: 60 });
+    const a = await startNode({ databaseUrl: db.url, nodeId: 'node-a', counterUrl: counter.url, faults: 'checkpoint.committed=kill@step:3', submit: 1, leaseSeconds: 60 });
+    const [id] = await a.waitSubmitted(1);
+    await killedByFault(a);
+    // A's lease (60 s) is still valid: only the presence lock PostgreSQL dropped with A's connection says A is gone.
+    const [left] = await db.query<{ lease_valid: boolean }>(`SELECT lease_until > now() + interval '30 seconds' AS lease_valid FROM executions WHERE id = $1`, [id]);
+    expect(left!.lease_valid).toBe(true);
+    await finishesFromSavedSteps(db, id!, b);
   });
 
   it('[REL-01][CALL-03] A is killed after marking the unsafe step-3 call sending; B waits in outcome_unknown without requesting it again; a decided result completes it without a request', async () => {
@@ -140,7 +156,7 @@ describe('engine crash recovery with real processes', () => {
     expect(b.exit).toBeNull();
   });
 
-  it('[CALL-05][EXE-04] an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner stores its late result in the call log but changes no state and publishes nothing', async () => {
+  it('[CALL-05][EXE-04] (lease expiry as the fallback: a frozen owner still holds its presence lock) an owner frozen mid-call loses its lease; B takes over and completes; the resumed old owner stores its late result in the call log but changes no state and publishes nothing', async () => {
     const db = await database();
     const held = counter.hold((c) => c.node === 'node-a' && c.step === 2);
     const [a, b] = await Promise.all([

@@ -15,7 +15,8 @@ import { awaitWorkflow, inboxWorkflow } from './primitive-workflows';
  * `checkpoint.committed=kill@step:3`), SUBMIT=N (submit N executions at start), STEPS (phases per
  * execution, default 5), STEP_DELAY_MS (work time of each phase before its call, default 0),
  * SCHEDULE (a cron expression: upserts schedule `rel.schedule` of one-step executions at start),
- * SCHEDULE_POLL_MS (how often the node looks for due schedules, default 1000).
+ * SCHEDULE_POLL_MS (how often the node looks for due schedules, default 1000), DEAD_NODES (`off`: takeovers
+ * wait for lease expiry; otherwise the dead-node grace in ms, default 1000).
  *
  * Protocol: one JSON object per line.
  * stdout: `{"ready": nodeId}`, `{"submitted": id}`, `{"decided": id, "state"}`,
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
     leaseSeconds: Number(env('LEASE_SECONDS', '3')),
     faults: faultPointsFromEnv(process.env, false),
     schedulePollMs: Number(env('SCHEDULE_POLL_MS', '1000')),
+    deadNodes: env('DEAD_NODES', '1000') === 'off' ? false : { graceMs: Number(env('DEAD_NODES', '1000')) },
   });
   engine.register(steps);
   engine.register(inboxWorkflow);

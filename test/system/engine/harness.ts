@@ -123,6 +123,8 @@ export interface NodeOptions {
   /** SCHEDULE: a cron expression the node upserts as `rel.schedule` at start. */
   readonly schedule?: string;
   readonly schedulePollMs?: number;
+  /** Dead-node detection: `false` leaves takeovers to lease expiry alone; default on (1 s grace). */
+  readonly deadNodes?: false | { readonly graceMs: number };
 }
 
 const children = new Set<ChildProcess>();
@@ -219,6 +221,7 @@ export async function startNode(options: NodeOptions): Promise<EngineNode> {
     STEP_DELAY_MS: String(options.stepDelayMs ?? 0),
     SCHEDULE: options.schedule ?? '',
     SCHEDULE_POLL_MS: String(options.schedulePollMs ?? 1000),
+    DEAD_NODES: options.deadNodes === false ? 'off' : String(options.deadNodes?.graceMs ?? 1000),
   });
   const child = spawn(process.execPath, [ENGINE_NODE], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);

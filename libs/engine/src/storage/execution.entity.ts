@@ -10,6 +10,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('executions_resource_idx', ['resourceType', 'resourceId'])
 @Index('executions_parent_id_idx', ['parentId'])
 @Index('executions_organization_id_id_idx', ['organizationId', 'id'])
+@Index('executions_leased_owner_idx', ['ownerNode'], { where: 'lease_until IS NOT NULL' })
 export class ExecutionEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'executions_pkey' })
   id!: string;

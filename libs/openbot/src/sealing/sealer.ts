@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
 import { Keyring } from './keyring';
 
 /** The stored form of a sealed value: ciphertext and the ID of the key that wraps its data key. */
@@ -56,6 +56,9 @@ interface DataKey {
 export class Sealer {
   private dataKey: DataKey | null = null;
   private readonly opened = new Map<string, Buffer>();
+  /** Random bytes for value IVs, drawn from the CSPRNG a few KiB at a time (one call per ~340 seals, not one per seal). */
+  private ivPool = Buffer.alloc(0);
+  private ivOffset = 0;
 
   constructor(private readonly keyring: Keyring) {}
 
@@ -63,12 +66,23 @@ export class Sealer {
     const aad = Buffer.from(associatedData, 'utf8');
     const dataKey = this.currentDataKey();
     dataKey.uses += 1;
-    const iv = randomBytes(IV);
+    const iv = this.nextIv();
     const cipher = createCipheriv('aes-256-gcm', dataKey.dek, iv);
     cipher.setAAD(aad);
     const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
     const data = Buffer.concat([Buffer.from([V2]), dataKey.wrapped, iv, cipher.getAuthTag(), ciphertext]);
     return { keyId: dataKey.keyId, data };
+  }
+
+  /** A fresh random IV: each slice of the pool is used once. */
+  private nextIv(): Buffer {
+    if (this.ivOffset + IV > this.ivPool.length) {
+      this.ivPool = randomFillSync(Buffer.allocUnsafe(IV * 341));
+      this.ivOffset = 0;
+    }
+    const iv = this.ivPool.subarray(this.ivOffset, this.ivOffset + IV);
+    this.ivOffset += IV;
+    return iv;
   }
 
   open(envelope: Envelope, associatedData: string): Buffer {

@@ -1,0 +1,37 @@
+import type { EngineContext } from './context';
+import type { LocalRun } from './local-run';
+
+/**
+ * Delivers a stored signal to a phase running here: a cancel or a pause closes its gate (EXE-11),
+ * any other signal rings the phase's inbox. The cancel
+ * signal decides by its phase number (EXE-15): only the signal of the execution's latest cancel
+ * request cancels; one of an older phase (replayed, restored, or never requested) is consumed
+ * unused, so it can never cancel a later phase.
+ */
+export async function deliverSignal(ctx: EngineContext, run: LocalRun): Promise<void> {
+  const { rows } = await ctx.pool.query<{ cancel: boolean; paused: boolean }>({
+    name: 'engine.deliver_signal',
+    text: `WITH pending AS (
+             SELECT s.id, e.cancel_phase > 0 AND s.cancel_phase = e.cancel_phase AS current
+               FROM execution_signals s JOIN executions e ON e.id = s.execution_id
+              WHERE s.execution_id = $1 AND s.name = 'cancel' AND s.consumed_at IS NULL
+           ), stale AS (
+             UPDATE execution_signals SET consumed_at = now()
+              WHERE id IN (SELECT id FROM pending WHERE NOT current)
+           )
+           SELECT coalesce((SELECT bool_or(current) FROM pending), false) AS cancel, e.paused FROM executions e WHERE e.id = $1`,
+    values: [run.id],
+  });
+  const row = rows[0];
+  if (row?.cancel === true) {
+    run.scope?.closeGate('cancel');
+    run.abort.abort('cancel');
+  } else if (row?.paused === true) {
+    // A pause stops new sends and releases the phase's resources (TASK-02): the gate closes.
+    run.scope?.closeGate('pause');
+    run.abort.abort('pause');
+  } else {
+    // Any other signal reaches the running phase through its inbox.
+    run.inbox?.ring();
+  }
+}
