@@ -33,9 +33,12 @@ export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE TABLE "execution_limits" ("execution_id" uuid NOT NULL, "max_steps" integer NOT NULL, "max_seconds" integer NOT NULL, "max_output_tokens" integer NOT NULL, "steps" integer NOT NULL, "output_tokens" bigint NOT NULL, "active_ms" bigint NOT NULL, "counting_since" TIMESTAMP WITH TIME ZONE, "paused_ms_seen" bigint NOT NULL, "final_stop" text, CONSTRAINT "execution_limits_pkey" PRIMARY KEY ("execution_id"))`,
     );
+    // A task's Chat names the execution that delegated it.
+    await queryRunner.query(`ALTER TABLE "chats" ADD "parent_execution_id" uuid`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE "chats" DROP COLUMN "parent_execution_id"`);
     await queryRunner.query(`DROP TABLE "execution_limits"`);
     await queryRunner.query(`DROP TABLE "execution_pauses"`);
     await queryRunner.query(`DROP TABLE "approvals"`);

@@ -4,6 +4,7 @@ import {
   BOT_TOOL_KINDS,
   BOT_TOOL_RETRIES,
   DEFAULT_BOT_LIMITS,
+  DELEGATE_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
   type ApprovalPolicy,
@@ -17,6 +18,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -36,6 +38,9 @@ const MAX_TOOL_URL_LENGTH = 2048;
 
 /** Validates a field only when it is sent: unlike IsOptional, an explicit `null` is refused. */
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
+/** Required, except on a delegate tool, which may leave it out. */
+const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
+  (object as { kind?: unknown }).kind !== 'delegate' || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
   @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot' })
@@ -43,14 +48,29 @@ export class BotToolInput {
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
 
-  @ApiProperty({ maxLength: 1024 })
+  @ApiProperty({ maxLength: 1024, description: 'Optional for a `delegate` tool' })
+  @ValidateIf(sentOrNotDelegate('description'))
   @IsString()
   @MaxLength(1024)
   description!: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'A JSON schema of the arguments' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'A JSON schema of the arguments; a `delegate` tool has fixed parameters `{ input: string }`' })
+  @ValidateIf(sentOrNotDelegate('parameters'))
   @IsObject()
   parameters!: Record<string, unknown>;
+
+  @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot of this organization a call starts a task of' })
+  @ValidateIf(isSent)
+  @IsString()
+  botId?: string;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: '`delegate` tools: an attached task ends before its parent, which gets its reply as the tool result; a detached one answers `{ executionId }` at once and may outlive it',
+  })
+  @ValidateIf(isSent)
+  @IsBoolean()
+  attached?: boolean;
 
   @ApiPropertyOptional({
     enum: BOT_TOOL_KINDS,
@@ -239,6 +259,12 @@ export class BotToolBody {
   @ApiPropertyOptional({ enum: BOT_TOOL_RETRIES, description: '`http` and `background` tools, when given; absent means `unsafe`' })
   retry?: BotToolRetry;
 
+  @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot a call starts a task of' })
+  botId?: string;
+
+  @ApiPropertyOptional({ description: '`delegate` tools, when given: whether the task is attached (default true)' })
+  attached?: boolean;
+
   @ApiPropertyOptional({ description: 'When given: `never`, `always` or `{ argument, in }`; absent means `never`' })
   approval?: ApprovalPolicy;
 
@@ -295,8 +321,11 @@ export class BotPage {
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
   return tools.map((tool) => ({
     name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
+    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : ''),
+    // A delegate tool's parameters are fixed: the task's first message.
+    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.parameters,
+    ...(tool.botId === undefined ? {} : { botId: tool.botId }),
+    ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
@@ -320,6 +349,8 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     description: tool.description,
     parameters: tool.parameters,
     kind: tool.kind ?? 'client',
+    ...(tool.botId === undefined ? {} : { botId: tool.botId }),
+    ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),

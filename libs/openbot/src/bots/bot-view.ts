@@ -1,12 +1,13 @@
-import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
+import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
- * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13).
+ * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
+ * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -27,6 +28,10 @@ export interface BotTool {
    * result is lost (CALL-03).
    */
   readonly retry?: BotToolRetry;
+  /** delegate tools: the Bot a call starts a task of. */
+  readonly botId?: string;
+  /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
+  readonly attached?: boolean;
   /** Whether a call needs a person's yes before it runs (decision 025); absent means `never`. */
   readonly approval?: ApprovalPolicy;
   /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
@@ -112,7 +117,13 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
-    if (kind === 'client') {
+    if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
+    if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
+    if (kind === 'delegate') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
+      if (tool.botId === undefined || !isUuid(tool.botId)) issues.push({ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' });
+    } else if (kind === 'client') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a client tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a client tool must not have retry' });
     } else if (tool.url === undefined) {
@@ -139,4 +150,24 @@ function isPlainHttpUrl(value: string): boolean {
 /** The InvalidInput for a model whose provider the organization does not have. */
 export function unknownModelProvider(provider: string): InvalidInput {
   return new InvalidInput([{ path: 'model', message: `model provider "${provider}" does not exist in this organization` }]);
+}
+
+/** The fixed parameters of a delegate tool: the task's first message. */
+export const DELEGATE_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The task: the first message the other Bot gets' } },
+  required: ['input'],
+};
+
+/**
+ * The delegate tools' Bots must be the organization's (IDN-08): another organization's or an
+ * unknown ID is an InvalidInput on that tool's `botId`.
+ */
+export async function checkDelegateBots(db: { rows<T>(sql: string, params: readonly unknown[]): Promise<T[]> }, organizationId: string, tools: readonly BotTool[]): Promise<void> {
+  const wanted = tools.flatMap((tool, index) => (tool.kind === 'delegate' && tool.botId !== undefined ? [{ index, botId: tool.botId }] : []));
+  if (wanted.length === 0) return;
+  const found = await db.rows<{ id: string }>('SELECT id FROM bots WHERE organization_id = $1 AND id = ANY($2::uuid[])', [organizationId, wanted.map((w) => w.botId)]);
+  const known = new Set(found.map((row) => row.id));
+  const issues = wanted.filter((w) => !known.has(w.botId)).map((w) => ({ path: `tools.${w.index}.botId`, message: 'this Bot does not exist in this organization' }));
+  if (issues.length > 0) throw new InvalidInput(issues);
 }

@@ -22,8 +22,11 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
     async run(context: TurnPhaseContext) {
       let state = context.state;
       if (state.bot === null) {
-        const bot = await readBotSnapshot(deps.pool, state.chatId);
-        if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
+        const read = await readBotSnapshot(deps.pool, state.chatId);
+        if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
+        // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
+        const caps = state.caps;
+        const bot = caps === undefined ? read : { ...read, limits: { maxSteps: Math.min(read.limits.maxSteps, caps.maxSteps), maxSeconds: Math.min(read.limits.maxSeconds, caps.maxSeconds), maxOutputTokens: Math.min(read.limits.maxOutputTokens, caps.maxOutputTokens) } };
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }

@@ -8,6 +8,7 @@ import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
 import { nextExpiry, readGate, refusalOutput } from './approval-gate';
+import { startTask, taskAnswer } from './delegate-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
@@ -34,6 +35,8 @@ export function toolPhase(deps: {
   readonly hooks: TurnHooks;
   /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+  /** OPENBOT_MAX_DELEGATION_DEPTH */
+  readonly maxDepth: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
@@ -101,6 +104,20 @@ export function toolPhase(deps: {
             if (child !== null && !isFinal(child.state)) return 'waiting-child';
             const output = await context.childResult(BACKGROUND_TOOL, started.childId as ExecutionId);
             return { answer: output === undefined ? await childFailure(deps.readExecution, started.childId as ExecutionId, call.name) : toToolAnswer(output) };
+          }
+          case 'delegate': {
+            const task = children.find((c) => c.callId === call.callId);
+            if (task === undefined) {
+              called();
+              const started = await startTask(context, state, tool, call, deps);
+              if ('answer' in started) return started;
+              children.push({ callId: call.callId, childId: started.childId });
+              // A detached task may outlive the Turn: the call answers with its ID at once.
+              if (tool.attached === false) return { answer: { modelOutput: JSON.stringify({ executionId: started.childId }), isError: false } };
+              return 'waiting-child';
+            }
+            const answered = await taskAnswer(context, state, task.childId, call, deps);
+            return answered === 'running' ? 'waiting-child' : { answer: answered };
           }
         }
       };

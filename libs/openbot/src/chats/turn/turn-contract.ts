@@ -29,6 +29,8 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
+  botId: codec.optional(codec.string),
+  attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),
   approvalExpiresInSeconds: codec.optional(codec.number),
 });
@@ -47,7 +49,14 @@ const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens'] as const
 
 const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
 
-const turnInputFields = { chatId: codec.string, turnId: codec.string, organizationId: codec.string, scope: scopeCodec };
+const turnInputFields = {
+  chatId: codec.string,
+  turnId: codec.string,
+  organizationId: codec.string,
+  scope: scopeCodec,
+  depth: codec.optional(codec.number),
+  caps: codec.optional(limitsCodec),
+};
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);
 

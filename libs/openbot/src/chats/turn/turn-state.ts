@@ -18,6 +18,10 @@ export interface TurnInput {
   readonly organizationId: string;
   /** The identity whose input the Turn answers: the billing identity of its model calls (USE-01). */
   readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
+  /** A task's delegation depth: 1 for a task of a Chat's Turn, 2 for its task… (absent: 0, not a task). */
+  readonly depth?: number;
+  /** A task's limits from its parent's remaining ones: its Bot's own limits can only be tighter (IDN-02). */
+  readonly caps?: Required<BotLimits>;
 }
 
 /** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */

@@ -19,6 +19,8 @@ export interface TurnDeps {
   readonly http: HttpToolClient;
   /** The safe view of an execution: how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+  /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
+  readonly maxDelegationDepth: number;
 }
 
 /**
@@ -32,7 +34,7 @@ export function turnWorkflow(deps: TurnDeps) {
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
       model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks })),
-      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution })),
+      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
   });
