@@ -35,9 +35,14 @@ export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
     );
     // A task's Chat names the execution that delegated it.
     await queryRunner.query(`ALTER TABLE "chats" ADD "parent_execution_id" uuid`);
+    // The plan a Turn's update_plan tool saved last, written with the Turn's checkpoint.
+    await queryRunner.query(
+      `CREATE TABLE "execution_plans" ("execution_id" uuid NOT NULL, "steps" jsonb NOT NULL, "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL, CONSTRAINT "execution_plans_pkey" PRIMARY KEY ("execution_id"))`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "execution_plans"`);
     await queryRunner.query(`ALTER TABLE "chats" DROP COLUMN "parent_execution_id"`);
     await queryRunner.query(`DROP TABLE "execution_limits"`);
     await queryRunner.query(`DROP TABLE "execution_pauses"`);

@@ -5,6 +5,7 @@ import {
   BOT_TOOL_RETRIES,
   DEFAULT_BOT_LIMITS,
   DELEGATE_PARAMETERS,
+  PLAN_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
   type ApprovalPolicy,
@@ -40,10 +41,11 @@ const MAX_TOOL_URL_LENGTH = 2048;
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
-  (object as { kind?: unknown }).kind !== 'delegate' || (object as Record<string, unknown>)[field] !== undefined;
+  !['delegate', 'plan'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
-  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot' })
+  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` when it has no name' })
+  @ValidateIf((object: object) => (object as { kind?: unknown }).kind !== 'plan' || (object as { name?: unknown }).name !== undefined)
   @IsString()
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
@@ -320,10 +322,10 @@ export class BotPage {
 /** Only the fields a tool definition has, whatever else the DTO instance carries. */
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
   return tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : ''),
-    // A delegate tool's parameters are fixed: the task's first message.
-    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.parameters,
+    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : ''),
+    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : tool.kind === 'plan' ? 'Saves your plan: every step with its status' : ''),
+    // A delegate tool's parameters are fixed (the task's first message), and so are a plan tool's.
+    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.parameters,
     ...(tool.botId === undefined ? {} : { botId: tool.botId }),
     ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),

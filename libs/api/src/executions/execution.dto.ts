@@ -158,3 +158,19 @@ export class EventPageBody {
   @ApiProperty({ description: 'True once the final event (`execution.ended`) has been returned' })
   ended!: boolean;
 }
+
+export class PlanStepBody {
+  @ApiProperty()
+  title!: string;
+
+  @ApiProperty({ enum: ['pending', 'in_progress', 'done', 'skipped'] })
+  status!: string;
+}
+
+export class PlanBody {
+  @ApiProperty({ type: [PlanStepBody] })
+  steps!: PlanStepBody[];
+
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
+}

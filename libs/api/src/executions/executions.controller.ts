@@ -2,13 +2,13 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, isFinal, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CancelExecution, DecideExecution, GetExecution, ListChildren, ObserveExecution, OpenEventStream, PauseExecution, ResumeExecution, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
+import { CancelExecution, DecideExecution, GetExecution, GetPlan, ListChildren, ObserveExecution, OpenEventStream, PauseExecution, ResumeExecution, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
-import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody } from './execution.dto';
+import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
 import { ApiPageQuery } from '../shared-page';
 
 const KEEPALIVE_MS = 15_000;
@@ -103,6 +103,16 @@ export class ExecutionsController {
   async children(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Query('after') after?: string, @Query('limit') limit?: string): Promise<ChildExecutionPage> {
     const page = await this.queries.execute(new ListChildren(caller, id, parsePageRequest(after, limit)));
     return { data: page.data.map((c) => ({ id: c.id, kind: c.kind, state: c.state, attached: c.attached, resource: c.resource })), next: page.next };
+  }
+
+  @Get(':id/plan')
+  @Requires('executions.read')
+  @ApiOperation({ summary: "The plan its update_plan tool saved last", description: '404 `PlanNotFound` while there is none.' })
+  @ApiOkResponse({ type: PlanBody })
+  @ApiErrors(401, 403, 404)
+  async plan(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<PlanBody> {
+    const plan = await this.queries.execute(new GetPlan(caller, id));
+    return { steps: plan.steps.map((s) => ({ title: s.title, status: s.status })), updatedAt: new Date(plan.updatedAt).toISOString() };
   }
 
   @Post(':id/decision')

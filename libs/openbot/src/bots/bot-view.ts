@@ -6,8 +6,9 @@ import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-polic
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
  * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
  * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
+ * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state.
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -119,7 +120,10 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     const kind = tool.kind ?? 'client';
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'delegate') {
+    if (kind === 'plan') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a plan tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a plan tool must not have retry' });
+    } else if (kind === 'delegate') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
       if (tool.botId === undefined || !isUuid(tool.botId)) issues.push({ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' });
@@ -171,3 +175,21 @@ export async function checkDelegateBots(db: { rows<T>(sql: string, params: reado
   const issues = wanted.filter((w) => !known.has(w.botId)).map((w) => ({ path: `tools.${w.index}.botId`, message: 'this Bot does not exist in this organization' }));
   if (issues.length > 0) throw new InvalidInput(issues);
 }
+
+export const PLAN_STEP_STATUSES = ['pending', 'in_progress', 'done', 'skipped'] as const;
+
+/** The fixed parameters of the built-in `update_plan` tool. */
+export const PLAN_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { title: { type: 'string' }, status: { type: 'string', enum: [...PLAN_STEP_STATUSES] } },
+        required: ['title', 'status'],
+      },
+    },
+  },
+  required: ['steps'],
+};

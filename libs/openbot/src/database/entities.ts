@@ -10,6 +10,7 @@ import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
 import { ExecutionLimitsEntity } from '../executions/storage/execution-limits.entity';
+import { ExecutionPlanEntity } from '../executions/storage/execution-plan.entity';
 import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
@@ -40,6 +41,7 @@ export const ENTITIES = [
   ApprovalEntity,
   ExecutionPauseEntity,
   ExecutionLimitsEntity,
+  ExecutionPlanEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

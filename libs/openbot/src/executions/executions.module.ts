@@ -6,8 +6,9 @@ import { ObserveExecutionHandler } from './queries/observe-execution.query';
 import { PauseExecutionHandler } from './commands/pause-execution.command';
 import { ResumeExecutionHandler } from './commands/resume-execution.command';
 import { ListChildrenHandler } from './queries/list-children.query';
+import { GetPlanHandler } from './queries/get-plan.query';
 
 @Module({
-  providers: [GetExecutionHandler, CancelExecutionHandler, DecideExecutionHandler, ObserveExecutionHandler, PauseExecutionHandler, ResumeExecutionHandler, ListChildrenHandler],
+  providers: [GetExecutionHandler, CancelExecutionHandler, DecideExecutionHandler, ObserveExecutionHandler, PauseExecutionHandler, ResumeExecutionHandler, ListChildrenHandler, GetPlanHandler],
 })
 export class ExecutionsModule {}

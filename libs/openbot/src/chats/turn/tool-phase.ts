@@ -9,6 +9,7 @@ import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
 import { nextExpiry, readGate, refusalOutput } from './approval-gate';
 import { startTask, taskAnswer } from './delegate-tool';
+import { updatePlan } from './plan-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
@@ -49,6 +50,7 @@ export function toolPhase(deps: {
       const gated = state.gated ?? [];
       const waiting = new Set<string>();
       let waitChildren = false;
+      let plan = state.plan;
       const failures: unknown[] = [];
 
       /** One call, from its gate to its saved answer (or what it waits for). */
@@ -104,6 +106,12 @@ export function toolPhase(deps: {
             if (child !== null && !isFinal(child.state)) return 'waiting-child';
             const output = await context.childResult(BACKGROUND_TOOL, started.childId as ExecutionId);
             return { answer: output === undefined ? await childFailure(deps.readExecution, started.childId as ExecutionId, call.name) : toToolAnswer(output) };
+          }
+          case 'plan': {
+            called();
+            const updated = updatePlan(context, call, step);
+            if (updated.plan !== null) plan = updated.plan;
+            return { answer: updated.answer };
           }
           case 'delegate': {
             const task = children.find((c) => c.callId === call.callId);
@@ -170,7 +178,7 @@ export function toolPhase(deps: {
       }
       if (failures.length > 0) throw failures[0];
 
-      let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children };
+      let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children, ...(plan === undefined ? {} : { plan }) };
       if (waiting.size === 0) return { state: next };
       // Waiting only for people's decisions does not count toward the time limit (TASK-03).
       if ([...waiting].every((callId) => gated.some((g) => g.callId === callId))) next = stopCounting(next, context.clock.now());

@@ -78,6 +78,12 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   countingSince: codec.optional(codec.nullable(codec.number)),
   pausedMsSeen: codec.optional(codec.number),
   timedOut: codec.optional(codec.boolean),
+  plan: codec.optional(
+    codec.object({
+      steps: codec.array(codec.object({ title: codec.string, status: codec.oneOf(['pending', 'in_progress', 'done', 'skipped']) })),
+      updatedAt: codec.number,
+    }),
+  ),
 });
 
 /** The signal a posted client tool output sends to its Turn. */

@@ -4,6 +4,12 @@ import type { BotLimits, BotTool } from '../../bots/bot-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
 
+/** The Turn's plan, as its update_plan tool saved it last (`updatedAt`: engine clock epoch ms). */
+export interface TurnPlan {
+  readonly steps: ReadonlyArray<{ readonly title: string; readonly status: 'pending' | 'in_progress' | 'done' | 'skipped' }>;
+  readonly updatedAt: number;
+}
+
 /** A call of the last step that waits for an approval; `expiresAt` is epoch ms (engine clock) or null. */
 export interface GatedCall {
   readonly callId: string;
@@ -71,6 +77,8 @@ export interface TurnState extends TurnInput {
   readonly countingSince?: number | null;
   /** The execution's paused milliseconds already taken out of `countingSince`. */
   readonly pausedMsSeen?: number;
+  /** The plan its update_plan tool saved last. */
+  readonly plan?: TurnPlan;
   /** A phase found the time limit passed: the Turn ends `failed` with category `timeout`. */
   readonly timedOut?: boolean;
 }
