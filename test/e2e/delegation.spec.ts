@@ -1,3 +1,4 @@
+import { Engine } from '@openbot/engine';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { bearer, eventsUntilEnd, sendMessage, waitForEvent, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -34,7 +35,7 @@ describe('delegation', () => {
   const toolMessages = (index: number) =>
     (model.requests[index]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').map((m) => m.content);
 
-  it('[FW-02] [IDN-02] an attached task: a child Turn of the other Bot in its own Chat, with the parent\'s remaining limits; its reply is the call\'s result, and task events are on the parent stream', async () => {
+  it('[FW-02] [IDN-02] [IDN-01] an attached task: a child Turn of the other Bot in its own Chat, with the parent\'s remaining limits; its reply is the call\'s result, and task events are on the parent stream', async () => {
     const helper = await bot('Helper');
     const lead = await bot('Lead', [delegate(helper)]);
     model.enqueue(toolCallReply('call_d', 'ask_helper', ['{"input":"Summarize the report"}'], [5, 2]), textReply(['The report says 42.'], [5, 3]), textReply(['Helper says 42.'], [5, 3]));
@@ -56,6 +57,10 @@ describe('delegation', () => {
     expect(task.limits.maxSteps).toBe(15);
     const [taskChat] = await t.database.query<{ chat_id: string }>('SELECT chat_id FROM chat_turns WHERE execution_id = $1', [started.executionId]);
     expect(await get(`/v1/chats/${taskChat!.chat_id}`)).toMatchObject({ botId: helper, parentExecutionId: turn.executionId });
+    // The task acts with the parent's identity and names the parent as its source execution.
+    const engine = t.app.get(Engine);
+    const [parentIdentity, taskIdentity] = (await Promise.all([engine.identity(turn.executionId), engine.identity(started.executionId)])) as Array<Record<string, unknown>>;
+    expect(taskIdentity).toMatchObject({ owner: parentIdentity!.owner, actor: parentIdentity!.actor, token: parentIdentity!.token, sourceExecutionId: turn.executionId });
   });
 
   it('[EXE-13] cancel of the root cascades to every level of tasks; a delegation deeper than the limit gets an error result', async () => {
