@@ -35,6 +35,8 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** Diagnostic only (changes the database settings): per-statement calls and time per Turn from pg_stat_statements. */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** `BENCH_BILLING=1`: one organization budget and one rate limit that never bind, so every call reserves and every message is checked (decision 024). */
+const BILLING = process.env.BENCH_BILLING === '1';
 const TARGET_FIRST_P50 = 5;
 const TARGET_FIRST_P99 = 25;
 /**
@@ -102,6 +104,11 @@ async function main(): Promise<number> {
     const secret = org.apiKey.secret;
     await api(base, 'POST', '/v1/model-providers', secret, { name: 'fake', kind: 'openai-compatible', baseUrl: fake.baseUrl }, 201);
     const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Bench bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
+    if (BILLING) {
+      await api(base, 'PUT', `/v1/prices/${encodeURIComponent('fake/gpt-bench')}`, secret, { inputPerMillionMicros: 1_000, outputPerMillionMicros: 2_000 }, 200);
+      await api(base, 'POST', '/v1/budgets', secret, { scope: { kind: 'organization' }, period: 'month', limitMicros: Number.MAX_SAFE_INTEGER }, 201);
+      await api(base, 'POST', '/v1/rate-limits', secret, { scope: { kind: 'organization' }, requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000 }, 201);
+    }
     const chats: string[] = [];
     for (let i = 0; i < CHATS; i++) chats.push((await api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)).id);
     // Warm-up Turns run on Chats of their own, so each measured Chat holds exactly its measured Turns.

@@ -31,7 +31,7 @@ export class ApprovalsAndTasks1766500000000 implements MigrationInterface {
       `CREATE TABLE "execution_pauses" ("execution_id" uuid NOT NULL, "paused_at" TIMESTAMP WITH TIME ZONE, "paused_ms" bigint NOT NULL DEFAULT '0', CONSTRAINT "execution_pauses_pkey" PRIMARY KEY ("execution_id"))`,
     );
     await queryRunner.query(
-      `CREATE TABLE "execution_limits" ("execution_id" uuid NOT NULL, "max_steps" integer NOT NULL, "max_seconds" integer NOT NULL, "max_output_tokens" integer NOT NULL, "steps" integer NOT NULL, "output_tokens" bigint NOT NULL, "active_ms" bigint NOT NULL, "counting_since" TIMESTAMP WITH TIME ZONE, "paused_ms_seen" bigint NOT NULL, "final_stop" text, CONSTRAINT "execution_limits_pkey" PRIMARY KEY ("execution_id"))`,
+      `CREATE TABLE "execution_limits" ("execution_id" uuid NOT NULL, "max_steps" integer NOT NULL, "max_seconds" integer NOT NULL, "max_output_tokens" integer NOT NULL, "max_cost_micros" bigint, "steps" integer NOT NULL, "output_tokens" bigint NOT NULL, "active_ms" bigint NOT NULL, "counting_since" TIMESTAMP WITH TIME ZONE, "paused_ms_seen" bigint NOT NULL, "final_stop" text, CONSTRAINT "execution_limits_pkey" PRIMARY KEY ("execution_id"))`,
     );
     // A task's Chat names the execution that delegated it.
     await queryRunner.query(`ALTER TABLE "chats" ADD "parent_execution_id" uuid`);

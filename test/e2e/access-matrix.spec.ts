@@ -26,6 +26,8 @@ const BODIES: Record<string, unknown> = {
   'post /v1/approvals/{id}/decision': { decision: 'approve' },
   'patch /v1/members/{id}': { role: 'viewer' },
   'patch /v1/bots/{id}': { name: 'Renamed' },
+  'post /v1/budgets': { scope: { kind: 'organization' }, period: 'day', limitMicros: 1_000_000 },
+  'post /v1/rate-limits': { scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -83,6 +85,9 @@ describe('access matrix', () => {
       'api-keys': (key.body as { id: string }).id,
       members: resources.member,
       approvals: approval[0]!.id,
+      budgets: (await t.http().post('/v1/budgets').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, period: 'total', limitMicros: 10 ** 12 }).expect(201)).body.id,
+      'rate-limits': (await t.http().post('/v1/rate-limits').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 }).expect(201)).body.id,
+      usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });
   afterAll(async () => {
@@ -91,7 +96,7 @@ describe('access matrix', () => {
   });
 
   it('[IDN-05] every member route names the permission it needs in the OpenAPI document', async () => {
-    const unnamed = (await operations(t)).filter((op) => op.security && op.permission === undefined && !op.path.startsWith('/v1/organizations'));
+    const unnamed = (await operations(t)).filter((op) => op.security && op.permission === undefined && !op.path.startsWith('/v1/organizations') && !op.path.startsWith('/v1/platform/'));
     expect(unnamed.map((op) => `${op.method} ${op.path}`)).toEqual([]);
   });
 
@@ -118,7 +123,8 @@ describe('access matrix', () => {
 
   it('[IDN-08] cross-organization matrix: another organization gets 404 on every route that takes a resource ID, and nothing changes', async () => {
     const b = await t.createOrganization('Other');
-    const withId = (await operations(t)).filter((op) => op.security && op.path.includes('{id}'));
+    // Platform routes take the administrator token, not an organization's key.
+    const withId = (await operations(t)).filter((op) => op.security && op.path.includes('{id}') && !op.path.startsWith('/v1/platform/'));
     expect(withId.length).toBeGreaterThan(10);
     const answers: string[] = [];
     for (const op of withId) {
@@ -133,7 +139,7 @@ describe('access matrix', () => {
     expect(answers.filter((answer) => !/ 404 \w+NotFound$/.test(answer))).toEqual([]);
     // A's resources are all still there for A.
     for (const [kind, id] of Object.entries(resources)) {
-      if (kind === 'member' || kind === 'members' || kind === 'api-keys') continue;
+      if (kind === 'member' || kind === 'members' || kind === 'api-keys' || kind === 'usage') continue;
       await t.http().get(`/v1/${kind}/${id}`).set('authorization', bearer(a.secret)).expect(200);
     }
     const members = await t.http().get('/v1/members').set('authorization', bearer(a.secret)).expect(200);

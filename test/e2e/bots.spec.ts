@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
  */
 
 const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'model', 'name', 'tools', 'updatedAt'];
-const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000 };
+const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
 
 interface BotTool {
   name: string;
@@ -131,7 +131,7 @@ describe('bots', () => {
       { ...job, name: 'long_job_2' },
       { ...plain, name: 'get_weather_3' },
     ]);
-    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 900, maxOutputTokens: 1000 });
+    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 900, maxOutputTokens: 1000, maxCostMicros: null });
     const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(bot);
   });
@@ -159,9 +159,9 @@ describe('bots', () => {
 
   it('each limit takes 1 and its maximum', async () => {
     const low = await create(owner.secret, { name: 'Low', model: 'local/a', limits: { maxSteps: 1, maxSeconds: 1, maxOutputTokens: 1 } });
-    expect(low.limits).toEqual({ maxSteps: 1, maxSeconds: 1, maxOutputTokens: 1 });
+    expect(low.limits).toEqual({ maxSteps: 1, maxSeconds: 1, maxOutputTokens: 1, maxCostMicros: null });
     const high = await create(owner.secret, { name: 'High', model: 'local/a', limits: { maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 } });
-    expect(high.limits).toEqual({ maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 });
+    expect(high.limits).toEqual({ maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000, maxCostMicros: null });
     const empty = await create(owner.secret, { name: 'Empty', model: 'local/a', limits: {} });
     expect(empty.limits).toEqual(DEFAULT_LIMITS);
   });
@@ -175,11 +175,11 @@ describe('bots', () => {
 
   it('PATCH limits replaces the whole limits object; other changes keep it', async () => {
     const bot = await create(owner.secret, { name: 'Limited', model: 'local/a', limits: { maxSteps: 5, maxSeconds: 60 } });
-    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 60, maxOutputTokens: 200_000 });
+    expect(bot.limits).toEqual({ maxSteps: 5, maxSeconds: 60, maxOutputTokens: 200_000, maxCostMicros: null });
     const patch = async (body: Record<string, unknown>): Promise<BotBody> =>
       (await t.http().patch(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).send(body).expect(200)).body as BotBody;
-    expect((await patch({ limits: { maxOutputTokens: 1000 } })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
-    expect((await patch({ name: 'Still limited', tools: [LOOKUP] })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000 });
+    expect((await patch({ limits: { maxOutputTokens: 1000 } })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000, maxCostMicros: null });
+    expect((await patch({ name: 'Still limited', tools: [LOOKUP] })).limits).toEqual({ maxSteps: 16, maxSeconds: 900, maxOutputTokens: 1000, maxCostMicros: null });
     expect((await patch({ limits: {} })).limits).toEqual(DEFAULT_LIMITS);
     const read = await t.http().get(`/v1/bots/${bot.id}`).set('authorization', bearer(owner.secret)).expect(200);
     expect(read.body).toEqual(expect.objectContaining({ name: 'Still limited', tools: [LOOKUP], limits: DEFAULT_LIMITS }));

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { billingCommands } from './commands/billing';
 import { botsCommand } from './commands/bots';
 import { chatCommand } from './commands/chat';
 import { chatsCommand } from './commands/chats';
@@ -40,6 +41,7 @@ export function buildProgram(context: Context): Command {
   chatCommand(program, context);
   executionsCommand(program, context);
   approvalsCommand(program, context);
+  billingCommands(program, context);
   return program;
 }
 

@@ -5,6 +5,11 @@ import { BotsController } from './bots/bots.controller';
 import { ChatMessagesController } from './chats/chat-messages.controller';
 import { ChatsController } from './chats/chats.controller';
 import { UsageController } from './usage/usage.controller';
+import { BudgetsController } from './billing/budgets.controller';
+import { CreditsController } from './billing/credits.controller';
+import { PlatformBillingController } from './billing/platform-billing.controller';
+import { PricesController } from './billing/prices.controller';
+import { RateLimitsController } from './billing/rate-limits.controller';
 import { MembersController } from './members/members.controller';
 import { AuditController } from './audit/audit.controller';
 import { SsoLoginController } from './sso/sso-login.controller';
@@ -24,7 +29,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, MembersController, AuditController, SsoController, SsoLoginController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

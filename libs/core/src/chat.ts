@@ -45,6 +45,8 @@ export interface ToolResult {
 export interface Usage {
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** The part of `inputTokens` read from the provider's prompt cache, when it says (priced apart). */
+  readonly cachedInputTokens?: number;
 }
 
 export function systemMessage(content: string): ChatMessage {

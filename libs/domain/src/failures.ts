@@ -8,6 +8,7 @@ export type FailureKind =
   | 'forbidden'
   | 'not-found'
   | 'conflict'
+  | 'budget-exceeded'
   | 'rate-limited'
   | 'unavailable';
 
@@ -67,6 +68,18 @@ export class Conflict extends DomainFailure {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Work could not start because a budget or the credits have nothing left (PLAT-08):
+ * limit − spent − reserved ≤ 0. `budgetId` names the budget, null for the credits.
+ */
+export class BudgetExceeded extends DomainFailure {
+  readonly kind = 'budget-exceeded';
+  readonly type = 'BudgetExceeded';
+  constructor(readonly budgetId: string | null) {
+    super(budgetId === null ? 'The organization has no credits left.' : 'A budget has nothing left for this period.');
   }
 }
 

@@ -22,6 +22,7 @@ export const PERMISSIONS = [
   'usage.read',
   'audit.read',
   'sso.manage',
+  'billing.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -32,8 +33,8 @@ const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', '
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {
   viewer: READ,
   member: WORK,
-  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage'],
-  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage'],
+  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
+  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
 };
 
 export function isPermission(value: string): value is Permission {

@@ -85,6 +85,15 @@ function retryable(error: unknown): boolean {
   return (error as { safeToRetry?: unknown } | null)?.safeToRetry !== false;
 }
 
+/**
+ * The sender refused before anything left the process (`notSent: true`, e.g. a budget or rate
+ * limit said no): the attempt fails without an error record, so the call is no failure for good,
+ * and a later run of the phase asks again instead of reusing a failure.
+ */
+function notSent(error: unknown): boolean {
+  return (error as { notSent?: unknown } | null)?.notSent === true;
+}
+
 /** The sender's own wait (a provider's Retry-After, in seconds) when it names one, else the backoff. */
 function retryDelay(attempt: number, error: unknown): number {
   const after = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
@@ -246,9 +255,10 @@ export class CallLog {
           await this.setStatus(id, 'failed');
           throw error;
         }
-        const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error);
-        const errorId = retrying ? null : await this.failForGood(id, callKey, error);
-        if (retrying) await this.setStatus(id, 'failed');
+        const unsent = notSent(error);
+        const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error) && !unsent;
+        const errorId = retrying || unsent ? null : await this.failForGood(id, callKey, error);
+        if (retrying || unsent) await this.setStatus(id, 'failed');
         await options.onFailedAttempt?.({ attempt, error, retrying });
         if (!retrying) throw new CallFailed(callKey, error, errorId);
         await sleep(retryDelay(attempt, error), scope.signal);

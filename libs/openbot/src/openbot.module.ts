@@ -4,6 +4,7 @@ import type { MigrationInterface } from 'typeorm';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
+import { BillingModule } from './billing/billing.module';
 import { BotsModule } from './bots/bots.module';
 import { ChatsModule } from './chats/chats.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
@@ -58,6 +59,7 @@ export class OpenbotModule {
         ApiKeysModule,
         MembersModule,
         AuditModule,
+        BillingModule,
         SsoModule,
         ModelProvidersModule,
         ModelsModule,

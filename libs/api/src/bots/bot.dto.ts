@@ -164,6 +164,20 @@ export class BotLimitsInput {
   @Min(1)
   @Max(MAX_BOT_LIMITS.maxOutputTokens)
   maxOutputTokens?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_BOT_LIMITS.maxCostMicros,
+    default: null,
+    description: 'Most micros a run may cost (saved usage plus reservations, checked before every model call); null: none',
+  })
+  @ValidateIf((limits: BotLimitsInput) => limits.maxCostMicros !== undefined && limits.maxCostMicros !== null)
+  @IsInt({ message: 'maxCostMicros must be an integer' })
+  @Min(1, { message: 'maxCostMicros must be at least 1' })
+  @Max(MAX_BOT_LIMITS.maxCostMicros, { message: 'maxCostMicros must be at most 2^53 − 1' })
+  maxCostMicros?: number | null;
 }
 
 /** The checks of a sent `tools` array (create and update). */
@@ -283,6 +297,9 @@ export class BotLimitsBody {
 
   @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })
   maxOutputTokens!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Most micros a run may cost; null: none' })
+  maxCostMicros!: number | null;
 }
 
 export class BotBody {
@@ -342,6 +359,7 @@ export function toBotLimits(limits: BotLimitsInput): BotLimits {
     ...(limits.maxSteps === undefined ? {} : { maxSteps: limits.maxSteps }),
     ...(limits.maxSeconds === undefined ? {} : { maxSeconds: limits.maxSeconds }),
     ...(limits.maxOutputTokens === undefined ? {} : { maxOutputTokens: limits.maxOutputTokens }),
+    ...(limits.maxCostMicros === undefined ? {} : { maxCostMicros: limits.maxCostMicros }),
   };
 }
 
@@ -368,7 +386,7 @@ export function toBotBody(bot: BotView): BotBody {
     model: bot.model,
     instructions: bot.instructions,
     tools: bot.tools.map(toBotToolBody),
-    limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens },
+    limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens, maxCostMicros: bot.limits.maxCostMicros },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),
   };

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
+import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
+import { commandKeyOf } from '../validation/command-key';
 import { ApiPageQuery } from '../shared-page';
 import {
   ChatDeleteBody,
@@ -16,8 +17,6 @@ import {
   toMessageBody,
   ToolOutputAcceptedBody,
 } from './message.dto';
-
-const COMMAND_KEY = /^[\x21-\x7e]{1,200}$/;
 
 @ApiTags('chats')
 @ApiBearerAuth()
@@ -41,7 +40,7 @@ export class ChatMessagesController {
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
   @ApiAcceptedResponse({ type: MessageAdmissionBody })
-  @ApiErrors(400, 401, 403, 404, 409)
+  @ApiErrors(400, 401, 402, 403, 404, 409, 429)
   async post(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,
@@ -49,11 +48,7 @@ export class ChatMessagesController {
     // The whole header map: a named @Headers() would add a second, required header to the document.
     @Headers() headers: Record<string, string | undefined>,
   ): Promise<MessageAdmissionBody> {
-    const key = headers['idempotency-key'];
-    if (key !== undefined && !COMMAND_KEY.test(key)) {
-      throw new InvalidInput([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 200 visible ASCII characters' }]);
-    }
-    return this.commands.execute(new PostMessage(caller, id, body.content, key ?? null));
+    return this.commands.execute(new PostMessage(caller, id, body.content, commandKeyOf(headers)));
   }
 
   @Get('messages')

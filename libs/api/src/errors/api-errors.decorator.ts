@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { DeclaredErrorBody, InvalidInputBody, RequestFailedBody } from './error-bodies';
+import { BudgetExceededBody, DeclaredErrorBody, InvalidInputBody, RequestFailedBody } from './error-bodies';
 
 /** The 429 answer with its `Retry-After` header; `why` says what is limited on this route. */
 export function ApiRateLimited(why: string): MethodDecorator & ClassDecorator {
@@ -19,10 +19,11 @@ const FAILED_AUTH_LIMIT = 'too many failed authentications from this client addr
  * Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). A route
  * that can answer 401 can also answer 429: failed authentications are limited per client address.
  */
-export function ApiErrors(...statuses: Array<400 | 401 | 403 | 404 | 409 | 429>): MethodDecorator & ClassDecorator {
+export function ApiErrors(...statuses: Array<400 | 401 | 402 | 403 | 404 | 409 | 429>): MethodDecorator & ClassDecorator {
   const descriptions: Record<number, string> = {
     400: 'InvalidInput: the offending fields are listed in `issues`',
     401: 'Unauthenticated: missing, unknown, expired or revoked credential',
+    402: 'BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left',
     403: 'Forbidden: this credential may not use this route',
     404: '`<Resource>NotFound`: unknown, malformed, or another organization’s ID',
     409: 'A conflict with the current state',
@@ -31,7 +32,7 @@ export function ApiErrors(...statuses: Array<400 | 401 | 403 | 404 | 409 | 429>)
   return applyDecorators(
     ...statuses
       .filter((status) => status !== 429)
-      .map((status) => ApiResponse({ status, description: descriptions[status], type: status === 400 ? InvalidInputBody : DeclaredErrorBody })),
+      .map((status) => ApiResponse({ status, description: descriptions[status], type: status === 400 ? InvalidInputBody : status === 402 ? BudgetExceededBody : DeclaredErrorBody })),
     ...(limited ? [ApiRateLimited(FAILED_AUTH_LIMIT)] : []),
     ApiResponse({ status: 500, description: 'RequestFailed (category internal); see the openbot-error-id header', type: RequestFailedBody }),
     ApiResponse({ status: 503, description: 'RequestFailed (category unavailable): a dependency is down', type: RequestFailedBody }),

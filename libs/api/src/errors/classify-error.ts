@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainFailure, InvalidInput, isConnectionFailure, RateLimited } from '@openbot/domain';
+import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, RateLimited } from '@openbot/domain';
 import { declared, type PublicError } from './public-error';
 
 /**
@@ -28,6 +28,8 @@ function fromDomain(failure: DomainFailure): PublicError {
       return declared(404, failure.type, failure.message);
     case 'conflict':
       return declared(409, failure.type, failure.message);
+    case 'budget-exceeded':
+      return declared(402, failure.type, failure.message, { fields: { budgetId: failure instanceof BudgetExceeded ? failure.budgetId : null } });
     case 'rate-limited': {
       const seconds = failure instanceof RateLimited ? failure.retryAfterSeconds : 1;
       return declared(429, failure.type, failure.message, { headers: { 'retry-after': String(Math.ceil(seconds)) } });

@@ -35,3 +35,11 @@ export class RequestFailedBody {
   @ApiProperty({ description: 'Also sent as the `openbot-error-id` header; names the sealed error record' })
   errorId!: string;
 }
+
+export class BudgetExceededBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['BudgetExceeded'] })
+  declare type: string;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The exhausted budget; null when the credits are exhausted' })
+  budgetId!: string | null;
+}

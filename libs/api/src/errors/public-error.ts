@@ -5,7 +5,7 @@ export type PublicError =
   | {
       readonly kind: 'declared';
       readonly status: number;
-      readonly body: { readonly type: string; readonly message: string; readonly issues?: readonly InputIssue[] };
+      readonly body: { readonly type: string; readonly message: string; readonly issues?: readonly InputIssue[]; readonly [field: string]: unknown };
       readonly headers?: Readonly<Record<string, string>>;
     }
   | { readonly kind: 'fault'; readonly status: 500 | 503 | 504; readonly category: ErrorCategory; readonly cause: unknown };
@@ -14,12 +14,13 @@ export function declared(
   status: number,
   type: string,
   message: string,
-  extra: { issues?: readonly InputIssue[]; headers?: Record<string, string> } = {},
+  extra: { issues?: readonly InputIssue[]; headers?: Record<string, string>; fields?: Record<string, unknown> } = {},
 ): PublicError {
   return {
     kind: 'declared',
     status,
-    body: { type, message, ...(extra.issues ? { issues: extra.issues } : {}) },
+    // Declared extra fields (a 402's `budgetId`) never replace the type and message.
+    body: { ...extra.fields, type, message, ...(extra.issues ? { issues: extra.issues } : {}) },
     ...(extra.headers ? { headers: extra.headers } : {}),
   };
 }

@@ -1,9 +1,37 @@
 import type { ExecutionEvent } from '@openbot/openbot';
 import type { ServerResponse } from 'node:http';
 
+/**
+ * Frames already encoded, by event: the events a node hands its readers in memory are shared
+ * objects (frozen), so ten readers of one Turn encode each event once, not ten times.
+ */
+const encoded = new WeakMap<ExecutionEvent, string>();
+
 /** One Server-Sent Event: `id` is the sequence number, `event` the type, `data` the JSON. */
 export function formatSse(event: ExecutionEvent): string {
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  let frame = encoded.get(event);
+  if (frame === undefined) {
+    frame = `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    encoded.set(event, frame);
+  }
+  return frame;
+}
+
+/**
+ * Holds a response's writes until the events available now are all written, then sends them in
+ * one socket write: a reader handed a batch of events costs one system call, not one per event.
+ */
+export function coalesceWrites(raw: ServerResponse): () => void {
+  let corked = false;
+  return () => {
+    if (corked || raw.destroyed) return;
+    corked = true;
+    raw.cork();
+    setImmediate(() => {
+      corked = false;
+      if (!raw.destroyed) raw.uncork();
+    });
+  };
 }
 
 /** Writes to a raw response, waiting for the socket when it is full (a slow reader slows the reads, not memory). */

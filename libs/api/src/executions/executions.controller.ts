@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
-import { formatSse, writeChunk } from './event-stream';
+import { coalesceWrites, formatSse, writeChunk } from './event-stream';
 import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
 import { ApiPageQuery } from '../shared-page';
 
@@ -269,7 +269,11 @@ export class ExecutionsController {
     }, lease.lifetimeMs);
     try {
       await writeChunk(raw, ': connected\n\n');
-      for await (const event of events) await writeChunk(raw, formatSse(event));
+      const coalesce = coalesceWrites(raw);
+      for await (const event of events) {
+        coalesce();
+        await writeChunk(raw, formatSse(event));
+      }
     } catch (error) {
       if (!closed.signal.aborted && !raw.destroyed) {
         try {

@@ -1,8 +1,8 @@
-import { Controller, Get, Inject, Query } from '@nestjs/common';
-import { QueryBus } from '@nestjs/cqrs';
+import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { ListUsage, type UsageRecordView } from '@openbot/openbot';
+import { ListUsage, ReleaseUsage, USAGE_GROUPS, UsageSummary, type UsageGroup, type UsageRecordView } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
@@ -49,6 +49,18 @@ export class UsageRecordBody {
   @ApiProperty({ type: Number, nullable: true, description: "The request's own token estimate, kept apart from confirmed counts" })
   estimatedInputTokens!: number | null;
 
+  @ApiProperty({ type: Number, nullable: true, description: 'The part of `inputTokens` read from a cache; null when not reported' })
+  cachedInputTokens!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Micros, computed once at the price in force when the call started; null while the usage is unknown' })
+  costMicros!: number | null;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The price version the call was charged at; null: no price, the call cost 0' })
+  priceId!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When an owner or admin released what this unknown record kept reserved' })
+  releasedAt!: string | null;
+
   @ApiProperty({ type: BilledToBody, description: 'The billing identity of the call' })
   billedTo!: BilledToBody;
 
@@ -64,6 +76,48 @@ export class UsagePage {
   next!: string | null;
 }
 
+export class UsageSummaryRowBody {
+  @ApiProperty({ description: 'The model, Bot ID, member ID (`service:<id>` for service-billed calls) or UTC day `YYYY-MM-DD`' })
+  key!: string;
+
+  @ApiProperty()
+  calls!: number;
+
+  @ApiProperty()
+  inputTokens!: number;
+
+  @ApiProperty()
+  outputTokens!: number;
+
+  @ApiProperty({ description: 'The sum of known costs in micros' })
+  costMicros!: number;
+
+  @ApiProperty({ description: 'Calls whose usage is unknown (their cost is not in costMicros)' })
+  unknownCalls!: number;
+}
+
+export class UsageSummaryBody {
+  @ApiProperty({ type: [UsageSummaryRowBody] })
+  data!: UsageSummaryRowBody[];
+}
+
+export class UsageReleasedBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  releasedAt!: string;
+}
+
+const DAY_MS = 86_400_000;
+
+function timeParam(name: string, value: unknown, fallback: Date): Date {
+  if (value === undefined || value === '') return fallback;
+  const time = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(time.getTime())) throw new InvalidInput([{ path: name, message: `${name} must be an ISO 8601 time` }]);
+  return time;
+}
+
 function toUsageBody(record: UsageRecordView): UsageRecordBody {
   return {
     id: record.id,
@@ -77,6 +131,10 @@ function toUsageBody(record: UsageRecordView): UsageRecordBody {
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
     estimatedInputTokens: record.estimatedInputTokens,
+    cachedInputTokens: record.cachedInputTokens,
+    costMicros: record.costMicros,
+    priceId: record.priceId,
+    releasedAt: record.releasedAt === null ? null : new Date(record.releasedAt).toISOString(),
     billedTo: { kind: record.billedTo.kind, id: record.billedTo.id },
     createdAt: new Date(record.createdAt).toISOString(),
   };
@@ -93,7 +151,51 @@ const optionalId = (name: string, value: unknown): string | null => {
 @Access('member')
 @Controller('v1/usage')
 export class UsageController {
-  constructor(@Inject(QueryBus) private readonly queries: QueryBus) {}
+  constructor(
+    @Inject(QueryBus) private readonly queries: QueryBus,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+  ) {}
+
+  @Get('summary')
+  @Requires('usage.read')
+  @ApiOperation({
+    summary: "The organization's usage in [from, to), grouped by model, Bot, member or UTC day (not paged)",
+    description: 'By default the last 30 days. `costMicros` sums known costs; `unknownCalls` counts calls whose usage the provider never reported.',
+  })
+  @ApiQuery({ name: 'from', required: false, schema: { type: 'string', format: 'date-time' }, description: 'Inclusive' })
+  @ApiQuery({ name: 'to', required: false, schema: { type: 'string', format: 'date-time' }, description: 'Exclusive' })
+  @ApiQuery({ name: 'groupBy', required: false, schema: { type: 'string', enum: [...USAGE_GROUPS], default: 'model' } })
+  @ApiOkResponse({ type: UsageSummaryBody })
+  @ApiErrors(400, 401, 403)
+  async summary(
+    @CurrentMember() caller: MemberCaller,
+    @Query('from') from?: unknown,
+    @Query('to') to?: unknown,
+    @Query('groupBy') groupBy?: unknown,
+  ): Promise<UsageSummaryBody> {
+    const group = groupBy === undefined || groupBy === '' ? 'model' : groupBy;
+    if (typeof group !== 'string' || !(USAGE_GROUPS as readonly string[]).includes(group)) {
+      throw new InvalidInput([{ path: 'groupBy', message: `groupBy must be one of ${USAGE_GROUPS.join(', ')}` }]);
+    }
+    const end = timeParam('to', to, new Date());
+    const start = timeParam('from', from, new Date(end.getTime() - 30 * DAY_MS));
+    const result = await this.queries.execute(new UsageSummary(caller, group as UsageGroup, start, end));
+    return { data: [...result.data] };
+  }
+
+  @Post(':id/release')
+  @Requires('billing.manage')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Release what an unknown usage record keeps reserved on budgets and credits (owners and admins)',
+    description: 'The record stays unknown with its estimate; a late result still settles it once. A confirmed record answers 409 UsageSettled.',
+  })
+  @ApiOkResponse({ type: UsageReleasedBody })
+  @ApiErrors(401, 403, 404, 409)
+  async release(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<UsageReleasedBody> {
+    const released = await this.commands.execute(new ReleaseUsage(caller, id));
+    return { id: released.id, releasedAt: released.releasedAt.toISOString() };
+  }
 
   @Get()
   @Requires('usage.read')

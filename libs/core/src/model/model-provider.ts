@@ -11,6 +11,8 @@ export interface ModelRequest {
   readonly tools: readonly ToolDefinition[];
   /** Sent to the provider so a repeated request can be recognised (the same key on every retry). */
   readonly idempotencyKey?: string;
+  /** The most output tokens the answer may have (`max_tokens`): what bounds a reservation (USE-02). */
+  readonly maxTokens?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -19,7 +21,7 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length';
 export type ModelStreamEvent =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'tool-call'; readonly callId: string; readonly name: string; readonly arguments: string }
-  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number }
+  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number }
   | { readonly type: 'finish'; readonly reason: FinishReason };
 
 export interface ModelProvider {

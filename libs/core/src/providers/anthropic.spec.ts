@@ -199,7 +199,7 @@ describe('AnthropicProvider against a local Messages API server', () => {
     expect(out.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
   });
 
-  it('counts cache writes and reads as input tokens', async () => {
+  it('counts cache writes and reads as input tokens, the reads also as the cached part', async () => {
     server.enqueue(
       streamReply([
         { type: 'message_start', message: { usage: { input_tokens: 5, cache_creation_input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 1 } } },
@@ -208,7 +208,7 @@ describe('AnthropicProvider against a local Messages API server', () => {
       ]),
     );
     expect(await collect(provider.stream(request()))).toEqual([
-      { type: 'usage', inputTokens: 125, outputTokens: 9 },
+      { type: 'usage', inputTokens: 125, outputTokens: 9, cachedInputTokens: 20 },
       { type: 'finish', reason: 'stop' },
     ]);
   });

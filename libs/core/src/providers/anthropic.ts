@@ -109,7 +109,7 @@ export class AnthropicProvider implements ModelProvider {
       .join('\n\n');
     const body: Record<string, unknown> = {
       model: request.model,
-      max_tokens: this.maxTokens,
+      max_tokens: request.maxTokens ?? this.maxTokens,
       messages: toAnthropicMessages(request.messages),
       stream: true,
     };
@@ -185,6 +185,7 @@ class EventAssembler {
   private finishReason: FinishReason | undefined;
   private inputTokens: number | undefined;
   private outputTokens: number | undefined;
+  private cachedInputTokens: number | undefined;
   private readonly toolBlocks = new Map<number, { callId: string; name: string; json: string }>();
 
   accept(payload: string): ModelStreamEvent[] {
@@ -250,7 +251,8 @@ class EventAssembler {
     const events: ModelStreamEvent[] = [];
     // Usage only as the stream reported it: an unknown count is never sent as 0.
     if (this.inputTokens !== undefined && this.outputTokens !== undefined) {
-      events.push({ type: 'usage', inputTokens: this.inputTokens, outputTokens: this.outputTokens });
+      const cached = this.cachedInputTokens === undefined ? {} : { cachedInputTokens: this.cachedInputTokens };
+      events.push({ type: 'usage', inputTokens: this.inputTokens, outputTokens: this.outputTokens, ...cached });
     }
     events.push({ type: 'finish', reason });
     return events;
@@ -261,6 +263,8 @@ class EventAssembler {
     if (!usage) return;
     if (typeof usage.input_tokens === 'number') {
       this.inputTokens = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+      // Cache reads are the cached part of the input (priced apart); cache writes are billed as input.
+      if (typeof usage.cache_read_input_tokens === 'number') this.cachedInputTokens = usage.cache_read_input_tokens;
     }
     if (typeof usage.output_tokens === 'number') this.outputTokens = usage.output_tokens;
   }

@@ -37,7 +37,7 @@ interface OpenAiToolCallDelta {
 
 interface OpenAiChunk {
   choices?: { delta?: { content?: string | null; tool_calls?: OpenAiToolCallDelta[] }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number | null } | null } | null;
   error?: { message?: string; code?: string | number | null; type?: string };
 }
 
@@ -86,6 +86,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       stream: true,
       stream_options: { include_usage: true },
     };
+    if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
     // Some servers reject an empty `tools` array, so it is left out when there are none.
     if (request.tools.length > 0) body.tools = request.tools.map(toOpenAiTool);
     return body;
@@ -149,10 +150,13 @@ class ChunkAssembler {
       }
     }
     if (chunk.usage) {
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
       events.push({
         type: 'usage',
         inputTokens: chunk.usage.prompt_tokens ?? 0,
         outputTokens: chunk.usage.completion_tokens ?? 0,
+        // The cached part of the prompt, priced apart; absent when the server does not say.
+        ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}),
       });
     }
     return events;

@@ -35,7 +35,11 @@ export async function runModelStep(
         toolCalls.push({ callId: event.callId, name: event.name, arguments: event.arguments });
         break;
       case 'usage':
-        usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
+        usage = {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+          ...(event.cachedInputTokens !== undefined ? { cachedInputTokens: event.cachedInputTokens } : {}),
+        };
         break;
       case 'finish':
         finishReason = event.reason;

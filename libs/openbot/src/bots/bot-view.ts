@@ -47,12 +47,22 @@ export interface BotLimits {
   readonly maxSeconds?: number;
   /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
   readonly maxOutputTokens?: number;
+  /**
+   * Most micros a run may cost, from its saved usage plus its reservations, checked before every
+   * model call (billing: stop `max-cost`); null, the default, means none.
+   */
+  readonly maxCostMicros?: number | null;
 }
 
-export const DEFAULT_BOT_LIMITS: Required<BotLimits> = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000 };
+export const DEFAULT_BOT_LIMITS: Required<BotLimits> = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
 
 /** The largest value each limit may be set to; the smallest is 1. */
-export const MAX_BOT_LIMITS: Required<BotLimits> = { maxSteps: 100, maxSeconds: 86_400, maxOutputTokens: 10_000_000 };
+export const MAX_BOT_LIMITS: { readonly [K in keyof BotLimits]-?: number } = {
+  maxSteps: 100,
+  maxSeconds: 86_400,
+  maxOutputTokens: 10_000_000,
+  maxCostMicros: Number.MAX_SAFE_INTEGER,
+};
 
 /** What the API may show of a Bot. */
 export interface BotView {

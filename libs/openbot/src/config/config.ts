@@ -93,6 +93,8 @@ export interface Limits {
   readonly authFailuresPerWindow: number;
   /** The rate-limit window in seconds; a client's window starts at its first counted request. */
   readonly windowSeconds: number;
+  /** The most output tokens one model call may ask for (`max_tokens`, with the Bot's remaining output limit): what a reservation bounds. */
+  readonly modelCallMaxTokens: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -163,6 +165,7 @@ function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
       ssoLoginsPerWindow: integer(env, 'OPENBOT_SSO_LOGIN_LIMIT', 60, 1, 1_000_000),
       authFailuresPerWindow: integer(env, 'OPENBOT_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
       windowSeconds: integer(env, 'OPENBOT_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+      modelCallMaxTokens: integer(env, 'OPENBOT_MODEL_CALL_MAX_TOKENS', 4_096, 1, 1_000_000),
     },
     trustedProxies: list(env, 'OPENBOT_TRUSTED_PROXIES').map((entry) => parseTrustedProxy(entry)),
   };

@@ -3,6 +3,7 @@ import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
+import { BILLING_ENTITIES } from '../billing/storage/entities';
 import { ChatCommandEntity } from '../chats/storage/chat-command.entity';
 import { ChatMessageEntity } from '../chats/storage/chat-message.entity';
 import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
@@ -47,6 +48,7 @@ export const ENTITIES = [
   AuditEventEntity,
   ServiceEntity,
   ...SSO_ENTITIES,
+  ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

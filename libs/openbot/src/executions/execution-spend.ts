@@ -6,7 +6,7 @@ export interface ExecutionLimitsView {
   readonly maxSteps: number;
   readonly maxSeconds: number;
   readonly maxOutputTokens: number;
-  /** Cost limits belong to billing: null until prices exist. */
+  /** The Bot's cost limit (billing's); null: none. */
   readonly maxCostMicros: number | null;
 }
 
@@ -19,7 +19,7 @@ export interface ExecutionSpentView {
   readonly unknownCostCalls: number | null;
 }
 
-export type ExecutionStop = 'max-steps' | 'max-seconds' | 'max-output-tokens';
+export type ExecutionStop = 'max-steps' | 'max-seconds' | 'max-output-tokens' | 'max-cost' | 'budget';
 
 export interface ExecutionSpend {
   readonly limits: ExecutionLimitsView | null;
@@ -31,6 +31,7 @@ interface Row {
   max_steps: number;
   max_seconds: number;
   max_output_tokens: number;
+  max_cost_micros: string | null;
   steps: number;
   output_tokens: string;
   active_ms: string;
@@ -68,11 +69,12 @@ export async function executionSpend(
   const outputTokens = Number(row.output_tokens);
   let stop: ExecutionStop | null = null;
   if (execution.state === 'failed' && execution.category === 'timeout') stop = 'max-seconds';
-  else if (execution.state === 'completed' && row.final_stop === null) {
-    stop = row.steps >= row.max_steps ? 'max-steps' : outputTokens >= row.max_output_tokens ? 'max-output-tokens' : null;
+  else if (execution.state === 'completed') {
+    if (row.final_stop === 'max-cost' || row.final_stop === 'budget') stop = row.final_stop;
+    else if (row.final_stop === null) stop = row.steps >= row.max_steps ? 'max-steps' : outputTokens >= row.max_output_tokens ? 'max-output-tokens' : null;
   }
   return {
-    limits: { maxSteps: row.max_steps, maxSeconds: row.max_seconds, maxOutputTokens: row.max_output_tokens, maxCostMicros: null },
+    limits: { maxSteps: row.max_steps, maxSeconds: row.max_seconds, maxOutputTokens: row.max_output_tokens, maxCostMicros: row.max_cost_micros === null ? null : Number(row.max_cost_micros) },
     spent: { steps: row.steps, seconds: Math.floor(ms / 1000), outputTokens, costMicros: null, unknownCostCalls: null },
     stop,
   };

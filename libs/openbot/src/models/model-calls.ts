@@ -1,7 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
+import { rateBuckets } from '../billing/rate-buckets';
+import { reserve } from '../billing/reservations';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
@@ -9,6 +12,9 @@ import { ModelRegistry } from './model-registry';
 
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
+
+/** `max_tokens` of a call when the node's config does not say (OPENBOT_MODEL_CALL_MAX_TOKENS). */
+export const DEFAULT_MODEL_CALL_MAX_TOKENS = 4_096;
 
 /** Call-log options whose `commit` sees the saved model step. */
 export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
@@ -46,11 +52,46 @@ export interface ModelCallRequest {
   readonly tools: readonly ToolDefinition[];
   /** The prompt's estimate: held while an attempt runs (USE-03), kept on an unknown record (USE-02). */
   readonly estimatedInputTokens: number;
+  /** What is left of the workflow's own output limit (a Bot's `maxOutputTokens`): `max_tokens` is never above it. */
+  readonly remainingOutputTokens?: number;
+  /** The run's cost cap in micros (a Bot's `limits.maxCostMicros`); null or absent: none. */
+  readonly maxCostMicros?: number | null;
   readonly billing: ModelBilling;
   /** The step the `model.*` events carry (the workflow's own numbering, e.g. the Turn's model step). */
   readonly eventStep: number;
   /** Each text piece of an attempt as it streams; whatever it publishes is stored before `model.completed`. */
   readonly onText?: (text: string, position: { readonly step: number; readonly attempt: number }) => void;
+}
+
+/**
+ * A model call that could not reserve its estimate against a budget or the credits, so it did
+ * not send (USE-02, PLAT-08). `budgetId` names the budget, null for the credits. The workflow
+ * ends its run with `stop: "budget"`.
+ */
+export class BudgetStop extends Error {
+  /** The call log fails the attempt at once, with no error record: nothing was sent. */
+  readonly safeToRetry = false;
+  readonly notSent = true;
+  constructor(
+    readonly budgetId: string | null,
+    /** True when it is the run's own cap (`limits.maxCostMicros`), not a budget: the `max-cost` stop. */
+    readonly maxCost = false,
+  ) {
+    super(maxCost ? 'the run reached its cost cap' : budgetId === null ? 'the credits are exhausted' : `budget ${budgetId} is exhausted`);
+  }
+}
+
+/**
+ * A model call whose rate-limit bucket has not enough yet (LIM-01): it did not send, and takes
+ * nothing. The workflow waits durably on a timer (`waitMs`) and calls again; the call log checks
+ * its identity again before that send (IDN-06).
+ */
+export class RateLimitWait extends Error {
+  readonly safeToRetry = false;
+  readonly notSent = true;
+  constructor(readonly waitMs: number) {
+    super(`a rate limit asks to wait ${waitMs} ms`);
+  }
 }
 
 /**
@@ -61,6 +102,9 @@ export interface ModelCallRequest {
  * - a safe entry in the execution's call log: retries are new attempts with the same provider
  *   idempotency key (CALL-02, CALL-04), the execution's identity is checked again before each
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
+ * - `max_tokens` on every request, and a reservation per attempt before it sends, against every
+ *   budget that applies and the credits (USE-02); a call that cannot reserve does not send and
+ *   throws BudgetStop; a rate limit's empty bucket throws RateLimitWait (LIM-01);
  * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
  *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
  *   when no usage came (USE-02) or when a new owner closed the attempt (USE-04), settled once by a
@@ -72,6 +116,8 @@ export class ModelCalls {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
+    // Absent (a workflow test without the node's config): the default per-call cap.
+    @Optional() @Inject(RUNTIME_CONFIG) private readonly config?: RuntimeConfig,
   ) {}
 
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
@@ -79,52 +125,73 @@ export class ModelCalls {
     // Holds use the call log's key of this call (STC-10).
     const callKey = `${context.step}:model`;
     const position = (attempt: number) => ({ step: request.eventStep, attempt });
-    const billing = (callId: string) => usageCall(request, executionId, callId);
+    const billing = (callId: string, attempt: number) => ({ ...usageCall(request, executionId, callId), hold: { callKey, attempt } });
     const resolved = await this.registry.resolve(request.organizationId, request.model);
+    const cap = this.config?.limits.modelCallMaxTokens ?? DEFAULT_MODEL_CALL_MAX_TOKENS;
+    const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
+    const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };
 
-    const result = await context.call(
-      'model',
-      {
-        safe: true,
-        kind: 'model',
-        attempts: MODEL_ATTEMPTS,
-        onFailedAttempt: async ({ attempt, error, retrying }) => {
-          await usageHolds.release(this.db, executionId, callKey);
-          publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
+    let result: ModelStepResult;
+    try {
+      result = await context.call(
+        'model',
+        {
+          safe: true,
+          kind: 'model',
+          attempts: MODEL_ATTEMPTS,
+          onFailedAttempt: async ({ attempt, error, retrying }) => {
+            await usageHolds.release(this.db, executionId, callKey);
+            // A refused reservation sent nothing: no model attempt started, so none failed.
+            if (error instanceof BudgetStop) return;
+            publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
+            await publisher.flush();
+          },
+          // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
+          onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId, abandoned.attempt)),
+          commit: async (tx, saved) => {
+            const stepResult = saved.result;
+            const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
+            // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
+            await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage && { ...usage, cachedInputTokens: stepResult.usage?.cachedInputTokens ?? null });
+            // The token buckets took the estimate; confirmed usage corrects them (LIM-01).
+            if (usage !== null) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
+            await usageHolds.release(tx, executionId, callKey);
+            await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
+          },
+        },
+        async (call) => {
+          const reservation = await reserve(this.db, {
+            ...scope,
+            executionId,
+            callKey,
+            attempt: call.attempt,
+            model: request.model,
+            estimatedInputTokens: request.estimatedInputTokens,
+            maxTokens,
+            maxCostMicros: request.maxCostMicros ?? null,
+          });
+          if (!reservation.reserved) {
+            if ('waitMs' in reservation) throw new RateLimitWait(reservation.waitMs);
+            throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
+          }
+          publisher.publish('model.started', null, position(call.attempt));
+          const onText = request.onText;
+          // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
+          const stepResult = await runModelStep(
+            resolved.provider,
+            { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
+            onText === undefined ? undefined : (text) => onText(text, position(call.attempt)),
+          );
+          // Every delta is stored before the result is: `model.completed` always follows them.
           await publisher.flush();
+          return stepResult;
         },
-        // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
-        onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
-        commit: async (tx, saved) => {
-          const stepResult = saved.result;
-          const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
-          // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
-          await usageRecords.record(tx, billing(saved.callId), usage);
-          await usageHolds.release(tx, executionId, callKey);
-          await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
-        },
-      },
-      async (call) => {
-        await usageHolds.open(this.db, {
-          organizationId: request.organizationId,
-          executionId,
-          callKey,
-          attempt: call.attempt,
-          estimatedInputTokens: request.estimatedInputTokens,
-        });
-        publisher.publish('model.started', null, position(call.attempt));
-        const onText = request.onText;
-        // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
-        const stepResult = await runModelStep(
-          resolved.provider,
-          { model: resolved.modelId, messages: request.messages, tools: request.tools, idempotencyKey: call.idempotencyKey, signal: call.signal },
-          onText === undefined ? undefined : (text) => onText(text, position(call.attempt)),
-        );
-        // Every delta is stored before the result is: `model.completed` always follows them.
-        await publisher.flush();
-        return stepResult;
-      },
-    );
+      );
+    } catch (error) {
+      // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
+      const cause = (error as { cause?: unknown } | null)?.cause;
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait ? cause : error;
+    }
     publisher.announce();
     return result;
   }

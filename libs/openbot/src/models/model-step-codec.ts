@@ -15,7 +15,7 @@ export const chatMessageCodec: Codec<ChatMessage> = codec.object({
   toolCallId: codec.optional(codec.string),
 });
 
-const usageCodec: Codec<Usage> = codec.object({ inputTokens: codec.number, outputTokens: codec.number });
+const usageCodec: Codec<Usage> = codec.object({ inputTokens: codec.number, outputTokens: codec.number, cachedInputTokens: codec.optional(codec.number) });
 
 /** A model step's saved result: reused as it is after a takeover (STC-05). */
 export const modelStepResultCodec: Codec<ModelStepResult> = codec.object({

@@ -1,5 +1,6 @@
 import { newId } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
+import { COST_SQL } from '../billing/prices';
 
 /** Who a model call was made for and what it asked (USE-01): the billing identity of one call ID. */
 export interface UsageCall {
@@ -14,15 +15,23 @@ export interface UsageCall {
   readonly callId: string;
   readonly model: string;
   readonly estimatedInputTokens: number;
+  /**
+   * The attempt's hold (its call key and attempt number): the price in force when it started and
+   * what it reserved. Absent, the call has no price (it costs 0) and reserved nothing.
+   */
+  readonly hold?: { readonly callKey: string; readonly attempt: number };
 }
 
 export interface ConfirmedUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** The part of `inputTokens` read from a provider cache, when the provider reports it. */
+  readonly cachedInputTokens?: number | null;
 }
 
 const COLUMNS = `id, organization_id, scope_kind, scope_id, bot_id, chat_id, turn_id, execution_id, call_id,
-                 model, status, input_tokens, output_tokens, estimated_input_tokens, settled_at`;
+                 model, status, input_tokens, output_tokens, estimated_input_tokens, settled_at,
+                 cached_input_tokens, price_id, cost_micros, reserved_micros, reserved_tokens`;
 
 function values(call: UsageCall, usage: ConfirmedUsage | null): unknown[] {
   return [
@@ -40,40 +49,69 @@ function values(call: UsageCall, usage: ConfirmedUsage | null): unknown[] {
     usage?.inputTokens ?? null,
     usage?.outputTokens ?? null,
     call.estimatedInputTokens,
+    usage?.cachedInputTokens ?? null,
+    call.hold?.callKey ?? null,
+    call.hold?.attempt ?? null,
+    newId(),
   ];
 }
 
+/** The attempt's hold and its price: what the record is charged at and what it keeps reserved while unknown. */
+const HOLD_AND_PRICE = `h AS (SELECT price_id, reserved_micros, reserved_tokens FROM usage_holds
+                               WHERE execution_id = $8 AND call_key = $16 AND attempt = $17::int),
+                        p AS (SELECT * FROM prices WHERE id = (SELECT price_id FROM h))`;
+
+const RECORD_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::int, $13::int, $14, CASE WHEN $11 = 'confirmed' THEN now() END,
+                        $15::int, (SELECT price_id FROM h),
+                        CASE WHEN $11 = 'confirmed' THEN coalesce((SELECT ${COST_SQL('$12::int', '$15::int', '$13::int')} FROM p), 0) END,
+                        (SELECT reserved_micros FROM h), (SELECT reserved_tokens FROM h))`;
+
 /**
  * Usage records (USE-01, USE-02, USE-04): one per call ID. `unknown` keeps the estimate in its
- * own field, never zero, and blocks nothing. The one settle path: confirmed usage that arrives
- * for a call recorded `unknown` (an old owner's late result, CALL-05) makes it `confirmed` once;
- * a confirmed record never changes again, however often that result arrives.
+ * own field, never zero, blocks no new call, and keeps what its attempt reserved on budgets and
+ * credits. The one settle path: confirmed usage that arrives for a call recorded `unknown` (an
+ * old owner's late result, CALL-05) makes it `confirmed` once; a confirmed record never changes
+ * again, however often that result arrives. Its cost is computed once, at the price its attempt
+ * started with (PLAT-08), and its one credits charge commits in the same statement (USE-01).
  */
 export const usageRecords = {
   /** A saved model result: confirmed when the provider reported usage, else unknown with the estimate. */
   async record(tx: Queryable, call: UsageCall, usage: ConfirmedUsage | null): Promise<void> {
     await tx.query({
       name: 'usage.record',
-      text: `INSERT INTO usage_records (${COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $11 = 'confirmed' THEN now() END)
-             ON CONFLICT (call_id) DO UPDATE
-               SET status = 'confirmed', input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens, settled_at = now()
-             WHERE usage_records.status = 'unknown' AND EXCLUDED.status = 'confirmed'`,
+      text: `WITH ${HOLD_AND_PRICE},
+             rec AS (
+               INSERT INTO usage_records (${COLUMNS}) VALUES ${RECORD_VALUES}
+               ON CONFLICT (call_id) DO UPDATE
+                 SET status = 'confirmed', input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+                     cached_input_tokens = EXCLUDED.cached_input_tokens, price_id = EXCLUDED.price_id,
+                     cost_micros = EXCLUDED.cost_micros, settled_at = now()
+               WHERE usage_records.status = 'unknown' AND EXCLUDED.status = 'confirmed'
+               RETURNING id, organization_id, status, cost_micros
+             )
+             -- One charge per confirmed record, only for an organization with credits; a duplicate result changes no row above.
+             INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason, usage_record_id)
+             SELECT $18, rec.organization_id, -rec.cost_micros, 'charge', 'model call', rec.id FROM rec
+              WHERE rec.status = 'confirmed' AND rec.cost_micros > 0
+                AND EXISTS (SELECT 1 FROM credit_accounts a WHERE a.organization_id = rec.organization_id)
+             ON CONFLICT (usage_record_id) DO NOTHING`,
       values: values(call, usage),
     });
   },
 
   /**
    * An attempt closed without its result (a new owner abandoned it after a takeover): it may
-   * have used tokens, so it is `unknown` with its estimate until a late result settles it.
+   * have used tokens, so it is `unknown` with its estimate, keeping what it reserved, until a
+   * late result settles it or an owner releases it.
    */
   async recordUnsettled(tx: Queryable, call: UsageCall): Promise<void> {
     await tx.query({
       name: 'usage.record_unsettled',
-      text: `INSERT INTO usage_records (${COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL)
+      text: `WITH ${HOLD_AND_PRICE}
+             INSERT INTO usage_records (${COLUMNS}) VALUES ${RECORD_VALUES}
              ON CONFLICT (call_id) DO NOTHING`,
-      values: values(call, null),
+      // Without the charge's ID: no statement parameter may go unused.
+      values: values(call, null).slice(0, 17),
     });
   },
 };

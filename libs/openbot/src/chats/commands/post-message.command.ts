@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
+import { checkAdmission } from '../../billing/admission';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
@@ -19,7 +20,8 @@ export interface MessageAdmission {
  * A user message (EXE-02, STC-02, STC-03). Under the Chat's row lock, which orders every input:
  * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
  * it (read at its next model step); anyone else's input queues as a Turn of its own, behind the
- * ones already waiting. With an `Idempotency-Key` the command and its answer are stored with the
+ * ones already waiting. Each needs something left on its budgets and credits (BudgetExceeded
+ * otherwise; a retry of an admitted command still answers as before). With an `Idempotency-Key` the command and its answer are stored with the
  * message, so a retry — also one racing the first request — answers the same ids. A new Turn
  * carries the caller's ExecutionIdentity (IDN-01): its model and tool calls are checked against
  * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06).
@@ -58,6 +60,8 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
       }
       // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
       if (chat.closed_at !== null) throw new NotFound('Chat');
+      // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
+      await checkAdmission(tx, { organizationId: caller.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
       const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
       let admission: MessageAdmission;
       const messageId = newId();

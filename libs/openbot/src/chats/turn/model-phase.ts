@@ -2,7 +2,7 @@ import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage
 import { newId } from '@openbot/domain';
 import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
-import type { ModelCalls } from '../../models/model-calls';
+import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
@@ -42,16 +42,27 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const definitions = bot.tools.map(toolDefinition);
       const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
-      const result = await deps.models.call(context, {
-        organizationId: state.organizationId,
-        model: bot.model,
-        messages: fitted.messages,
-        tools: definitions,
-        estimatedInputTokens: fitted.estimatedTokens,
-        billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
-        eventStep: step,
-        onText: (text, position) => context.publisher.publish('text.delta', { text }, position),
-      });
+      let result;
+      try {
+        result = await deps.models.call(context, {
+          organizationId: state.organizationId,
+          model: bot.model,
+          messages: fitted.messages,
+          tools: definitions,
+          estimatedInputTokens: fitted.estimatedTokens,
+          remainingOutputTokens: bot.limits.maxOutputTokens - state.outputTokens,
+          maxCostMicros: bot.limits.maxCostMicros ?? null,
+          billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
+          eventStep: step,
+          onText: (text, position) => context.publisher.publish('text.delta', { text }, position),
+        });
+      } catch (error) {
+        // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
+        if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
+        // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
+        if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
+        throw error;
+      }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
       const usage = result.usage;

@@ -2,7 +2,7 @@ import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
-import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotLimits, type BotTool } from '../../bots/bot-view';
+import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
 /**
@@ -35,7 +35,12 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   approvalExpiresInSeconds: codec.optional(codec.number),
 });
 
-const limitsCodec: Codec<Required<BotLimits>> = codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number });
+const limitsCodec: Codec<BotSnapshot['limits']> = codec.object({
+  maxSteps: codec.number,
+  maxSeconds: codec.number,
+  maxOutputTokens: codec.number,
+  maxCostMicros: codec.optional(codec.nullable(codec.number)),
+});
 
 const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   id: codec.string,
@@ -45,7 +50,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   limits: limitsCodec,
 });
 
-const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens'] as const satisfies readonly TurnStop[];
+const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cost', 'budget'] as const satisfies readonly TurnStop[];
 
 const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
 
@@ -55,7 +60,7 @@ const turnInputFields = {
   organizationId: codec.string,
   scope: scopeCodec,
   depth: codec.optional(codec.number),
-  caps: codec.optional(limitsCodec),
+  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number })),
 };
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);

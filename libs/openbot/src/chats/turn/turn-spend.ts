@@ -18,9 +18,10 @@ export function withSpend(phase: TurnPhase): TurnPhase {
         const activeMs = countedMs(state, now);
         const countingSince = turnTime(state).countingSince === null ? null : now;
         const { maxSteps, maxSeconds, maxOutputTokens } = state.bot.limits;
+        const maxCostMicros = state.bot.limits.maxCostMicros ?? null;
         context.commands.write(
-          `INSERT INTO execution_limits (execution_id, max_steps, max_seconds, max_output_tokens, steps, output_tokens, active_ms, counting_since, paused_ms_seen, final_stop)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+          `INSERT INTO execution_limits (execution_id, max_steps, max_seconds, max_output_tokens, steps, output_tokens, active_ms, counting_since, paused_ms_seen, final_stop, max_cost_micros)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            ON CONFLICT (execution_id) DO UPDATE SET steps = EXCLUDED.steps, output_tokens = EXCLUDED.output_tokens, active_ms = EXCLUDED.active_ms,
              counting_since = EXCLUDED.counting_since, paused_ms_seen = EXCLUDED.paused_ms_seen, final_stop = EXCLUDED.final_stop`,
           [
@@ -33,7 +34,8 @@ export function withSpend(phase: TurnPhase): TurnPhase {
             activeMs,
             countingSince === null ? null : new Date(countingSince),
             state.pausedMsSeen ?? 0,
-            state.stop === 'stop' || state.stop === 'length' ? state.stop : null,
+            state.stop,
+            maxCostMicros,
           ],
         );
       }

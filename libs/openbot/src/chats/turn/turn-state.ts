@@ -17,6 +17,13 @@ export interface GatedCall {
   readonly expiresAt: number | null;
 }
 
+/** The remaining steps, seconds and output tokens a task's parent hands it (cost is billing's). */
+export interface TaskCaps {
+  readonly maxSteps: number;
+  readonly maxSeconds: number;
+  readonly maxOutputTokens: number;
+}
+
 /** What a Turn's execution is submitted with. */
 export interface TurnInput {
   readonly chatId: string;
@@ -27,7 +34,7 @@ export interface TurnInput {
   /** A task's delegation depth: 1 for a task of a Chat's Turn, 2 for its task… (absent: 0, not a task). */
   readonly depth?: number;
   /** A task's limits from its parent's remaining ones: its Bot's own limits can only be tighter (IDN-02). */
-  readonly caps?: Required<BotLimits>;
+  readonly caps?: TaskCaps;
 }
 
 /** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */
@@ -36,10 +43,12 @@ export interface BotSnapshot {
   readonly model: string;
   readonly instructions: string;
   readonly tools: readonly BotTool[];
-  readonly limits: Required<BotLimits>;
+  /** `maxCostMicros` is absent on Turns saved before it existed: no cap. */
+  readonly limits: Required<Omit<BotLimits, 'maxCostMicros'>> & Pick<BotLimits, 'maxCostMicros'>;
 }
 
-export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens';
+/** Why a Turn ended; `budget`: a budget or the credits had nothing left for its next model call (PLAT-08); `max-cost`: its Bot's `limits.maxCostMicros`. */
+export type TurnStop = 'stop' | 'length' | 'max-steps' | 'max-output-tokens' | 'max-cost' | 'budget';
 
 /** What the Turn decides next: a model or tool step, or its end with why it stopped. */
 export type TurnDecision = WorkflowDecision<'model' | 'tool', { readonly stop: TurnStop }>;

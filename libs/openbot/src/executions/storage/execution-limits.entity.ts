@@ -19,6 +19,10 @@ export class ExecutionLimitsEntity {
   @Column('integer', { name: 'max_output_tokens' })
   maxOutputTokens!: number;
 
+  /** The Bot's `limits.maxCostMicros` (billing's); null: none. */
+  @Column('bigint', { name: 'max_cost_micros', nullable: true })
+  maxCostMicros!: string | null;
+
   @Column('integer')
   steps!: number;
 
@@ -37,7 +41,7 @@ export class ExecutionLimitsEntity {
   @Column('bigint', { name: 'paused_ms_seen' })
   pausedMsSeen!: string;
 
-  /** The Turn's own stop when it had one (`stop`, `length`): a final answer, not a limit. */
+  /** The Turn's own stop when it had one: `stop` or `length` (not a limit), `max-cost` or `budget` (billing's). */
   @Column('text', { name: 'final_stop', nullable: true })
   finalStop!: string | null;
 }

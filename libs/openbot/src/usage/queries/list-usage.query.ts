@@ -17,6 +17,13 @@ export interface UsageRecordView {
   readonly inputTokens: number | null;
   readonly outputTokens: number | null;
   readonly estimatedInputTokens: number | null;
+  /** The part of `inputTokens` read from a cache; null when not reported. */
+  readonly cachedInputTokens: number | null;
+  /** Computed once at the price in force when the call started; null while the usage is unknown. */
+  readonly costMicros: number | null;
+  readonly priceId: string | null;
+  /** An owner or admin released what an unknown record kept reserved. */
+  readonly releasedAt: Date | null;
   readonly billedTo: { readonly kind: string; readonly id: string };
   readonly createdAt: Date;
 }
@@ -44,7 +51,8 @@ export class ListUsageHandler implements IQueryHandler<ListUsage> {
     const rows = await this.db.rows<UsageRecordView>(
       `SELECT id, call_id AS "callId", execution_id AS "executionId", bot_id AS "botId", chat_id AS "chatId", turn_id AS "turnId",
               model, status, input_tokens AS "inputTokens", output_tokens AS "outputTokens",
-              estimated_input_tokens AS "estimatedInputTokens", json_build_object('kind', scope_kind, 'id', scope_id) AS "billedTo",
+              estimated_input_tokens AS "estimatedInputTokens", cached_input_tokens AS "cachedInputTokens",
+              cost_micros::float8 AS "costMicros", price_id AS "priceId", released_at AS "releasedAt", json_build_object('kind', scope_kind, 'id', scope_id) AS "billedTo",
               created_at AS "createdAt"
          FROM usage_records
         WHERE organization_id = $1 AND ($2::uuid IS NULL OR id > $2::uuid)

@@ -33,6 +33,27 @@ export class UsageHoldEntity {
   @Column('integer', { name: 'estimated_input_tokens' })
   estimatedInputTokens!: number;
 
+  /** The billing identity the reservation counts against (budgets by member and by Bot). */
+  @Column('text', { name: 'scope_kind', nullable: true })
+  scopeKind!: string | null;
+
+  @Column('uuid', { name: 'scope_id', nullable: true })
+  scopeId!: string | null;
+
+  @Column('uuid', { name: 'bot_id', nullable: true })
+  botId!: string | null;
+
+  /** The price version in force when the attempt started: its usage is charged at this price. */
+  @Column('uuid', { name: 'price_id', nullable: true })
+  priceId!: string | null;
+
+  /** The input estimate plus `max_tokens`, priced and in tokens: what budgets and credits count while it is open. */
+  @Column('bigint', { name: 'reserved_micros', default: 0 })
+  reservedMicros!: string;
+
+  @Column('bigint', { name: 'reserved_tokens', default: 0 })
+  reservedTokens!: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -9,6 +9,7 @@ import { OrganizationEntity } from '../../organizations/storage/organization.ent
 @Entity({ name: 'usage_records' })
 @Index('usage_records_call_id_key', ['callId'], { unique: true })
 @Index('usage_records_organization_id_id_idx', ['organizationId', 'id'])
+@Index('usage_records_organization_id_created_at_idx', ['organizationId', 'createdAt'])
 export class UsageRecordEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'usage_records_pkey' })
   id!: string;
@@ -58,6 +59,29 @@ export class UsageRecordEntity {
   /** The request's token estimate, kept apart from confirmed counts (USE-04). */
   @Column('integer', { name: 'estimated_input_tokens', nullable: true })
   estimatedInputTokens!: number | null;
+
+  /** The part of `input_tokens` read from a provider cache; null when not reported. */
+  @Column('integer', { name: 'cached_input_tokens', nullable: true })
+  cachedInputTokens!: number | null;
+
+  /** The price version in force when the call started (null: no price, the call cost 0). */
+  @Column('uuid', { name: 'price_id', nullable: true })
+  priceId!: string | null;
+
+  /** Computed once, when the usage is confirmed; null while it is unknown. Never rewritten. */
+  @Column('bigint', { name: 'cost_micros', nullable: true })
+  costMicros!: string | null;
+
+  /** What the call reserved: an unknown record keeps it on budgets and credits until settled or released. */
+  @Column('bigint', { name: 'reserved_micros', nullable: true })
+  reservedMicros!: string | null;
+
+  @Column('bigint', { name: 'reserved_tokens', nullable: true })
+  reservedTokens!: string | null;
+
+  /** An owner or admin released an unknown record's reservation. */
+  @Column('timestamptz', { name: 'released_at', nullable: true })
+  releasedAt!: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

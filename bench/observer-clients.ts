@@ -1,0 +1,94 @@
+/**
+ * The clients of the `observers` workload (bench/observers.bench.ts), in a process of their own so
+ * that their CPU is measured apart from the server's. Reads one JSON line on stdin:
+ * `{ base, secret, executionIds, perTurn, stalled }`. Opens `perTurn` SSE streams on every
+ * execution, plus `stalled` streams that connect and never read, and prints one JSON line when
+ * every reading stream saw `execution.ended`: the number of events received, p50 and p99 of their
+ * delivery lag (receipt − the event's stored `at`, ms), streams that failed, and this process's CPU seconds.
+ */
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { createInterface } from 'node:readline';
+
+interface Job {
+  readonly base: string;
+  readonly secret: string;
+  readonly executionIds: readonly string[];
+  readonly perTurn: number;
+  readonly stalled: number;
+}
+
+const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+
+function follow(job: Job, executionId: string, lags: number[]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = httpRequest(
+      `${job.base}/v1/executions/${executionId}/events`,
+      { method: 'GET', agent, headers: { authorization: `Bearer ${job.secret}`, accept: 'text/event-stream' } },
+      (res: IncomingMessage) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`HTTP ${res.statusCode}`));
+        }
+        res.setEncoding('utf8');
+        let buffer = '';
+        res.on('data', (piece: string) => {
+          const now = Date.now();
+          buffer += piece;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) !== -1) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const dataLine = block.split('\n').find((line) => line.startsWith('data: '));
+            if (dataLine === undefined) continue;
+            const event = JSON.parse(dataLine.slice(6)) as { type?: string; at?: string };
+            if (event.at !== undefined) lags.push(now - Date.parse(event.at));
+            if (event.type === 'execution.ended') {
+              req.destroy();
+              return resolve();
+            }
+          }
+        });
+        res.on('error', () => undefined);
+      },
+    );
+    req.on('error', (error) => (error.message.includes('socket hang up') ? resolve() : reject(error)));
+    req.end();
+  });
+}
+
+/** A stream that connects and never reads: the server's writes back up into its socket. */
+function stall(job: Job, executionId: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${job.base}/v1/executions/${executionId}/events`, { method: 'GET', agent, headers: { authorization: `Bearer ${job.secret}`, accept: 'text/event-stream' } }, (res) => {
+      res.pause();
+      res.socket.pause();
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function run(job: Job): Promise<void> {
+  const lags: number[] = [];
+  const started = process.cpuUsage();
+  const stalled = await Promise.all(Array.from({ length: job.stalled }, (_, i) => stall(job, job.executionIds[i % job.executionIds.length]!)));
+  const outcomes = await Promise.allSettled(job.executionIds.flatMap((id) => Array.from({ length: job.perTurn }, () => follow(job, id, lags))));
+  const failed = outcomes.filter((o) => o.status === 'rejected').length;
+  const cpu = process.cpuUsage(started);
+  for (const res of stalled) res.destroy();
+  lags.sort((a, b) => a - b);
+  const pct = (p: number): number => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? Number.NaN;
+  const summary = { events: lags.length, p50: pct(50), p99: pct(99), failed, cpuS: (cpu.user + cpu.system) / 1e6 };
+  await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(summary)}\n`, () => resolve()));
+}
+
+createInterface({ input: process.stdin }).once('line', (line) => {
+  run(JSON.parse(line) as Job).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`clients failed: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+});

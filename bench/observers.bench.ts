@@ -1,0 +1,112 @@
+/**
+ * The `observers` workload of docs/benchmarks.md: many readers of live Turns on one node. One
+ * server (`main.js serve`) on an embedded PostgreSQL; a scripted model streams 200 tokens, one
+ * every 20 ms. 100 Turns are admitted at once; a separate client process
+ * (bench/observer-clients.ts) follows each with 10 SSE streams (1,000 in all) and opens 100
+ * more that connect and never read. Reports delivery lag (a client's receipt of an event minus
+ * the event's stored time) p50 and p99, the server's RSS at the start and its peak, and the CPU
+ * seconds of the server and of the clients (on 2 cores they compete).
+ */
+import '../apps/server/src/module-paths';
+import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { MIGRATIONS } from '../migrations';
+import { FakeModelServer } from './fake-model';
+import { agent, api, startServer, type ServerProcess } from './server-process';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 100);
+const PER_TURN = Number(process.env.BENCH_PER_TURN ?? 10);
+const STALLED = Number(process.env.BENCH_STALLED ?? 100);
+const TOKENS = 200;
+const CLIENTS = join(__dirname, 'observer-clients.js');
+const TICKS_PER_S = 100;
+
+async function main(): Promise<number> {
+  const work = join(tmpdir(), `openbot-observers-bench-${process.pid}`);
+  mkdirSync(work, { recursive: true });
+  const cluster = new EmbeddedPostgres({ dir: join(work, 'pg'), ephemeral: true, settings: { max_connections: '200' } });
+  await cluster.start();
+  let server: ServerProcess | null = null;
+  let fake: FakeModelServer | null = null;
+  try {
+    const admin = new Client({ connectionString: cluster.url() });
+    await admin.connect();
+    await admin.query('CREATE DATABASE bench');
+    await admin.end();
+    const url = cluster.url('bench');
+    const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
+    await migrate(dataSource);
+    await dataSource.destroy();
+
+    fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
+    server = await startServer({ databaseUrl: url, work, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
+    const base = server.base;
+    const org = await api<{ apiKey: { secret: string } }>(base, 'POST', '/v1/organizations', server.adminToken, { name: 'Observers' }, 201);
+    const secret = org.apiKey.secret;
+    await api(base, 'POST', '/v1/model-providers', secret, { name: 'fake', kind: 'openai-compatible', baseUrl: fake.baseUrl }, 201);
+    const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Observed bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
+    const chats = await Promise.all(Array.from({ length: TURNS }, () => api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)));
+
+    const rssStart = server.memory().rssMb;
+    const serverCpuStart = cpuSeconds(server.pid);
+    const admitted = await Promise.all(chats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `observed ${k}` }, 202)));
+    let peak = rssStart;
+    const sampler = setInterval(() => (peak = Math.max(peak, server!.memory().rssMb)), 100);
+    const result = await runClients({ base, secret, executionIds: admitted.map((a) => a.executionId), perTurn: PER_TURN, stalled: STALLED });
+    clearInterval(sampler);
+    peak = Math.max(peak, server.memory().rssMb);
+    const serverCpu = cpuSeconds(server.pid) - serverCpuStart;
+
+    process.stdout.write(
+      `observers: streams=${TURNS * PER_TURN} stalled=${STALLED} events=${result.events} failed=${result.failed} delivery_lag_ms p50=${result.p50.toFixed(0)} p99=${result.p99.toFixed(0)} ` +
+        `rss_mb start=${rssStart.toFixed(0)} peak=${peak.toFixed(0)} growth=${(peak - rssStart).toFixed(0)} cpu_s server=${serverCpu.toFixed(1)} clients=${result.cpuS.toFixed(1)}\n`,
+    );
+    process.stdout.write(`targets: delivery_lag_ms p99<=50 (${result.p99 <= 50 ? 'met' : 'MISSED'}) rss_growth_mb<=150 (${peak - rssStart <= 150 ? 'met' : 'MISSED'})\n`);
+    return result.failed === 0 ? 0 : 1;
+  } finally {
+    agent.destroy();
+    await server?.stop();
+    await fake?.close();
+    await cluster.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+interface ClientsResult {
+  readonly events: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly failed: number;
+  readonly cpuS: number;
+}
+
+/** Runs the clients in their own process and answers their summary. */
+function runClients(job: Record<string, unknown>): Promise<ClientsResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLIENTS], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as ClientsResult) : reject(new Error(`clients exited ${code}`))));
+    child.stdin.write(`${JSON.stringify(job)}\n`);
+  });
+}
+
+/** A process's user + system CPU seconds, from /proc. */
+function cpuSeconds(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
+process.stdout.write(`observers workload: turns=${TURNS} streams_per_turn=${PER_TURN} stalled=${STALLED} tokens=${TOKENS} (20 ms/token)\n`);
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

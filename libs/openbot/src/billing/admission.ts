@@ -1,0 +1,29 @@
+import { BudgetExceeded, RateLimited } from '@openbot/domain';
+import type { Queryable } from '@openbot/engine';
+import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { rateBuckets } from './rate-buckets';
+
+/**
+ * Admission (PLAT-08): a Turn cannot start, queue or steer once a budget that applies to it or the
+ * organization's credits have nothing left (limit − spent − reserved ≤ 0): 402 BudgetExceeded
+ * naming the budget (null: the credits); a rate limit with nothing left answers 429 RateLimited
+ * with Retry-After. It reserves nothing; every model call reserves its own
+ * estimate before it sends, and a Turn admitted with little left stops at its first call that
+ * cannot reserve.
+ */
+export async function checkAdmission(db: Queryable, scope: BillingScope): Promise<void> {
+  // One read for the common case: nothing limits this scope.
+  const { rows } = await db.query<{ limited: boolean }>({
+    name: 'billing.admission_limited',
+    text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
+    values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
+  });
+  if (rows[0]?.limited !== true) return;
+  const budgets = await budgetUsage.applicable(db, scope);
+  const credits = await budgetUsage.credits(db, scope.organizationId);
+  const refused = exhausted(budgets, credits, { micros: 0n, tokens: 0n });
+  if (refused !== undefined) throw new BudgetExceeded(refused.budgetId);
+  // A rate limit with no request left answers 429 with when to retry (LIM-01); admission takes nothing.
+  const wait = await rateBuckets.take(db, scope, 0, false);
+  if (wait !== null) throw new RateLimited(Math.ceil(wait.waitMs / 1000), 'A rate limit of this organization has no model call left for now.');
+}

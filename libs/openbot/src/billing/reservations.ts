@@ -1,0 +1,150 @@
+import { newId } from '@openbot/domain';
+import type { Queryable } from '@openbot/engine';
+import type { Database } from '../database/sql';
+import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { costOf, prices, type Price } from './prices';
+import { rateBuckets } from './rate-buckets';
+
+/** One attempt of a model call about to send (USE-02, USE-03). */
+export interface ReservationRequest extends BillingScope {
+  readonly executionId: string;
+  readonly callKey: string;
+  readonly attempt: number;
+  readonly model: string;
+  readonly estimatedInputTokens: number;
+  /** The `max_tokens` the request sends: the reservation's output part. */
+  readonly maxTokens: number;
+  /** The run's cost cap (a Bot's `limits.maxCostMicros`): its saved usage plus its reservations stay within it (DLG-01). */
+  readonly maxCostMicros?: number | null;
+}
+
+export type Reservation =
+  | { readonly reserved: true }
+  | { readonly reserved: false; readonly budgetId: string | null }
+  /** The run's own cost cap has no room for this call. */
+  | { readonly reserved: false; readonly maxCost: true }
+  /** A rate limit's bucket has not enough yet: try again after `waitMs` (LIM-01). Nothing was taken. */
+  | { readonly reserved: false; readonly waitMs: number };
+
+/**
+ * Reserves an attempt's estimate before it sends (USE-02, USE-03), in one transaction: the price
+ * in force now (the call is priced by it, whatever changes later), the applicable budgets locked
+ * in ID order, then the organization's credit account: one lock order for every reservation, so
+ * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
+ * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01).
+ * Refused, nothing is reserved and nothing is sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
+ * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
+ */
+export async function reserve(db: Database, request: ReservationRequest): Promise<Reservation> {
+  // Most organizations have no budget, credits or rate limit: one read says so and finds the
+  // price, and the hold is written on its own, with no lock taken. A limit created while this call
+  // starts applies from the next call on.
+  const probe = await probeLimits(db, request);
+  if (!probe.limited && (request.maxCostMicros ?? null) === null) {
+    const need = needOf(probe.price, request);
+    await openHold(db, request, probe.price, need);
+    return { reserved: true };
+  }
+  return db.transaction(async (tx) => {
+    const locked = await budgetUsage.lockApplicable(tx, request);
+    const hasCredits = await budgetUsage.lockCredits(tx, request.organizationId);
+    // An earlier attempt of this call is over (its unknown record, if any, keeps its reservation):
+    // its hold must not count twice against this attempt.
+    await tx.query({
+      name: 'billing.release_earlier_holds',
+      text: 'UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND call_key = $2 AND attempt < $3 AND released_at IS NULL',
+      values: [request.executionId, request.callKey, request.attempt],
+    });
+    const price = await prices.inForce(tx, request.organizationId, request.model);
+    const need = needOf(price, request);
+    // The run's cap, from what it saved and holds: a takeover or a restart sees the same sums (DLG-01).
+    if (request.maxCostMicros !== undefined && request.maxCostMicros !== null) {
+      const spent = await runCost(tx, request.executionId);
+      if (spent + need.micros > BigInt(request.maxCostMicros)) return { reserved: false, maxCost: true };
+    }
+    // Read after the locks: every reservation committed before them is counted.
+    const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
+    const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
+    const refused = exhausted(budgets, credits, need);
+    if (refused !== undefined) return { reserved: false, budgetId: refused.budgetId };
+    // The rate limits' buckets last, in ID order; a refusal rolls back everything taken above.
+    const wait = await rateBuckets.take(tx, request, request.estimatedInputTokens, true);
+    if (wait !== null) return { reserved: false, waitMs: wait.waitMs };
+    await openHold(tx, request, price, need);
+    return { reserved: true };
+  });
+}
+
+/**
+ * What one run has cost so far: the known cost of its usage records, what its unknown records
+ * keep reserved, and its open holds. A failed read throws: the call then does not send, it never
+ * falls back to an older sum or to no cap (DLG-01).
+ */
+async function runCost(db: Queryable, executionId: string): Promise<bigint> {
+  const { rows } = await db.query<{ cost: string }>({
+    name: 'billing.run_cost',
+    text: `SELECT ((SELECT coalesce(sum(coalesce(cost_micros, CASE WHEN released_at IS NULL THEN reserved_micros END, 0)), 0)
+                      FROM usage_records WHERE execution_id = $1)
+                 + (SELECT coalesce(sum(reserved_micros), 0) FROM usage_holds WHERE execution_id = $1 AND released_at IS NULL))::text AS cost`,
+    values: [executionId],
+  });
+  return BigInt(rows[0]!.cost);
+}
+
+/** What an attempt reserves: its input estimate plus `max_tokens`, priced and in tokens. */
+function needOf(price: Price | null, request: ReservationRequest): { readonly micros: bigint; readonly tokens: bigint } {
+  return {
+    micros: costOf(price, { inputTokens: request.estimatedInputTokens, outputTokens: request.maxTokens }),
+    tokens: BigInt(request.estimatedInputTokens + request.maxTokens),
+  };
+}
+
+/** The hold of one attempt; opening it releases the holds earlier attempts of the same call left open. */
+async function openHold(db: Queryable, request: ReservationRequest, price: Price | null, need: { readonly micros: bigint; readonly tokens: bigint }): Promise<void> {
+  await db.query({
+    name: 'billing.open_hold',
+    text: `WITH earlier AS (
+             UPDATE usage_holds SET released_at = now()
+              WHERE execution_id = $3 AND call_key = $4 AND attempt < $5 AND released_at IS NULL
+           )
+           INSERT INTO usage_holds (id, organization_id, execution_id, call_key, attempt, estimated_input_tokens,
+                                    scope_kind, scope_id, bot_id, price_id, reserved_micros, reserved_tokens)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (execution_id, call_key, attempt) DO NOTHING`,
+    values: [
+      newId(),
+      request.organizationId,
+      request.executionId,
+      request.callKey,
+      request.attempt,
+      request.estimatedInputTokens,
+      request.scopeKind,
+      request.scopeId,
+      request.botId,
+      price?.id ?? null,
+      need.micros.toString(),
+      need.tokens.toString(),
+    ],
+  });
+}
+
+/** Whether any budget, the credits or a rate limit applies to the call, and the price in force, in one read. */
+async function probeLimits(db: Queryable, scope: ReservationRequest): Promise<{ readonly limited: boolean; readonly price: Price | null }> {
+  const { rows } = await db.query<{ limited: boolean; id: string | null; input: string | null; output: string | null; cached: string | null }>({
+    name: 'billing.probe_limits',
+    text: `SELECT ${ANY_LIMIT_SQL} AS limited,
+                  p.id, p.input_per_million_micros::text AS input, p.output_per_million_micros::text AS output,
+                  p.cached_input_per_million_micros::text AS cached
+             FROM (SELECT 1) one
+             LEFT JOIN LATERAL (
+               SELECT * FROM prices WHERE organization_id = $1 AND model = $5 AND effective_from <= now()
+                ORDER BY effective_from DESC, created_at DESC, id DESC LIMIT 1
+             ) p ON true`,
+    values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId, scope.model],
+  });
+  const row = rows[0]!;
+  const price =
+    row.id === null
+      ? null
+      : { id: row.id, inputPerMillionMicros: BigInt(row.input!), outputPerMillionMicros: BigInt(row.output!), cachedInputPerMillionMicros: BigInt(row.cached!) };
+  return { limited: row.limited, price };
+}
