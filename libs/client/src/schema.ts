@@ -136,6 +136,45 @@ export interface paths {
         patch: operations["Bots_update"];
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's budgets, oldest first, with their current period's spending */
+        get: operations["Budgets_list"];
+        put?: never;
+        /**
+         * Create a budget of the organization, a Bot or a member
+         * @description Money (`limitMicros`) or a token quota (`limitTokens`), exactly one; per UTC day, month or in total, counting spending from before it was created. Every model call reserves its estimate against it before sending; a Turn whose next call cannot reserve ends with `stop: "budget"`, and a message finding it exhausted answers 402 BudgetExceeded.
+         */
+        post: operations["Budgets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one budget with what it spent and holds in the current period */
+        get: operations["Budgets_get"];
+        put?: never;
+        post?: never;
+        /** Delete a budget */
+        delete: operations["Budgets_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chats": {
         parameters: {
             query?: never;
@@ -233,6 +272,40 @@ export interface paths {
          * @description The output is saved once, then the Turn wakes and continues under its actor's identity. Only the Turn's actor (the member whose message started it), an owner or an admin may answer (403 otherwise). The same output again is accepted; another one is 409 ToolCallAnswered.
          */
         post: operations["ChatMessages_toolOutput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's credits: the ledger's sum and what calls in flight and unknown usage hold */
+        get: operations["Credits_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credits/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's credits ledger, oldest first: grants, adjustments and one charge per confirmed usage record */
+        get: operations["Credits_ledger"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -438,6 +511,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/platform/organizations/{id}/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant (positive) or adjust (negative) an organization's credits (platform administrator)
+         * @description One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict.
+         */
+        post: operations["PlatformBilling_grant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/platform/organizations/{id}/prices/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a price version for one of an organization's models (platform administrator)
+         * @description Same body and rules as `PUT /v1/prices/{model}`.
+         */
+        put: operations["PlatformBilling_setPrice"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's price versions, oldest first */
+        get: operations["Prices_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/prices/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a price version for a model
+         * @description A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0. Once the organization has credits its prices are the platform’s: this route answers 403 and the administrator uses `PUT /v1/platform/organizations/{id}/prices/{model}`.
+         */
+        put: operations["Prices_set"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's rate limits, oldest first */
+        get: operations["RateLimits_list"];
+        put?: never;
+        /**
+         * Create a rate limit of the organization, a Bot or a member
+         * @description Model calls and/or tokens per minute, held across all nodes by database token buckets. A message finding no call left answers 429 RateLimited with Retry-After; mid-Turn, a model call waits durably for its bucket.
+         */
+        post: operations["RateLimits_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-limits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one rate limit */
+        get: operations["RateLimits_get"];
+        put?: never;
+        post?: never;
+        /** Delete a rate limit */
+        delete: operations["RateLimits_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sso": {
         parameters: {
             query?: never;
@@ -578,6 +767,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's usage in [from, to), grouped by model, Bot, member or UTC day (not paged)
+         * @description By default the last 30 days. `costMicros` sums known costs; `unknownCalls` counts calls whose usage the provider never reported.
+         */
+        get: operations["Usage_summary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release what an unknown usage record keeps reserved on budgets and credits (owners and admins)
+         * @description The record stays unknown with its estimate; a late result still settles it once. A confirmed record answers 409 UsageSettled.
+         */
+        post: operations["Usage_release"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -615,7 +844,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
         };
         ApiKeyPage: {
             data: components["schemas"]["ApiKeyBody"][];
@@ -678,6 +907,8 @@ export interface components {
             maxSeconds: number;
             /** @description Most output tokens a Turn may use, summed over its model steps */
             maxOutputTokens: number;
+            /** @description Most micros a run may cost; null: none */
+            maxCostMicros: number | null;
         };
         BotLimitsInput: {
             /**
@@ -695,6 +926,11 @@ export interface components {
              * @default 200000
              */
             maxOutputTokens: number;
+            /**
+             * @description Most micros a run may cost (saved usage plus reservations, checked before every model call); null: none
+             * @default null
+             */
+            maxCostMicros: number | null;
         };
         BotPage: {
             data: components["schemas"]["BotBody"][];
@@ -747,6 +983,59 @@ export interface components {
              * @enum {string}
              */
             retry?: "safe" | "unsafe";
+        };
+        BudgetBody: {
+            /** Format: uuid */
+            id: string;
+            scope: components["schemas"]["BudgetScopeBody"];
+            /** @enum {string} */
+            period: "day" | "month" | "total";
+            limitMicros: number | null;
+            limitTokens: number | null;
+            /** @description Known cost in the current period (money budgets) */
+            spentMicros: number | null;
+            /** @description Held by calls in flight and unknown usage (money budgets) */
+            reservedMicros: number | null;
+            /** @description Confirmed input plus output tokens in the current period (quotas) */
+            spentTokens: number | null;
+            /** @description Tokens held by calls in flight and unknown usage (quotas) */
+            reservedTokens: number | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        BudgetExceededBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "BudgetExceeded";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * Format: uuid
+             * @description The exhausted budget; null when the credits are exhausted
+             */
+            budgetId: string | null;
+        };
+        BudgetPage: {
+            data: components["schemas"]["BudgetBody"][];
+            next: string | null;
+        };
+        BudgetScopeBody: {
+            /** @enum {string} */
+            kind: "organization" | "bot" | "member";
+            /** Format: uuid */
+            id: string | null;
+        };
+        BudgetScopeInput: {
+            /** @enum {string} */
+            kind: "organization" | "bot" | "member";
+            /**
+             * Format: uuid
+             * @description The Bot or member; required for `bot` and `member`, refused for `organization`
+             */
+            id?: string;
         };
         ChangeMemberRoleRequest: {
             /** @enum {string} */
@@ -807,7 +1096,7 @@ export interface components {
              */
             expiresAt?: string;
             /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
-            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage")[];
+            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
         };
         CreateBotRequest: {
             /** @example Support */
@@ -822,6 +1111,18 @@ export interface components {
             tools?: components["schemas"]["BotToolInput"][];
             /** @description The Turn limits; a limit left out takes its default */
             limits?: components["schemas"]["BotLimitsInput"];
+        };
+        CreateBudgetRequest: {
+            scope: components["schemas"]["BudgetScopeInput"];
+            /**
+             * @description UTC calendar day or month, or `total` (ever)
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /** @description A money budget in micros (exactly one of limitMicros and limitTokens) */
+            limitMicros?: number;
+            /** @description A token quota: input plus output tokens */
+            limitTokens?: number;
         };
         CreateChatRequest: {
             /**
@@ -853,6 +1154,13 @@ export interface components {
             /** @example Acme */
             name: string;
         };
+        CreateRateLimitRequest: {
+            scope: components["schemas"]["BudgetScopeInput"];
+            /** @description Model calls per minute */
+            requestsPerMinute?: number;
+            /** @description Tokens per minute: input estimates when calls start, corrected by confirmed usage */
+            tokensPerMinute?: number;
+        };
         CreatedApiKeyBody: {
             /** Format: uuid */
             id: string;
@@ -874,7 +1182,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
@@ -882,6 +1190,32 @@ export interface components {
             organization: components["schemas"]["OrganizationBody"];
             member: components["schemas"]["OwnerMemberBody"];
             apiKey: components["schemas"]["NewApiKeySecretBody"];
+        };
+        CreditEntryBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description Micros; a charge is negative */
+            amountMicros: number;
+            /** @enum {string} */
+            kind: "grant" | "charge" | "adjustment";
+            reason: string;
+            /**
+             * Format: uuid
+             * @description The usage record a charge is for (one charge per confirmed record)
+             */
+            usageRecordId?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CreditEntryPage: {
+            data: components["schemas"]["CreditEntryBody"][];
+            next: string | null;
+        };
+        CreditsBody: {
+            /** @description The ledger's sum in micros; it may fall below 0 */
+            balanceMicros: number;
+            /** @description Micros held by calls in flight and by unknown usage */
+            reservedMicros: number;
         };
         DecisionRequest: {
             /** @enum {string} */
@@ -952,6 +1286,11 @@ export interface components {
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
+        GrantCreditsRequest: {
+            /** @description Micros: positive is a grant, negative an adjustment; 0 is refused */
+            amountMicros: number;
+            reason: string;
+        };
         HealthBody: {
             /** @enum {string} */
             status: "ok";
@@ -989,7 +1328,7 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
             /** @description What this request may do: the role's permissions narrowed by the API key's scopes */
-            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage")[];
+            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
         };
         MeOrganization: {
             /** Format: uuid */
@@ -1097,6 +1436,36 @@ export interface components {
             /** @description The tool failed; the model is told so */
             isError?: boolean;
         };
+        PriceBody: {
+            /** Format: uuid */
+            id: string;
+            /** @example local/gpt-test */
+            model: string;
+            inputPerMillionMicros: number;
+            outputPerMillionMicros: number;
+            cachedInputPerMillionMicros: number;
+            /** Format: date-time */
+            effectiveFrom: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        PricePage: {
+            data: components["schemas"]["PriceBody"][];
+            next: string | null;
+        };
+        RateLimitBody: {
+            /** Format: uuid */
+            id: string;
+            scope: components["schemas"]["BudgetScopeBody"];
+            requestsPerMinute: number | null;
+            tokensPerMinute: number | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RateLimitPage: {
+            data: components["schemas"]["RateLimitBody"][];
+            next: string | null;
+        };
         ReadinessBody: {
             /** @enum {string} */
             status: "ready" | "not-ready";
@@ -1133,6 +1502,19 @@ export interface components {
             csrfToken: string;
             /** Format: date-time */
             expiresAt: string;
+        };
+        SetPriceRequest: {
+            /** @description Micros per million uncached input tokens */
+            inputPerMillionMicros: number;
+            /** @description Micros per million output tokens */
+            outputPerMillionMicros: number;
+            /** @description Micros per million input tokens read from a cache; defaults to the input price */
+            cachedInputPerMillionMicros?: number;
+            /**
+             * Format: date-time
+             * @description When the version takes effect; defaults to now, may not be in the past
+             */
+            effectiveFrom?: string;
         };
         SsoConfigurationBody: {
             /** Format: uuid */
@@ -1198,10 +1580,44 @@ export interface components {
             outputTokens: number | null;
             /** @description The request's own token estimate, kept apart from confirmed counts */
             estimatedInputTokens: number | null;
+            /** @description The part of `inputTokens` read from a cache; null when not reported */
+            cachedInputTokens: number | null;
+            /** @description Micros, computed once at the price in force when the call started; null while the usage is unknown */
+            costMicros: number | null;
+            /**
+             * Format: uuid
+             * @description The price version the call was charged at; null: no price, the call cost 0
+             */
+            priceId: string | null;
+            /**
+             * Format: date-time
+             * @description When an owner or admin released what this unknown record kept reserved
+             */
+            releasedAt: string | null;
             /** @description The billing identity of the call */
             billedTo: components["schemas"]["BilledToBody"];
             /** Format: date-time */
             createdAt: string;
+        };
+        UsageReleasedBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            releasedAt: string;
+        };
+        UsageSummaryBody: {
+            data: components["schemas"]["UsageSummaryRowBody"][];
+        };
+        UsageSummaryRowBody: {
+            /** @description The model, Bot ID, member ID (`service:<id>` for service-billed calls) or UTC day `YYYY-MM-DD` */
+            key: string;
+            calls: number;
+            inputTokens: number;
+            outputTokens: number;
+            /** @description The sum of known costs in micros */
+            costMicros: number;
+            /** @description Calls whose usage is unknown (their cost is not in costMicros) */
+            unknownCalls: number;
         };
     };
     responses: never;
@@ -1986,6 +2402,318 @@ export interface operations {
             };
         };
     };
+    Budgets_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Budgets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBudgetRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Budgets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Budgets_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Chats_list: {
         parameters: {
             query?: {
@@ -2443,6 +3171,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetExceededBody"];
+                };
+            };
             /** @description Forbidden: this credential may not use this route */
             403: {
                 headers: {
@@ -2639,6 +3376,151 @@ export interface operations {
             };
             /** @description A conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Credits_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditsBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Credits_ledger: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditEntryPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3920,6 +4802,673 @@ export interface operations {
             };
         };
     };
+    PlatformBilling_grant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 200 visible ASCII characters */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantCreditsRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreditEntryBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    PlatformBilling_setPrice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description `<provider name>/<model id>`, URL-encoded (`local%2Fgpt-4o`) */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPriceRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Prices_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PricePage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Prices_set: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `<provider name>/<model id>`, URL-encoded (`local%2Fgpt-4o`) */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPriceRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    RateLimits_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    RateLimits_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRateLimitRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    RateLimits_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    RateLimits_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Sso_get: {
         parameters: {
             query?: never;
@@ -4533,6 +6082,173 @@ export interface operations {
             };
             /** @description Forbidden: this credential may not use this route */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Usage_summary: {
+        parameters: {
+            query?: {
+                groupBy?: "model" | "bot" | "member" | "day";
+                /** @description Exclusive */
+                to?: string;
+                /** @description Inclusive */
+                from?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSummaryBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Usage_release: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReleasedBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
