@@ -16,6 +16,7 @@ import { RequestLimits1766000000000 } from './1766000000000-request-limits';
 import { AwaitsAndPause1766200000000 } from './1766200000000-awaits-and-pause';
 import { SchedulesAndCallKinds1766300000000 } from './1766300000000-schedules-and-call-kinds';
 import { Billing1766400000000 } from './1766400000000-billing';
+import { ApprovalsAndTasks1766500000000 } from './1766500000000-approvals-and-tasks';
 import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-index';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
@@ -37,5 +38,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AwaitsAndPause1766200000000,
   SchedulesAndCallKinds1766300000000,
   Billing1766400000000,
+  ApprovalsAndTasks1766500000000,
   LeasedOwnerIndex1766600000000,
 ];

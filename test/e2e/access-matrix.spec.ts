@@ -1,6 +1,6 @@
 import { MEMBER_ROLES, ROLE_PERMISSIONS, type MemberRole, type Permission } from '@openbot/domain';
-import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
-import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -23,6 +23,7 @@ const BODIES: Record<string, unknown> = {
   'post /v1/chats/{id}/messages': { content: 'hello' },
   'post /v1/chats/{id}/tool-outputs': { callId: 'call-1', output: 'out' },
   'post /v1/executions/{id}/decision': { decision: 'stop' },
+  'post /v1/approvals/{id}/decision': { decision: 'approve' },
   'patch /v1/members/{id}': { role: 'viewer' },
   'patch /v1/bots/{id}': { name: 'Renamed' },
   'post /v1/budgets': { scope: { kind: 'organization' }, period: 'day', limitMicros: 1_000_000 },
@@ -62,6 +63,18 @@ describe('access matrix', () => {
     }
     const turn = await sendMessage(t, a.secret, a.chatId, 'hi');
     await eventsUntilEnd(t, a.secret, turn.executionId);
+    // An approval of the organization: a Turn whose tool call waits for a decision.
+    const gatedBot = await t
+      .http()
+      .post('/v1/bots')
+      .set('authorization', bearer(a.secret))
+      .send({ name: 'Gated', model: 'fake/gpt-test', tools: [{ name: 'ask', description: 'Asks', parameters: { type: 'object' }, approval: 'always' }] })
+      .expect(201);
+    const gatedChat = await t.http().post('/v1/chats').set('authorization', bearer(a.secret)).send({ botId: (gatedBot.body as { id: string }).id }).expect(201);
+    fake.enqueue(toolCallReply('c1', 'ask', ['{}'], [1, 1]));
+    const waiting = await sendMessage(t, a.secret, (gatedChat.body as { id: string }).id, 'ask');
+    await waitForEvent(t, a.secret, waiting.executionId, 'approval.requested');
+    const approval = await t.database.query<{ id: string }>('SELECT id FROM approvals WHERE execution_id = $1', [waiting.executionId]);
     const providers = await t.http().get('/v1/model-providers').set('authorization', bearer(a.secret)).expect(200);
     const key = await t.http().post('/v1/api-keys').set('authorization', bearer(a.secret)).send({ name: 'spare' }).expect(201);
     Object.assign(resources, {
@@ -71,6 +84,7 @@ describe('access matrix', () => {
       'model-providers': (providers.body as { data: Array<{ id: string }> }).data[0]!.id,
       'api-keys': (key.body as { id: string }).id,
       members: resources.member,
+      approvals: approval[0]!.id,
       budgets: (await t.http().post('/v1/budgets').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, period: 'total', limitMicros: 10 ** 12 }).expect(201)).body.id,
       'rate-limits': (await t.http().post('/v1/rate-limits').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 }).expect(201)).body.id,
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,

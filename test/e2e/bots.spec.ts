@@ -20,6 +20,8 @@ interface BotTool {
   kind?: 'client' | 'http' | 'background';
   url?: string;
   retry?: 'safe' | 'unsafe';
+  approval?: 'never' | 'always' | { argument: string; in: unknown[] };
+  approvalExpiresInSeconds?: number;
 }
 interface BotLimits {
   maxSteps: number;
@@ -53,6 +55,8 @@ const LOOKUP: BotTool = {
   kind: 'http',
   url: 'https://tools.example.com/orders?v=2',
   retry: 'safe',
+  approval: { argument: 'number', in: ['42', 42] },
+  approvalExpiresInSeconds: 3600,
 };
 
 /** A tool as the API shows it: a tool sent without a kind is a `client` tool. */
@@ -146,7 +150,8 @@ describe('bots', () => {
     const limitsSchema = resolve(botSchema.properties!.limits!);
     const bot = await create(owner.secret, { name: 'Documented', model: 'local/a', tools: [LOOKUP, WEATHER] });
     expect(Object.keys(botSchema.properties!).sort()).toEqual(Object.keys(bot).sort());
-    expect(Object.keys(toolSchema.properties!).sort()).toEqual(Object.keys(bot.tools[0]!).sort());
+    // Every field of an http tool, and the two only a delegate tool has.
+    expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId'].sort());
     expect([...(toolSchema.required ?? [])].sort()).toEqual(Object.keys(bot.tools[1]!).sort());
     expect(Object.keys(limitsSchema.properties!).sort()).toEqual(Object.keys(bot.limits).sort());
     expect([...(limitsSchema.required ?? [])].sort()).toEqual(Object.keys(bot.limits).sort());

@@ -8,11 +8,12 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * cannot be deleted (409 BotHasChats). Messages and Turns come with the engine workflow.
  */
 
-const CHAT_FIELDS = ['botId', 'createdAt', 'id'];
+const CHAT_FIELDS = ['botId', 'createdAt', 'id', 'parentExecutionId'];
 
 interface ChatBody {
   id: string;
   botId: string;
+  parentExecutionId: string | null;
   createdAt: string;
 }
 interface Page {
@@ -53,7 +54,7 @@ describe('chats', () => {
 
   it('POST /v1/chats answers 201 with every field, and GET reads it back', async () => {
     const res = await t.http().post('/v1/chats').set('authorization', bearer(owner.secret)).send({ botId }).expect(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(UUID_V7), botId, createdAt: expect.stringMatching(ISO) });
+    expect(res.body).toEqual({ id: expect.stringMatching(UUID_V7), botId, parentExecutionId: null, createdAt: expect.stringMatching(ISO) });
     expect(Object.keys(res.body as object).sort()).toEqual(CHAT_FIELDS);
     const chat = res.body as ChatBody;
     const read = await t.http().get(`/v1/chats/${chat.id}`).set('authorization', bearer(owner.secret)).expect(200);

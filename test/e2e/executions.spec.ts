@@ -165,7 +165,7 @@ describe('Executions API', () => {
       const res = await get(acme, e.id);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.done', state: 'completed', generation: 1, resource: { type: 'turn', id: e.resourceId } });
+      expect(res.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.done', state: 'completed', generation: 1, resource: { type: 'turn', id: e.resourceId }, paused: false, limits: null, spent: null, stop: null });
     });
 
     it('adds errorId and category only when the execution failed, and keeps the cause sealed', async () => {
@@ -173,13 +173,17 @@ describe('Executions API', () => {
       expect(await engine.waitForEnd(e.id)).toBe('failed');
       const res = await get(acme, e.id);
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body as object).sort()).toEqual(['category', 'errorId', 'generation', 'id', 'kind', 'resource', 'state']);
+      expect(Object.keys(res.body as object).sort()).toEqual(['category', 'errorId', 'generation', 'id', 'kind', 'limits', 'paused', 'resource', 'spent', 'state', 'stop']);
       expect(res.body).toEqual({
         id: e.id,
         kind: 'e2e.exec.boom',
         state: 'failed',
         generation: 1,
         resource: { type: 'turn', id: e.resourceId },
+        paused: false,
+        limits: null,
+        spent: null,
+        stop: null,
         errorId: expect.stringMatching(UUID),
         category: 'internal',
       });
@@ -194,7 +198,7 @@ describe('Executions API', () => {
       const e = await submit(acme, 'e2e.exec.hold', tag);
       await running;
       const res = await get(acme, e.id);
-      expect(res.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.hold', state: 'running', generation: 1, resource: { type: 'turn', id: e.resourceId } });
+      expect(res.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.hold', state: 'running', generation: 1, resource: { type: 'turn', id: e.resourceId }, paused: false, limits: null, spent: null, stop: null });
       await t.http().post(`/v1/executions/${e.id}/cancel`).set('authorization', as(acme)).expect(202);
       expect(await engine.waitForEnd(e.id)).toBe('cancelled');
     });
@@ -287,7 +291,7 @@ describe('Executions API', () => {
       expect(await engine.waitForEnd(e.id)).toBe('cancelled');
       expect(aborted.has(tag)).toBe(true);
       const view = await get(acme, e.id);
-      expect(view.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.hold', state: 'cancelled', generation: 1, resource: { type: 'turn', id: e.resourceId } });
+      expect(view.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.hold', state: 'cancelled', generation: 1, resource: { type: 'turn', id: e.resourceId }, paused: false, limits: null, spent: null, stop: null });
       const ended = await eventOf(e.id, 'execution.ended');
       expect(ended).toMatchObject({ state: 'cancelled' });
     });
@@ -370,7 +374,7 @@ describe('Executions API', () => {
       const e = await lostWrite();
       expect(sends.get(e.tag)).toBe(1);
       const view = await get(acme, e.id);
-      expect(view.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.write', state: 'outcome_unknown', generation: 1, resource: { type: 'turn', id: (view.body as { resource: { id: string } }).resource.id } });
+      expect(view.body).toStrictEqual({ id: e.id, kind: 'e2e.exec.write', state: 'outcome_unknown', generation: 1, resource: { type: 'turn', id: (view.body as { resource: { id: string } }).resource.id }, paused: false, limits: null, spent: null, stop: null });
       const calls = (await db.query('SELECT status, safe FROM execution_calls WHERE execution_id = $1', [e.id])) as unknown[];
       expect(calls).toEqual([{ status: 'unknown', safe: false }]);
 
@@ -477,7 +481,7 @@ describe('Executions API', () => {
 
       const get = op('/v1/executions/{id}', 'get');
       expect(statuses(get)).toEqual(expect.arrayContaining(['200', '401', '404']));
-      expect(Object.keys(schemaOf(get, '200').properties ?? {}).sort()).toEqual(['category', 'errorId', 'generation', 'id', 'kind', 'resource', 'state']);
+      expect(Object.keys(schemaOf(get, '200').properties ?? {}).sort()).toEqual(['category', 'errorId', 'generation', 'id', 'kind', 'limits', 'paused', 'resource', 'spent', 'state', 'stop']);
       expect(schemaOf(get, '200').required ?? []).not.toContain('errorId');
 
       const cancel = op('/v1/executions/{id}/cancel', 'post');

@@ -38,6 +38,9 @@ describe('turn limits', () => {
     expect(fake.requests).toHaveLength(2);
     const result = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM chat_messages WHERE turn_id = $1 AND role = 'tool'`, [turn.turnId]);
     expect(result[0]!.n).toBe(2);
+    // [TASK-01] the view names the limit that ended it, from the saved state.
+    const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+    expect(view.body).toMatchObject({ stop: 'max-steps', limits: { maxSteps: 2 }, spent: { steps: 2, outputTokens: 2 } });
   });
 
   it('stops once the confirmed output tokens reach maxOutputTokens', async () => {
@@ -48,6 +51,8 @@ describe('turn limits', () => {
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
     expect(fake.requests).toHaveLength(1);
+    const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+    expect(view.body).toMatchObject({ stop: 'max-output-tokens', spent: { outputTokens: 60 } });
   });
 
   it('fails with category timeout when the Turn outlives maxSeconds while waiting for a client tool', async () => {

@@ -170,11 +170,13 @@ describe('turn tools', () => {
 
   it('[STC-09] tool results carry modelOutput: the model reads exactly it, the Chat shows it as the tool message', async () => {
     const chat = await chatWith([{ name: 'lookup', description: 'Looks something up', parameters: PARAMS, kind: 'http', url: tools.url('/lookup') }]);
-    tools.enqueue(
-      jsonReply(200, { modelOutput: 'From modelOutput', debug: { secret: 'not for the model' } }),
-      textToolReply('A plain text answer'),
-      jsonReply(200, { temperature: 21 }),
-    );
+    // The calls run concurrently: each request is answered by its call ID, whatever order they arrive in.
+    const byCall: Record<string, (res: ServerResponse) => void | Promise<void>> = {
+      call_json: jsonReply(200, { modelOutput: 'From modelOutput', debug: { secret: 'not for the model' } }),
+      call_text: textToolReply('A plain text answer'),
+      call_other: jsonReply(200, { temperature: 21 }),
+    };
+    tools.fallback = (res) => byCall[(tools.requests.at(-1)!.body as { callId: string }).callId]!(res);
     model.enqueue(
       toolCallsReply([
         ['call_json', 'lookup', '{"city":"A"}'],
@@ -188,7 +190,7 @@ describe('turn tools', () => {
     const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
 
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
-    expect(tools.requests.map((r) => (r.body as { callId: string }).callId)).toEqual(['call_json', 'call_text', 'call_other']);
+    expect(tools.requests.map((r) => (r.body as { callId: string }).callId).sort()).toEqual(['call_json', 'call_other', 'call_text']);
     expect(toolMessages(model, 1)).toEqual([
       { tool_call_id: 'call_json', content: 'From modelOutput' },
       { tool_call_id: 'call_text', content: 'A plain text answer' },

@@ -5,6 +5,7 @@ import { chatCommand } from './commands/chat';
 import { chatsCommand } from './commands/chats';
 import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
+import { approvalsCommand } from './commands/approvals';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { providersCommand } from './commands/providers';
@@ -39,6 +40,7 @@ export function buildProgram(context: Context): Command {
   chatsCommand(program, context);
   chatCommand(program, context);
   executionsCommand(program, context);
+  approvalsCommand(program, context);
   billingCommands(program, context);
   return program;
 }

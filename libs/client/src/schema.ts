@@ -73,6 +73,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's approvals, newest first
+         * @description Tool calls that waited or wait for a decision. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.
+         */
+        get: operations["Approvals_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One approval */
+        get: operations["Approvals_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a pending tool call
+         * @description The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent.
+         */
+        post: operations["Approvals_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit-events": {
         parameters: {
             query?: never;
@@ -349,6 +406,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{id}/children": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The executions it started (its tasks), oldest first */
+        get: operations["Executions_children"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/executions/{id}/decision": {
         parameters: {
             query?: never;
@@ -383,6 +457,66 @@ export interface paths {
         get: operations["Executions_events"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an execution and its attached tasks
+         * @description No new sends; a running phase releases its resources and the execution waits, `paused`, until resumed. Its time does not count while paused. Repeating it changes nothing. A paused execution can still be cancelled; a decision on its approvals is recorded and acted on after the resume. 409 `ExecutionFinal` on a final execution. Only the member it works for, an owner or an admin (403 otherwise).
+         */
+        post: operations["Executions_pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The plan its update_plan tool saved last
+         * @description 404 `PlanNotFound` while there is none.
+         */
+        get: operations["Executions_plan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused execution and its attached tasks
+         * @description It continues from its saved state. Repeating it changes nothing. 409 `ExecutionFinal` on a final execution; 409 `ParentPaused` on a task whose parent is paused (resume the parent).
+         */
+        post: operations["Executions_resume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -844,10 +978,45 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
         };
         ApiKeyPage: {
             data: components["schemas"]["ApiKeyBody"][];
+            next: string | null;
+        };
+        ApprovalBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            executionId: string;
+            /** Format: uuid */
+            chatId: string;
+            /** Format: uuid */
+            turnId: string;
+            callId: string;
+            toolName: string;
+            /** @description The call's arguments as the model sent them (JSON text) */
+            arguments: string;
+            /** @enum {string} */
+            state: "pending" | "approved" | "denied" | "expired" | "cancelled";
+            /** Format: date-time */
+            requestedAt: string;
+            /** Format: date-time */
+            expiresAt: string | null;
+            /** Format: date-time */
+            decidedAt: string | null;
+            decidedBy: components["schemas"]["DecidedByBody"] | null;
+            reason: string | null;
+        };
+        ApprovalDecisionRequest: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            /** @description Why; a denial gives it to the model with its tool result */
+            reason?: string;
+        };
+        ApprovalPage: {
+            data: components["schemas"]["ApprovalBody"][];
+            /** @description Continues with older approvals */
             next: string | null;
         };
         AuditActorBody: {
@@ -903,7 +1072,7 @@ export interface components {
         BotLimitsBody: {
             /** @description Most model steps per Turn */
             maxSteps: number;
-            /** @description Most seconds a Turn may run, waits included */
+            /** @description Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals */
             maxSeconds: number;
             /** @description Most output tokens a Turn may use, summed over its model steps */
             maxOutputTokens: number;
@@ -917,7 +1086,7 @@ export interface components {
              */
             maxSteps: number;
             /**
-             * @description Most seconds a Turn may run, waits included
+             * @description Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals
              * @default 900
              */
             maxSeconds: number;
@@ -946,7 +1115,7 @@ export interface components {
              * @description The effective kind: `client` when none was given
              * @enum {string}
              */
-            kind: "client" | "http" | "background";
+            kind: "client" | "http" | "background" | "delegate" | "plan";
             /** @description `http` and `background` tools: the endpoint called */
             url?: string;
             /**
@@ -954,24 +1123,46 @@ export interface components {
              * @enum {string}
              */
             retry?: "safe" | "unsafe";
+            /**
+             * Format: uuid
+             * @description `delegate` tools: the Bot a call starts a task of
+             */
+            botId?: string;
+            /** @description `delegate` tools, when given: whether the task is attached (default true) */
+            attached?: boolean;
+            /** @description When given: `never`, `always` or `{ argument, in }`; absent means `never` */
+            approval?: Record<string, never>;
+            /** @description When given: seconds until a pending approval expires */
+            approvalExpiresInSeconds?: number;
         };
         BotToolInput: {
             /**
-             * @description Unique within the Bot
+             * @description Unique within the Bot; a `plan` tool is named `update_plan` when it has no name
              * @example get_weather
              */
             name: string;
+            /** @description Optional for a `delegate` tool */
             description: string;
-            /** @description A JSON schema of the arguments */
+            /** @description A JSON schema of the arguments; a `delegate` tool has fixed parameters `{ input: string }` */
             parameters: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: uuid
+             * @description `delegate` tools: the Bot of this organization a call starts a task of
+             */
+            botId?: string;
+            /**
+             * @description `delegate` tools: an attached task ends before its parent, which gets its reply as the tool result; a detached one answers `{ executionId }` at once and may outlive it
+             * @default true
+             */
+            attached: boolean;
             /**
              * @description How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; `background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends
              * @default client
              * @enum {string}
              */
-            kind: "client" | "http" | "background";
+            kind: "client" | "http" | "background" | "delegate" | "plan";
             /**
              * Format: uri
              * @description Required for `http` and `background` tools, refused for `client` tools: an absolute http or https URL without username or password; the egress policy applies when it is called
@@ -983,6 +1174,17 @@ export interface components {
              * @enum {string}
              */
             retry?: "safe" | "unsafe";
+            /**
+             * @description Whether a call waits for a person's decision before it runs: `never` (default), `always`, or `{ argument, in }`, which requires approval when the argument at that dotted path is one of the values (JSON comparison; an absent path does not match; arguments that are not a JSON object always require approval)
+             * @default never
+             */
+            approval: ("never" | "always") | {
+                /** @description A dotted path into the arguments */
+                argument: string;
+                in: unknown[];
+            };
+            /** @description A pending approval of this tool becomes `expired` after this many seconds; none by default */
+            approvalExpiresInSeconds?: number;
         };
         BudgetBody: {
             /** Format: uuid */
@@ -1046,6 +1248,11 @@ export interface components {
             id: string;
             /** Format: uuid */
             botId: string;
+            /**
+             * Format: uuid
+             * @description A task's Chat: the execution whose delegate call created it
+             */
+            parentExecutionId: string | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -1063,6 +1270,21 @@ export interface components {
         ChatStopBody: {
             /** @description The executions of the Turns that were asked to cancel */
             executionIds: string[];
+        };
+        ChildExecutionBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description The workflow that runs it, e.g. `chat.background-tool` */
+            kind: string;
+            /** @enum {string} */
+            state: "queued" | "running" | "waiting" | "cancelling" | "outcome_unknown" | "completed" | "failed" | "cancelled" | "interrupted";
+            /** @description An attached task ends before its parent and is cancelled and paused with it; a detached one may outlive it */
+            attached: boolean;
+            resource: components["schemas"]["ResourceRefBody"] | null;
+        };
+        ChildExecutionPage: {
+            data: components["schemas"]["ChildExecutionBody"][];
+            next: string | null;
         };
         ConfigureSsoRequest: {
             /**
@@ -1096,7 +1318,7 @@ export interface components {
              */
             expiresAt?: string;
             /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
-            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
+            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
         };
         CreateBotRequest: {
             /** @example Support */
@@ -1182,7 +1404,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[] | null;
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
@@ -1216,6 +1438,12 @@ export interface components {
             balanceMicros: number;
             /** @description Micros held by calls in flight and by unknown usage */
             reservedMicros: number;
+        };
+        DecidedByBody: {
+            /** @enum {string} */
+            kind: "member" | "service";
+            /** Format: uuid */
+            id: string;
         };
         DecisionRequest: {
             /** @enum {string} */
@@ -1252,6 +1480,17 @@ export interface components {
             /** @description The number of the current owner; each takeover adds one */
             generation: number;
             resource: components["schemas"]["ResourceRefBody"] | null;
+            /** @description Paused: no new sends until it is resumed; its time does not count meanwhile */
+            paused: boolean;
+            /** @description Null for work without limits */
+            limits: components["schemas"]["ExecutionLimitsBody"] | null;
+            /** @description Null for work without limits */
+            spent: components["schemas"]["ExecutionSpentBody"] | null;
+            /**
+             * @description The limit that ended it; null for a final answer, a length cut-off, a cancel or a stop decision
+             * @enum {string|null}
+             */
+            stop: "max-steps" | "max-seconds" | "max-output-tokens" | "max-cost" | "budget" | null;
             /**
              * Format: uuid
              * @description Set when it failed: the sealed error record
@@ -1272,6 +1511,23 @@ export interface components {
             at: string;
             step?: number;
             attempt?: number;
+        };
+        ExecutionLimitsBody: {
+            maxSteps: number;
+            maxSeconds: number;
+            maxOutputTokens: number;
+            /** @description Null: no cost limit */
+            maxCostMicros: number | null;
+        };
+        ExecutionSpentBody: {
+            steps: number;
+            /** @description Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval */
+            seconds: number;
+            outputTokens: number;
+            /** @description Null until prices exist */
+            costMicros: number | null;
+            /** @description Null until prices exist */
+            unknownCostCalls: number | null;
         };
         ExecutionStateBody: {
             /** Format: uuid */
@@ -1328,7 +1584,7 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
             /** @description What this request may do: the role's permissions narrowed by the API key's scopes */
-            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
+            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage")[];
         };
         MeOrganization: {
             /** Format: uuid */
@@ -1423,6 +1679,23 @@ export interface components {
             id: string;
             /** @enum {string} */
             role: "owner";
+        };
+        PausedStateBody: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            state: "queued" | "running" | "waiting" | "cancelling" | "outcome_unknown" | "completed" | "failed" | "cancelled" | "interrupted";
+            paused: boolean;
+        };
+        PlanBody: {
+            steps: components["schemas"]["PlanStepBody"][];
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        PlanStepBody: {
+            title: string;
+            /** @enum {string} */
+            status: "pending" | "in_progress" | "done" | "skipped";
         };
         PostMessageRequest: {
             /** @example What is the weather in Paris? */
@@ -1874,6 +2147,264 @@ export interface operations {
             };
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Approvals_list: {
+        parameters: {
+            query?: {
+                state?: "pending" | "approved" | "denied" | "expired" | "cancelled";
+                chatId?: string;
+                executionId?: string;
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Approvals_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Approvals_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3713,6 +4244,96 @@ export interface operations {
             };
         };
     };
+    Executions_children: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChildExecutionPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Executions_decide: {
         parameters: {
             query?: never;
@@ -3909,6 +4530,255 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RequestFailedBody"];
                     "text/event-stream": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Executions_pause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PausedStateBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Executions_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Executions_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PausedStateBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
                 };
             };
         };

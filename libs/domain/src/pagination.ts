@@ -18,7 +18,8 @@ export const MAX_PAGE_LIMIT = 200;
 
 /**
  * Parses raw query values. Cursors are the UUIDv7 of the last row, so pages are stable
- * under concurrent inserts and the order is creation order.
+ * under concurrent inserts and the order is creation order (oldest first unless a list says
+ * otherwise).
  */
 export function parsePageRequest(after: unknown, limit: unknown): PageRequest {
   const issues = [];
@@ -43,7 +44,11 @@ export function parsePageRequest(after: unknown, limit: unknown): PageRequest {
   return { after: parsedAfter, limit: parsedLimit };
 }
 
-/** Builds a page from `limit + 1` fetched rows: the extra row only says a next page exists. */
+/**
+ * Builds a page from `limit + 1` fetched rows: the extra row only says a next page exists. The
+ * order is the query's: `next` is the last ID of the page either way, so a newest-first list
+ * (approvals: `ORDER BY id DESC`, continued with `id < after`) uses the same helper.
+ */
 export function toPage<T extends { readonly id: string }>(rows: readonly T[], limit: number): Page<T> {
   const data = rows.slice(0, limit);
   const next = rows.length > limit && data.length > 0 ? data[data.length - 1]!.id : null;

@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   'chats.write',
   'executions.read',
   'executions.write',
+  'approvals.decide',
   'usage.read',
   'audit.read',
   'sso.manage',
@@ -26,7 +27,7 @@ export const PERMISSIONS = [
 export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read'];
-const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write'];
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide'];
 
 /** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {

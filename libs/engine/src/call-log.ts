@@ -236,6 +236,12 @@ export class CallLog {
           await this.setStatus(id, 'unknown');
           throw new OutcomeUnknown(callKey);
         }
+        if (options.safe && scope.gateClosed) {
+          // Cut off by the gate (a pause, a shutdown, a cancel): this attempt is over, not the call.
+          // No error ID: the run that continues it sends the next attempt under the same key.
+          await this.setStatus(id, 'failed');
+          throw error;
+        }
         const unsent = notSent(error);
         const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error) && !unsent;
         const errorId = retrying || unsent ? null : await this.failForGood(id, callKey, error);

@@ -82,7 +82,8 @@ export async function cancelIn(ctx: EngineContext, tx: Queryable, executionId: s
 export type OutgoingCommand =
   | { readonly kind: 'signal'; readonly executionId: string; readonly name: string; readonly payload: Json }
   | { readonly kind: 'cancel'; readonly executionId: string }
-  | { readonly kind: 'submit'; readonly executionId: ExecutionId; readonly command: SubmittedWork };
+  | { readonly kind: 'submit'; readonly executionId: ExecutionId; readonly command: SubmittedWork }
+  | { readonly kind: 'write'; readonly sql: string; readonly params: readonly unknown[] };
 
 /** The phase's `commands`: collects what it asks for; nothing happens before the checkpoint. */
 export function collectCommands(into: OutgoingCommand[]): ExecutionCommands {
@@ -97,6 +98,7 @@ export function collectCommands(into: OutgoingCommand[]): ExecutionCommands {
       into.push({ kind: 'submit', executionId, command });
       return executionId;
     },
+    write: (sql, params) => void into.push({ kind: 'write', sql, params: params ?? [] }),
   };
 }
 
@@ -111,6 +113,8 @@ export async function applyCommands(ctx: EngineContext, tx: Queryable, fromId: s
       const requested = await cancelIn(ctx, tx, command.executionId);
       if (requested?.state === 'cancelling') after.notify.push(command.executionId);
       if (requested?.wake === true) after.advance.push(command.executionId);
+    } else if (command.kind === 'write') {
+      await tx.query(command.sql, [...command.params]);
     } else {
       // Work submitted by a phase acts with the phase's identity unless told otherwise (IDN-01).
       const identity = command.command.identity ?? (await identityToContinue(ctx, tx, fromId));

@@ -75,8 +75,8 @@ export interface WorkflowPhaseContext<S, Sg, C> extends Omit<PhaseContext<Json>,
 export interface WorkflowInbox<Sg> {
   /** The unread stored signals of these names, oldest first. */
   receive(names: ReadonlyArray<SignalName<Sg>>): Promise<Array<SignalOf<Sg>>>;
-  /** Waits until a signal of these names is stored (answers them), or throws GateClosed when the gate closes. */
-  next(names: ReadonlyArray<SignalName<Sg>>): Promise<Array<SignalOf<Sg>>>;
+  /** Waits until a signal of these names is stored (answers them), or throws GateClosed when the gate closes; [] once `until` aborts. */
+  next(names: ReadonlyArray<SignalName<Sg>>, until?: AbortSignal): Promise<Array<SignalOf<Sg>>>;
 }
 
 export interface WorkflowPhase<S, Sg, C> {
@@ -195,7 +195,7 @@ function implement<S, I, R, Sg extends SignalCodecs, C extends CallCodecs, P ext
     wake: decodeWake(context.wake),
     inbox: {
       receive: async (names) => (await context.inbox.receive(names)).map((signal, i) => decodeSignal(spec.signals, signal, `inbox[${i}]`)),
-      next: async (names) => (await context.inbox.next(names)).map((signal, i) => decodeSignal(spec.signals, signal, `inbox[${i}]`)),
+      next: async (names, until) => (await context.inbox.next(names, until)).map((signal, i) => decodeSignal(spec.signals, signal, `inbox[${i}]`)),
     },
     call: async (name, options, send) => {
       const codec = resultCodec(name);

@@ -314,6 +314,22 @@ export class Engine {
     return true;
   }
 
+  /** The time workflows see: features that measure work in their own commands read it here (TASK-03). */
+  get clock(): Clock {
+    return this.ctx.clock;
+  }
+
+  /**
+   * `signal` inside the caller's transaction (STC-01): the signal commits with the caller's rows
+   * or not at all, so a decision saved by a feature never lacks its wake-up. Call `announce()`
+   * once the transaction committed. Null when the execution does not exist or has ended.
+   */
+  async signalIn(tx: Queryable, executionId: string, name: string, payload: Json = null): Promise<{ announce: () => void } | null> {
+    const outcome = await signalIn(this.ctx, tx, executionId, name, payload);
+    if (outcome === null) return null;
+    return { announce: () => (outcome === 'woken' ? this.ctx.advanceHere(executionId) : this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId)) };
+  }
+
   /**
    * A cancel request (EXE-12, EXE-15): enters `cancelling` with a new cancel phase and a stored
    * signal; the owner closes the phase gate, releases resources, cancels attached children and

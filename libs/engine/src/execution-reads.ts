@@ -16,6 +16,10 @@ export interface ExecutionFacts {
   readonly scope: { readonly kind: string; readonly id: string };
   readonly resource: ResourceRef | null;
   readonly parentId: string | null;
+  /** A child its parent waits for and cancels with itself (EXE-13); false for detached and root work. */
+  readonly attached: boolean;
+  /** Paused (TASK-02): a flag on a waiting execution, not a state of its own. */
+  readonly paused: boolean;
   readonly errorId: string | null;
   readonly category: string | null;
 }
@@ -31,6 +35,8 @@ interface FactsRow {
   resource_type: string | null;
   resource_id: string | null;
   parent_id: string | null;
+  attached: boolean;
+  paused: boolean;
   error_id: string | null;
   category: string | null;
 }
@@ -45,6 +51,8 @@ function toFacts(row: FactsRow): ExecutionFacts {
     scope: { kind: row.scope_kind, id: row.scope_id },
     resource: row.resource_type !== null && row.resource_id !== null ? { type: row.resource_type, id: row.resource_id } : null,
     parentId: row.parent_id,
+    attached: row.parent_id !== null && row.attached,
+    paused: row.paused,
     errorId: row.error_id,
     category: row.category,
   };

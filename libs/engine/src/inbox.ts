@@ -45,10 +45,11 @@ export class RunInbox implements PhaseInbox {
     });
   }
 
-  async next(names: readonly string[]): Promise<InboxSignal[]> {
+  async next(names: readonly string[], until?: AbortSignal): Promise<InboxSignal[]> {
     if (names.length === 0) throw new Error('inbox.next needs at least one signal name');
     for (;;) {
       if (this.gate.aborted) throw new GateClosed(this.gate.reason as GateReason);
+      if (until?.aborted === true) return [];
       // Armed before the read: a signal stored during the read rings this bell, not a later one.
       const rang = this.bell.promise;
       const arrived = await this.receive(names);
@@ -59,9 +60,11 @@ export class RunInbox implements PhaseInbox {
         function done(): void {
           clearTimeout(timer);
           gate.removeEventListener('abort', done);
+          until?.removeEventListener('abort', done);
           resolve();
         }
         gate.addEventListener('abort', done, { once: true });
+        until?.addEventListener('abort', done, { once: true });
         void rang.then(done);
       });
     }

@@ -56,8 +56,12 @@ export interface InboxSignal {
 export interface PhaseInbox {
   /** The unread stored signals of these names, oldest first (each is answered once per phase run). */
   receive(names: readonly string[]): Promise<InboxSignal[]>;
-  /** Waits until a signal of these names is stored (answers them), or throws GateClosed when the gate closes. */
-  next(names: readonly string[]): Promise<InboxSignal[]>;
+  /**
+   * Waits until a signal of these names is stored (answers them), or throws GateClosed when the
+   * gate closes. With `until`, it answers [] as soon as that signal aborts (the phase's own work
+   * finished first).
+   */
+  next(names: readonly string[], until?: AbortSignal): Promise<InboxSignal[]>;
 }
 
 /** Work submitted by a workflow for another execution (an end's continuation, a phase's command). */
@@ -81,6 +85,12 @@ export interface ExecutionCommands {
   cancel(executionId: string): void;
   /** Submits a new execution (not a child): it runs once the checkpoint commits. */
   submit(command: SubmittedWork): ExecutionId;
+  /**
+   * A feature's own row write (an approval request) in the checkpoint's transaction: it commits
+   * with the phase's state and emitted events, or not at all (APPR-01). Make it idempotent
+   * (`ON CONFLICT DO NOTHING`): a phase run again after a failed checkpoint issues it again.
+   */
+  write(sql: string, params?: readonly unknown[]): void;
 }
 
 export interface PhaseContext<S extends Json> {

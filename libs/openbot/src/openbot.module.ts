@@ -13,6 +13,7 @@ import { EngineModule } from './engine/engine.module';
 import { EgressModule } from './egress/egress.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
+import { ApprovalsModule } from './approvals/approvals.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
@@ -67,6 +68,7 @@ export class OpenbotModule {
         UsageModule,
         EngineModule,
         ExecutionsModule,
+        ApprovalsModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

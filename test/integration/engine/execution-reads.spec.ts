@@ -65,15 +65,17 @@ describe('executionReads', () => {
       scope: { kind: 'member', id: MEMBER.id },
       resource: { type: 'task', id: 't1' },
       parentId: null,
+      attached: false,
+      paused: false,
       errorId: null,
       category: null,
     });
     expect(facts!.generation).toBeGreaterThanOrEqual(1);
 
     const children = await executionReads.children(t.pool, executionId);
-    expect(children.map((c) => [c.kind, c.state, c.parentId, c.resource?.id])).toEqual([
-      ['reads.leaf', 'completed', executionId, 'a'],
-      ['reads.leaf', 'completed', executionId, 'b'],
+    expect(children.map((c) => [c.kind, c.state, c.parentId, c.resource?.id, c.attached])).toEqual([
+      ['reads.leaf', 'completed', executionId, 'a', true],
+      ['reads.leaf', 'completed', executionId, 'b', true],
     ]);
   });
 

@@ -1,8 +1,9 @@
-import { unwrap, type StreamItem } from '@openbot/client';
+import { unwrap, type OpenbotClient, type StreamItem } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
-import { formatFields, formatJson } from '../output';
+import { formatFields, formatJson, type Column } from '../output';
+import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 import { followExecution } from './follow';
 
 export function executionsCommand(program: Command, context: Context): void {
@@ -29,6 +30,24 @@ export function executionsCommand(program: Command, context: Context): void {
       );
     });
 
+  for (const action of ['pause', 'resume'] as const) {
+    executions
+      .command(`${action} <id>`)
+      .description(action === 'pause' ? 'pause an execution and its attached tasks (no new sends; its time stops counting)' : 'resume a paused execution and its attached tasks')
+      .option('--json', 'print the result as JSON')
+      .action(async (id: string, options: { json?: boolean }) => {
+        const client = await connect(context);
+        const answer = await unwrap<{ id: string; state: string; paused: boolean }>(plain(client).POST(`/v1/executions/{id}/${action}`, { params: { path: { id } } }) as never);
+        context.io.out(options.json ? formatJson(answer) : formatFields([['id', answer.id], ['state', answer.state], ['paused', answer.paused]]));
+      });
+  }
+
+  pageOptions(executions.command('children <id>').description('list the executions it started (its tasks)')).action(async (id: string, options: PageOptions) => {
+    const client = await connect(context);
+    const page = await unwrap<{ data: Child[]; next: string | null }>(plain(client).GET('/v1/executions/{id}/children', { params: { path: { id }, query: pageQuery(options) } }) as never);
+    printPage(context, page, CHILD_COLUMNS, options, `executions children ${id}`);
+  });
+
   executions
     .command('watch <id>')
     .description('print the events as they happen until the execution ends (exit 4 unless it completed)')
@@ -42,6 +61,32 @@ export function executionsCommand(program: Command, context: Context): void {
       });
     });
 }
+
+interface Child {
+  readonly id: string;
+  readonly kind: string;
+  readonly state: string;
+  readonly attached: boolean;
+  readonly resource: { readonly type: string; readonly id: string } | null;
+}
+
+const CHILD_COLUMNS: ReadonlyArray<Column<Child>> = [
+  ['id', (c) => c.id],
+  ['kind', (c) => c.kind],
+  ['state', (c) => c.state],
+  ['attached', (c) => c.attached],
+  ['resource', (c) => (c.resource === null ? null : `${c.resource.type} ${c.resource.id}`)],
+];
+
+/**
+ * Pause, resume and children through the client's plain form until the generated `paths` name
+ * them (the client is regenerated from the server's document after this branch is merged).
+ */
+interface PlainCalls {
+  GET(path: string, init: { params: { path: Record<string, string>; query?: Record<string, unknown> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
+  POST(path: string, init: { params: { path: Record<string, string> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
+}
+const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
 
 /** `   3  text.delta  step=1 attempt=1 text="Hel"`: the sequence number, the type, then its own fields. */
 function describe(item: StreamItem): string {

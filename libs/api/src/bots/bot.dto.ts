@@ -4,7 +4,11 @@ import {
   BOT_TOOL_KINDS,
   BOT_TOOL_RETRIES,
   DEFAULT_BOT_LIMITS,
+  DELEGATE_PARAMETERS,
+  PLAN_PARAMETERS,
+  MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
+  type ApprovalPolicy,
   type BotLimits,
   type BotTool,
   type BotToolKind,
@@ -15,6 +19,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -34,21 +39,40 @@ const MAX_TOOL_URL_LENGTH = 2048;
 
 /** Validates a field only when it is sent: unlike IsOptional, an explicit `null` is refused. */
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
+/** Required, except on a delegate tool, which may leave it out. */
+const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
+  !['delegate', 'plan'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
-  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot' })
+  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` when it has no name' })
+  @ValidateIf((object: object) => (object as { kind?: unknown }).kind !== 'plan' || (object as { name?: unknown }).name !== undefined)
   @IsString()
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
 
-  @ApiProperty({ maxLength: 1024 })
+  @ApiProperty({ maxLength: 1024, description: 'Optional for a `delegate` tool' })
+  @ValidateIf(sentOrNotDelegate('description'))
   @IsString()
   @MaxLength(1024)
   description!: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'A JSON schema of the arguments' })
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'A JSON schema of the arguments; a `delegate` tool has fixed parameters `{ input: string }`' })
+  @ValidateIf(sentOrNotDelegate('parameters'))
   @IsObject()
   parameters!: Record<string, unknown>;
+
+  @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot of this organization a call starts a task of' })
+  @ValidateIf(isSent)
+  @IsString()
+  botId?: string;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: '`delegate` tools: an attached task ends before its parent, which gets its reply as the tool result; a detached one answers `{ executionId }` at once and may outlive it',
+  })
+  @ValidateIf(isSent)
+  @IsBoolean()
+  attached?: boolean;
 
   @ApiPropertyOptional({
     enum: BOT_TOOL_KINDS,
@@ -81,6 +105,30 @@ export class BotToolInput {
   @ValidateIf(isSent)
   @IsIn(BOT_TOOL_RETRIES, { message: `retry must be one of ${BOT_TOOL_RETRIES.join(', ')}` })
   retry?: BotToolRetry;
+
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'string', enum: ['never', 'always'] },
+      {
+        type: 'object',
+        required: ['argument', 'in'],
+        properties: { argument: { type: 'string', description: 'A dotted path into the arguments' }, in: { type: 'array', items: {}, minItems: 1, maxItems: 100 } },
+      },
+    ],
+    default: 'never',
+    description:
+      'Whether a call waits for a person\'s decision before it runs: `never` (default), `always`, or `{ argument, in }`, which requires approval ' +
+      'when the argument at that dotted path is one of the values (JSON comparison; an absent path does not match; arguments that are not a JSON object always require approval)',
+  })
+  @ValidateIf(isSent)
+  approval?: ApprovalPolicy;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_APPROVAL_EXPIRY_SECONDS, description: 'A pending approval of this tool becomes `expired` after this many seconds; none by default' })
+  @ValidateIf(isSent)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_APPROVAL_EXPIRY_SECONDS)
+  approvalExpiresInSeconds?: number;
 }
 
 export class BotLimitsInput {
@@ -96,7 +144,7 @@ export class BotLimitsInput {
     minimum: 1,
     maximum: MAX_BOT_LIMITS.maxSeconds,
     default: DEFAULT_BOT_LIMITS.maxSeconds,
-    description: 'Most seconds a Turn may run, waits included',
+    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals',
   })
   @ValidateIf(isSent)
   @IsInt()
@@ -226,13 +274,25 @@ export class BotToolBody {
 
   @ApiPropertyOptional({ enum: BOT_TOOL_RETRIES, description: '`http` and `background` tools, when given; absent means `unsafe`' })
   retry?: BotToolRetry;
+
+  @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot a call starts a task of' })
+  botId?: string;
+
+  @ApiPropertyOptional({ description: '`delegate` tools, when given: whether the task is attached (default true)' })
+  attached?: boolean;
+
+  @ApiPropertyOptional({ description: 'When given: `never`, `always` or `{ argument, in }`; absent means `never`' })
+  approval?: ApprovalPolicy;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'When given: seconds until a pending approval expires' })
+  approvalExpiresInSeconds?: number;
 }
 
 export class BotLimitsBody {
   @ApiProperty({ type: 'integer', description: 'Most model steps per Turn' })
   maxSteps!: number;
 
-  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, waits included' })
+  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals' })
   maxSeconds!: number;
 
   @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })
@@ -279,12 +339,17 @@ export class BotPage {
 /** Only the fields a tool definition has, whatever else the DTO instance carries. */
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
   return tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
+    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : ''),
+    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : tool.kind === 'plan' ? 'Saves your plan: every step with its status' : ''),
+    // A delegate tool's parameters are fixed (the task's first message), and so are a plan tool's.
+    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.parameters,
+    ...(tool.botId === undefined ? {} : { botId: tool.botId }),
+    ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+    ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   }));
 }
 
@@ -304,8 +369,12 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     description: tool.description,
     parameters: tool.parameters,
     kind: tool.kind ?? 'client',
+    ...(tool.botId === undefined ? {} : { botId: tool.botId }),
+    ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+    ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   };
 }
 

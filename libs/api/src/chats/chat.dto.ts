@@ -15,6 +15,9 @@ export class ChatBody {
   @ApiProperty({ format: 'uuid' })
   botId!: string;
 
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: "A task's Chat: the execution whose delegate call created it" })
+  parentExecutionId!: string | null;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 }
@@ -32,6 +35,7 @@ export function toChatBody(chat: ChatView): ChatBody {
   return {
     id: chat.id,
     botId: chat.botId,
+    parentExecutionId: chat.parentExecutionId,
     createdAt: chat.createdAt.toISOString(),
   };
 }

@@ -11,6 +11,37 @@ export class ResourceRefBody {
   id!: string;
 }
 
+export class ExecutionLimitsBody {
+  @ApiProperty({ type: 'integer' })
+  maxSteps!: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxSeconds!: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxOutputTokens!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null: no cost limit' })
+  maxCostMicros!: number | null;
+}
+
+export class ExecutionSpentBody {
+  @ApiProperty({ type: 'integer' })
+  steps!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval' })
+  seconds!: number;
+
+  @ApiProperty({ type: 'integer' })
+  outputTokens!: number;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  costMicros!: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  unknownCostCalls!: number | null;
+}
+
 export class ExecutionBody {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -27,6 +58,23 @@ export class ExecutionBody {
   @ApiProperty({ type: ResourceRefBody, nullable: true })
   resource!: ResourceRefBody | null;
 
+  @ApiProperty({ description: 'Paused: no new sends until it is resumed; its time does not count meanwhile' })
+  paused!: boolean;
+
+  @ApiProperty({ type: ExecutionLimitsBody, nullable: true, description: 'Null for work without limits' })
+  limits!: ExecutionLimitsBody | null;
+
+  @ApiProperty({ type: ExecutionSpentBody, nullable: true, description: 'Null for work without limits' })
+  spent!: ExecutionSpentBody | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['max-steps', 'max-seconds', 'max-output-tokens', 'max-cost', 'budget'],
+    description: 'The limit that ended it; null for a final answer, a length cut-off, a cancel or a stop decision',
+  })
+  stop!: string | null;
+
   @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
   errorId?: string;
 
@@ -40,6 +88,36 @@ export class ExecutionStateBody {
 
   @ApiProperty({ enum: EXECUTION_STATES })
   state!: string;
+}
+
+export class PausedStateBody extends ExecutionStateBody {
+  @ApiProperty()
+  paused!: boolean;
+}
+
+export class ChildExecutionBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ description: 'The workflow that runs it, e.g. `chat.background-tool`' })
+  kind!: string;
+
+  @ApiProperty({ enum: EXECUTION_STATES })
+  state!: string;
+
+  @ApiProperty({ description: 'An attached task ends before its parent and is cancelled and paused with it; a detached one may outlive it' })
+  attached!: boolean;
+
+  @ApiProperty({ type: ResourceRefBody, nullable: true })
+  resource!: ResourceRefBody | null;
+}
+
+export class ChildExecutionPage {
+  @ApiProperty({ type: [ChildExecutionBody] })
+  data!: ChildExecutionBody[];
+
+  @ApiProperty({ type: String, nullable: true })
+  next!: string | null;
 }
 
 export class DecisionRequest {
@@ -79,4 +157,20 @@ export class EventPageBody {
 
   @ApiProperty({ description: 'True once the final event (`execution.ended`) has been returned' })
   ended!: boolean;
+}
+
+export class PlanStepBody {
+  @ApiProperty()
+  title!: string;
+
+  @ApiProperty({ enum: ['pending', 'in_progress', 'done', 'skipped'] })
+  status!: string;
+}
+
+export class PlanBody {
+  @ApiProperty({ type: [PlanStepBody] })
+  steps!: PlanStepBody[];
+
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
 }

@@ -1,14 +1,15 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { InvalidInput, isFinal, type MemberCaller } from '@openbot/domain';
-import { CancelExecution, DecideExecution, GetExecution, ObserveExecution, OpenEventStream, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
+import { InvalidInput, isFinal, parsePageRequest, type MemberCaller } from '@openbot/domain';
+import { CancelExecution, DecideExecution, GetExecution, GetPlan, ListChildren, ObserveExecution, OpenEventStream, PauseExecution, ResumeExecution, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { coalesceWrites, formatSse, writeChunk } from './event-stream';
-import { DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody } from './execution.dto';
+import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
+import { ApiPageQuery } from '../shared-page';
 
 const KEEPALIVE_MS = 15_000;
 const MAX_WAIT_SECONDS = 30;
@@ -37,6 +38,13 @@ export class ExecutionsController {
       state: e.state,
       generation: e.generation,
       resource: e.resource === null ? null : { type: e.resource.type, id: e.resource.id },
+      paused: e.paused,
+      limits: e.limits === null ? null : { maxSteps: e.limits.maxSteps, maxSeconds: e.limits.maxSeconds, maxOutputTokens: e.limits.maxOutputTokens, maxCostMicros: e.limits.maxCostMicros },
+      spent:
+        e.spent === null
+          ? null
+          : { steps: e.spent.steps, seconds: e.spent.seconds, outputTokens: e.spent.outputTokens, costMicros: e.spent.costMicros, unknownCostCalls: e.spent.unknownCostCalls },
+      stop: e.stop,
       ...(e.errorId !== null ? { errorId: e.errorId } : {}),
       ...(e.category !== null ? { category: e.category } : {}),
     };
@@ -54,6 +62,57 @@ export class ExecutionsController {
   @ApiErrors(401, 403, 404)
   async cancel(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ExecutionStateBody> {
     return this.commands.execute(new CancelExecution(caller, id));
+  }
+
+  @Post(':id/pause')
+  @Requires('executions.write')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Pause an execution and its attached tasks',
+    description:
+      'No new sends; a running phase releases its resources and the execution waits, `paused`, until resumed. Its time does not count while paused. ' +
+      'Repeating it changes nothing. A paused execution can still be cancelled; a decision on its approvals is recorded and acted on after the resume. ' +
+      '409 `ExecutionFinal` on a final execution. Only the member it works for, an owner or an admin (403 otherwise).',
+  })
+  @ApiResponse({ status: 202, type: PausedStateBody })
+  @ApiErrors(401, 403, 404, 409)
+  async pause(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<PausedStateBody> {
+    return this.commands.execute(new PauseExecution(caller, id));
+  }
+
+  @Post(':id/resume')
+  @Requires('executions.write')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Resume a paused execution and its attached tasks',
+    description:
+      'It continues from its saved state. Repeating it changes nothing. 409 `ExecutionFinal` on a final execution; 409 `ParentPaused` on a task whose parent is paused (resume the parent).',
+  })
+  @ApiResponse({ status: 202, type: PausedStateBody })
+  @ApiErrors(401, 403, 404, 409)
+  async resume(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<PausedStateBody> {
+    return this.commands.execute(new ResumeExecution(caller, id));
+  }
+
+  @Get(':id/children')
+  @Requires('executions.read')
+  @ApiOperation({ summary: 'The executions it started (its tasks), oldest first' })
+  @ApiPageQuery()
+  @ApiOkResponse({ type: ChildExecutionPage })
+  @ApiErrors(400, 401, 403, 404)
+  async children(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Query('after') after?: string, @Query('limit') limit?: string): Promise<ChildExecutionPage> {
+    const page = await this.queries.execute(new ListChildren(caller, id, parsePageRequest(after, limit)));
+    return { data: page.data.map((c) => ({ id: c.id, kind: c.kind, state: c.state, attached: c.attached, resource: c.resource })), next: page.next };
+  }
+
+  @Get(':id/plan')
+  @Requires('executions.read')
+  @ApiOperation({ summary: "The plan its update_plan tool saved last", description: '404 `PlanNotFound` while there is none.' })
+  @ApiOkResponse({ type: PlanBody })
+  @ApiErrors(401, 403, 404)
+  async plan(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<PlanBody> {
+    const plan = await this.queries.execute(new GetPlan(caller, id));
+    return { steps: plan.steps.map((s) => ({ title: s.title, status: s.status })), updatedAt: new Date(plan.updatedAt).toISOString() };
   }
 
   @Post(':id/decision')

@@ -15,7 +15,7 @@ const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, 
   cancel_phase, paused, last_seq, key_id, data, error_id, category`;
 
 /** What a feature may read of an execution (execution-reads.ts): no data, no identity, no lease internals. */
-export const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, error_id, category`;
+export const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, attached, paused, error_id, category`;
 
 export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
   await db.query({

@@ -1,11 +1,14 @@
-import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
+import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
+import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
- * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13).
+ * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
+ * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
+ * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state.
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -26,13 +29,21 @@ export interface BotTool {
    * result is lost (CALL-03).
    */
   readonly retry?: BotToolRetry;
+  /** delegate tools: the Bot a call starts a task of. */
+  readonly botId?: string;
+  /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
+  readonly attached?: boolean;
+  /** Whether a call needs a person's yes before it runs (decision 025); absent means `never`. */
+  readonly approval?: ApprovalPolicy;
+  /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
+  readonly approvalExpiresInSeconds?: number;
 }
 
 /** Limits of one Turn; absent keys take DEFAULT_BOT_LIMITS. */
 export interface BotLimits {
   /** Most model steps per Turn. */
   readonly maxSteps?: number;
-  /** Most seconds a Turn may run, waits included. */
+  /** Most seconds a Turn may run: counted while it can run, not while paused or waiting only for approvals (TASK-03). */
   readonly maxSeconds?: number;
   /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
   readonly maxOutputTokens?: number;
@@ -114,10 +125,19 @@ export function withEffectiveKind(tool: BotTool): BotTool {
  * offending field is an InvalidInput issue (`tools.<index>.url`).
  */
 export function checkToolKinds(tools: readonly BotTool[]): void {
-  const issues: InputIssue[] = [];
+  const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
-    if (kind === 'client') {
+    if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
+    if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
+    if (kind === 'plan') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a plan tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a plan tool must not have retry' });
+    } else if (kind === 'delegate') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
+      if (tool.botId === undefined || !isUuid(tool.botId)) issues.push({ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' });
+    } else if (kind === 'client') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a client tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a client tool must not have retry' });
     } else if (tool.url === undefined) {
@@ -145,3 +165,41 @@ function isPlainHttpUrl(value: string): boolean {
 export function unknownModelProvider(provider: string): InvalidInput {
   return new InvalidInput([{ path: 'model', message: `model provider "${provider}" does not exist in this organization` }]);
 }
+
+/** The fixed parameters of a delegate tool: the task's first message. */
+export const DELEGATE_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The task: the first message the other Bot gets' } },
+  required: ['input'],
+};
+
+/**
+ * The delegate tools' Bots must be the organization's (IDN-08): another organization's or an
+ * unknown ID is an InvalidInput on that tool's `botId`.
+ */
+export async function checkDelegateBots(db: { rows<T>(sql: string, params: readonly unknown[]): Promise<T[]> }, organizationId: string, tools: readonly BotTool[]): Promise<void> {
+  const wanted = tools.flatMap((tool, index) => (tool.kind === 'delegate' && tool.botId !== undefined ? [{ index, botId: tool.botId }] : []));
+  if (wanted.length === 0) return;
+  const found = await db.rows<{ id: string }>('SELECT id FROM bots WHERE organization_id = $1 AND id = ANY($2::uuid[])', [organizationId, wanted.map((w) => w.botId)]);
+  const known = new Set(found.map((row) => row.id));
+  const issues = wanted.filter((w) => !known.has(w.botId)).map((w) => ({ path: `tools.${w.index}.botId`, message: 'this Bot does not exist in this organization' }));
+  if (issues.length > 0) throw new InvalidInput(issues);
+}
+
+export const PLAN_STEP_STATUSES = ['pending', 'in_progress', 'done', 'skipped'] as const;
+
+/** The fixed parameters of the built-in `update_plan` tool. */
+export const PLAN_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { title: { type: 'string' }, status: { type: 'string', enum: [...PLAN_STEP_STATUSES] } },
+        required: ['title', 'status'],
+      },
+    },
+  },
+  required: ['steps'],
+};

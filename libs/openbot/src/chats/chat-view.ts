@@ -4,11 +4,13 @@ import type { BotId, ChatId } from '@openbot/domain';
 export interface ChatView {
   readonly id: ChatId;
   readonly botId: BotId;
+  /** A task's Chat: the execution that delegated it; null otherwise. */
+  readonly parentExecutionId: string | null;
   readonly createdAt: Date;
 }
 
 /** The columns of a ChatView, for handlers that read `chats` directly. */
-export const CHAT_VIEW_COLUMNS = `id, bot_id AS "botId", created_at AS "createdAt"`;
+export const CHAT_VIEW_COLUMNS = `id, bot_id AS "botId", parent_execution_id AS "parentExecutionId", created_at AS "createdAt"`;
 
 /** The foreign key that keeps a Bot with Chats from being deleted. */
 export const CHATS_BOT_FOREIGN_KEY = 'chats_bot_id_fkey';

@@ -1,5 +1,6 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { Engine } from '@openbot/engine';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { ModelCalls } from '../models/model-calls';
@@ -37,13 +38,16 @@ export class ChatsModule implements OnModuleInit {
     @Inject(ModelCalls) private readonly models: ModelCalls,
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
   onModuleInit(): void {
     const pool = this.db.pool;
     const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
-    this.engine.register(turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id) }));
+    this.engine.register(
+      turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id), maxDelegationDepth: this.config.maxDelegationDepth }),
+    );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
   }

@@ -60,6 +60,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Execution lease length in seconds: a dead node's work is taken over after about this long. */
   readonly leaseSeconds: number;
+  /** `OPENBOT_MAX_DELEGATION_DEPTH`: how deep tasks may nest (a task of a task …); a deeper delegate call gets an error result. */
+  readonly maxDelegationDepth: number;
   /**
    * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
    * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
@@ -147,6 +149,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
+    maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
   };

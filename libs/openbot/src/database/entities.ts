@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
 import { BILLING_ENTITIES } from '../billing/storage/entities';
@@ -9,6 +10,9 @@ import { ChatTurnEntity } from '../chats/storage/chat-turn.entity';
 import { ChatEntity } from '../chats/storage/chat.entity';
 import { ClientToolCallEntity } from '../chats/storage/client-tool-call.entity';
 import { TurnHookWriteEntity } from '../chats/storage/turn-hook-write.entity';
+import { ExecutionLimitsEntity } from '../executions/storage/execution-limits.entity';
+import { ExecutionPlanEntity } from '../executions/storage/execution-plan.entity';
+import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
@@ -35,6 +39,10 @@ export const ENTITIES = [
   ChatCommandEntity,
   ClientToolCallEntity,
   TurnHookWriteEntity,
+  ApprovalEntity,
+  ExecutionPauseEntity,
+  ExecutionLimitsEntity,
+  ExecutionPlanEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

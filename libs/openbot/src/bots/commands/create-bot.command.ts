@@ -4,6 +4,7 @@ import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import {
   BOT_VIEW_COLUMNS,
+  checkDelegateBots,
   checkToolKinds,
   checkToolNames,
   parseModelReference,
@@ -40,6 +41,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     const { provider } = parseModelReference(model);
     checkToolNames(tools);
     checkToolKinds(tools);
+    await checkDelegateBots(this.db, caller.organizationId, tools);
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const row = await this.db.one<BotView>(

@@ -4,6 +4,7 @@ import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import {
   BOT_VIEW_COLUMNS,
+  checkDelegateBots,
   checkToolKinds,
   checkToolNames,
   parseModelReference,
@@ -48,6 +49,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
     if (changes.tools !== undefined) {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
+      await checkDelegateBots(this.db, caller.organizationId, changes.tools);
     }
     return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.

@@ -42,6 +42,10 @@ export class ChatEntity {
   @Column('bigint', { name: 'last_position', default: 0 })
   lastPosition!: string;
 
+  /** A task's Chat: the execution whose delegate call created it (decision 025); null for other Chats. */
+  @Column('uuid', { name: 'parent_execution_id', nullable: true })
+  parentExecutionId!: string | null;
+
   /** The last Turn number handed out: queued Turns are admitted in this order (STC-03). */
   @Column('integer', { name: 'last_turn_seq', default: 0 })
   lastTurnSeq!: number;

@@ -1,11 +1,14 @@
-import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage } from '@openbot/core';
+import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage, type ToolCall } from '@openbot/core';
+import { newId } from '@openbot/domain';
+import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
 import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import type { TurnState } from './turn-state';
+import type { GatedCall, TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
+import { pastTimeLimit, startCounting } from './turn-clock';
 
 /**
  * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
@@ -19,11 +22,16 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
     async run(context: TurnPhaseContext) {
       let state = context.state;
       if (state.bot === null) {
-        const bot = await readBotSnapshot(deps.pool, state.chatId);
-        if (bot === null) throw new Error(`chat ${state.chatId} no longer exists`);
+        const read = await readBotSnapshot(deps.pool, state.chatId);
+        if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
+        // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
+        const caps = state.caps;
+        const bot = caps === undefined ? read : { ...read, limits: { maxSteps: Math.min(read.limits.maxSteps, caps.maxSteps), maxSeconds: Math.min(read.limits.maxSeconds, caps.maxSeconds), maxOutputTokens: Math.min(read.limits.maxOutputTokens, caps.maxOutputTokens) } };
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
+      state = await startCounting(deps.pool, context, state);
+      if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const bot = state.bot!;
       const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
       if (inputs.length > 0) {
@@ -64,12 +72,38 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         added: result.text !== '' || result.toolCalls.length > 0 ? [...state.added, result.message] : state.added,
         pending: result.toolCalls,
         results: [],
+        children: [],
+        gated: requestApprovals(context, state, step, result.toolCalls),
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };
       return { state: next };
     },
   };
+}
+
+/**
+ * The approval requests of this step's calls that need one (decision 025). Each record is
+ * written in this phase's checkpoint transaction, with the saved calls and its
+ * `approval.requested` event (APPR-01): after `model.completed`, before any `tool.called`.
+ */
+function requestApprovals(context: TurnPhaseContext, state: TurnState, step: number, calls: readonly ToolCall[]): GatedCall[] {
+  const gated: GatedCall[] = [];
+  const now = context.clock.now();
+  for (const call of calls) {
+    const tool = state.bot!.tools.find((t) => t.name === call.name);
+    if (tool === undefined || !needsApproval(tool.approval, call.arguments)) continue;
+    const approvalId = newId();
+    const expiresAt = tool.approvalExpiresInSeconds === undefined ? null : now + tool.approvalExpiresInSeconds * 1000;
+    context.commands.write(
+      `INSERT INTO approvals (id, organization_id, execution_id, chat_id, turn_id, call_id, step, tool_name, arguments, requested_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (execution_id, step, call_id) DO NOTHING`,
+      [approvalId, state.organizationId, context.executionId, state.chatId, state.turnId, call.callId, step, call.name, call.arguments, new Date(now), expiresAt === null ? null : new Date(expiresAt)],
+    );
+    context.emit('approval.requested', { step, approvalId, callId: call.callId, name: call.name }, { step });
+    gated.push({ callId: call.callId, approvalId, expiresAt });
+  }
+  return gated;
 }
 
 export function hookFacts(state: TurnState, executionId: string, step: number) {

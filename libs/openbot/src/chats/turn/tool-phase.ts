@@ -1,5 +1,5 @@
-import type { ToolCall, ToolResult } from '@openbot/core';
-import type { ExecutionId } from '@openbot/domain';
+import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
+import { isFinal, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL } from './background-tool.workflow';
@@ -7,14 +7,28 @@ import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswe
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
-import { CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
-import { turnDeadline, type TurnState } from './turn-state';
+import { nextExpiry, readGate, refusalOutput } from './approval-gate';
+import { startTask, taskAnswer } from './delegate-tool';
+import { updatePlan } from './plan-tool';
+import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
+import { pastTimeLimit, startCounting } from './turn-clock';
+import { stopCounting, turnDeadline, type TurnState } from './turn-state';
+
+/** How one call stands at the end of this phase run. */
+type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child';
 
 /**
- * Answers the next tool call of the last model step. The handler comes from the tool definition
- * the Turn saved with its Bot snapshot, never from the Bot as it is now (STC-07, STC-11). Each
- * result is saved — in the call log, the client tool row, or the background execution — before
- * `tool.result` is published (STC-06), and lands in the Turn's state at this phase's checkpoint.
+ * Answers the tool calls of the last model step, concurrently: each call runs under its own
+ * call-log entry (`tool:<callId>`), so a result saved once is reused after a takeover and never
+ * asked for again (EXE-10). The handler comes from the tool definition the Turn saved with its Bot
+ * snapshot, never from the Bot as it is now (STC-07, STC-11). Each result is saved — in the call
+ * log, the client tool row, or the background execution — before `tool.result` is published
+ * (STC-06), and lands in the Turn's state at this phase's checkpoint.
+ *
+ * A call that needs approval waits for its decision while the other calls run (FW-02). A decision
+ * that arrives while calls are still running reaches this phase through its inbox at once and the
+ * approved call starts; otherwise the Turn waits for the decision signal, a client output, its
+ * background tools, the earliest approval expiry or its deadline, whichever comes first.
  */
 export function toolPhase(deps: {
   readonly pool: Pool;
@@ -22,63 +36,186 @@ export function toolPhase(deps: {
   readonly hooks: TurnHooks;
   /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+  /** OPENBOT_MAX_DELEGATION_DEPTH */
+  readonly maxDepth: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
-      const state = context.state;
-      const call = state.pending[state.results.length]!;
-      const tool = state.bot!.tools.find((t) => t.name === call.name);
+      const state = await startCounting(deps.pool, context, context.state);
+      if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const step = state.step;
       const publisher = context.publisher;
-      const called = (): void => publisher.publish('tool.called', { callId: call.callId, name: call.name, arguments: call.arguments }, { step });
-      let result: ToolAnswer;
-      if (tool === undefined) {
-        called();
-        result = toToolAnswer(answer(`Error: there is no tool named "${call.name}".`, true));
-      } else {
+      const results = [...state.results];
+      const children = legacyChildren(state);
+      const gated = state.gated ?? [];
+      const waiting = new Set<string>();
+      let waitChildren = false;
+      let plan = state.plan;
+      const failures: unknown[] = [];
+
+      /** One call, from its gate to its saved answer (or what it waits for). */
+      const answerCall = async (call: ToolCall): Promise<CallOutcome> => {
+        const tool = state.bot!.tools.find((t) => t.name === call.name);
+        const gate = gated.find((g) => g.callId === call.callId);
+        let decided = (): void => undefined;
+        if (gate !== undefined) {
+          const current = await readGate(deps.pool, context.executionId, gate, context.clock.now());
+          if (current.state === 'pending') return 'waiting';
+          if (current.state !== 'approved') {
+            // A denied or expired call has no tool.called: the model reads why it did not run.
+            const decision = current.state === 'expired' ? 'expire' : 'deny';
+            if (current.state !== 'cancelled') publisher.publish('approval.decided', { approvalId: gate.approvalId, decision }, { step });
+            return { answer: { modelOutput: refusalOutput(call.name, current), isError: true } };
+          }
+          // Announced with the approved call's first send, so a reused result announces nothing again.
+          decided = () => publisher.publish('approval.decided', { approvalId: gate.approvalId, decision: 'approve' }, { step });
+        }
+        const called = (): void => {
+          decided();
+          publisher.publish('tool.called', { callId: call.callId, name: call.name, arguments: call.arguments }, { step });
+        };
+        if (tool === undefined) {
+          called();
+          return { answer: toToolAnswer(answer(`Error: there is no tool named "${call.name}".`, true)) };
+        }
         switch (toolKind(tool)) {
           case 'http':
-            // Announced with its first send only: a saved result, a decided unknown outcome or a retry announce nothing again.
-            result = toToolAnswer(
-              await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
-                if (request.attempt === 1) called();
-                return callHttpTool(deps.http, tool, call, request);
-              }),
-            );
-            break;
+            // The saved definition and arguments, sent once per attempt under the call's own key (STC-07).
+            return {
+              answer: toToolAnswer(
+                await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
+                  if (request.attempt === 1) called();
+                  return callHttpTool(deps.http, tool, call, request);
+                }),
+              ),
+            };
           case 'client': {
             const saved = await readClientOutput(deps.pool, state.turnId, call);
             if (saved === 'new') called();
-            if (saved === 'new' || saved === 'waiting') {
-              return { state, wait: { signals: [CLIENT_TOOL_SIGNAL], ...untilDeadline(state) } };
-            }
-            result = saved;
-            break;
+            return saved === 'new' || saved === 'waiting' ? 'waiting' : { answer: saved };
           }
           case 'background': {
-            if (state.child === null) {
+            const started = children.find((c) => c.callId === call.callId);
+            if (started === undefined) {
               called();
-              const child = context.startChild(BACKGROUND_TOOL, { organizationId: state.organizationId, tool, call }, { resource: { type: 'tool-call', id: call.callId } });
-              return { state: { ...state, child }, wait: { children: true, ...untilDeadline(state) } };
+              const childId = context.startChild(BACKGROUND_TOOL, { organizationId: state.organizationId, tool, call }, { resource: { type: 'tool-call', id: call.callId } });
+              children.push({ callId: call.callId, childId });
+              return 'waiting-child';
             }
-            const output = await context.childResult(BACKGROUND_TOOL, state.child as ExecutionId);
-            result = output === undefined ? await childFailure(deps.readExecution, state.child as ExecutionId, call.name) : toToolAnswer(output);
-            break;
+            const child = await deps.readExecution(started.childId as ExecutionId);
+            if (child !== null && !isFinal(child.state)) return 'waiting-child';
+            const output = await context.childResult(BACKGROUND_TOOL, started.childId as ExecutionId);
+            return { answer: output === undefined ? await childFailure(deps.readExecution, started.childId as ExecutionId, call.name) : toToolAnswer(output) };
+          }
+          case 'plan': {
+            called();
+            const updated = updatePlan(context, call, step);
+            if (updated.plan !== null) plan = updated.plan;
+            return { answer: updated.answer };
+          }
+          case 'delegate': {
+            const task = children.find((c) => c.callId === call.callId);
+            if (task === undefined) {
+              called();
+              const started = await startTask(context, state, tool, call, deps);
+              if ('answer' in started) return started;
+              children.push({ callId: call.callId, childId: started.childId });
+              // A detached task may outlive the Turn: the call answers with its ID at once.
+              if (tool.attached === false) return { answer: { modelOutput: JSON.stringify({ executionId: started.childId }), isError: false } };
+              return 'waiting-child';
+            }
+            const answered = await taskAnswer(context, state, task.childId, call, deps);
+            return answered === 'running' ? 'waiting-child' : { answer: answered };
           }
         }
-      }
-      publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure }, { step });
-      const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
-      await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
-      const next: TurnState = {
-        ...state,
-        results: [...state.results, toolResult],
-        added: [...state.added, { role: 'tool', content: toolResult.modelOutput, toolCallId: call.callId }],
-        child: null,
       };
-      return { state: next };
+
+      const settle = async (call: ToolCall): Promise<void> => {
+        try {
+          const outcome = await answerCall(call);
+          if (outcome === 'waiting' || outcome === 'waiting-child') {
+            waiting.add(call.callId);
+            if (outcome === 'waiting-child') waitChildren = true;
+            return;
+          }
+          const result = outcome.answer;
+          publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure }, { step });
+          const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
+          results.push(toolResult);
+          await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
+        } catch (error) {
+          failures.push(error);
+        }
+      };
+
+      const inflight = new Map<string, Promise<void>>();
+      const start = (call: ToolCall): void => {
+        const running = settle(call).finally(() => inflight.delete(call.callId));
+        inflight.set(call.callId, running);
+      };
+      const open = (): ToolCall[] =>
+        state.pending.filter((c) => !results.some((r) => r.callId === c.callId) && !inflight.has(c.callId) && !waiting.has(c.callId));
+      for (const call of open()) start(call);
+      while (inflight.size > 0) {
+        if (failures.length > 0 || waiting.size === 0) {
+          await Promise.race(inflight.values());
+          continue;
+        }
+        // Calls wait while others run: a decision or an output that arrives now is taken at once.
+        const done = new AbortController();
+        const work = Promise.race(inflight.values()).then(() => done.abort());
+        const arrived = await context.inbox.next([APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL], done.signal).catch(async (error: unknown) => {
+          await Promise.allSettled(inflight.values());
+          throw error;
+        });
+        done.abort();
+        await work.catch(() => undefined);
+        if (arrived.length > 0 && failures.length === 0) {
+          const again = state.pending.filter((c) => waiting.has(c.callId) && !children.some((child) => child.callId === c.callId));
+          for (const call of again) waiting.delete(call.callId);
+          for (const call of again) start(call);
+        }
+      }
+      if (failures.length > 0) throw failures[0];
+
+      let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children, ...(plan === undefined ? {} : { plan }) };
+      if (waiting.size === 0) return { state: next };
+      // Waiting only for people's decisions does not count toward the time limit (TASK-03).
+      if ([...waiting].every((callId) => gated.some((g) => g.callId === callId))) next = stopCounting(next, context.clock.now());
+      const deadline = turnDeadline(next)?.getTime() ?? null;
+      const expiry = nextExpiry(gated, waiting);
+      const until = [deadline, expiry].filter((t): t is number => t !== null);
+      return {
+        state: next,
+        wait: {
+          signals: [CLIENT_TOOL_SIGNAL, APPROVAL_SIGNAL],
+          ...(waitChildren ? { children: true } : {}),
+          ...(until.length > 0 ? { until: new Date(Math.min(...until)) } : {}),
+        },
+      };
     },
   };
+}
+
+/**
+ * The Turn's messages with this step's tool results after its assistant message, in the order of
+ * the calls (whatever order they came in), so the model and the Chat read them as asked.
+ */
+function withToolMessages(state: TurnState, results: readonly ToolResult[]): ChatMessage[] {
+  const lastAssistant = state.added.findLastIndex((m) => m.role === 'assistant');
+  const answered = state.pending.flatMap((call) => {
+    const result = results.find((r) => r.callId === call.callId);
+    return result === undefined ? [] : [{ role: 'tool' as const, content: result.modelOutput, toolCallId: call.callId }];
+  });
+  return [...state.added.slice(0, lastAssistant + 1), ...answered];
+}
+
+/** A Turn saved while calls ran one at a time kept one background child, for the first unanswered call. */
+function legacyChildren(state: TurnState): Array<{ callId: string; childId: string }> {
+  const children = [...(state.children ?? [])];
+  const first = state.pending[state.results.length];
+  if (state.child !== null && first !== undefined && !children.some((c) => c.childId === state.child)) children.push({ callId: first.callId, childId: state.child });
+  return children;
 }
 
 /**
@@ -94,11 +231,6 @@ async function childFailure(read: (id: ExecutionId) => Promise<ExecutionView | n
     return { modelOutput: `Error: the background tool "${name}" failed (category ${failure.category}, error ID ${failure.errorId}).`, isError: true, failure };
   }
   return { modelOutput: `Error: the background tool "${name}" did not complete.`, isError: true };
-}
-
-function untilDeadline(state: TurnState): { until?: Date } {
-  const deadline = turnDeadline(state);
-  return deadline === null ? {} : { until: deadline };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ToolResult } from '@openbot/core';
-import { codec, defineWorkflow, type Codec, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
+import type { ApprovalPolicy } from '../../approvals/approval-policy';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
@@ -12,6 +13,15 @@ import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type T
 
 const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
 
+/** `never`, `always` or `{ argument, in }` (decision 025). */
+function approvalPolicyCodec(): Codec<ApprovalPolicy> {
+  const rule = codec.object({ argument: codec.string, in: codec.array(codec.json) });
+  return {
+    encode: (value) => (typeof value === 'string' ? value : rule.encode({ argument: value.argument, in: value.in as Json[] })),
+    decode: (json, path = '') => (json === 'never' || json === 'always' ? json : rule.decode(json, path)),
+  };
+}
+
 export const botToolCodec: Codec<BotTool> = codec.object({
   name: codec.string,
   description: codec.string,
@@ -19,6 +29,10 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
+  botId: codec.optional(codec.string),
+  attached: codec.optional(codec.boolean),
+  approval: codec.optional(approvalPolicyCodec()),
+  approvalExpiresInSeconds: codec.optional(codec.number),
 });
 
 const limitsCodec: Codec<BotSnapshot['limits']> = codec.object({
@@ -40,7 +54,14 @@ const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cos
 
 const scopeCodec = codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string });
 
-const turnInputFields = { chatId: codec.string, turnId: codec.string, organizationId: codec.string, scope: scopeCodec };
+const turnInputFields = {
+  chatId: codec.string,
+  turnId: codec.string,
+  organizationId: codec.string,
+  scope: scopeCodec,
+  depth: codec.optional(codec.number),
+  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number })),
+};
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);
 
@@ -54,12 +75,26 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   pending: codec.array(toolCallCodec),
   results: codec.array(toolResultCodec),
   child: codec.nullable(codec.string),
+  children: codec.optional(codec.array(codec.object({ callId: codec.string, childId: codec.string }))),
+  gated: codec.optional(codec.array(codec.object({ callId: codec.string, approvalId: codec.string, expiresAt: codec.nullable(codec.number) }))),
   outputTokens: codec.number,
   stop: codec.nullable(codec.oneOf(TURN_STOPS)),
+  activeMs: codec.optional(codec.number),
+  countingSince: codec.optional(codec.nullable(codec.number)),
+  pausedMsSeen: codec.optional(codec.number),
+  timedOut: codec.optional(codec.boolean),
+  plan: codec.optional(
+    codec.object({
+      steps: codec.array(codec.object({ title: codec.string, status: codec.oneOf(['pending', 'in_progress', 'done', 'skipped']) })),
+      updatedAt: codec.number,
+    }),
+  ),
 });
 
 /** The signal a posted client tool output sends to its Turn. */
 export const CLIENT_TOOL_SIGNAL = 'client-tool-output';
+/** The signal a decided approval sends to its Turn: the decision itself is the approval row. */
+export const APPROVAL_SIGNAL = 'approval-decided';
 
 export const TURN = defineWorkflow({
   name: TURN_WORKFLOW,
@@ -69,7 +104,7 @@ export const TURN = defineWorkflow({
   state: turnStateCodec,
   result: codec.object({ stop: codec.oneOf(TURN_STOPS) }),
   // Rows first: the posted output is in `chat_client_tool_calls`; the signal only wakes the Turn.
-  signals: { [CLIENT_TOOL_SIGNAL]: codec.object({ callId: codec.string }) },
+  signals: { [CLIENT_TOOL_SIGNAL]: codec.object({ callId: codec.string }), [APPROVAL_SIGNAL]: codec.object({ approvalId: codec.string }) },
   calls: {
     model: modelStepResultCodec,
     // `tool:<callId>`: the endpoint's answer, or an operator's decided result, as it was saved.

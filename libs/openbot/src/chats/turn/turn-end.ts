@@ -16,6 +16,8 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   const { tx } = context;
   // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
   await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
+  // A Turn that ends (cancelled, failed, or past its limit) leaves no approval to decide: a late yes runs nothing.
+  await tx.query(`UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'`, [context.executionId]);
   const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
     | { active_turn_id: string | null; closed_at: Date | null }
     | undefined;

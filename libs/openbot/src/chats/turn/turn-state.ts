@@ -4,6 +4,26 @@ import type { BotLimits, BotTool } from '../../bots/bot-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
 
+/** The Turn's plan, as its update_plan tool saved it last (`updatedAt`: engine clock epoch ms). */
+export interface TurnPlan {
+  readonly steps: ReadonlyArray<{ readonly title: string; readonly status: 'pending' | 'in_progress' | 'done' | 'skipped' }>;
+  readonly updatedAt: number;
+}
+
+/** A call of the last step that waits for an approval; `expiresAt` is epoch ms (engine clock) or null. */
+export interface GatedCall {
+  readonly callId: string;
+  readonly approvalId: string;
+  readonly expiresAt: number | null;
+}
+
+/** The remaining steps, seconds and output tokens a task's parent hands it (cost is billing's). */
+export interface TaskCaps {
+  readonly maxSteps: number;
+  readonly maxSeconds: number;
+  readonly maxOutputTokens: number;
+}
+
 /** What a Turn's execution is submitted with. */
 export interface TurnInput {
   readonly chatId: string;
@@ -11,6 +31,10 @@ export interface TurnInput {
   readonly organizationId: string;
   /** The identity whose input the Turn answers: the billing identity of its model calls (USE-01). */
   readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
+  /** A task's delegation depth: 1 for a task of a Chat's Turn, 2 for its task… (absent: 0, not a task). */
+  readonly depth?: number;
+  /** A task's limits from its parent's remaining ones: its Bot's own limits can only be tighter (IDN-02). */
+  readonly caps?: TaskCaps;
 }
 
 /** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */
@@ -40,13 +64,32 @@ export interface TurnState extends TurnInput {
   readonly consumed: string;
   /** The Turn's own messages in order: user input, assistant steps, tool results. */
   readonly added: readonly ChatMessage[];
-  /** Tool calls of the last model step, answered one per phase, in order. */
+  /** Tool calls of the last model step: they run concurrently, each result is kept as it comes. */
   readonly pending: readonly ToolCall[];
+  /** Results of `pending` so far, in the order they came. */
   readonly results: readonly ToolResult[];
-  /** The background tool execution the Turn waits for. */
+  /** The background tool execution of a Turn saved before calls ran concurrently (one call at a time). */
   readonly child: string | null;
+  /** The background tool executions of the last step's calls (FW-01), by call. */
+  readonly children?: readonly { readonly callId: string; readonly childId: string }[];
+  /** The calls of the last step that need a decision: their approval records (decision 025). */
+  readonly gated?: readonly GatedCall[];
   readonly outputTokens: number;
   readonly stop: TurnStop | null;
+  /**
+   * The Turn's time (TASK-03), saved so that recovery never resets it (TASK-01): milliseconds
+   * counted before `countingSince`, and since when it counts now (engine clock epoch ms; null
+   * while it does not count: waiting only for approvals). Absent on Turns saved before: they count
+   * from `startedAt`.
+   */
+  readonly activeMs?: number;
+  readonly countingSince?: number | null;
+  /** The execution's paused milliseconds already taken out of `countingSince`. */
+  readonly pausedMsSeen?: number;
+  /** The plan its update_plan tool saved last. */
+  readonly plan?: TurnPlan;
+  /** A phase found the time limit passed: the Turn ends `failed` with category `timeout`. */
+  readonly timedOut?: boolean;
 }
 
 export function initialTurnState(input: TurnInput): TurnState {
@@ -65,19 +108,38 @@ export function initialTurnState(input: TurnInput): TurnState {
   };
 }
 
-/** The Turn's deadline, once it has started. */
+/** The Turn's time as saved, with Turns saved before TASK-03 counting from their start. */
+export function turnTime(state: TurnState): { readonly activeMs: number; readonly countingSince: number | null } {
+  if (state.activeMs !== undefined) return { activeMs: state.activeMs, countingSince: state.countingSince ?? null };
+  return { activeMs: 0, countingSince: state.startedAt };
+}
+
+/** Milliseconds the Turn has counted by `now`. */
+export function countedMs(state: TurnState, now: number): number {
+  const { activeMs, countingSince } = turnTime(state);
+  return activeMs + (countingSince === null ? 0 : Math.max(0, now - countingSince));
+}
+
+/** When the Turn's time runs out if it keeps counting; null while it does not count (or before it started). */
 export function turnDeadline(state: TurnState): Date | null {
-  return state.bot && state.startedAt !== null ? new Date(state.startedAt + state.bot.limits.maxSeconds * 1000) : null;
+  const { activeMs, countingSince } = turnTime(state);
+  if (state.bot === null || countingSince === null) return null;
+  return new Date(countingSince + state.bot.limits.maxSeconds * 1000 - activeMs);
+}
+
+/** The state with its time stopped at `now` (it waits only for people: TASK-03). */
+export function stopCounting(state: TurnState, now: number): TurnState {
+  return { ...state, activeMs: countedMs(state, now), countingSince: null };
 }
 
 /**
  * model step → tool steps → model step … until a final answer or a limit (steps, time, output
  * tokens). Tool calls of a step are all answered before the next model step, so no call is
- * ever left without its result. `now` is the engine clock's (TASK-03: a test clock drives the limit).
+ * ever left without its result.
  */
-export function nextTurnDecision(state: TurnState, _wake: unknown, now: number): TurnDecision {
-  const deadline = turnDeadline(state);
-  if (deadline !== null && now >= deadline.getTime()) {
+export function nextTurnDecision(state: TurnState, _wake: unknown, _now: number): TurnDecision {
+  // The time limit is checked by each phase as it starts, once its pauses are taken out (TASK-03).
+  if (state.timedOut === true) {
     return { end: 'failed', category: 'timeout', cause: new Error(`the Turn ran past its limit of ${state.bot!.limits.maxSeconds} s`) };
   }
   if (state.results.length < state.pending.length) return { phase: 'tool' };

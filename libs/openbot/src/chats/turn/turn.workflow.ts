@@ -5,6 +5,7 @@ import type { ModelCalls } from '../../models/model-calls';
 import type { HttpToolClient } from './http-tool';
 import { modelPhase } from './model-phase';
 import { toolPhase } from './tool-phase';
+import { withSpend } from './turn-spend';
 import { TURN } from './turn-contract';
 import { endTurn } from './turn-end';
 import type { TurnHooks } from './turn-hooks';
@@ -18,6 +19,8 @@ export interface TurnDeps {
   readonly http: HttpToolClient;
   /** The safe view of an execution: how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
+  /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
+  readonly maxDelegationDepth: number;
 }
 
 /**
@@ -30,8 +33,8 @@ export function turnWorkflow(deps: TurnDeps) {
     initial: initialTurnState,
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
-      model: modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks }),
-      tool: toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution }),
+      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks })),
+      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
   });

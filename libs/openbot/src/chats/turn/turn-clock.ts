@@ -1,0 +1,23 @@
+import type { Pool } from 'pg';
+import { pausedMsOf } from '../../executions/pause-time';
+import type { TurnPhaseContext } from './turn-contract';
+import { countedMs, turnTime, type TurnState } from './turn-state';
+
+/**
+ * The Turn's time as a phase starts (TASK-03). Time counts only while the Turn can run: the
+ * execution's pauses since it last looked are taken out (its counting start moves forward by
+ * them), and a Turn that waited only for approvals starts counting again now. Saved with the
+ * phase's checkpoint, so a takeover neither resets nor double-counts it (TASK-01).
+ */
+export async function startCounting(pool: Pool, context: TurnPhaseContext, state: TurnState): Promise<TurnState> {
+  const now = context.clock.now();
+  const paused = await pausedMsOf(pool, context.executionId);
+  const { activeMs, countingSince } = turnTime(state);
+  const shift = Math.max(0, paused - (state.pausedMsSeen ?? 0));
+  return { ...state, activeMs, countingSince: countingSince === null ? now : countingSince + shift, pausedMsSeen: paused };
+}
+
+/** Whether the counted time reached `maxSeconds`: the phase then ends the Turn instead of sending anything. */
+export function pastTimeLimit(state: TurnState, now: number): boolean {
+  return state.bot !== null && countedMs(state, now) >= state.bot.limits.maxSeconds * 1000;
+}
