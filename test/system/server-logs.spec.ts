@@ -48,7 +48,7 @@ afterAll(async () => {
 function serverEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
-    if (name.startsWith('OPENBOT_') || name.startsWith('S3_') || ['DATABASE_URL', 'NODE_ENV', 'PORT', 'HOST', 'LOG_LEVEL', 'LOG_FORMAT', 'OBJECT_STORE', 'NO_COLOR', 'FORCE_COLOR'].includes(name)) delete env[name];
+    if (name.startsWith('OPENBOT_') || name.startsWith('S3_') || ['DATABASE_URL', 'NODE_ENV', 'PORT', 'HOST', 'LOG_LEVEL', 'LOG_FORMAT', 'OBJECT_STORE', 'NO_COLOR', 'FORCE_COLOR', 'SHELL'].includes(name)) delete env[name];
   }
   const dataDir = join(tmpdir(), `openbot-logs-${process.pid}-${randomBytes(4).toString('hex')}`);
   dataDirs.push(dataDir);
@@ -89,7 +89,9 @@ describe('server logs on a terminal and into a pipe (LOG_FORMAT=auto)', () => {
   it('on a pseudo-terminal in development: pino-pretty lines, no JSON', async () => {
     expect(existsSync(SCRIPT)).toBe(true);
     // `script` runs the server on a new pseudo-terminal (its stdout is a TTY) and copies what it prints.
-    const server = launch(SCRIPT, ['-qfec', `'${process.execPath}' '${MAIN}' serve`, '/dev/null']);
+    // `exec`: the shell `script` starts ($SHELL, or sh when unset) becomes the server, so Ctrl-C reaches
+    // only the server; a shell left waiting would die of the SIGINT itself and `script` answer 130.
+    const server = launch(SCRIPT, ['-qfec', `exec '${process.execPath}' '${MAIN}' serve`, '/dev/null']);
     const requestLine = (line: string): boolean => /request completed/.test(line) && /\/healthz/.test(line);
     const lines = await requestAndWaitForLog(server, (all) => all.some(requestLine));
 
