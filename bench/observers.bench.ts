@@ -23,8 +23,6 @@ const PER_TURN = Number(process.env.BENCH_PER_TURN ?? 10);
 const STALLED = Number(process.env.BENCH_STALLED ?? 100);
 const TOKENS = 200;
 const CLIENTS = join(__dirname, 'observer-clients.js');
-/** Extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (split on spaces). */
-const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const TICKS_PER_S = 100;
 
 async function main(): Promise<number> {
@@ -45,7 +43,7 @@ async function main(): Promise<number> {
     await dataSource.destroy();
 
     fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
-    server = await startServer({ databaseUrl: url, work, logLevel: 'warn', nodeArgs: SERVER_NODE_ARGS, env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
+    server = await startServer({ databaseUrl: url, work, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
     const base = server.base;
     const org = await api<{ apiKey: { secret: string } }>(base, 'POST', '/v1/organizations', server.adminToken, { name: 'Observers' }, 201);
     const secret = org.apiKey.secret;

@@ -67,10 +67,8 @@ export async function* observeEvents(
 ): AsyncGenerator<ExecutionEvent, void, undefined> {
   let cursor = after;
   let endSeen = false;
-  /** The listener's sync point taken before the last table read that reached the end (-1: none yet). */
+  /** The listener's sync point taken before the last table read (-1: none yet). */
   let syncedAt = -1;
-  /** The last wait ended by the fallback poll: read the table, whatever the buffer says. */
-  let polled = false;
   while (!signal?.aborted) {
     // Listen before reading, so an event committed between the read and the wait still wakes us.
     const stopWaiting = new AbortController();
@@ -80,8 +78,7 @@ export async function* observeEvents(
       signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
     );
     // Events this node just committed are handed over in memory: no read when they follow the cursor.
-    const buffered = polled ? null : (deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null);
-    polled = false;
+    const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
     if (buffered !== null && buffered.length > 0) {
       stopWaiting.abort();
       for (const event of buffered) {
@@ -93,49 +90,23 @@ export async function* observeEvents(
     }
     if (buffered !== null) {
       // Caught up with what this node wrote, and nothing else was announced since the last read.
-      if (!follow || endSeen) {
+      if (!follow) {
         stopWaiting.abort();
         return;
       }
-      polled = !(await woken);
+      await woken;
       continue;
     }
-    // Readers woken together at one cursor share one read; what it found is remembered for the
-    // other readers of this execution here, so they take it from memory.
-    // The sync point is the shared read's own (taken before it started), never a later one.
-    const shared = await deps.listener.shared(`${executionId}:${cursor}`, async () => {
-      const syncPoint = deps.listener.syncPoint();
-      const page = await readEvents(deps.db, executionId, cursor, PAGE);
-      const events: ExecutionEvent[] = [];
-      let failure: { error: unknown } | null = null;
-      for (const row of page.rows) {
-        try {
-          const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
-          events.push(toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload));
-        } catch (error) {
-          // The events before a broken one are still delivered; the broken one fails the reader (ERR-03).
-          failure = { error };
-          break;
-        }
-      }
-      deps.listener.remember(executionId, events);
-      return { syncPoint, ended: page.ended, read: events, pageSize: page.rows.length, failure };
-    });
-    const { ended, read } = shared;
-    // Only a read that reached the end of the log saw everything announced before it started; a
-    // full page leaves the rest unread, so its sync point must not be trusted.
-    if (shared.pageSize < PAGE) syncedAt = shared.syncPoint;
-    for (const event of read) {
-      cursor = event.seq;
-      if (event.type === ENDED_EVENT) stopWaiting.abort();
+    syncedAt = deps.listener.syncPoint();
+    const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
+    for (const row of rows) {
+      cursor = row.seq;
+      const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
+      const event = toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload);
+      if (row.type === ENDED_EVENT) stopWaiting.abort();
       yield event;
-      if (event.type === ENDED_EVENT) return;
+      if (row.type === ENDED_EVENT) return;
     }
-    if (shared.failure !== null) {
-      stopWaiting.abort();
-      throw shared.failure.error;
-    }
-    const rows = read;
     if (rows.length === PAGE) {
       stopWaiting.abort();
       continue;
@@ -157,12 +128,7 @@ export async function* observeEvents(
         continue;
       }
     }
-    if (deps.listener.announcedSince(executionId, syncedAt)) {
-      // Announced after the (possibly shared) read started: it may not hold it, so look again now.
-      stopWaiting.abort();
-      continue;
-    }
-    polled = !(await woken);
+    await woken;
   }
 }
 

@@ -27,7 +27,6 @@ export class NodeListener {
   private readonly eventWaiters = new Map<string, Set<() => void>>();
   /** Events this node committed, for its own readers of the same execution: they skip a read. */
   private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null; unbufferedAt: number }>();
-  private readonly reads = new Map<string, Promise<unknown>>();
   /** Counts wake-ups the buffer does not account for (events committed by other paths or nodes). */
   private tick = 0;
   private signalHandler: (executionId: string) => void = () => undefined;
@@ -55,15 +54,12 @@ export class NodeListener {
     this.wakeAll();
   }
 
-  /**
-   * Resolves when a notification for `executionId` arrives (true), or after `timeoutMs` (false:
-   * the fallback poll, after which a reader reads the table whatever its buffer says).
-   */
-  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  /** Resolves when a notification for `executionId` arrives, or after `timeoutMs`. */
+  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       let waiters = this.eventWaiters.get(executionId);
       if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
-      const finish = (woken: boolean): void => {
+      const done = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         const set = this.eventWaiters.get(executionId);
@@ -72,10 +68,9 @@ export class NodeListener {
           this.eventWaiters.delete(executionId);
           this.scheduleForget(executionId);
         }
-        resolve(woken);
+        resolve();
       };
-      const done = (): void => finish(true);
-      const timer = setTimeout(() => finish(false), timeoutMs);
+      const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       waiters.add(done);
     });
@@ -92,49 +87,6 @@ export class NodeListener {
       this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
     }
     recent.events.push(...events);
-    if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
-  }
-
-  /**
-   * One read in flight per key on this node: readers of one execution woken together, at one
-   * cursor, share a single table read (and its decoding) instead of each making its own.
-   */
-  shared<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const inFlight = this.reads.get(key) as Promise<T> | undefined;
-    if (inFlight !== undefined) return inFlight;
-    const started = read().finally(() => this.reads.delete(key));
-    this.reads.set(key, started);
-    return started;
-  }
-
-  /**
-   * Shares events one local reader read from the table (in sequence order, without gaps) with the
-   * other readers of the execution here, so each stored event is read and opened once per node.
-   * Joined to the buffer only where they touch it: the buffer stays one run without gaps.
-   */
-  remember(executionId: string, events: readonly BufferedEvent[]): void {
-    if (events.length === 0) return;
-    let recent = this.recentEvents.get(executionId);
-    if (recent === undefined) {
-      if (!this.eventWaiters.has(executionId)) return;
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
-    }
-    const buffered = recent.events;
-    const first = buffered[0]?.seq;
-    const last = buffered[buffered.length - 1]?.seq;
-    const readFirst = events[0]!.seq;
-    const readLast = events[events.length - 1]!.seq;
-    if (first === undefined || last === undefined || readFirst > last + 1) {
-      // Nothing buffered, or the read is past it with a gap between: the read is the newer run.
-      recent.events = [...events];
-    } else if (readLast >= first - 1) {
-      // Touching or overlapping: one run from the earliest to the latest event.
-      const before = events.filter((e) => e.seq < first);
-      const after = events.filter((e) => e.seq > last);
-      recent.events = [...before, ...buffered, ...after];
-    } else {
-      return; // older than the buffer with a gap between: the buffer is the newer run
-    }
     if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
   }
 
@@ -181,17 +133,9 @@ export class NodeListener {
 
   /** Wakes local waiters directly (events committed by this node need no round trip). */
   wake(executionId: string): void {
-    let recent = this.recentEvents.get(executionId);
-    if (recent === undefined && this.eventWaiters.has(executionId)) {
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
-    }
+    const recent = this.recentEvents.get(executionId);
     if (recent !== undefined) recent.unbufferedAt = ++this.tick;
     this.wakeDelivered(executionId);
-  }
-
-  /** Whether a wake-up from elsewhere came for `executionId` after the sync point `syncedAt`. */
-  announcedSince(executionId: string, syncedAt: number): boolean {
-    return (this.recentEvents.get(executionId)?.unbufferedAt ?? 0) > syncedAt;
   }
 
   /** Wakes local waiters for events `deliver` just buffered: they find them in memory. */

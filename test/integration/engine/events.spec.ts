@@ -199,7 +199,7 @@ describe('engine: reading events', () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const listener = (t.engine as unknown as { listener: { bufferedEvents(id: string): number } }).listener;
-    const total = Number(process.env.TRACE_TOTAL ?? 20_000);
+    const total = 20_000;
     const text = 'x'.repeat(8 * 1024);
     let mostBuffered = 0;
     const start = deferred();
