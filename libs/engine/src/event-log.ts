@@ -67,8 +67,6 @@ export async function* observeEvents(
 ): AsyncGenerator<ExecutionEvent, void, undefined> {
   let cursor = after;
   let endSeen = false;
-  /** The listener's sync point taken before the last table read (-1: none yet). */
-  let syncedAt = -1;
   while (!signal?.aborted) {
     // Listen before reading, so an event committed between the read and the wait still wakes us.
     const stopWaiting = new AbortController();
@@ -78,7 +76,7 @@ export async function* observeEvents(
       signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
     );
     // Events this node just committed are handed over in memory: no read when they follow the cursor.
-    const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
+    const buffered = deps.listener.recent(executionId, cursor) as ExecutionEvent[] | null;
     if (buffered !== null && buffered.length > 0) {
       stopWaiting.abort();
       for (const event of buffered) {
@@ -88,16 +86,6 @@ export async function* observeEvents(
       }
       continue;
     }
-    if (buffered !== null) {
-      // Caught up with what this node wrote, and nothing else was announced since the last read.
-      if (!follow) {
-        stopWaiting.abort();
-        return;
-      }
-      await woken;
-      continue;
-    }
-    syncedAt = deps.listener.syncPoint();
     const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
     for (const row of rows) {
       cursor = row.seq;

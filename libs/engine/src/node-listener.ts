@@ -26,9 +26,7 @@ export class NodeListener {
   private stopped = false;
   private readonly eventWaiters = new Map<string, Set<() => void>>();
   /** Events this node committed, for its own readers of the same execution: they skip a read. */
-  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null; unbufferedAt: number }>();
-  /** Counts wake-ups the buffer does not account for (events committed by other paths or nodes). */
-  private tick = 0;
+  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null }>();
   private signalHandler: (executionId: string) => void = () => undefined;
 
   /** `node`: this engine's origin tag; event notifications it sent itself are skipped (it woke its readers directly). */
@@ -84,7 +82,7 @@ export class NodeListener {
     let recent = this.recentEvents.get(executionId);
     if (recent === undefined) {
       if (!this.eventWaiters.has(executionId)) return;
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
+      this.recentEvents.set(executionId, (recent = { events: [], linger: null }));
     }
     recent.events.push(...events);
     if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
@@ -92,16 +90,13 @@ export class NodeListener {
 
   /**
    * The buffered events right after `after`, without gaps; null when the next one is not here
-   * (written by another node or another path): the reader then reads the table. An empty list:
-   * the reader is caught up with this buffer and no wake-up since its table read at `syncedAt`
-   * (a `syncPoint()`) came from elsewhere, so there is nothing to read: it can wait.
+   * (written by another node or another path): the reader then reads the table.
    */
-  recent(executionId: string, after: number, syncedAt = -1): BufferedEvent[] | null {
-    const recent = this.recentEvents.get(executionId);
-    if (recent === undefined) return null;
-    const events = recent.events;
+  recent(executionId: string, after: number): BufferedEvent[] | null {
+    const events = this.recentEvents.get(executionId)?.events;
+    if (events === undefined) return null;
     const start = events.findIndex((event) => event.seq === after + 1);
-    if (start < 0) return events.length > 0 && events[events.length - 1]!.seq === after && recent.unbufferedAt <= syncedAt ? [] : null;
+    if (start < 0) return null;
     const out: BufferedEvent[] = [];
     for (let i = start, expected = after + 1; i < events.length && events[i]!.seq === expected; i++, expected++) out.push(events[i]!);
     return out;
@@ -123,23 +118,8 @@ export class NodeListener {
     recent.linger.unref();
   }
 
-  /**
-   * Where the wake-ups stand: a reader takes it right before a table read and hands it to
-   * `recent`, which then knows whether a later wake-up brought events its buffer lacks.
-   */
-  syncPoint(): number {
-    return this.tick;
-  }
-
   /** Wakes local waiters directly (events committed by this node need no round trip). */
   wake(executionId: string): void {
-    const recent = this.recentEvents.get(executionId);
-    if (recent !== undefined) recent.unbufferedAt = ++this.tick;
-    this.wakeDelivered(executionId);
-  }
-
-  /** Wakes local waiters for events `deliver` just buffered: they find them in memory. */
-  wakeDelivered(executionId: string): void {
     for (const waiter of [...(this.eventWaiters.get(executionId) ?? [])]) waiter();
   }
 
