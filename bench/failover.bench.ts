@@ -16,14 +16,12 @@
  * the model's.
  */
 import '../apps/server/src/module-paths';
-import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { MIGRATIONS } from '../migrations';
+import { startBenchDatabase } from './bench-database';
 import { FakeModelServer, nowMs } from './fake-model';
 import { agent, api, startServer, type ServerOptions, type ServerProcess } from './server-process';
 
@@ -46,20 +44,10 @@ interface Trial {
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-failover-bench-${process.pid}`);
   mkdirSync(work, { recursive: true });
-  const cluster = new EmbeddedPostgres({ dir: join(work, 'pg'), ephemeral: true, settings: { max_connections: '200' } });
-  await cluster.start();
+  const { cluster, url } = await startBenchDatabase(work);
   const servers: ServerProcess[] = [];
   let fake: FakeModelServer | null = null;
   try {
-    const admin = new Client({ connectionString: cluster.url() });
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench');
-    await admin.end();
-    const url = cluster.url('bench');
-    const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
-    await migrate(dataSource);
-    await dataSource.destroy();
-
     fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
     const shared: Omit<ServerOptions, 'name'> = {
       databaseUrl: url,

@@ -8,13 +8,11 @@
  * seconds of the server and of the clients (on 2 cores they compete).
  */
 import '../apps/server/src/module-paths';
-import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { MIGRATIONS } from '../migrations';
+import { startBenchDatabase } from './bench-database';
 import { FakeModelServer } from './fake-model';
 import { agent, api, startServer, type ServerProcess } from './server-process';
 
@@ -28,20 +26,10 @@ const TICKS_PER_S = 100;
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-observers-bench-${process.pid}`);
   mkdirSync(work, { recursive: true });
-  const cluster = new EmbeddedPostgres({ dir: join(work, 'pg'), ephemeral: true, settings: { max_connections: '200' } });
-  await cluster.start();
+  const { cluster, url } = await startBenchDatabase(work);
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
   try {
-    const admin = new Client({ connectionString: cluster.url() });
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench');
-    await admin.end();
-    const url = cluster.url('bench');
-    const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
-    await migrate(dataSource);
-    await dataSource.destroy();
-
     fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
     server = await startServer({ databaseUrl: url, work, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
     const base = server.base;
