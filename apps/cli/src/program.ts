@@ -8,6 +8,7 @@ import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
+import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
@@ -34,6 +35,7 @@ export function buildProgram(context: Context): Command {
     .addHelpText('after', HELP_FOOTER);
   configCommand(program, context);
   orgsCommand(program, context);
+  adminCommand(program, context);
   keysCommand(program, context);
   providersCommand(program, context);
   botsCommand(program, context);

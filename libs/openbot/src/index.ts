@@ -56,6 +56,7 @@ export * from './executions/commands/pause-execution.command';
 export * from './executions/commands/resume-execution.command';
 export * from './executions/queries/list-children.query';
 export * from './executions/queries/get-plan.query';
+export * from './executions/queries/list-stuck-executions.query';
 export * from './engine/engine.module';
 export * from './errors/sql-failure-recorder';
 // Engine types the API shows; libs/api reaches the engine only through libs/openbot.
