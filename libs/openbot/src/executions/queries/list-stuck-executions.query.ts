@@ -4,6 +4,8 @@ import { toPage, type Page, type PageRequest } from '@openbot/domain';
 import { executionReads, type UnsettledExecution, type UnsettledState } from '@openbot/engine';
 import { Database } from '../../database/sql';
 
+export { UNSETTLED_STATES, type UnsettledExecution, type UnsettledState } from '@openbot/engine';
+
 /**
  * `GET /v1/platform/executions/stuck` (operators): executions of every organization that sit in
  * `waiting`, `outcome_unknown` or `cancelling` since at least `olderThanSeconds`, oldest first,
