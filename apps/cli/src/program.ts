@@ -9,6 +9,7 @@ import { approvalsCommand } from './commands/approvals';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { providersCommand } from './commands/providers';
+import { vaultsCommand } from './commands/vaults';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
 
@@ -42,6 +43,7 @@ export function buildProgram(context: Context): Command {
   executionsCommand(program, context);
   approvalsCommand(program, context);
   billingCommands(program, context);
+  vaultsCommand(program, context);
   return program;
 }
 
