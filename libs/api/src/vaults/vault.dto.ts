@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { VaultItemView, VaultUsersView, VaultView } from '@openbot/openbot';
+import type { VaultItemView, VaultReference, VaultUsersView, VaultView } from '@openbot/openbot';
 import { ArrayMaxSize, IsArray, IsObject, IsString, IsUUID, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 
 const isSent = (_: object, value: unknown): boolean => value !== undefined;
@@ -143,4 +143,20 @@ export function toVaultItemBody(item: VaultItemView): VaultItemBody {
 
 export function toVaultUsersBody(view: VaultUsersView): VaultUsersBody {
   return { vaultId: view.vaultId, memberIds: [...view.memberIds] };
+}
+
+/** A reference to one field of one Vault item, as saved and answered (SEC-02: bound to the item's ID). */
+export class VaultReferenceBody {
+  @ApiProperty({ format: 'uuid', description: 'The item; a new item with the same name is another ID and never takes its place' })
+  vaultItemId!: string;
+
+  @ApiProperty({ description: 'One of the item\'s field names' })
+  field!: string;
+
+  @ApiPropertyOptional({ maxLength: 100, example: 'Bearer ', description: 'Put before the value when it is sent' })
+  prefix?: string;
+}
+
+export function toVaultReferenceBody(reference: VaultReference): VaultReferenceBody {
+  return { vaultItemId: reference.vaultItemId, field: reference.field, ...(reference.prefix !== undefined ? { prefix: reference.prefix } : {}) };
 }

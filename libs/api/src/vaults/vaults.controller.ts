@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import {
   CreateVault,
@@ -31,12 +31,15 @@ import {
   VaultItemBody,
   VaultItemPage,
   VaultPage,
+  VaultReferenceBody,
   VaultUsersBody,
 } from './vault.dto';
 
 const CHANGE_RIGHTS = 'Needs `vaults.use` on this Vault (owners and admins hold it on every Vault; members on the Vaults that grant it to them): 403 otherwise.';
 
 @ApiTags('vaults')
+// Bots' tool headers and model providers' keys name this schema.
+@ApiExtraModels(VaultReferenceBody)
 @ApiBearerAuth()
 @Access('member')
 @Controller('v1/vaults')

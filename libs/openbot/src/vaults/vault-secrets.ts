@@ -43,6 +43,8 @@ export interface OpenRequest {
 export class VaultReferenceRefused extends Error {
   override readonly name = 'VaultReferenceRefused';
   readonly category = 'forbidden';
+  /** An execution failing of it ends with this category (a model call's refused key). */
+  readonly failureCategory = 'forbidden';
   readonly safeToRetry = false;
   readonly notSent = true;
   constructor(reason: string) {
@@ -76,9 +78,9 @@ export class VaultSecrets {
   ) {}
 
   /**
-   * Refuses a save naming a reference the caller may not name: an unknown item or field is
-   * InvalidInput on its path; a URL outside the item's `allowedHosts` too; a caller without
-   * `vaults.use` on its Vault is Forbidden.
+   * Refuses a save naming a reference the caller may not name: a caller without `vaults.use` on
+   * its Vault is Forbidden; an unknown item or field is InvalidInput on its path, and so is a
+   * URL outside the item's `allowedHosts`.
    */
   async checkForSave(caller: MemberCaller, uses: readonly ReferenceUse[], db: Sql = this.db): Promise<void> {
     if (uses.length === 0) return;
@@ -88,12 +90,13 @@ export class VaultSecrets {
     for (const use of uses) {
       const item = rows.get(use.reference.vaultItemId.toLowerCase());
       if (item === undefined) issues.push({ path: `${use.path}.vaultItemId`, message: 'this Vault item does not exist in this organization' });
+      else if (!can(caller, 'vaults.use') || !mayUseVault(item)) forbidden = true;
       else if (!item.fieldNames.includes(use.reference.field)) issues.push({ path: `${use.path}.field`, message: `the Vault item has no field "${use.reference.field}"` });
       else if (!hostAllowed(item.allowedHosts, use.url)) issues.push({ path: use.path, message: `the Vault item's allowedHosts do not include the host of ${safeHost(use.url)}` });
-      else if (!can(caller, 'vaults.use') || !mayUseVault(item)) forbidden = true;
     }
-    if (issues.length > 0) throw new InvalidInput(issues);
+    // No right on the Vault is the answer first: whatever else is wrong, the caller may not name it.
     if (forbidden) throw new Forbidden('Naming a Vault reference needs vaults.use on its Vault.');
+    if (issues.length > 0) throw new InvalidInput(issues);
   }
 
   /**
