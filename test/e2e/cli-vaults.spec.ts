@@ -65,6 +65,10 @@ describe('openbot CLI: vaults', () => {
     expect(await ok(['vaults', 'items', 'set', vault.id, item.id, '--field-env', 'token=DB_PASSWORD'], { DB_PASSWORD: SECRET })).toMatch(/fields:\s+token/);
     expect(await ok(['vaults', 'items', 'update', vault.id, item.id, '--name', 'database', '--host', '*.example.com'])).toMatch(/name:\s+database[\s\S]*\*\.example\.com/);
     expect(await ok(['vaults', 'users', vault.id])).toMatch(/members:\s+\(none\)/);
+    // A model provider's key as a reference to the item (its host must be in allowedHosts).
+    await ok(['vaults', 'items', 'update', vault.id, item.id, '--host', '127.0.0.1:9']);
+    const provider = JSON.parse(await ok(['providers', 'create', 'vaulted', '--base-url', 'http://127.0.0.1:9/v1', '--provider-key-ref', `${item.id}:token`, '--json'])) as { apiKey: unknown };
+    expect(provider.apiKey).toEqual({ vaultItemId: item.id, field: 'token' });
     expect(await ok(['vaults', 'items', 'delete', vault.id, item.id])).toBe(`deleted ${item.id}\n`);
     expect(await ok(['vaults', 'delete', vault.id])).toBe(`deleted ${vault.id}\n`);
     // A missing field is a usage error; a refused request exits 2 with the API's type.

@@ -226,6 +226,16 @@ describe('Vault references in HTTP tool headers', () => {
     expect(tools.requests).toHaveLength(3);
   });
 
+  it('[SEC-02] a background tool carries its header reference too: opened in its own execution, against the Turn\'s member', async () => {
+    const secret = 'background-SECRET-value';
+    const { itemId } = await vaultItem(org.secret, { token: secret }, [hostOf(tools)]);
+    const botId = await bot(org.secret, { ...httpTool(tools.url(), { 'X-Api-Key': { vaultItemId: itemId, field: 'token' } }), kind: 'background' });
+    const events = await turnCallingTool(org.secret, await chat(org.secret, botId));
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(tools.requests.map((r) => r.headers['x-api-key'])).toEqual([secret]);
+    expect(JSON.stringify(events)).not.toContain(secret);
+  });
+
   it('[IDN-06] a call that waited for its secret checks the Turn\'s identity again before sending: revoked meanwhile, nothing is sent', async () => {
     const secret = 'idn06-SECRET-value';
     const member = await addMember(t, org.organizationId, 'member');
