@@ -10,6 +10,7 @@ import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
+import { vaultsCommand } from './commands/vaults';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
 
@@ -44,6 +45,7 @@ export function buildProgram(context: Context): Command {
   executionsCommand(program, context);
   approvalsCommand(program, context);
   billingCommands(program, context);
+  vaultsCommand(program, context);
   return program;
 }
 
