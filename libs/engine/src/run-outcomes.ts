@@ -283,7 +283,7 @@ export async function finish(
   const admitted: string[] = [];
   const notify: string[] = [];
   let ended = false;
-  if (!failure && !workflow?.end) {
+  if (!failure && !workflow?.end && !workflow?.endedFacts) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
   }
   if (!ended) {

@@ -179,4 +179,13 @@ export interface Workflow<S extends Json = Json, I extends Json = Json> {
   readonly phases: Readonly<Record<string, Phase<S>>>;
   /** Saves the feature's end state in the end checkpoint's transaction. */
   end?(context: EndContext<S>): Promise<void>;
+  /** Fields the feature adds to its `execution.ended` event (e.g. the Turn's `stop`): pure, from the final state. */
+  endedFacts?(context: EndedFactsContext<S>): Record<string, Json>;
+}
+
+/** What `endedFacts` sees: the final saved state, the outcome and the completed result (null otherwise). */
+export interface EndedFactsContext<S extends Json> {
+  readonly state: S;
+  readonly outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  readonly result: Json;
 }

@@ -151,3 +151,13 @@ export function nextTurnDecision(state: TurnState, _wake: unknown, _now: number)
   return { phase: 'model' };
 }
 
+
+/** The limits a Turn can end on, as `stop` shows them: a final answer, a length cut-off or a cancel is none. */
+export type TurnLimitStop = 'max-steps' | 'max-seconds' | 'max-output-tokens' | 'max-cost' | 'budget';
+
+/** Which limit ended the Turn (null when none did): the `stop` of its `execution.ended` event. */
+export function turnLimitStop(state: TurnState, outcome: string, stop: TurnStop | undefined): TurnLimitStop | null {
+  if (outcome === 'failed') return state.timedOut === true ? 'max-seconds' : null;
+  if (outcome !== 'completed' || stop === undefined || stop === 'stop' || stop === 'length') return null;
+  return stop;
+}
