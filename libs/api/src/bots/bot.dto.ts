@@ -144,7 +144,7 @@ export class BotLimitsInput {
     minimum: 1,
     maximum: MAX_BOT_LIMITS.maxSeconds,
     default: DEFAULT_BOT_LIMITS.maxSeconds,
-    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals',
+    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit',
   })
   @ValidateIf(isSent)
   @IsInt()
@@ -292,7 +292,7 @@ export class BotLimitsBody {
   @ApiProperty({ type: 'integer', description: 'Most model steps per Turn' })
   maxSteps!: number;
 
-  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals' })
+  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit' })
   maxSeconds!: number;
 
   @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })

@@ -6,7 +6,7 @@ import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-c
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import type { GatedCall, TurnState } from './turn-state';
+import { stopCounting, type GatedCall, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
 import { pastTimeLimit, startCounting } from './turn-clock';
 
@@ -60,7 +60,11 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
         if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
         // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
-        if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
+        // The wait is not the Turn's own work, so its time does not count (TASK-03): the step's start counts again.
+        if (error instanceof RateLimitWait) {
+          const now = context.clock.now();
+          return { state: stopCounting(state, now), wait: { until: new Date(now + error.waitMs) } };
+        }
         throw error;
       }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
