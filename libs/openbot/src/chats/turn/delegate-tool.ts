@@ -2,6 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import { isFinal, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
+import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
 import type { ToolAnswer } from './http-tool';
 import { TURN, type TurnPhaseContext } from './turn-contract';
@@ -46,6 +47,8 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     maxSteps: Math.max(1, limits.maxSteps - state.step),
     maxSeconds: Math.max(1, Math.ceil((limits.maxSeconds * 1000 - countedMs(state, context.clock.now())) / 1000)),
     maxOutputTokens: Math.max(1, limits.maxOutputTokens - state.outputTokens),
+    // What this Turn and its tasks have not spent yet, from saved usage and holds (a failed read stops the call, DLG-01).
+    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await subtreeCost(deps.pool, context.executionId))) }),
   };
   const chatId = newId();
   const turnId = newId();

@@ -17,11 +17,13 @@ export interface GatedCall {
   readonly expiresAt: number | null;
 }
 
-/** The remaining steps, seconds and output tokens a task's parent hands it (cost is billing's). */
+/** The remaining steps, seconds, output tokens and cost a task's parent hands it (IDN-02). */
 export interface TaskCaps {
   readonly maxSteps: number;
   readonly maxSeconds: number;
   readonly maxOutputTokens: number;
+  /** What was left of the parent's cost cap when the task started; absent: the parent had none. */
+  readonly maxCostMicros?: number;
 }
 
 /** What a Turn's execution is submitted with. */

@@ -1,0 +1,91 @@
+import type { Queryable } from '@openbot/engine';
+
+/**
+ * Cost limits over a delegation tree (DLG-01). A task's spending counts toward its parent's too,
+ * so a cap is checked against the cost of the capped execution and every task under it: each
+ * usage record and hold belongs to exactly one execution, so a subtree sum counts it once.
+ * Every read here throws when it fails: the caller then stops (no older sum, no missing cap).
+ */
+
+/** The executions of the subtree rooted at $1 (the execution and every task under it, attached or not). */
+const SUBTREE = `WITH RECURSIVE tree(id) AS (
+  SELECT $1::uuid
+  UNION ALL
+  SELECT e.id FROM executions e JOIN tree ON e.parent_id = tree.id
+)`;
+
+/**
+ * What a subtree has cost so far: the known cost of its usage records, what its unknown records
+ * keep reserved, and its open holds (what a reservation is checked against).
+ */
+export async function subtreeCost(db: Queryable, executionId: string): Promise<bigint> {
+  const { rows } = await db.query<{ cost: string }>({
+    name: 'billing.subtree_cost',
+    text: `${SUBTREE}
+           SELECT ((SELECT coalesce(sum(coalesce(r.cost_micros, CASE WHEN r.released_at IS NULL THEN r.reserved_micros END, 0)), 0)
+                      FROM usage_records r WHERE r.execution_id IN (SELECT id FROM tree))
+                 + (SELECT coalesce(sum(h.reserved_micros), 0) FROM usage_holds h
+                     WHERE h.execution_id IN (SELECT id FROM tree) AND h.released_at IS NULL))::text AS cost`,
+    values: [executionId],
+  });
+  return BigInt(rows[0]!.cost);
+}
+
+/** What a subtree spent, as the execution view shows it: known costs, and how many calls have no known cost yet. */
+export async function subtreeSpent(db: Queryable, executionId: string): Promise<{ readonly costMicros: number; readonly unknownCostCalls: number }> {
+  const { rows } = await db.query<{ cost: string; unknown: number }>({
+    name: 'billing.subtree_spent',
+    text: `${SUBTREE}
+           SELECT coalesce(sum(r.cost_micros), 0)::text AS cost, count(*) FILTER (WHERE r.cost_micros IS NULL)::int AS unknown
+             FROM usage_records r WHERE r.execution_id IN (SELECT id FROM tree)`,
+    values: [executionId],
+  });
+  return { costMicros: Number(rows[0]!.cost), unknownCostCalls: rows[0]!.unknown };
+}
+
+/** A cost cap that applies to a call: the capped execution (the caller's own or an ancestor's). */
+export interface CostCap {
+  readonly executionId: string;
+  readonly maxCostMicros: bigint;
+}
+
+/**
+ * The cost caps of an execution's ancestors, the topmost first, as their Turns saved them with
+ * their checkpoints (`execution_limits`, written before any of them started a task).
+ */
+export async function ancestorCaps(db: Queryable, executionId: string): Promise<CostCap[]> {
+  const { rows } = await db.query<{ id: string; cap: string }>({
+    name: 'billing.ancestor_caps',
+    text: `WITH RECURSIVE up(id, parent_id, depth) AS (
+             SELECT id, parent_id, 0 FROM executions WHERE id = $1
+             UNION ALL
+             SELECT e.id, e.parent_id, up.depth + 1 FROM executions e JOIN up ON e.id = up.parent_id
+           )
+           SELECT up.id, l.max_cost_micros::text AS cap FROM up JOIN execution_limits l ON l.execution_id = up.id
+            WHERE up.depth > 0 AND l.max_cost_micros IS NOT NULL ORDER BY up.depth DESC`,
+    values: [executionId],
+  });
+  return rows.map((r) => ({ executionId: r.id, maxCostMicros: BigInt(r.cap) }));
+}
+
+/**
+ * Serializes the reservations of every execution under the same topmost cap, so two tasks racing
+ * for what is left of their parent's cap cannot both take it. Taken after the budget and credit
+ * locks, in the same order by every reservation.
+ */
+export async function lockCostTree(db: Queryable, topmost: string): Promise<void> {
+  await db.query({ name: 'billing.lock_cost_tree', text: `SELECT pg_advisory_xact_lock(hashtextextended('cost-tree:' || $1, 0))`, values: [topmost] });
+}
+
+/**
+ * The first cap the call would pass (its need added to the capped subtree's cost), or null when
+ * it fits them all: its own and each ancestor's.
+ */
+export async function passedCap(db: Queryable, caps: readonly CostCap[], need: bigint): Promise<CostCap | null> {
+  if (caps.length === 0) return null;
+  await lockCostTree(db, caps[0]!.executionId);
+  for (const cap of caps) {
+    if ((await subtreeCost(db, cap.executionId)) + need > cap.maxCostMicros) return cap;
+  }
+  return null;
+}

@@ -1,0 +1,87 @@
+import { FakeOpenAiServer, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
+import { bearer, eventsUntilEnd, sendMessage, type EventBody } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { waitForExecutionState } from '../support/tool-probes';
+
+interface ExecutionLimitsBody {
+  state: string;
+  stop: string | null;
+  limits: { maxCostMicros: number | null };
+  spent: { costMicros: number; unknownCostCalls: number };
+}
+
+/**
+ * Limits across a delegation tree (IDN-02, DLG-01): a task starts with what is left of its
+ * parent's limits, cost included, and every model call of the tree is checked against the cap of
+ * its execution and of every ancestor, from saved usage plus reservations.
+ */
+describe('delegation limits', () => {
+  let t: TestApp;
+  let model: FakeOpenAiServer;
+  let tools: FakeToolServer;
+  let secret: string;
+
+  beforeAll(async () => {
+    // Every reservation is the input estimate plus 100 output tokens.
+    t = await startTestApp({ env: { OPENBOT_MODEL_CALL_MAX_TOKENS: '100' } });
+    model = await FakeOpenAiServer.start();
+    tools = await FakeToolServer.start();
+    secret = (await t.createOrganization('Tree')).secret;
+    await t.http().post('/v1/model-providers').set('authorization', bearer(secret)).send({ name: 'fake', kind: 'openai-compatible', baseUrl: model.baseUrl }).expect(201);
+    // One micro per token, input and output.
+    await t.http().put(`/v1/prices/${encodeURIComponent('fake/m')}`).set('authorization', bearer(secret)).send({ inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 1_000_000 }).expect(200);
+  });
+  afterAll(async () => {
+    await tools?.close();
+    await model?.close();
+    await t?.close();
+  });
+
+  const lookup = () => ({ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' });
+  const bot = async (name: string, tools: unknown[], limits?: Record<string, unknown>): Promise<string> =>
+    ((await t.http().post('/v1/bots').set('authorization', bearer(secret)).send({ name, model: 'fake/m', tools, ...(limits ? { limits } : {}) }).expect(201)).body as { id: string })
+      .id;
+  const delegate = (botId: string) => ({ name: 'ask_helper', kind: 'delegate', botId });
+  const view = async (id: string) => (await t.http().get(`/v1/executions/${id}`).set('authorization', bearer(secret)).expect(200)).body as ExecutionLimitsBody;
+  const onlyChild = async (id: string): Promise<string> => {
+    for (let i = 0; i < 400; i++) {
+      const page = (await t.http().get(`/v1/executions/${id}/children`).set('authorization', bearer(secret)).expect(200)).body as { data: Array<{ id: string }> };
+      if (page.data.length > 0) return page.data[0]!.id;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`no task under ${id}`);
+  };
+
+  it('[DLG-01] [IDN-02] three levels with a cost cap at the root: the leaf spending stops the whole tree at the ceiling, each task inherits what is left, and each call is counted once', async () => {
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    const leaf = await bot('Leaf', [lookup()]);
+    const middle = await bot('Middle', [lookup(), delegate(leaf)]);
+    const root = await bot('Root', [lookup(), delegate(middle)], { maxCostMicros: 1000 });
+    // Root and middle delegate first (20 micros each); after that every step asks for a lookup that costs 305.
+    model.enqueue(toolCallReply('d1', 'ask_helper', ['{"input":"level 1"}'], [10, 10]), toolCallReply('d2', 'ask_helper', ['{"input":"level 2"}'], [10, 10]));
+    model.fallback = toolCallReply('l', 'lookup', ['{}'], [5, 300]);
+    const chat = ((await t.http().post('/v1/chats').set('authorization', bearer(secret)).send({ botId: root }).expect(201)).body as { id: string }).id;
+    const turn = await sendMessage(t, secret, chat, 'Go deep and spend');
+    const events = await eventsUntilEnd(t, secret, turn.executionId, 60_000);
+    // The root ended on its cost cap, and so did every task under it.
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: 'max-cost' } satisfies Partial<EventBody>);
+    const level1 = await onlyChild(turn.executionId);
+    const level2 = await onlyChild(level1);
+    await waitForExecutionState(t, secret, level2, 'completed');
+    const [rootView, middleView, leafView] = await Promise.all([view(turn.executionId), view(level1), view(level2)]);
+    expect([rootView.stop, middleView.stop, leafView.stop]).toEqual(['max-cost', 'max-cost', 'max-cost']);
+    // Each task started with what its parent had left: 1000 − 20, then 980 − 20.
+    expect([rootView.limits.maxCostMicros, middleView.limits.maxCostMicros, leafView.limits.maxCostMicros]).toEqual([1000, 980, 960]);
+
+    // The usage records are the only truth: the root's tree cost is their sum, each call counted once, within the ceiling.
+    const usage = (await t.http().get('/v1/usage?limit=100').set('authorization', bearer(secret)).expect(200)).body as { data: Array<{ executionId: string; costMicros: number }> };
+    const costOf = (ids: string[]) => usage.data.filter((r) => ids.includes(r.executionId)).reduce((sum, r) => sum + r.costMicros, 0);
+    expect(rootView.spent).toEqual({ ...rootView.spent, costMicros: costOf([turn.executionId, level1, level2]), unknownCostCalls: 0 });
+    expect(middleView.spent.costMicros).toBe(costOf([level1, level2]));
+    expect(leafView.spent.costMicros).toBe(costOf([level2]));
+    expect(rootView.spent.costMicros).toBeLessThanOrEqual(1000);
+    // The leaf spent: at least two lookups of 305 ran under the cap.
+    expect(usage.data.filter((r) => r.executionId === level2).length).toBeGreaterThanOrEqual(2);
+  });
+});
