@@ -1,3 +1,4 @@
+import { Engine } from '@openbot/engine';
 import { FakeOpenAiServer, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, eventsUntilEnd, sendMessage, type EventBody } from '../support/chat-fixture';
@@ -83,5 +84,38 @@ describe('delegation limits', () => {
     expect(rootView.spent.costMicros).toBeLessThanOrEqual(1000);
     // The leaf spent: at least two lookups of 305 ran under the cap.
     expect(usage.data.filter((r) => r.executionId === level2).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('[IDN-01] [IDN-02] [IDN-07] a task acts as its parent\'s actor with a narrowed identity that records the delegation chain; the chain\'s original token is checked before each send', async () => {
+    const helper = await bot('Asker', [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }]);
+    const lead = await bot('Lead', [delegate(helper)]);
+    model.enqueue(toolCallReply('d1', 'ask_helper', ['{"input":"ask them"}'], [1, 1]), toolCallReply('u1', 'ask_user', ['{}'], [1, 1]));
+    model.fallback = toolCallReply('never', 'ask_user', ['{}'], [1, 1]);
+    // The parent Turn runs with a key of its own, which is revoked while the task waits.
+    const member = await t.http().post('/v1/members').set('authorization', bearer(secret)).send({ role: 'member' }).expect(201);
+    const memberKey = (member.body as { apiKey: { secret: string } }).apiKey.secret;
+    const chat = ((await t.http().post('/v1/chats').set('authorization', bearer(memberKey)).send({ botId: lead }).expect(201)).body as { id: string }).id;
+    const turn = await sendMessage(t, memberKey, chat, 'Delegate it');
+    const task = await onlyChild(turn.executionId);
+    await waitForExecutionState(t, secret, task, 'waiting');
+
+    const engine = t.app.get(Engine);
+    const [parent, child] = (await Promise.all([engine.identity(turn.executionId), engine.identity(task)])) as Array<Record<string, unknown> & { limits: { permissions: string[] } }>;
+    // Same owner, actor and original token; the task runs the helper Bot, names the hop, and may do less.
+    expect(child).toMatchObject({ owner: parent!.owner, actor: parent!.actor, token: parent!.token, botId: helper, sourceExecutionId: turn.executionId, delegation: [{ botId: lead, executionId: turn.executionId }] });
+    expect(parent!.limits.permissions).toContain('approvals.decide');
+    expect(child!.limits.permissions).not.toContain('approvals.decide');
+    expect(child!.limits.permissions.every((p) => parent!.limits.permissions.includes(p))).toBe(true);
+
+    const requestsBefore = model.requests.length;
+    const keys = (await t.http().get('/v1/api-keys').set('authorization', bearer(memberKey)).expect(200)).body as { data: Array<{ id: string }> };
+    await t.http().delete(`/v1/api-keys/${keys.data[0]!.id}`).set('authorization', bearer(secret)).expect(200);
+    const [taskChat] = await t.database.query<{ chat_id: string }>('SELECT chat_id FROM chat_turns WHERE execution_id = $1', [task]);
+    await t.http().post(`/v1/chats/${taskChat!.chat_id}/tool-outputs`).set('authorization', bearer(secret)).send({ callId: 'u1', output: 'here you go' }).expect(202);
+    // The task's next model send checks the chain's token: revoked, it stops before sending, and so does its parent.
+    expect(await waitForExecutionState(t, secret, task, 'failed')).toMatchObject({ state: 'failed', category: 'forbidden' });
+    const ended = await eventsUntilEnd(t, secret, turn.executionId);
+    expect(ended.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'forbidden' });
+    expect(model.requests.length).toBe(requestsBefore);
   });
 });

@@ -66,7 +66,7 @@ export interface WorkflowPhaseContext<S, Sg, C> extends Omit<PhaseContext<Json>,
   /** An outside call through the call log (CALL-01): the result is encoded when saved and decoded when reused. */
   call<N extends CallName<C>>(name: N, options: WorkflowCallOptions<CallResult<C, N>>, send: (request: CallRequest) => Promise<CallResult<C, N>>): Promise<CallResult<C, N>>;
   /** Starts a child at the next checkpoint, in the same transaction (STC-01, EXE-13). */
-  startChild<I>(child: ChildWorkflow<I, unknown>, input: I, options?: { readonly attached?: boolean; readonly resource?: ResourceRef }): ExecutionId;
+  startChild<I>(child: ChildWorkflow<I, unknown>, input: I, options?: { readonly attached?: boolean; readonly resource?: ResourceRef; readonly identityHint?: Json }): ExecutionId;
   /** A completed child's decoded result; undefined while it has not completed (or declares no result). */
   childResult<R>(child: Pick<ChildWorkflow<unknown, R>, 'result'>, childId: ExecutionId): Promise<R | undefined>;
 }

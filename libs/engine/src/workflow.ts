@@ -126,7 +126,7 @@ export interface PhaseContext<S extends Json> {
    * The child has its parent's scope and a copy of its identity (IDN-02: the child keeps every
    * limit of its source); a workflow of another audience is refused (IDN-11).
    */
-  startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef }): ExecutionId;
+  startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef; identityHint?: Json }): ExecutionId;
   /** Signals sent to this execution while the phase runs; consumed with its checkpoint. */
   readonly inbox: PhaseInbox;
   /** Signal, cancel or submit other executions in this phase's checkpoint transaction (STC-01). */

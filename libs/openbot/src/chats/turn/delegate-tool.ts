@@ -55,7 +55,8 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
   const childId = context.startChild(
     TURN,
     { chatId, turnId, organizationId: state.organizationId, scope: state.scope, depth, caps },
-    { attached: tool.attached !== false, resource: { type: 'turn', id: turnId } },
+    // The task's identity records this hop and runs as the target Bot, narrowed (IDN-02).
+    { attached: tool.attached !== false, resource: { type: 'turn', id: turnId }, identityHint: { delegateTo: tool.botId! } },
   );
   context.commands.write(
     `INSERT INTO chats (id, organization_id, bot_id, parent_execution_id, active_turn_id, last_position, last_turn_seq) VALUES ($1, $2, $3, $4, $5, 1, 1)
