@@ -83,7 +83,9 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
  */
 export async function taskAnswer(context: TurnPhaseContext, state: TurnState, childId: string, call: ToolCall, deps: DelegateDeps): Promise<ToolAnswer | 'running'> {
   const child = await deps.readExecution(childId as ExecutionId);
-  if (child === null || !isFinal(child.state)) return 'running';
+  // A task the Turn saved but cannot read stops the call (DLG-01): never taken as still running, never as done.
+  if (child === null) throw new Error(`task ${childId} of call ${call.callId} cannot be read`);
+  if (!isFinal(child.state)) return 'running';
   context.publisher.publish('task.ended', { callId: call.callId, executionId: childId, state: child.state }, { step: state.step });
   if (child.state === 'completed') {
     const { rows } = await deps.pool.query<{ content: string }>({
