@@ -1,7 +1,7 @@
 import { Engine } from '@openbot/engine';
-import { FakeOpenAiServer, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, eventsUntilEnd, sendMessage, type EventBody } from '../support/chat-fixture';
+import { bearer, eventsUntilEnd, listMessages, sendMessage, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
@@ -17,7 +17,7 @@ interface ExecutionLimitsBody {
  * parent's limits, cost included, and every model call of the tree is checked against the cap of
  * its execution and of every ancestor, from saved usage plus reservations.
  */
-describe('delegation limits', () => {
+describe('delegation: limits, identity and notices', () => {
   let t: TestApp;
   let model: FakeOpenAiServer;
   let tools: FakeToolServer;
@@ -117,5 +117,42 @@ describe('delegation limits', () => {
     const ended = await eventsUntilEnd(t, secret, turn.executionId);
     expect(ended.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'forbidden' });
     expect(model.requests.length).toBe(requestsBefore);
+  });
+
+  it('[TASK-04] a detached task that ends after its parent Turn adds a notice to the parent Chat\'s history without starting a new Turn', async () => {
+    const helper = await bot('Later', [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }]);
+    const lead = await bot('Dispatcher', [{ ...delegate(helper), attached: false }]);
+    // The parent's second step and the task's first run at the same time: each is answered by who asks.
+    const byAsker = (res: Parameters<ReturnType<typeof textReply>>[0]) => {
+      const messages = (model.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages;
+      const task = messages.some((m) => m.role === 'user' && m.content === 'find the answer');
+      return (task ? toolCallReply('u7', 'ask_user', ['{}'], [1, 1]) : textReply(['Started it.'], [1, 1]))(res);
+    };
+    model.enqueue(toolCallReply('x1', 'ask_helper', ['{"input":"find the answer"}'], [1, 1]), byAsker, byAsker);
+    const chat = ((await t.http().post('/v1/chats').set('authorization', bearer(secret)).send({ botId: lead }).expect(201)).body as { id: string }).id;
+    const turn = await sendMessage(t, secret, chat, 'Start it');
+    expect((await eventsUntilEnd(t, secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    const task = await onlyChild(turn.executionId);
+    await waitForExecutionState(t, secret, task, 'waiting');
+
+    // The parent's work is closed; the task finishes now.
+    model.enqueue(textReply(['The answer is 42.'], [1, 1]));
+    const [taskChat] = await t.database.query<{ chat_id: string }>('SELECT chat_id FROM chat_turns WHERE execution_id = $1', [task]);
+    await t.http().post(`/v1/chats/${taskChat!.chat_id}/tool-outputs`).set('authorization', bearer(secret)).send({ callId: 'u7', output: 'look it up' }).expect(202);
+    await waitForExecutionState(t, secret, task, 'completed');
+
+    const messages = await listMessages(t, secret, chat);
+    const notice = messages.find((m) => (m as { author?: string | null }).author === 'task');
+    expect(notice).toMatchObject({ role: 'user', author: 'task', turnId: turn.turnId, content: expect.stringContaining('The answer is 42.') });
+    // No Turn started for it: the Chat still has its one Turn, and none is active.
+    const turns = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM chat_turns WHERE chat_id = $1', [chat]);
+    expect(turns[0]!.n).toBe(1);
+    expect(await t.database.query('SELECT active_turn_id FROM chats WHERE id = $1', [chat])).toEqual([{ active_turn_id: null }]);
+    // The next Turn reads the notice as history.
+    model.enqueue(textReply(['It said 42.'], [1, 1]));
+    const next = await sendMessage(t, secret, chat, 'What did it say?');
+    await eventsUntilEnd(t, secret, next.executionId);
+    const prompt = (model.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages;
+    expect(prompt.some((m) => m.role === 'user' && m.content.includes('The answer is 42.'))).toBe(true);
   });
 });

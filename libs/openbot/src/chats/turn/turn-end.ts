@@ -1,6 +1,6 @@
 import type { ChatMessage } from '@openbot/core';
 import { newId } from '@openbot/domain';
-import type { WorkflowEndContext } from '@openbot/engine';
+import { executionReads, type Queryable, type WorkflowEndContext } from '@openbot/engine';
 import { TURN } from './turn-contract';
 import type { TurnInput, TurnState } from './turn-state';
 
@@ -25,6 +25,7 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   if (chat === undefined || ended.rowCount === 0 || chat.active_turn_id !== state.turnId) return;
 
   await writeReply(context, state);
+  if ((state.depth ?? 0) > 0) await noticeToParent(context, state);
   let next: string | null = null;
   if (chat.closed_at === null) {
     next = context.outcome === 'completed' ? await carryOverSteering(context, state) : null;
@@ -79,7 +80,7 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
  */
 async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<string | null> {
   const { rows } = await context.tx.query(
-    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
+    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS NULL AND position > $2::bigint ORDER BY position`,
     [state.turnId, state.consumed],
   );
   if (rows.length === 0) return null;
@@ -112,4 +113,30 @@ async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: strin
   if (row === undefined) return null;
   await context.admit(row.execution_id);
   return row.id;
+}
+
+/**
+ * A detached task's end is a notice to the work that started it (TASK-04). Its parent Turn does
+ * not wait for it, and has often ended: the notice adds history to the parent's Chat — a message
+ * of author `task`, under the parent Turn, which later Turns read — and starts no Turn, steers
+ * none and queues none. Written in this end's transaction, so it is there exactly once. An
+ * attached task's end is its call's result instead (the parent waits for it).
+ */
+async function noticeToParent(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
+  const { tx } = context;
+  const facts = await executionReads.byId(tx as unknown as Queryable, context.executionId);
+  if (facts === null || facts.parentId === null || facts.attached) return;
+  const { rows } = await tx.query(
+    `SELECT t.id AS turn_id, t.chat_id FROM chat_turns t JOIN chats c ON c.id = t.chat_id WHERE t.execution_id = $1 AND c.closed_at IS NULL`,
+    [facts.parentId],
+  );
+  const parent = rows[0] as { turn_id: string; chat_id: string } | undefined;
+  if (parent === undefined) return;
+  const reply = state.added.findLast((m) => m.role === 'assistant' && m.content !== '')?.content ?? '';
+  const content = `[Task ${context.executionId} ${context.outcome}]${reply === '' ? '' : ` ${reply}`}`;
+  await tx.query(
+    `WITH c AS (UPDATE chats SET last_position = last_position + 1 WHERE id = $2 RETURNING last_position)
+     INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author) SELECT $1, $2, $3, c.last_position, 'user', $4, 'task' FROM c`,
+    [newId(), parent.chat_id, parent.turn_id, content],
+  );
 }
