@@ -6,6 +6,7 @@ import {
   DEFAULT_BOT_LIMITS,
   DELEGATE_PARAMETERS,
   PLAN_PARAMETERS,
+  REMIND_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
   type ApprovalPolicy,
@@ -41,11 +42,11 @@ const MAX_TOOL_URL_LENGTH = 2048;
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
-  !['delegate', 'plan'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
+  !['delegate', 'plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
-  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` when it has no name' })
-  @ValidateIf((object: object) => (object as { kind?: unknown }).kind !== 'plan' || (object as { name?: unknown }).name !== undefined)
+  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name' })
+  @ValidateIf((object: object) => !['plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as { name?: unknown }).name !== undefined)
   @IsString()
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
@@ -336,13 +337,20 @@ export class BotPage {
   next!: string | null;
 }
 
+/** What the model reads of a built-in tool that was given no description. */
+const BUILT_IN_DESCRIPTIONS: Partial<Record<string, string>> = {
+  delegate: 'Starts a task for another Bot and answers with its result',
+  plan: 'Saves your plan: every step with its status',
+  remind: 'Sets a reminder: the message is posted into this Chat at the given time or after the given delay',
+};
+
 /** Only the fields a tool definition has, whatever else the DTO instance carries. */
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
   return tools.map((tool) => ({
-    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : ''),
-    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : tool.kind === 'plan' ? 'Saves your plan: every step with its status' : ''),
-    // A delegate tool's parameters are fixed (the task's first message), and so are a plan tool's.
-    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.parameters,
+    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : tool.kind === 'remind' ? 'remind' : ''),
+    description: tool.description ?? BUILT_IN_DESCRIPTIONS[tool.kind ?? 'client'] ?? '',
+    // A delegate tool's parameters are fixed (the task's first message), and so are a plan and a remind tool's.
+    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.kind === 'remind' ? REMIND_PARAMETERS : tool.parameters,
     ...(tool.botId === undefined ? {} : { botId: tool.botId }),
     ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),

@@ -10,6 +10,7 @@ import type { TurnHooks } from './turn-hooks';
 import { nextExpiry, readGate, refusalOutput } from './approval-gate';
 import { startTask, taskAnswer } from './delegate-tool';
 import { updatePlan } from './plan-tool';
+import { setReminder } from './remind-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
@@ -125,6 +126,9 @@ export function toolPhase(deps: {
             if (updated.plan !== null) plan = updated.plan;
             return { answer: updated.answer };
           }
+          case 'remind':
+            called();
+            return { answer: setReminder(context, state, call) };
           case 'delegate': {
             const task = children.find((c) => c.callId === call.callId);
             if (task === undefined) {

@@ -80,7 +80,7 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
  */
 async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<string | null> {
   const { rows } = await context.tx.query(
-    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS NULL AND position > $2::bigint ORDER BY position`,
+    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     [state.turnId, state.consumed],
   );
   if (rows.length === 0) return null;

@@ -20,7 +20,7 @@ export async function readNewInputs(db: Queryable, turnId: string, after: string
   const { rows } = await db.query<{ position: string; content: string }>({
     name: 'turn.new_inputs',
     text: `SELECT position::text AS position, content FROM chat_messages
-            WHERE turn_id = $1 AND role = 'user' AND author IS NULL AND position > $2::bigint ORDER BY position`,
+            WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     values: [turnId, after],
   });
   return rows;
