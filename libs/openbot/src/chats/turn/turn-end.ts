@@ -17,7 +17,19 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
   await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
   // A Turn that ends (cancelled, failed, or past its limit) leaves no approval to decide: a late yes runs nothing.
-  await tx.query(`UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'`, [context.executionId]);
+  const cancelled = await tx.query(
+    `UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
+     RETURNING id, organization_id, call_id, tool_name`,
+    [context.executionId],
+  );
+  // Every decision is audited: these by the platform, for the Turn that ended.
+  for (const row of cancelled.rows as Array<{ id: string; organization_id: string; call_id: string; tool_name: string }>) {
+    await tx.query(
+      `INSERT INTO audit_events (id, organization_id, actor_kind, actor_id, action, target_type, target_id, details)
+       VALUES ($1, $2, 'platform', NULL, 'approval.cancelled', 'approval', $3, $4::jsonb)`,
+      [newId(), row.organization_id, row.id, JSON.stringify({ executionId: context.executionId, callId: row.call_id, toolName: row.tool_name, turnOutcome: context.outcome })],
+    );
+  }
   const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
     | { active_turn_id: string | null; closed_at: Date | null }
     | undefined;
