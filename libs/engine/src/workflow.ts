@@ -91,6 +91,12 @@ export interface ExecutionCommands {
    * (`ON CONFLICT DO NOTHING`): a phase run again after a failed checkpoint issues it again.
    */
   write(sql: string, params?: readonly unknown[]): void;
+  /**
+   * Pauses an execution (TASK-02) in the checkpoint's transaction: the phase's own one to leave it
+   * paused for recovery (DLG-01). A running execution waits once its checkpoint is saved; a final
+   * or cancelling one is left as it is. Resume is the usual command.
+   */
+  pause(executionId: string): void;
 }
 
 export interface PhaseContext<S extends Json> {

@@ -1,4 +1,4 @@
-import type { Queryable } from '@openbot/engine';
+import { executionReads, type Queryable } from '@openbot/engine';
 
 /**
  * Cost limits over a delegation tree (DLG-01). A task's spending counts toward its parent's too,
@@ -7,38 +7,31 @@ import type { Queryable } from '@openbot/engine';
  * Every read here throws when it fails: the caller then stops (no older sum, no missing cap).
  */
 
-/** The executions of the subtree rooted at $1 (the execution and every task under it, attached or not). */
-const SUBTREE = `WITH RECURSIVE tree(id) AS (
-  SELECT $1::uuid
-  UNION ALL
-  SELECT e.id FROM executions e JOIN tree ON e.parent_id = tree.id
-)`;
-
 /**
  * What a subtree has cost so far: the known cost of its usage records, what its unknown records
  * keep reserved, and its open holds (what a reservation is checked against).
  */
 export async function subtreeCost(db: Queryable, executionId: string): Promise<bigint> {
+  const tree = await executionReads.subtree(db, executionId);
   const { rows } = await db.query<{ cost: string }>({
     name: 'billing.subtree_cost',
-    text: `${SUBTREE}
-           SELECT ((SELECT coalesce(sum(coalesce(r.cost_micros, CASE WHEN r.released_at IS NULL THEN r.reserved_micros END, 0)), 0)
-                      FROM usage_records r WHERE r.execution_id IN (SELECT id FROM tree))
+    text: `SELECT ((SELECT coalesce(sum(coalesce(r.cost_micros, CASE WHEN r.released_at IS NULL THEN r.reserved_micros END, 0)), 0)
+                      FROM usage_records r WHERE r.execution_id = ANY($1::uuid[]))
                  + (SELECT coalesce(sum(h.reserved_micros), 0) FROM usage_holds h
-                     WHERE h.execution_id IN (SELECT id FROM tree) AND h.released_at IS NULL))::text AS cost`,
-    values: [executionId],
+                     WHERE h.execution_id = ANY($1::uuid[]) AND h.released_at IS NULL))::text AS cost`,
+    values: [tree],
   });
   return BigInt(rows[0]!.cost);
 }
 
 /** What a subtree spent, as the execution view shows it: known costs, and how many calls have no known cost yet. */
 export async function subtreeSpent(db: Queryable, executionId: string): Promise<{ readonly costMicros: number; readonly unknownCostCalls: number }> {
+  const tree = await executionReads.subtree(db, executionId);
   const { rows } = await db.query<{ cost: string; unknown: number }>({
     name: 'billing.subtree_spent',
-    text: `${SUBTREE}
-           SELECT coalesce(sum(r.cost_micros), 0)::text AS cost, count(*) FILTER (WHERE r.cost_micros IS NULL)::int AS unknown
-             FROM usage_records r WHERE r.execution_id IN (SELECT id FROM tree)`,
-    values: [executionId],
+    text: `SELECT coalesce(sum(r.cost_micros), 0)::text AS cost, count(*) FILTER (WHERE r.cost_micros IS NULL)::int AS unknown
+             FROM usage_records r WHERE r.execution_id = ANY($1::uuid[])`,
+    values: [tree],
   });
   return { costMicros: Number(rows[0]!.cost), unknownCostCalls: rows[0]!.unknown };
 }
@@ -54,18 +47,19 @@ export interface CostCap {
  * their checkpoints (`execution_limits`, written before any of them started a task).
  */
 export async function ancestorCaps(db: Queryable, executionId: string): Promise<CostCap[]> {
+  const ancestors = await executionReads.ancestors(db, executionId);
+  if (ancestors.length === 0) return [];
   const { rows } = await db.query<{ id: string; cap: string }>({
     name: 'billing.ancestor_caps',
-    text: `WITH RECURSIVE up(id, parent_id, depth) AS (
-             SELECT id, parent_id, 0 FROM executions WHERE id = $1
-             UNION ALL
-             SELECT e.id, e.parent_id, up.depth + 1 FROM executions e JOIN up ON e.id = up.parent_id
-           )
-           SELECT up.id, l.max_cost_micros::text AS cap FROM up JOIN execution_limits l ON l.execution_id = up.id
-            WHERE up.depth > 0 AND l.max_cost_micros IS NOT NULL ORDER BY up.depth DESC`,
-    values: [executionId],
+    text: `SELECT execution_id AS id, max_cost_micros::text AS cap FROM execution_limits WHERE execution_id = ANY($1::uuid[]) AND max_cost_micros IS NOT NULL`,
+    values: [ancestors],
   });
-  return rows.map((r) => ({ executionId: r.id, maxCostMicros: BigInt(r.cap) }));
+  const caps = new Map(rows.map((r) => [r.id, BigInt(r.cap)]));
+  // The topmost first: the root's lock is the one every reservation under it takes.
+  return ancestors
+    .toReversed()
+    .filter((id) => caps.has(id))
+    .map((id) => ({ executionId: id, maxCostMicros: caps.get(id)! }));
 }
 
 /**

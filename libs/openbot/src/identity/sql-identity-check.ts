@@ -1,5 +1,5 @@
 import { childIdentity, DELEGATED_TASK_PERMISSIONS, effectivePermissions, isMemberRole, MalformedIdentity, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import type { IdentityCheck, IdentityVerdict, Json } from '@openbot/engine';
+import { executionReads, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import type { Pool } from 'pg';
 
 /** PostgreSQL's "undefined_table": the sessions table of SSO is not there (yet). */
@@ -96,15 +96,18 @@ export class SqlIdentityCheck implements IdentityCheck {
  */
 async function brokenChain(pool: Pool, identity: ExecutionIdentity): Promise<string | null> {
   const bots = [...identity.delegation.map((link) => link.botId), ...(identity.botId === null ? [] : [identity.botId])];
-  const executions = identity.delegation.map((link) => link.executionId);
-  const { rows } = await pool.query<{ bots: number; executions: number }>({
+  const { rows } = await pool.query<{ bots: number }>({
     name: 'identity.check.delegation',
-    text: `SELECT (SELECT count(DISTINCT id)::int FROM bots WHERE id = ANY($2::uuid[]) AND organization_id = $1::uuid) AS bots,
-                  (SELECT count(DISTINCT id)::int FROM executions WHERE id = ANY($3::uuid[]) AND organization_id = $1::uuid) AS executions`,
-    values: [identity.owner.id, bots, executions],
+    text: `SELECT count(DISTINCT id)::int AS bots FROM bots WHERE id = ANY($2::uuid[]) AND organization_id = $1::uuid`,
+    values: [identity.owner.id, bots],
   });
   if (rows[0]!.bots < new Set(bots).size) return 'a Bot of its delegation chain no longer exists';
-  if (rows[0]!.executions < new Set(executions).size) return 'an execution of its delegation chain is not work of its organization';
+  const organizationId = identity.owner.id ?? undefined;
+  for (const link of identity.delegation) {
+    if ((await executionReads.byId(pool, link.executionId, organizationId === undefined ? {} : { organizationId })) === null) {
+      return 'an execution of its delegation chain is not work of its organization';
+    }
+  }
   return null;
 }
 

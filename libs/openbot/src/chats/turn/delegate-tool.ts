@@ -54,7 +54,7 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
   const turnId = newId();
   const childId = context.startChild(
     TURN,
-    { chatId, turnId, organizationId: state.organizationId, scope: state.scope, depth, caps },
+    { chatId, turnId, organizationId: state.organizationId, scope: state.scope, depth, caps, ...(tool.attached === false ? { attached: false } : {}) },
     // The task's identity records this hop and runs as the target Bot, narrowed (IDN-02).
     { attached: tool.attached !== false, resource: { type: 'turn', id: turnId }, identityHint: { delegateTo: tool.botId! } },
   );

@@ -216,13 +216,13 @@ export function toolPhase(deps: {
 
 /**
  * A stopped approval check leaves the Turn paused for recovery (DLG-01): the pause is saved with
- * this checkpoint (the engine's `paused` flag and the pause's start, so its time does not count),
+ * this checkpoint (the engine's pause command and the pause's start, so its time does not count),
  * and the Turn waits for decisions and outputs as usual. Once resumed, the phase runs again and
  * checks the approvals anew; the results saved so far stay.
  */
 function pausedForRecovery(context: TurnPhaseContext, next: TurnState) {
   const now = context.clock.now();
-  context.commands.write('UPDATE executions SET paused = true, updated_at = now() WHERE id = $1', [context.executionId]);
+  context.commands.pause(context.executionId);
   context.commands.write(
     `INSERT INTO execution_pauses (execution_id, paused_at) VALUES ($1, $2)
      ON CONFLICT (execution_id) DO UPDATE SET paused_at = COALESCE(execution_pauses.paused_at, EXCLUDED.paused_at)`,

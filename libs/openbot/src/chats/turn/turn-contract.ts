@@ -60,6 +60,7 @@ const turnInputFields = {
   organizationId: codec.string,
   scope: scopeCodec,
   depth: codec.optional(codec.number),
+  attached: codec.optional(codec.boolean),
   caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number, maxCostMicros: codec.optional(codec.number) })),
 };
 

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '@openbot/core';
 import { newId } from '@openbot/domain';
-import { executionReads, type Queryable, type WorkflowEndContext } from '@openbot/engine';
+import type { WorkflowEndContext } from '@openbot/engine';
 import { TURN } from './turn-contract';
 import type { TurnInput, TurnState } from './turn-state';
 
@@ -136,11 +136,13 @@ async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: strin
  */
 async function noticeToParent(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
   const { tx } = context;
-  const facts = await executionReads.byId(tx as unknown as Queryable, context.executionId);
-  if (facts === null || facts.parentId === null || facts.attached) return;
+  if (state.attached !== false) return;
   const { rows } = await tx.query(
-    `SELECT t.id AS turn_id, t.chat_id FROM chat_turns t JOIN chats c ON c.id = t.chat_id WHERE t.execution_id = $1 AND c.closed_at IS NULL`,
-    [facts.parentId],
+    `SELECT t.id AS turn_id, t.chat_id FROM chats task
+       JOIN chat_turns t ON t.execution_id = task.parent_execution_id
+       JOIN chats c ON c.id = t.chat_id
+      WHERE task.id = $1 AND c.closed_at IS NULL`,
+    [state.chatId],
   );
   const parent = rows[0] as { turn_id: string; chat_id: string } | undefined;
   if (parent === undefined) return;

@@ -37,6 +37,8 @@ export interface TurnInput {
   readonly depth?: number;
   /** A task's limits from its parent's remaining ones: its Bot's own limits can only be tighter (IDN-02). */
   readonly caps?: TaskCaps;
+  /** A task: false when detached (its end is a notice to its parent's Chat, TASK-04). Absent: attached, or not a task. */
+  readonly attached?: boolean;
 }
 
 /** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */
