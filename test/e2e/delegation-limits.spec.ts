@@ -1,7 +1,7 @@
 import { Engine } from '@openbot/engine';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, eventsUntilEnd, listMessages, sendMessage, type EventBody } from '../support/chat-fixture';
+import { bearer, eventsUntilEnd, listMessages, sendMessage, waitForEvent, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
@@ -17,7 +17,7 @@ interface ExecutionLimitsBody {
  * parent's limits, cost included, and every model call of the tree is checked against the cap of
  * its execution and of every ancestor, from saved usage plus reservations.
  */
-describe('delegation: limits, identity and notices', () => {
+describe('delegation: limits, identity, notices and edge cases', () => {
   let t: TestApp;
   let model: FakeOpenAiServer;
   let tools: FakeToolServer;
@@ -154,5 +154,43 @@ describe('delegation: limits, identity and notices', () => {
     await eventsUntilEnd(t, secret, next.executionId);
     const prompt = (model.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages;
     expect(prompt.some((m) => m.role === 'user' && m.content.includes('The answer is 42.'))).toBe(true);
+  });
+
+  it('[EVT-03] [ERR-01] a failed task is seen by its parent through the same observe path: task.ended on the parent stream, and the tool result carries the task\'s own category and error ID', async () => {
+    const helper = await bot('Slowpoke', [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }], { maxSeconds: 1 });
+    const lead = await bot('Waiter', [delegate(helper)]);
+    // The task waits for a user who never answers and runs out of its one second.
+    model.enqueue(toolCallReply('d9', 'ask_helper', ['{"input":"wait for them"}'], [1, 1]), toolCallReply('u9', 'ask_user', ['{}'], [1, 1]), textReply(['The helper timed out.'], [1, 1]));
+    const chat = ((await t.http().post('/v1/chats').set('authorization', bearer(secret)).send({ botId: lead }).expect(201)).body as { id: string }).id;
+    const turn = await sendMessage(t, secret, chat, 'Ask the slow one');
+    const events = await eventsUntilEnd(t, secret, turn.executionId, 30_000);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    const task = (events.find((e) => e.type === 'task.started') as EventBody & { executionId: string }).executionId;
+    const taskEvents = await eventsUntilEnd(t, secret, task);
+    const ended = taskEvents.at(-1) as EventBody & { errorId: string };
+    expect(ended).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'timeout', errorId: expect.any(String), stop: 'max-seconds' });
+    expect(events.find((e) => e.type === 'task.ended')).toMatchObject({ callId: 'd9', executionId: task, state: 'failed' });
+    expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ callId: 'd9', isError: true, category: 'timeout', errorId: ended.errorId });
+  });
+
+  it('an approval pending on a task whose parent is cancelled is cancelled with it: a late decision is 409 and the call is never sent', async () => {
+    const helper = await bot('Payer', [{ name: 'pay', description: 'Pays', parameters: { type: 'object' }, kind: 'http', url: tools.url('/pay'), approval: 'always' }]);
+    const lead = await bot('Boss', [delegate(helper)]);
+    model.enqueue(toolCallReply('d5', 'ask_helper', ['{"input":"pay them"}'], [1, 1]), toolCallReply('p5', 'pay', ['{"amount":5}'], [1, 1]));
+    const chat = ((await t.http().post('/v1/chats').set('authorization', bearer(secret)).send({ botId: lead }).expect(201)).body as { id: string }).id;
+    const turn = await sendMessage(t, secret, chat, 'Have it paid');
+    const task = await onlyChild(turn.executionId);
+    await waitForEvent(t, secret, task, 'approval.requested');
+    const approvals = (await t.http().get(`/v1/approvals?executionId=${task}`).set('authorization', bearer(secret)).expect(200)).body as { data: Array<{ id: string; state: string }> };
+    expect(approvals.data.map((a) => a.state)).toEqual(['pending']);
+    const payRequests = () => tools.requests.filter((r) => r.path === '/pay').length;
+
+    await t.http().post(`/v1/executions/${turn.executionId}/cancel`).set('authorization', bearer(secret)).expect(202);
+    expect((await eventsUntilEnd(t, secret, turn.executionId)).at(-1)).toMatchObject({ state: 'cancelled' });
+    expect(await waitForExecutionState(t, secret, task, 'cancelled')).toMatchObject({ state: 'cancelled' });
+    expect((await t.http().get(`/v1/approvals/${approvals.data[0]!.id}`).set('authorization', bearer(secret)).expect(200)).body).toMatchObject({ state: 'cancelled' });
+    const late = await t.http().post(`/v1/approvals/${approvals.data[0]!.id}/decision`).set('authorization', bearer(secret)).send({ decision: 'approve' });
+    expect({ status: late.status, type: (late.body as { type: string }).type }).toEqual({ status: 409, type: 'ApprovalAlreadyDecided' });
+    expect(payRequests()).toBe(0);
   });
 });
