@@ -80,7 +80,8 @@ export class BotToolInput {
     default: 'client',
     description:
       'How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; ' +
-      '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends',
+      '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; ' +
+      '`plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due',
   })
   @ValidateIf(isSent)
   @IsIn(BOT_TOOL_KINDS, { message: `kind must be one of ${BOT_TOOL_KINDS.join(', ')}` })
