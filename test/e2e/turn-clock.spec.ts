@@ -56,9 +56,10 @@ describe('turn clock', () => {
         limits: { maxSeconds: 60 },
       });
       // 6,000 tokens a minute: the first answer's 6,105 confirmed tokens overdraw the bucket, so the second step waits for it.
-      await t.http().post('/v1/rate-limits').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
+      const limit = await t.http().post('/v1/rate-limits').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
       tools.fallback = jsonReply(200, { modelOutput: 'data' });
       fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_100]), textReply(['after the wait'], [5, 5]));
+      clock.set(Date.now());
       const turn = await sendMessage(t, chat.secret, chat.chatId, 'use the bucket up');
       // The second model step was refused by the bucket and its wait is saved.
       const waiting = async () =>
@@ -71,7 +72,9 @@ describe('turn clock', () => {
         ).length > 0;
       for (let i = 0; i < 800 && !(await waiting()); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await waiting()).toBe(true);
-      clock.advance(3600 * 1000);
+      // An hour passes on the engine's clock during the wait; the limit then goes, so the step's next try sends.
+      clock.set(Date.now() + 3600 * 1000);
+      await t.http().delete(`/v1/rate-limits/${(limit.body as { id: string }).id}`).set('authorization', bearer(chat.secret)).expect(200);
       const events = await eventsUntilEnd(t, chat.secret, turn.executionId, 40_000);
       expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: null });
       const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
