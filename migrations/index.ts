@@ -20,6 +20,7 @@ import { ApprovalsAndTasks1766500000000 } from './1766500000000-approvals-and-ta
 import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-index';
 import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequence-counters';
 import { UnsettledExecutionsIndex1766660000000 } from './1766660000000-unsettled-executions-index';
+import { RemindersAndNotices1766700000000 } from './1766700000000-reminders-and-notices';
 import { Vaults1766900000000 } from './1766900000000-vaults';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
@@ -45,5 +46,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   LeasedOwnerIndex1766600000000,
   EventSequenceCounters1766650000000,
   UnsettledExecutionsIndex1766660000000,
+  RemindersAndNotices1766700000000,
   Vaults1766900000000,
 ];

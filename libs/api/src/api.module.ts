@@ -17,6 +17,7 @@ import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { StuckExecutionsController } from './platform/stuck-executions.controller';
+import { RemindersController } from './reminders/reminders.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
@@ -31,7 +32,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -142,7 +142,8 @@ export async function endExecution(
     // Its own sealed cause and error ID, linked to the execution; the execution keeps its first failure.
     await ctx.failures.record(tx, { errorId: newId(), category: 'internal', origin: `release ${e.workflow?.name ?? 'unknown'}`, cause, executionId: e.id });
   }
-  const payload: Json = { state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
+  const facts = e.workflow?.endedFacts?.({ state: e.data.state, outcome: e.outcome, result: e.result ?? null }) ?? {};
+  const payload: Json = { ...facts, state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
   await appendEvents(tx, e.id, [encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);
   if (e.workflow?.end) {
     const endTx: EndTransaction = {

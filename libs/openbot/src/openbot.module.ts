@@ -14,6 +14,7 @@ import { EgressModule } from './egress/egress.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
+import { RemindersModule } from './reminders/reminders.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
@@ -71,6 +72,7 @@ export class OpenbotModule {
         EngineModule,
         ExecutionsModule,
         ApprovalsModule,
+        RemindersModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

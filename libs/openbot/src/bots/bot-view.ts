@@ -8,9 +8,10 @@ import type { ReferenceUse } from '../vaults/vault-secrets';
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
  * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
  * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
- * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state.
+ * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
+ * built-in `remind` tool; a durable reminder posts a message into the Chat when due.
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -138,9 +139,9 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     issues.push(...headerIssues(tool, index));
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'plan') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a plan tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a plan tool must not have retry' });
+    if (kind === 'plan' || kind === 'remind') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
     } else if (kind === 'delegate') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
@@ -247,4 +248,18 @@ export const PLAN_PARAMETERS: Record<string, unknown> = {
     },
   },
   required: ['steps'],
+};
+
+/** The longest delay a reminder may be set for (a year, in seconds). */
+export const MAX_REMIND_IN_SECONDS = 31_536_000;
+
+/** The fixed parameters of the built-in `remind` tool: a message and exactly one of `at` or `inSeconds`. */
+export const REMIND_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    message: { type: 'string', description: 'What to post into this Chat when the reminder is due' },
+    at: { type: 'string', format: 'date-time', description: 'When (an ISO time); give this or inSeconds' },
+    inSeconds: { type: 'integer', minimum: 1, maximum: MAX_REMIND_IN_SECONDS, description: 'After how many seconds; give this or at' },
+  },
+  required: ['message'],
 };

@@ -16,6 +16,7 @@ import { chatDeleteWorkflow } from './delete/chat-delete.workflow';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
+import { reminderWorkflow } from '../reminders/reminder.workflow';
 import { backgroundToolWorkflow } from './turn/background-tool.workflow';
 import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
@@ -64,5 +65,6 @@ export class ChatsModule implements OnModuleInit {
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
+    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine }));
   }
 }

@@ -20,6 +20,7 @@ import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
 import { UsageHoldEntity } from '../usage/storage/usage-hold.entity';
 import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
+import { ReminderEntity } from '../reminders/storage/reminder.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 import { ServiceEntity } from '../services/storage/service.entity';
 import { SSO_ENTITIES } from '../sso/storage/entities';
@@ -44,6 +45,7 @@ export const ENTITIES = [
   ExecutionPauseEntity,
   ExecutionLimitsEntity,
   ExecutionPlanEntity,
+  ReminderEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,

@@ -6,7 +6,7 @@ import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-c
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import type { GatedCall, TurnState } from './turn-state';
+import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
 import { pastTimeLimit, startCounting } from './turn-clock';
 
@@ -25,8 +25,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         const read = await readBotSnapshot(deps.pool, state.chatId);
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
-        const caps = state.caps;
-        const bot = caps === undefined ? read : { ...read, limits: { maxSteps: Math.min(read.limits.maxSteps, caps.maxSteps), maxSeconds: Math.min(read.limits.maxSeconds, caps.maxSeconds), maxOutputTokens: Math.min(read.limits.maxOutputTokens, caps.maxOutputTokens) } };
+        const bot = state.caps === undefined ? read : { ...read, limits: capped(read.limits, state.caps) };
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
@@ -60,7 +59,11 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
         if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
         // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
-        if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
+        // The wait is not the Turn's own work, so its time does not count (TASK-03): the step's start counts again.
+        if (error instanceof RateLimitWait) {
+          const now = context.clock.now();
+          return { state: stopCounting(state, now), wait: { until: new Date(now + error.waitMs) } };
+        }
         throw error;
       }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
@@ -104,6 +107,18 @@ function requestApprovals(context: TurnPhaseContext, state: TurnState, step: num
     gated.push({ callId: call.callId, approvalId, expiresAt });
   }
   return gated;
+}
+
+/** A task's limits: its Bot's, each at most what its parent had left (a cost cap of null means none). */
+function capped(limits: BotSnapshot['limits'], caps: TaskCaps): BotSnapshot['limits'] {
+  const own = limits.maxCostMicros ?? null;
+  const maxCostMicros = caps.maxCostMicros === undefined ? own : own === null ? caps.maxCostMicros : Math.min(own, caps.maxCostMicros);
+  return {
+    maxSteps: Math.min(limits.maxSteps, caps.maxSteps),
+    maxSeconds: Math.min(limits.maxSeconds, caps.maxSeconds),
+    maxOutputTokens: Math.min(limits.maxOutputTokens, caps.maxOutputTokens),
+    maxCostMicros,
+  };
 }
 
 export function hookFacts(state: TurnState, executionId: string, step: number) {

@@ -71,7 +71,8 @@ const turnInputFields = {
   organizationId: codec.string,
   scope: scopeCodec,
   depth: codec.optional(codec.number),
-  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number })),
+  attached: codec.optional(codec.boolean),
+  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number, maxCostMicros: codec.optional(codec.number) })),
 };
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);

@@ -15,12 +15,12 @@ export async function readBotSnapshot(db: Queryable, chatId: string): Promise<Bo
   return { id: row.id, model: row.model, instructions: row.instructions, tools: row.tools, limits: { ...DEFAULT_BOT_LIMITS, ...row.limits } };
 }
 
-/** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). */
+/** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). A task's notice is history, never input (TASK-04). */
 export async function readNewInputs(db: Queryable, turnId: string, after: string): Promise<Array<{ position: string; content: string }>> {
   const { rows } = await db.query<{ position: string; content: string }>({
     name: 'turn.new_inputs',
     text: `SELECT position::text AS position, content FROM chat_messages
-            WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
+            WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     values: [turnId, after],
   });
   return rows;

@@ -9,7 +9,7 @@ import { withSpend } from './turn-spend';
 import { TURN } from './turn-contract';
 import { endTurn } from './turn-end';
 import type { TurnHooks } from './turn-hooks';
-import { initialTurnState, nextTurnDecision } from './turn-state';
+import { initialTurnState, nextTurnDecision, turnLimitStop } from './turn-state';
 
 /** What a Turn needs from its node. */
 export interface TurnDeps {
@@ -37,5 +37,7 @@ export function turnWorkflow(deps: TurnDeps) {
       tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
+    // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.
+    endedFacts: ({ state, outcome, result }) => ({ stop: turnLimitStop(state, outcome, result?.stop) }),
   });
 }
