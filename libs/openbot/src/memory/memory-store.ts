@@ -134,12 +134,12 @@ export class MemoryStore {
   async get(caller: MemberCaller, botId: string, id: string): Promise<MemoryItemWithContent> {
     return this.reading(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
-      if (!isUuid(id)) throw new NotFound('Memory item');
+      if (!isUuid(id)) throw new NotFound('Memory');
       const row = await tx.one<MemoryItemView & { contentKeyId: string; content: Buffer }>(
         `SELECT ${MEMORY_VIEW_COLUMNS}, content_key_id AS "contentKeyId", content FROM memory_items WHERE id = $1 AND bot_id = $2 AND organization_id = $3`,
         [id, botId, caller.organizationId],
       );
-      if (row === undefined) throw new NotFound('Memory item');
+      if (row === undefined) throw new NotFound('Memory');
       const everything = caller.role === 'owner' || caller.role === 'admin';
       if (!everything && !admits(row.access, { kind: 'member', memberId: caller.memberId, role: caller.role })) {
         throw new Forbidden("This memory item's access rule does not admit you.");
@@ -153,13 +153,13 @@ export class MemoryStore {
   async update(caller: MemberCaller, botId: string, id: string, changes: { readonly tags?: readonly string[]; readonly status?: MemoryStatus }): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
-      if (!isUuid(id)) throw new NotFound('Memory item');
+      if (!isUuid(id)) throw new NotFound('Memory');
       const row = await tx.one<MemoryItemView>(
         `UPDATE memory_items SET tags = COALESCE($4::text[], tags), status = COALESCE($5, status), updated_at = now()
           WHERE id = $1 AND bot_id = $2 AND organization_id = $3 RETURNING ${MEMORY_VIEW_COLUMNS}`,
         [id, botId, caller.organizationId, changes.tags ?? null, changes.status ?? null],
       );
-      if (row === undefined) throw new NotFound('Memory item');
+      if (row === undefined) throw new NotFound('Memory');
       return row;
     });
   }
@@ -167,13 +167,13 @@ export class MemoryStore {
   async delete(caller: MemberCaller, botId: string, id: string): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
-      if (!isUuid(id)) throw new NotFound('Memory item');
+      if (!isUuid(id)) throw new NotFound('Memory');
       const row = await tx.one<MemoryItemView>(`DELETE FROM memory_items WHERE id = $1 AND bot_id = $2 AND organization_id = $3 RETURNING ${MEMORY_VIEW_COLUMNS}`, [
         id,
         botId,
         caller.organizationId,
       ]);
-      if (row === undefined) throw new NotFound('Memory item');
+      if (row === undefined) throw new NotFound('Memory');
       return row;
     });
   }
