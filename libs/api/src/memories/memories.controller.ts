@@ -27,7 +27,8 @@ function tagList(tag: string | string[] | undefined): string[] {
 @ApiTags('memories')
 @ApiBearerAuth()
 @Access('member')
-@Controller('v1/bots/:botId/memories')
+// `:id` is the Bot: Fastify's router needs the same parameter name as `/v1/bots/:id` at this position.
+@Controller('v1/bots/:id/memories')
 export class MemoriesController {
   constructor(
     @Inject(CommandBus) private readonly commands: CommandBus,
@@ -45,7 +46,7 @@ export class MemoriesController {
   })
   @ApiCreatedResponse({ type: MemoryBody })
   @ApiErrors(400, 401, 403, 404)
-  async create(@CurrentMember() caller: MemberCaller, @Param('botId') botId: string, @Body() body: CreateMemoryRequest): Promise<MemoryBody> {
+  async create(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Body() body: CreateMemoryRequest): Promise<MemoryBody> {
     const item = await this.commands.execute(new CreateMemoryItem(caller, botId, body.content, body.tags ?? [], toMemoryAccess(body.access), toMemorySources(body.sources)));
     return toMemoryBody(item);
   }
@@ -63,7 +64,7 @@ export class MemoriesController {
   @ApiErrors(400, 401, 403, 404)
   async list(
     @CurrentMember() caller: MemberCaller,
-    @Param('botId') botId: string,
+    @Param('id') botId: string,
     @Query('tag') tag?: string | string[],
     @Query('q') q?: string,
     @Query('after') after?: string,
@@ -73,7 +74,7 @@ export class MemoriesController {
     return { data: page.data.map(toMemoryBody), next: page.next };
   }
 
-  @Get(':id')
+  @Get(':memoryId')
   @Requires('bots.read')
   @ApiOperation({
     summary: 'One memory item with its content',
@@ -81,28 +82,28 @@ export class MemoriesController {
   })
   @ApiOkResponse({ type: MemoryWithContentBody })
   @ApiErrors(401, 403, 404)
-  async get(@CurrentMember() caller: MemberCaller, @Param('botId') botId: string, @Param('id') id: string): Promise<MemoryWithContentBody> {
+  async get(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Param('memoryId') id: string): Promise<MemoryWithContentBody> {
     return toMemoryWithContentBody(await this.queries.execute(new GetMemoryItem(caller, botId, id)));
   }
 
-  @Patch(':id')
+  @Patch(':memoryId')
   @Requires('bots.write')
   @ApiOperation({ summary: "Change a memory item's tags or status", description: 'The sealed content stays byte-identical. Answers the item without content.' })
   @ApiOkResponse({ type: MemoryBody })
   @ApiErrors(400, 401, 403, 404)
-  async update(@CurrentMember() caller: MemberCaller, @Param('botId') botId: string, @Param('id') id: string, @Body() body: UpdateMemoryRequest): Promise<MemoryBody> {
+  async update(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Param('memoryId') id: string, @Body() body: UpdateMemoryRequest): Promise<MemoryBody> {
     const item = await this.commands.execute(
       new UpdateMemoryItem(caller, botId, id, { ...(body.tags === undefined ? {} : { tags: body.tags }), ...(body.status === undefined ? {} : { status: body.status }) }),
     );
     return toMemoryBody(item);
   }
 
-  @Delete(':id')
+  @Delete(':memoryId')
   @Requires('bots.write')
   @ApiOperation({ summary: 'Delete a memory item; answers 200 with it, without content' })
   @ApiOkResponse({ type: MemoryBody })
   @ApiErrors(401, 403, 404)
-  async remove(@CurrentMember() caller: MemberCaller, @Param('botId') botId: string, @Param('id') id: string): Promise<MemoryBody> {
+  async remove(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Param('memoryId') id: string): Promise<MemoryBody> {
     return toMemoryBody(await this.commands.execute(new DeleteMemoryItem(caller, botId, id)));
   }
 }

@@ -37,7 +37,7 @@ export class BotEntity {
   limits!: Record<string, number>;
 
   /** `{ enabled, learn }`: whether Turns select context from the Bot's memory, and learn into it after they end. */
-  @Column('jsonb', { default: () => `'{"enabled":false,"learn":false}'` })
+  @Column('jsonb', { default: { enabled: false, learn: false } })
   memory!: { enabled: boolean; learn: boolean };
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

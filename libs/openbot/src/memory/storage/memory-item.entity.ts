@@ -34,7 +34,7 @@ export class MemoryItemEntity {
   tags!: string[];
 
   /** `{ kind: "bot" }`, `{ kind: "members", ids }` or `{ kind: "roles", roles }`. */
-  @Column('jsonb', { default: () => `'{"kind":"bot"}'` })
+  @Column('jsonb', { default: { kind: 'bot' } })
   access!: Record<string, unknown>;
 
   /** `[{ type: "chat" | "turn" | "file" | "url", id }]`. */
