@@ -1,4 +1,7 @@
-import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
+import { newId } from '@openbot/domain';
+import { chunks, FakeOpenAiServer, heldStreamReply, textReply } from '../fakes/fake-openai-server';
+import { MEMORY_LOCK_NAMESPACE } from '../../libs/openbot/src/memory/memory-locks';
+import { waitForExecutionState } from '../support/tool-probes';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -121,5 +124,51 @@ describe('turn memory', () => {
     const nextEvents = (await eventsUntilEnd(t, chat.secret, next.executionId)) as ExecutionEvent[];
     expect(nextEvents.find((e) => e.type === 'memory.read')!.ids).toEqual([items[0]!.id]);
     await eventsUntilEnd(t, chat.secret, nextEvents.at(-2)!.executionId!);
+  });
+
+  it('[MEM-02] the learning model call runs with no memory lock held: changes go ahead while it is in flight', async () => {
+    await setMemory({ enabled: false, learn: true });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue(textReply(['Fine.'], [5, 1]));
+    fake.enqueue(heldStreamReply([chunks.role(), chunks.text('{"memories":[{"content":"Held fact"}]}'), chunks.finish('stop')], { holdAfter: 1, release: released }));
+    const before = fake.requests.length;
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the held fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    await fake.waitForRequests(before + 2);
+    // The learner is mid-call: no backend holds or waits for a memory lock…
+    const locks = await t.database.query(`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int4::oid`, [MEMORY_LOCK_NAMESPACE]);
+    expect(locks).toEqual([]);
+    // …so a change (exclusive lock) completes while the model call is still open.
+    const added = await remember({ content: 'Added while the learner waits for its model' });
+    expect(added).toEqual(expect.any(String));
+    release();
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+  });
+
+  it('[LIM-01] a learner waits durably for a shared permit held elsewhere, and sends nothing until it has one', async () => {
+    await setMemory({ enabled: false, learn: true });
+    const cap = t.config.limits.memoryHelperPermits;
+    // Other nodes' learners hold every permit.
+    for (let slot = 1; slot <= cap; slot++) await t.database.query('INSERT INTO memory_permits (slot, execution_id) VALUES ($1, $2)', [slot, newId()]);
+    fake.enqueue(textReply(['Sure.'], [5, 1]));
+    fake.enqueue(textReply(['{"memories":[{"content":"Permit fact"}]}'], [5, 5]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the permit fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    const requestsAfterTurn = fake.requests.length;
+    await waitForExecutionState(t, chat.secret, learningId, 'waiting');
+    expect(fake.requests.length).toBe(requestsAfterTurn);
+    expect(await t.database.query('SELECT slot FROM memory_permits WHERE execution_id = $1', [learningId])).toEqual([]);
+    // One permit frees: the learner takes it on its next wake, learns, and gives it back.
+    await t.database.query('DELETE FROM memory_permits WHERE slot = 1');
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    expect(fake.requests.length).toBe(requestsAfterTurn + 1);
+    const [held] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM memory_permits');
+    expect(held!.n).toBe(cap - 1);
+    await t.database.query('DELETE FROM memory_permits');
   });
 });
