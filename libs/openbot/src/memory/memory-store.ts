@@ -43,7 +43,7 @@ export interface MemorySelection {
 }
 
 /** Candidates ranked in SQL before the budget is applied; enough to fill any sane budget. */
-const SELECTION_CANDIDATES = 200;
+const SELECTION_CANDIDATES = 100;
 
 /**
  * Bot memory (decision 030): the one owner of memory items. Every read takes the Bot's shared
@@ -91,25 +91,20 @@ export class MemoryStore {
   async insert(tx: Queryable, organizationId: string, botId: string, id: string, item: NewMemoryItem): Promise<MemoryItemView> {
     const envelope = this.sealer.seal(Buffer.from(item.content, 'utf8'), contentAad(id));
     const { rows } = await tx.query<MemoryItemView>(
-      `INSERT INTO memory_items (id, organization_id, bot_id, tags, access, sources, words, words_key_id, tokens, content_key_id, content)
-       VALUES ($1, $2, $3, $4::text[], $5::jsonb, $6::jsonb, $7::text[], $8, $9, $10, $11)
+      `INSERT INTO memory_items (id, organization_id, bot_id, tags, access, sources, words_key_id, tokens, content_key_id, content)
+       VALUES ($1, $2, $3, $4::text[], $5::jsonb, $6::jsonb, $7, $8, $9, $10)
        ON CONFLICT (id) DO NOTHING
        RETURNING ${MEMORY_VIEW_COLUMNS}`,
-      [
-        id,
-        organizationId,
-        botId,
-        item.tags,
-        JSON.stringify(item.access),
-        JSON.stringify(item.sources),
-        this.words.hashes(botId, item.content),
-        this.words.keyId,
-        contentTokens(item.content),
-        envelope.keyId,
-        envelope.data,
-      ],
+      [id, organizationId, botId, item.tags, JSON.stringify(item.access), JSON.stringify(item.sources), this.words.keyId, contentTokens(item.content), envelope.keyId, envelope.data],
     );
-    return rows[0] ?? (await tx.query<MemoryItemView>(`SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items WHERE id = $1`, [id])).rows[0]!;
+    const inserted = rows[0];
+    if (inserted === undefined) return (await tx.query<MemoryItemView>(`SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items WHERE id = $1`, [id])).rows[0]!;
+    await tx.query({
+      name: 'memory.insert_words',
+      text: 'INSERT INTO memory_words (bot_id, word, item_id) SELECT $1, w, $2 FROM unnest($3::text[]) AS w',
+      values: [botId, id, this.words.hashes(botId, item.content)],
+    });
+    return inserted;
   }
 
   /** A page of items without content; `tags`: every one named; `q`: every whole word, through the keyed index. */
@@ -121,7 +116,9 @@ export class MemoryStore {
       if (filter.q !== null && words.length === 0) return { data: [], next: null };
       const rows = await tx.rows<MemoryItemView>(
         `SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items
-          WHERE bot_id = $1 AND organization_id = $2 AND tags @> $3::text[] AND words @> $4::text[]
+          WHERE bot_id = $1 AND organization_id = $2 AND tags @> $3::text[]
+            AND (cardinality($4::text[]) = 0 OR id IN (
+                  SELECT item_id FROM memory_words WHERE bot_id = $1 AND word = ANY($4::text[]) GROUP BY item_id HAVING count(*) = cardinality($4::text[])))
             AND ($5::uuid IS NULL OR id > $5::uuid)
           ORDER BY id LIMIT $6`,
         [botId, caller.organizationId, filter.tags, words, page.after, page.limit + 1],
@@ -149,7 +146,7 @@ export class MemoryStore {
     });
   }
 
-  /** Changes tags and status only: the sealed content and its word index stay byte-identical (MEM-03). */
+  /** Changes tags and status only: the sealed content and its word index stay as they are, byte for byte (MEM-03). */
   async update(caller: MemberCaller, botId: string, id: string, changes: { readonly tags?: readonly string[]; readonly status?: MemoryStatus }): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
@@ -179,9 +176,10 @@ export class MemoryStore {
   }
 
   /**
-   * The context a Turn gets (MEM-01, MEM-03): under the shared lock, one statement filters the
-   * Bot's active items by the reader's access, by their sources still being visible, and by
-   * tag or word matches, and ranks them (a tag match counts twice a word match, newer first).
+   * The context a Turn gets (MEM-01, MEM-03): under the shared lock, one statement counts the
+   * word matches per item from the keyed index and the tag matches, keeps the Bot's active items
+   * whose access admits the reader and whose sources are still visible, and ranks them (a tag
+   * match counts twice a word match, newer first).
    * The budget is filled from the token estimates; only the chosen items are then opened.
    */
   async select(request: MemorySelectionRequest): Promise<MemorySelection> {

@@ -6,7 +6,7 @@ const MAX_WORDS = 512;
 const WORD = /[\p{L}\p{N}]+/gu;
 /** Words too common to say anything: indexed, they would match nearly every item. */
 const STOP_WORDS = new Set(
-  'the and for are but not you your with this that have has had was were will would can could should from they them their there what when where which who how its our out all any been into than then also just about over some such only other more most very'.split(' '),
+  'is it of to in on at be as or by an if so do we he me my us no the and for are but not you your with this that have has had was were will would can could should from they them their there what when where which who how its our out all any been into than then also just about over some such only other more most very'.split(' '),
 );
 
 /**

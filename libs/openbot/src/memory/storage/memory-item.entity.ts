@@ -9,9 +9,8 @@ import { OrganizationEntity } from '../../organizations/storage/organization.ent
  */
 @Entity({ name: 'memory_items' })
 @Index('memory_items_bot_id_id_idx', ['botId', 'id'])
-// GIN indexes: TypeORM cannot describe them, the migration owns them.
+// A GIN index: TypeORM cannot describe it, the migration owns it.
 @Index('memory_items_tags_idx', { synchronize: false })
-@Index('memory_items_words_idx', { synchronize: false })
 export class MemoryItemEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'memory_items_pkey' })
   id!: string;
@@ -45,11 +44,7 @@ export class MemoryItemEntity {
   @Column('text', { default: 'active' })
   status!: string;
 
-  /** HMAC-SHA256 (truncated, base64url) of each distinct normalized word of the content. */
-  @Column('text', { array: true, default: () => "'{}'" })
-  words!: string[];
-
-  /** The master key the word index key was derived from. */
+  /** The master key the word index key (memory_words) was derived from. */
   @Column('text', { name: 'words_key_id' })
   wordsKeyId!: string;
 
