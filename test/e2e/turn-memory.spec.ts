@@ -1,5 +1,5 @@
 import { newId } from '@openbot/domain';
-import { chunks, FakeOpenAiServer, heldStreamReply, textReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, heldStreamReply, statusReply, textReply } from '../fakes/fake-openai-server';
 import { MEMORY_LOCK_NAMESPACE } from '../../libs/openbot/src/memory/memory-locks';
 import { waitForExecutionState } from '../support/tool-probes';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
@@ -170,5 +170,39 @@ describe('turn memory', () => {
     const [held] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM memory_permits');
     expect(held!.n).toBe(cap - 1);
     await t.database.query('DELETE FROM memory_permits');
+  });
+
+  it('[LIM-01] a learner must still hold its permit right before each attempt sends: without it, that attempt is never sent', async () => {
+    await setMemory({ enabled: false, learn: true });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    fake.enqueue(textReply(['Okay.'], [5, 1]));
+    // The learner's first attempt fails (a retryable 500) only after the test took its permit away.
+    fake.enqueue(async (res) => {
+      await answered;
+      statusReply(500, { error: { message: 'try again' } })(res);
+    });
+    fake.enqueue(textReply(['{"memories":[{"content":"Permit-checked fact"}]}'], [5, 5]));
+    const before = fake.requests.length;
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the permit-checked fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    await fake.waitForRequests(before + 2);
+    // Another node's recovery (or an operator) took the permit: the retry must not send under it.
+    await t.database.query('DELETE FROM memory_permits WHERE execution_id = $1', [learningId]);
+    answer();
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    // Attempt 2 of the first call was refused before sending; the learner took a permit again and
+    // asked with a new call: two learning requests in all, with two different idempotency keys.
+    const learningRequests = fake.requests.slice(before + 1);
+    expect(learningRequests).toHaveLength(2);
+    expect(learningRequests[0]!.headers['idempotency-key']).not.toBe(learningRequests[1]!.headers['idempotency-key']);
+    const calls = await t.database.query<{ call_key: string; attempt: number; status: string }>(
+      'SELECT call_key, attempt, status FROM execution_calls WHERE execution_id = $1 ORDER BY created_at, attempt',
+      [learningId],
+    );
+    expect(new Set(calls.map((c) => c.call_key)).size).toBe(2);
+    expect(calls.at(-1)).toMatchObject({ status: 'succeeded' });
   });
 });

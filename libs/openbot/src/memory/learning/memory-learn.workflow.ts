@@ -94,8 +94,6 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
             values: [state.chatId, cursor, state.turnId, MESSAGES_PER_STEP],
           });
           if (rows.length === 0) return { state: { ...state, done: true } };
-          // The permit is checked again right before the send: a learner that lost it waits for one again (LIM-01).
-          if ((await memoryPermits.slotOf(deps.pool, context.executionId)) === null) return { state: { ...state, permit: false } };
           const messages = learningPrompt(rows);
           let result;
           try {
@@ -107,11 +105,17 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
               estimatedInputTokens: Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4),
               billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: state.botId, chatId: state.chatId, turnId: state.turnId },
               eventStep: context.step,
+              // Checked right before each attempt sends: a learner that lost its permit sends nothing (LIM-01).
+              beforeSend: async () => {
+                if ((await memoryPermits.slotOf(deps.pool, context.executionId)) === null) throw new PermitLost();
+              },
             });
           } catch (error) {
             // No budget left: learning is skipped, the Turn's answer stands.
             if (error instanceof BudgetStop) return { state: { ...state, done: true } };
             if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
+            // It waits for a permit again, then asks anew.
+            if (error instanceof PermitLost) return { state: { ...state, permit: false } };
             throw error;
           }
           const learned = parseLearned(result.text);
@@ -138,6 +142,15 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
       await context.tx.query(memoryPermits.releaseStatement, [context.executionId]);
     },
   });
+}
+
+/** The learner no longer holds its shared permit: the attempt is not sent. */
+export class PermitLost extends Error {
+  readonly safeToRetry = false;
+  readonly notSent = true;
+  constructor() {
+    super('the learning execution no longer holds its memory helper permit');
+  }
 }
 
 /** A learned item's ID from its execution, step position and index: a replay inserts the same IDs. */
