@@ -180,7 +180,7 @@ describe('turn memory', () => {
     // The learner's first attempt fails (a retryable 500) only after the test took its permit away.
     fake.enqueue(async (res) => {
       await answered;
-      statusReply(500, { error: { message: 'try again' } })(res);
+      void statusReply(500, { error: { message: 'try again' } })(res);
     });
     fake.enqueue(textReply(['{"memories":[{"content":"Permit-checked fact"}]}'], [5, 5]));
     const before = fake.requests.length;
