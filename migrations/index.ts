@@ -22,6 +22,7 @@ import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequen
 import { UnsettledExecutionsIndex1766660000000 } from './1766660000000-unsettled-executions-index';
 import { RemindersAndNotices1766700000000 } from './1766700000000-reminders-and-notices';
 import { Vaults1766900000000 } from './1766900000000-vaults';
+import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -48,4 +49,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   UnsettledExecutionsIndex1766660000000,
   RemindersAndNotices1766700000000,
   Vaults1766900000000,
+  BotMemory1767000000000,
 ];

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { BotsController } from './bots/bots.controller';
+import { MemoriesController } from './memories/memories.controller';
 import { ChatMessagesController } from './chats/chat-messages.controller';
 import { ChatsController } from './chats/chats.controller';
 import { UsageController } from './usage/usage.controller';
@@ -32,7 +33,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -168,6 +168,8 @@ export interface EndContext<S extends Json> {
   signal(executionId: string, name: string, payload?: Json): Promise<boolean>;
   /** Requests another execution's cancel in this end's transaction (STC-01). */
   cancel(executionId: string): Promise<void>;
+  /** Appends an event in this end's transaction, just before `execution.ended` (a Turn's `memory.learning`). */
+  emit(type: string, payload?: Json): void;
 }
 
 /** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */

@@ -19,6 +19,7 @@ import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { MembersModule } from './members/members.module';
+import { MemoryModule } from './memory/memory.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -67,6 +68,7 @@ export class OpenbotModule {
         ModelProvidersModule,
         ModelsModule,
         BotsModule,
+        MemoryModule,
         ChatsModule,
         UsageModule,
         EngineModule,

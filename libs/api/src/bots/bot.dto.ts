@@ -215,6 +215,21 @@ function ValidBotLimits(): PropertyDecorator {
   return applyDecorators(ValidateIf(isSent), IsObject({ message: 'limits must be an object' }), ValidateNested(), Type(() => BotLimitsInput));
 }
 
+export class BotMemoryInput {
+  @ApiProperty({ description: "Turns select context from the Bot's memory and emit `memory.read`" })
+  @IsBoolean()
+  enabled!: boolean;
+
+  @ApiProperty({ description: 'After a Turn ends, a learning execution may add items' })
+  @IsBoolean()
+  learn!: boolean;
+}
+
+/** The checks of a sent `memory` object (create and update). */
+function ValidBotMemory(): PropertyDecorator {
+  return applyDecorators(ValidateIf(isSent), IsObject({ message: 'memory must be an object' }), ValidateNested(), Type(() => BotMemoryInput));
+}
+
 export class CreateBotRequest {
   @ApiProperty({ example: 'Support', minLength: 1, maxLength: 200 })
   @IsString()
@@ -241,6 +256,10 @@ export class CreateBotRequest {
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'The Turn limits; a limit left out takes its default' })
   @ValidBotLimits()
   limits?: BotLimitsInput;
+
+  @ApiPropertyOptional({ type: BotMemoryInput, description: 'Memory switches; both false when absent (on update: absent keeps them)' })
+  @ValidBotMemory()
+  memory?: BotMemoryInput;
 }
 
 export class UpdateBotRequest {
@@ -271,6 +290,10 @@ export class UpdateBotRequest {
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'Replaces the whole limits object: a limit left out takes its default again' })
   @ValidBotLimits()
   limits?: BotLimitsInput;
+
+  @ApiPropertyOptional({ type: BotMemoryInput, description: 'Memory switches; both false when absent (on update: absent keeps them)' })
+  @ValidBotMemory()
+  memory?: BotMemoryInput;
 }
 
 export class BotToolBody {
@@ -344,6 +367,9 @@ export class BotBody {
 
   @ApiProperty({ type: BotLimitsBody, description: 'The Turn limits, defaults filled in for those not set' })
   limits!: BotLimitsBody;
+
+  @ApiProperty({ type: BotMemoryInput, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn' })
+  memory!: BotMemoryInput;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
@@ -419,6 +445,7 @@ export function toBotBody(bot: BotView): BotBody {
     model: bot.model,
     instructions: bot.instructions,
     tools: bot.tools.map(toBotToolBody),
+    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn },
     limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens, maxCostMicros: bot.limits.maxCostMicros },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),

@@ -2,6 +2,7 @@ import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/doma
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
+import type { BotMemorySettings } from '../memory/memory-view';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
@@ -83,6 +84,8 @@ export interface BotView {
   readonly tools: readonly BotTool[];
   /** The stored limits with DEFAULT_BOT_LIMITS filled in under them. */
   readonly limits: Required<BotLimits>;
+  /** Whether Turns select context from the Bot's memory (`enabled`) and learn into it after they end (`learn`). */
+  readonly memory: BotMemorySettings;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -94,7 +97,7 @@ export interface BotView {
 export const BOT_VIEW_COLUMNS = `id, name, model, instructions,
   (SELECT COALESCE(jsonb_agg('{"kind":"client"}'::jsonb || tool ORDER BY position), '[]'::jsonb)
      FROM jsonb_array_elements(tools) WITH ORDINALITY AS bot_tool(tool, position)) AS tools,
-  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits,
+  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits, memory,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**

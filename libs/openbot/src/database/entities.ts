@@ -15,6 +15,7 @@ import { ExecutionPlanEntity } from '../executions/storage/execution-plan.entity
 import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
+import { MEMORY_ENTITIES } from '../memory/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
@@ -54,5 +55,6 @@ export const ENTITIES = [
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
   ...VAULT_ENTITIES,
+  ...MEMORY_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -8,6 +8,7 @@ import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
 import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
+import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { pastTimeLimit, startCounting } from './turn-clock';
 
 /**
@@ -17,7 +18,7 @@ import { pastTimeLimit, startCounting } from './turn-clock';
  * text as `text.delta`. The result is saved before any tool runs (STC-06); a takeover reuses it
  * instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks }): TurnPhase {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks; readonly memory?: TurnMemoryDeps }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
@@ -29,6 +30,14 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
       }
+      if (state.bot!.memory?.enabled === true && state.memory === undefined && deps.memory !== undefined) {
+        // Memory selects the context once, before the first model call: `memory.read` commits
+        // with the saved selection, so a takeover neither selects again nor emits it twice.
+        const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
+        const memory = await selectTurnMemory(deps.pool, deps.memory, state, inputs.map((input) => input.content).join('\n'));
+        context.emit('memory.read', { ids: [...memory.ids] });
+        return { state: { ...state, memory } };
+      }
       state = await startCounting(deps.pool, context, state);
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const bot = state.bot!;
@@ -39,7 +48,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const step = state.step + 1;
       const history = await readHistory(deps.pool, state.chatId, state.turnId);
       const definitions = bot.tools.map(toolDefinition);
-      const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
+      const prefix: ChatMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
       let result;
       try {

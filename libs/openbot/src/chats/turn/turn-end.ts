@@ -1,6 +1,7 @@
 import type { ChatMessage } from '@openbot/core';
 import { newId } from '@openbot/domain';
 import type { WorkflowEndContext } from '@openbot/engine';
+import { MEMORY_LEARN } from '../../memory/learning/memory-learn.workflow';
 import { TURN } from './turn-contract';
 import type { TurnInput, TurnState } from './turn-state';
 
@@ -38,6 +39,7 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
 
   await writeReply(context, state);
   if ((state.depth ?? 0) > 0) await noticeToParent(context, state);
+  await submitLearning(context, state);
   let next: string | null = null;
   if (chat.closed_at === null) {
     next = context.outcome === 'completed' ? await carryOverSteering(context, state) : null;
@@ -84,6 +86,22 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       messages.map((m) => m.toolCallId ?? null),
     ],
   );
+}
+
+/**
+ * A Bot that learns gets a learning execution for every completed Turn, submitted in this end
+ * transaction (it runs once the reply has committed); its ID is in `memory.learning`, just
+ * before `execution.ended` (decision 030).
+ */
+async function submitLearning(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
+  const bot = state.bot;
+  if (context.outcome !== 'completed' || bot === null || bot.memory?.learn !== true) return;
+  const executionId = await context.submit({
+    ...MEMORY_LEARN.command({ organizationId: state.organizationId, botId: bot.id, chatId: state.chatId, turnId: state.turnId, model: bot.model, scope: state.scope }),
+    scope: { ...state.scope, organizationId: state.organizationId },
+    resource: { type: 'bot', id: bot.id },
+  });
+  context.emit('memory.learning', { executionId });
 }
 
 /**

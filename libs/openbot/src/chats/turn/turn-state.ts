@@ -49,6 +49,14 @@ export interface BotSnapshot {
   readonly tools: readonly BotTool[];
   /** `maxCostMicros` is absent on Turns saved before it existed: no cap. */
   readonly limits: Required<Omit<BotLimits, 'maxCostMicros'>> & Pick<BotLimits, 'maxCostMicros'>;
+  /** The Bot's memory switches; absent on Turns saved before memory existed: both off. */
+  readonly memory?: { readonly enabled: boolean; readonly learn: boolean };
+}
+
+/** The memories a Turn's memory selected for its context, saved with the checkpoint that emitted `memory.read`. */
+export interface TurnMemory {
+  readonly ids: readonly string[];
+  readonly contents: readonly string[];
 }
 
 /** Why a Turn ended; `budget`: a budget or the credits had nothing left for its next model call (PLAT-08); `max-cost`: its Bot's `limits.maxCostMicros`. */
@@ -94,6 +102,8 @@ export interface TurnState extends TurnInput {
   readonly plan?: TurnPlan;
   /** A phase found the time limit passed: the Turn ends `failed` with category `timeout`. */
   readonly timedOut?: boolean;
+  /** What memory selected (Bots with memory enabled): the same context for every step and after a takeover. */
+  readonly memory?: TurnMemory;
 }
 
 export function initialTurnState(input: TurnInput): TurnState {
