@@ -95,3 +95,7 @@ export * from './billing/queries/usage-summary.query';
 export * from './billing/commands/create-rate-limit.command';
 export * from './billing/commands/delete-rate-limit.command';
 export * from './billing/queries/list-rate-limits.query';
+export * from './object-store/object-store';
+export * from './object-store/fs-object-store';
+export * from './object-store/s3-object-store';
+export * from './object-store/object-store.module';

@@ -11,6 +11,7 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
 import { EgressModule } from './egress/egress.module';
+import { ObjectStoreModule } from './object-store/object-store.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
@@ -51,6 +52,7 @@ export class OpenbotModule {
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
         SealingModule,
         EgressModule,
+        ObjectStoreModule,
         HealthModule,
         ErrorsModule,
         LimitsModule,
