@@ -16,6 +16,7 @@ import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
+import { FilesController } from './files/files.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
@@ -29,7 +30,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, FilesController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

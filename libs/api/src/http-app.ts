@@ -1,4 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
+import fastifyMultipart from '@fastify/multipart';
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -77,6 +78,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   // Cookies for SSO sessions (`request.cookies`, `reply.setCookie`). passport runs inside the SSO
   // use cases on a captured response, so Fastify's reply needs no Node-style shims.
   await app.register(fastifyCookie as unknown as Parameters<NestFastifyApplication['register']>[0]);
+  // File uploads (POST /v1/files) read their one part as a stream; the route sets the per-request limits.
+  await app.register(fastifyMultipart as unknown as Parameters<NestFastifyApplication['register']>[0], { throwFileSizeLimit: true });
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
   // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (docs/http-api.md "Errors").

@@ -15,6 +15,7 @@ import { ObjectStoreModule } from './object-store/object-store.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
+import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
@@ -71,6 +72,7 @@ export class OpenbotModule {
         EngineModule,
         ExecutionsModule,
         ApprovalsModule,
+        FilesModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

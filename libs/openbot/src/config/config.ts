@@ -307,7 +307,7 @@ function parseS3(env: Env): S3Config {
   }
   const endpoint = optional(env, 'S3_ENDPOINT');
   if (endpoint !== null) {
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(endpoint);
     } catch {
