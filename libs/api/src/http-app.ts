@@ -30,6 +30,9 @@ interface FrameworkErrorReply {
   send(payload?: unknown): unknown;
 }
 
+/** The one route that reads a multipart body (a file upload). */
+const UPLOAD_ROUTE = '/v1/files';
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -69,6 +72,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     (request.raw as IncomingMessage & { id?: string }).id = request.id;
     void reply.header('x-request-id', request.id);
     done();
+  });
+  // Multipart bodies belong to the file upload alone: anywhere else they are 415 like any non-JSON body.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const type = request.headers['content-type'];
+    if (typeof type !== 'string' || !/^multipart\/form-data\b/i.test(type.trim())) return done();
+    if (request.method === 'POST' && request.routeOptions.url === UPLOAD_ROUTE) return done();
+    const decision = classifyError(Object.assign(new Error('multipart body outside the upload route'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }));
+    if (decision.kind !== 'declared') return done();
+    void reply.code(decision.status).headers(decision.headers ?? {}).send(decision.body);
   });
   // Only JSON bodies are accepted: a text body where JSON is expected is 415, not a string.
   fastify.removeContentTypeParser(['text/plain']);

@@ -8,7 +8,7 @@ import { Database } from '../../database/sql';
 import { OBJECT_STORE, type ObjectStore } from '../../object-store/object-store';
 import { ContentTypeMismatch, FileContentCheck, normalizeContentType } from '../file-content';
 import { FILE_VIEW_COLUMNS, type FileView } from '../file-view';
-import { FILE_SETTLED_SIGNAL, FILE_UPLOAD_GUARD } from '../workflows/file-upload-guard.workflow';
+import { abandonTimeOf, FILE_SETTLED_SIGNAL, FILE_UPLOAD_GUARD } from '../workflows/file-upload-guard.workflow';
 
 export interface UploadedPart {
   /** The part's filename as given (kept as the file's name). */
@@ -60,7 +60,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
       const submitted = await this.engine.submitIn(
         tx,
         {
-          ...FILE_UPLOAD_GUARD.command({ fileId, objectKey, deadline: deadline.toISOString() }),
+          ...FILE_UPLOAD_GUARD.command({ fileId, objectKey, abandonAt: abandonTimeOf(deadline, timeoutMs).toISOString() }),
           scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
           resource: { type: 'file', id: fileId },
         },

@@ -8,18 +8,20 @@ export const FILE_SETTLED_SIGNAL = 'file.settled';
 /**
  * How long past an upload's deadline the guard waits before it removes the bytes: the upload's
  * commit refuses itself after the deadline by the database's clock, this margin covers a node
- * whose clock is somewhat behind.
+ * whose clock is somewhat behind (at most 30 s, at most the upload timeout itself).
  */
-const GRACE_MS = 30_000;
+export function abandonTimeOf(deadline: Date, uploadTimeoutMs: number): Date {
+  return new Date(deadline.getTime() + Math.min(30_000, uploadTimeoutMs));
+}
 
 export const FILE_UPLOAD_GUARD = defineWorkflow({
   name: 'file.upload-guard',
   audience: 'member',
-  input: codec.object({ fileId: codec.string, objectKey: codec.string, deadline: codec.string }),
+  input: codec.object({ fileId: codec.string, objectKey: codec.string, abandonAt: codec.string }),
   state: codec.object({
     fileId: codec.string,
     objectKey: codec.string,
-    deadline: codec.string,
+    abandonAt: codec.string,
     stage: codec.oneOf(['watching', 'removing', 'kept', 'removed'] as const),
   }),
   signals: { [FILE_SETTLED_SIGNAL]: codec.json },
@@ -54,7 +56,7 @@ export function fileUploadGuardWorkflow(deps: { readonly pool: Pool; readonly st
           if (rows[0]?.state === 'ready') return { state: { ...state, stage: 'kept' as const } };
           // No row: the upload failed and removed it; its bytes may still be there.
           if (rows.length === 0) return { state: { ...state, stage: 'removing' as const } };
-          const abandonAt = new Date(Date.parse(state.deadline) + GRACE_MS);
+          const abandonAt = new Date(state.abandonAt);
           if (context.clock.now() >= abandonAt.getTime()) return { state: { ...state, stage: 'removing' as const } };
           return { state: { ...state }, wait: { signals: [FILE_SETTLED_SIGNAL], until: abandonAt } };
         },
