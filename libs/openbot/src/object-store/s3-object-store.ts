@@ -13,15 +13,15 @@ import type { Readable } from 'node:stream';
 import type { S3Config } from '../config/config';
 import { checkObjectKey, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
 
-/** S3 parts must be at least 5 MiB (but the last); 8 MiB bounds what one upload holds in memory. */
-const PART_BYTES = 8 * 1024 * 1024;
+/** S3 parts must be at least 5 MiB (but the last): the smallest part bounds what one upload holds in memory. */
+const PART_BYTES = 5 * 1024 * 1024;
 
 /**
  * Objects in an S3 bucket (`OBJECT_STORE=s3`). The endpoint is the operator's configuration, like
  * `DATABASE_URL`, not an organization-supplied URL: it is not subject to the egress policy
  * (docs/decisions/028-object-storage-and-files.md).
  *
- * A write is a multipart upload read part by part from the stream (at most one part in memory);
+ * A write is a multipart upload read part by part from the stream into one reused part buffer;
  * a body shorter than one part is a single PutObject. A failed write aborts the multipart upload,
  * so no object appears under the key. The SDK's default request checksums are off
  * (`WHEN_REQUIRED`): on streamed bodies they break S3-compatible servers such as s3rver.
@@ -52,8 +52,9 @@ export class S3ObjectStore implements ObjectStore {
     const contentType = options.contentType ? { ContentType: options.contentType } : {};
     let uploadId: string | null = null;
     const parts: Array<{ ETag: string; PartNumber: number }> = [];
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    // One part buffer per upload, filled in place and reused for every part: no per-part garbage.
+    let part: Buffer | null = null;
+    let filled = 0;
     let total = 0;
     const flushPart = async (): Promise<void> => {
       if (uploadId === null) {
@@ -61,31 +62,34 @@ export class S3ObjectStore implements ObjectStore {
         uploadId = created.UploadId ?? null;
         if (uploadId === null) throw new Error('S3 answered no UploadId');
       }
-      const part = Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
       const number = parts.length + 1;
+      const body = part!.subarray(0, filled);
       const answer = await this.client.send(
-        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: number, Body: part, ContentLength: part.length }),
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: number, Body: body, ContentLength: body.length }),
         send,
       );
+      filled = 0;
       parts.push({ ETag: answer.ETag ?? '', PartNumber: number });
     };
     try {
       // Async iteration pauses the source while a part is sent: backpressure reaches the client.
       for await (const chunk of body as AsyncIterable<Buffer>) {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
         total += chunk.length;
-        if (pendingBytes >= PART_BYTES) await flushPart();
+        let offset = 0;
+        while (offset < chunk.length) {
+          part ??= Buffer.allocUnsafe(PART_BYTES);
+          const copied = chunk.copy(part, filled, offset);
+          filled += copied;
+          offset += copied;
+          if (filled === PART_BYTES) await flushPart();
+        }
       }
       if (uploadId === null) {
-        const whole = Buffer.concat(pending, pendingBytes);
-        pending = [];
+        const whole = part === null ? Buffer.alloc(0) : part.subarray(0, filled);
         await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: whole, ContentLength: whole.length, ...contentType }), send);
         return { bytes: total };
       }
-      if (pendingBytes > 0) await flushPart();
+      if (filled > 0) await flushPart();
       await this.client.send(
         new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
         send,
