@@ -187,6 +187,40 @@ describe.each(['fs', 's3'] as const)('[PLAT-03] files on the %s object store', (
     expect(guards).toHaveLength(1);
     expect(guards[0]!.state).toBe('completed');
     expect(await store.head(objectKeyOf(org.organizationId, guards[0]!.resource_id))).toBeNull();
+    // A client that went away is no server fault: no error record for the request.
+    expect(await t.database.query(`SELECT 1 FROM error_records WHERE origin = 'http POST /v1/files'`)).toEqual([]);
+  });
+
+  it('a multipart body that ends without its closing boundary is 400 on `file`, and leaves nothing', async () => {
+    const org = await t.createOrganization('Truncated');
+    const boundary = 'openbot-truncated';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="cut.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`),
+      randomBytes(10_000),
+    ]);
+    const server = t.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const res = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/files',
+        headers: { authorization: bearer(org.secret), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) },
+      });
+      req.on('error', reject);
+      req.on('response', (answer) => {
+        let text = '';
+        answer.setEncoding('utf8').on('data', (c: string) => (text += c));
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+      });
+      req.end(body);
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'InvalidInput', issues: [{ path: 'file' }] });
+    await guardsSettled(org.organizationId);
+    expect(await rowsOf(org.organizationId)).toEqual([]);
   });
 
   it('another organization’s file answers 404 on every route, like an unknown or malformed ID', async () => {

@@ -106,6 +106,13 @@ export class FilesController {
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && TOO_LARGE.has(code)) throw code === 'FST_REQ_FILE_TOO_LARGE' ? new PayloadTooLargeException() : onePartOnly();
+      // The client went away mid-body: its fault, not the server's (no error record, nobody reads the answer).
+      if (code === 'FST_MP_PREMATURE_CLOSE' || request.raw.aborted || request.raw.readableAborted) {
+        throw new InvalidInput([{ path: 'file', message: 'the upload broke off before its end' }]);
+      }
+      if (error instanceof Error && /^(Unexpected end of (form|multipart data)|Malformed part header|Part terminated early)/.test(error.message)) {
+        throw new InvalidInput([{ path: 'file', message: 'the multipart body is malformed' }]);
+      }
       throw error;
     }
   }

@@ -51,6 +51,13 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
   async execute({ caller, part }: UploadFile): Promise<FileView> {
     const name = checkName(part.name);
     const contentType = normalizeContentType(part.contentType);
+    // The check consumes the part from the start: a body that fails while the row is being written
+    // (a truncated multipart body fails at once) must fail the upload, not leave it waiting on a
+    // stream that already died. Backpressure holds the rest of the body until the store reads.
+    const check = new FileContentCheck(contentType);
+    part.body.on('error', (error) => check.destroy(error));
+    if (part.body.errored) check.destroy(part.body.errored);
+    else part.body.pipe(check);
     const fileId = newId();
     const objectKey = `files/${caller.organizationId}/${fileId}`;
     const timeoutMs = this.config.files.uploadTimeoutSeconds * 1000;
@@ -77,11 +84,9 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
     });
     start();
 
-    const check = new FileContentCheck(contentType);
     const cutOff = AbortSignal.timeout(timeoutMs);
     try {
-      part.body.on('error', (error) => check.destroy(error));
-      await this.store.put(objectKey, part.body.pipe(check), { contentType, signal: cutOff });
+      await this.store.put(objectKey, check, { contentType, signal: cutOff });
       await part.afterBody?.();
       await this.engine.faults.hit('file.object.written', { executionId: guardId });
       const committed = await this.db.transaction(async (tx) => {
