@@ -9,7 +9,9 @@ import { approvalsCommand } from './commands/approvals';
 import { filesCommand } from './commands/files';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
+import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
+import { vaultsCommand } from './commands/vaults';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
 
@@ -35,6 +37,7 @@ export function buildProgram(context: Context): Command {
     .addHelpText('after', HELP_FOOTER);
   configCommand(program, context);
   orgsCommand(program, context);
+  adminCommand(program, context);
   keysCommand(program, context);
   providersCommand(program, context);
   botsCommand(program, context);
@@ -44,6 +47,7 @@ export function buildProgram(context: Context): Command {
   approvalsCommand(program, context);
   filesCommand(program, context);
   billingCommands(program, context);
+  vaultsCommand(program, context);
   return program;
 }
 

@@ -11,6 +11,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('executions_parent_id_idx', ['parentId'])
 @Index('executions_organization_id_id_idx', ['organizationId', 'id'])
 @Index('executions_leased_owner_idx', ['ownerNode'], { where: 'lease_until IS NOT NULL' })
+@Index('executions_unsettled_idx', ['updatedAt'], { where: "state IN ('waiting', 'outcome_unknown', 'cancelling')" })
 export class ExecutionEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'executions_pkey' })
   id!: string;
@@ -60,10 +61,6 @@ export class ExecutionEntity {
   /** The number of the latest cancel request (EXE-15). */
   @Column('integer', { name: 'cancel_phase', default: 0 })
   cancelPhase!: number;
-
-  /** The sequence number of the last event appended (EVT-01). */
-  @Column('integer', { name: 'last_seq', default: 0 })
-  lastSeq!: number;
 
   @Column('text', { name: 'key_id' })
   keyId!: string;
