@@ -7,6 +7,7 @@ import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
 import { memoriesCommand } from './commands/memories';
+import { filesCommand } from './commands/files';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
@@ -46,6 +47,7 @@ export function buildProgram(context: Context): Command {
   executionsCommand(program, context);
   approvalsCommand(program, context);
   memoriesCommand(program, context);
+  filesCommand(program, context);
   billingCommands(program, context);
   vaultsCommand(program, context);
   return program;
