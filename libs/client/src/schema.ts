@@ -572,6 +572,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's files, newest first
+         * @description Newest first (descending `id`); `next` continues with older ones.
+         */
+        get: operations["Files_list"];
+        put?: never;
+        /**
+         * Upload a file
+         * @description `multipart/form-data` with exactly one part, a file named `file`; its filename and content type are kept, with the sha256 of the bytes. The bytes stream to the object store as they arrive (never held whole in memory). An image (png, jpeg, gif, webp) or PDF content type that the first bytes contradict is 400 `InvalidInput` (path `file`), as is a missing, extra or differently named part. A file larger than `OPENBOT_FILE_MAX_BYTES` is 413 `PayloadTooLarge`. An upload that breaks off leaves no file.
+         */
+        post: operations["Files_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One file's metadata */
+        get: operations["Files_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file
+         * @description The metadata disappears at once (the file answers 404 from then on); a `file.delete` execution removes the bytes from the object store, retried until it succeeds. Messages that named the file reach later Turns as a short text saying it was deleted.
+         */
+        delete: operations["Files_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file's bytes
+         * @description Streams the bytes from the object store with `content-type`, `content-length`, `etag` (the sha256 in hex, quoted), `content-disposition: attachment` and `x-content-type-options: nosniff`. A matching `if-none-match` is 304 without a body.
+         */
+        get: operations["Files_content"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -1862,6 +1927,41 @@ export interface components {
             id: string;
             /** @enum {string} */
             state: "queued" | "running" | "waiting" | "cancelling" | "outcome_unknown" | "completed" | "failed" | "cancelled" | "interrupted";
+        };
+        FileBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description The upload part's filename */
+            name: string;
+            /**
+             * @description The part's content type (its essence in lower case; a charset is kept)
+             * @example image/png
+             */
+            contentType: string;
+            bytes: number;
+            /** @description sha256 of the bytes in hex; the download answers it, quoted, as `etag` */
+            sha256: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        FileDeleteBody: {
+            /**
+             * Format: uuid
+             * @description The `file.delete` execution that removes the bytes from the object store
+             */
+            executionId: string;
+        };
+        FilePage: {
+            data: components["schemas"]["FileBody"][];
+            /** @description Continues with older files */
+            next: string | null;
+        };
+        FileUploadForm: {
+            /**
+             * Format: binary
+             * @description The one file part; its filename and content type are kept
+             */
+            file: string;
         };
         FirstApiKeyBody: {
             /** Format: uuid */
@@ -5744,6 +5844,412 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilePage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_upload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["FileUploadForm"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description PayloadTooLarge: the file is larger than `OPENBOT_FILE_MAX_BYTES` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileDeleteBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_content: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not modified: `if-none-match` names this etag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["RequestFailedBody"];
                 };
             };
         };
