@@ -50,7 +50,7 @@ export function objectStoreContract(name: string, open: () => Promise<{ store: O
       expect(await bytesOf(await store.get(k))).toEqual(body);
     });
 
-    it('stores an empty object', async () => {
+    it('[ARCH-04] stores an empty object', async () => {
       const k = key();
       expect(await store.put(k, Readable.from([]))).toEqual({ bytes: 0 });
       expect(await store.head(k)).toEqual({ bytes: 0 });
@@ -87,7 +87,7 @@ export function objectStoreContract(name: string, open: () => Promise<{ store: O
       await expect(store.delete(k)).resolves.toBeUndefined();
     });
 
-    it('a write whose source fails leaves no object under its key, not even a partial one', async () => {
+    it('[ARCH-04] a write whose source fails leaves no object under its key, not even a partial one', async () => {
       const k = key();
       let sent = 0;
       const failing = new Readable({
