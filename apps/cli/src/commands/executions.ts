@@ -92,7 +92,9 @@ const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainC
 function describe(item: StreamItem): string {
   if (item.seq === null) return `   !  error  category=${item.error.category} errorId=${item.error.errorId} (resuming)`;
   const { seq, type, at: _at, ...fields } = item;
+  // Fields an event carries as null (e.g. `stop` of an answer that hit no limit) say nothing here.
   const details = Object.entries(fields)
+    .filter(([, value]) => value !== null)
     .map(([key, value]) => `${key}=${typeof value === 'number' ? value : JSON.stringify(value)}`)
     .join(' ');
   return `${String(seq).padStart(4)}  ${type}${details === '' ? '' : `  ${details}`}`;
