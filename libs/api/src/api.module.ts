@@ -24,12 +24,13 @@ import { UnsavedFailures } from './errors/unsaved-failures';
 import { HealthController } from './health/health.controller';
 import { MeController } from './me/me.controller';
 import { ModelProvidersController } from './model-providers/model-providers.controller';
+import { AppsController, ConnectionsController } from './apps/apps.controller';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, AppsController, ConnectionsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -23,18 +23,21 @@ export const PERMISSIONS = [
   'audit.read',
   'sso.manage',
   'billing.manage',
+  'apps.read',
+  'apps.write',
+  'apps.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read'];
-const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide'];
+const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read', 'apps.read'];
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide', 'apps.write'];
 
 /** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {
   viewer: READ,
   member: WORK,
-  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
-  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
+  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
+  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
 };
 
 export function isPermission(value: string): value is Permission {

@@ -17,6 +17,7 @@ import { ApprovalsModule } from './approvals/approvals.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
+import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
@@ -63,6 +64,7 @@ export class OpenbotModule {
         SsoModule,
         ModelProvidersModule,
         ModelsModule,
+        AppsModule,
         BotsModule,
         ChatsModule,
         UsageModule,

@@ -244,3 +244,32 @@ function findCause(error: unknown, test: (e: unknown) => boolean): unknown {
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 6; e = next(e), depth++) if (test(e)) return e;
   return undefined;
 }
+
+/**
+ * Ends a legacy session another process opened (a remote cleanup of a physical scope, RES-07):
+ * `DELETE` with its `Mcp-Session-Id`, the same close result as `McpConnection.close`. A failed
+ * DELETE (a 5xx, a network error) throws: the scope is not proven released (RES-06).
+ */
+export async function closeSession(options: {
+  readonly url: string;
+  readonly sessionId: string;
+  readonly protocolVersion: string | null;
+  readonly fetch: Fetch;
+  readonly headers?: HeaderSource;
+}): Promise<CloseResult> {
+  const transport = new StreamableHTTPClientTransport(new URL(options.url), {
+    fetch: withHeaders(cappedFetch(options.fetch, 64 * 1024), options.headers),
+    sessionId: options.sessionId,
+    ...(options.protocolVersion === null ? {} : { protocolVersion: options.protocolVersion }),
+  });
+  try {
+    await transport.terminateSession();
+    return { kind: 'deleted', sessionId: options.sessionId };
+  } catch (error) {
+    const status = (error as { data?: { status?: unknown } }).data?.status;
+    if (status === 404 || status === 405) return { kind: 'already_closed', sessionId: options.sessionId, status };
+    throw toFailure(error, 'close');
+  } finally {
+    await transport.close().catch(() => undefined);
+  }
+}

@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { APPS_ENTITIES } from '../apps/storage/entities';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
@@ -50,5 +51,6 @@ export const ENTITIES = [
   ...SSO_ENTITIES,
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
+  ...APPS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;
