@@ -6,6 +6,7 @@ import { chatsCommand } from './commands/chats';
 import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
+import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { providersCommand } from './commands/providers';
@@ -41,6 +42,7 @@ export function buildProgram(context: Context): Command {
   chatCommand(program, context);
   executionsCommand(program, context);
   approvalsCommand(program, context);
+  appsCommand(program, context);
   billingCommands(program, context);
   return program;
 }

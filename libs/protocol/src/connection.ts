@@ -91,6 +91,11 @@ export class McpConnection {
     return new McpConnection(client, transport, options);
   }
 
+  /** The endpoint this connection reached. */
+  get url(): string {
+    return this.options.url;
+  }
+
   /** `modern` (2026-07-28, stateless) or `legacy` (initialize and sessions). */
   get era(): 'modern' | 'legacy' {
     return this.client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';

@@ -1,4 +1,7 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { AppClient } from '../apps/app-client';
+import { AppsModule } from '../apps/apps.module';
+import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { Engine } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
@@ -18,6 +21,7 @@ import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
 
 @Module({
+  imports: [AppsModule],
   providers: [
     CreateChatHandler,
     GetChatHandler,
@@ -39,6 +43,8 @@ export class ChatsModule implements OnModuleInit {
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(AppClient) private readonly apps: AppClient,
+    @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
@@ -46,7 +52,15 @@ export class ChatsModule implements OnModuleInit {
     const pool = this.db.pool;
     const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
     this.engine.register(
-      turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id), maxDelegationDepth: this.config.maxDelegationDepth }),
+      turnWorkflow({
+        pool,
+        models: this.models,
+        hooks: this.hooks,
+        http,
+        apps: { pool, apps: this.apps, failures: this.failures, nodeId: this.engine.nodeId, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
+        readExecution: (id) => this.engine.get(id),
+        maxDelegationDepth: this.config.maxDelegationDepth,
+      }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));

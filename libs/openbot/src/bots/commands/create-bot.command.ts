@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
+import { AppToolDeclarer } from '../app-tools';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -35,13 +36,18 @@ export class CreateBot extends Command<BotView> {
 
 @CommandHandler(CreateBot)
 export class CreateBotHandler implements ICommandHandler<CreateBot> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+  ) {}
 
-  async execute({ caller, name, model, instructions, tools, limits }: CreateBot): Promise<BotView> {
+  async execute({ caller, name, model, instructions, tools: given, limits }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
-    checkToolNames(tools);
-    checkToolKinds(tools);
-    await checkDelegateBots(this.db, caller.organizationId, tools);
+    checkToolNames(given);
+    checkToolKinds(given);
+    await checkDelegateBots(this.db, caller.organizationId, given);
+    // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
+    const tools = await this.apps.declareAll(caller, given);
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const row = await this.db.one<BotView>(

@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
+import { AppToolDeclarer } from '../app-tools';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -41,15 +42,21 @@ export class UpdateBot extends Command<BotView> {
 
 @CommandHandler(UpdateBot)
 export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+  ) {}
 
-  async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
+  async execute({ caller, id, changes: given }: UpdateBot): Promise<BotView> {
+    let changes = given;
     if (!isUuid(id)) throw new NotFound('Bot');
     const provider = changes.model === undefined ? null : parseModelReference(changes.model).provider;
     if (changes.tools !== undefined) {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
+      // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
+      changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
     }
     return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.

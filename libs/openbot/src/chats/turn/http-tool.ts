@@ -106,7 +106,10 @@ export function answer(modelOutput: string, isError: boolean): Json {
 /** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
 export function toToolAnswer(saved: Json): ToolAnswer {
   if (saved !== null && typeof saved === 'object' && !Array.isArray(saved) && typeof saved.modelOutput === 'string') {
-    return { modelOutput: saved.modelOutput, isError: saved.isError === true };
+    // An App call's failure keeps its category and error ID (ERR-01).
+    const failure = saved.failure as { category?: unknown; errorId?: unknown } | undefined;
+    const kept = failure !== null && typeof failure === 'object' && typeof failure.category === 'string' && typeof failure.errorId === 'string' ? { failure: { category: failure.category, errorId: failure.errorId } } : {};
+    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...kept };
   }
   return { modelOutput: JSON.stringify(saved), isError: false };
 }

@@ -6,6 +6,6 @@ export function toolDefinition(tool: BotTool): ToolDefinition {
   return { name: tool.name, description: tool.description, parameters: tool.parameters };
 }
 
-export function toolKind(tool: BotTool): 'client' | 'http' | 'background' | 'delegate' | 'plan' {
+export function toolKind(tool: BotTool): 'client' | 'http' | 'background' | 'delegate' | 'plan' | 'app' {
   return tool.kind ?? 'client';
 }
