@@ -81,7 +81,7 @@ export function appsCommand(program: Command, context: Context): void {
       let connection: unknown = null;
       if (options.connect) {
         const headers = Object.fromEntries(options.header.map(splitPair));
-        connection = await unwrap(plain(client).POST('/v1/apps/{appId}/connections', { params: { path: { appId: app.id } }, body: { headers } }) as never);
+        connection = await unwrap(plain(client).POST('/v1/apps/{id}/connections', { params: { path: { id: app.id } }, body: { headers } }) as never);
       }
       if (options.json) return context.io.out(formatJson(connection === null ? app : { app, connection }));
       context.io.out(formatFields([

@@ -75,7 +75,8 @@ export class AppsController {
     return toAppBody(await this.commands.execute(new DeleteApp(caller, id)));
   }
 
-  @Post(':appId/connections')
+  // `:id`, not `:appId`: the router needs one parameter name per path position under /v1/apps.
+  @Post(':id/connections')
   @Requires('apps.write')
   @HttpCode(201)
   @ApiOperation({
@@ -85,7 +86,7 @@ export class AppsController {
   })
   @ApiCreatedResponse({ type: CreatedConnectionBody })
   @ApiErrors(400, 401, 403, 404)
-  async connect(@CurrentMember() caller: MemberCaller, @Param('appId') appId: string, @Body() body: CreateConnectionRequest): Promise<CreatedConnectionBody> {
+  async connect(@CurrentMember() caller: MemberCaller, @Param('id') appId: string, @Body() body: CreateConnectionRequest): Promise<CreatedConnectionBody> {
     const created = await this.commands.execute(
       new CreateConnection(caller, appId, body.owner ?? 'organization', body.remote ?? null, givenValues('variables', body.variables), givenValues('headers', body.headers)),
     );
