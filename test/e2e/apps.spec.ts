@@ -190,3 +190,42 @@ describe('Apps and connections', () => {
     await t.http().delete(`/v1/apps/${app.id}`).set('authorization', bearer(org.secret)).expect(200);
   });
 });
+
+describe('connection cleanup and physical scopes', () => {
+  let t: TestApp;
+  let legacy: RunningSdkServer;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    legacy = await startSdkServer({ era: 'legacy', tools: () => [{ name: 'noop', inputSchema: { type: 'object' }, handler: async () => ({ text: 'ok' }) }] });
+  });
+  afterAll(async () => {
+    await legacy?.close();
+    await t?.close();
+  });
+
+  it('[RES-07] cleanup closes every scope whose owner is gone — a replaced route’s old session included — with DELETE, then removes the connection', async () => {
+    const org = await t.createOrganization('Scopes');
+    const auth = bearer(org.secret);
+    const app = (await t.http().post('/v1/apps').set('authorization', auth).send({ url: legacy.url }).expect(201)).body as { id: string };
+    const connection = (await t.http().post(`/v1/apps/${app.id}/connections`).set('authorization', auth).send({}).expect(201)).body as { id: string };
+    expect(legacy.openSessions()).toBe(0); // the probe closed its own session
+    // Two sessions left open by owners that died (their leases ran out), one on a route since replaced.
+    const { McpConnection } = await import('@openbot/protocol');
+    const left = [await McpConnection.open({ url: legacy.url, fetch, answerLimitBytes: 1 << 20, era: 'legacy' }), await McpConnection.open({ url: `${legacy.url}?old-route=1`, fetch, answerLimitBytes: 1 << 20, era: 'legacy' })];
+    expect(legacy.openSessions()).toBe(2);
+    for (const open of left) {
+      await t.database.query(
+        `INSERT INTO app_connection_scopes (id, connection_id, node_id, url, era, session_id, lease_until) VALUES (gen_random_uuid(), $1, 'dead-node', $2, 'legacy', $3, now() - interval '1 minute')`,
+        [connection.id, open.url, open.sessionId],
+      );
+    }
+    const deleted = await t.http().delete(`/v1/connections/${connection.id}`).set('authorization', auth).expect(202);
+    await waitForExecutionState(t, org.secret, (deleted.body as { executionId: string }).executionId, 'completed', 30_000);
+    expect(legacy.openSessions()).toBe(0);
+    const deletes = legacy.requests.filter((r) => r.method === 'DELETE').map((r) => r.sessionId);
+    expect(deletes).toEqual(expect.arrayContaining(left.map((c) => c.sessionId)));
+    const [rows] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM app_connections WHERE id = $1', [connection.id]);
+    expect(rows!.n).toBe(0);
+  });
+});
