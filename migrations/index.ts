@@ -18,6 +18,7 @@ import { SchedulesAndCallKinds1766300000000 } from './1766300000000-schedules-an
 import { Billing1766400000000 } from './1766400000000-billing';
 import { ApprovalsAndTasks1766500000000 } from './1766500000000-approvals-and-tasks';
 import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-index';
+import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequence-counters';
 import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
@@ -41,5 +42,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Billing1766400000000,
   ApprovalsAndTasks1766500000000,
   LeasedOwnerIndex1766600000000,
+  EventSequenceCounters1766650000000,
   AppsAndConnections1767100000000,
 ];

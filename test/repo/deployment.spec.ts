@@ -270,6 +270,17 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
     expect(config.databaseUrl).toMatch(/^postgres:\/\//);
   });
 
+  it('trusted proxies reach the server: the chart renders OPENBOT_TRUSTED_PROXIES and config.ts parses it', async () => {
+    const { code, manifests } = await render(['-f', join(chartDir, 'examples/trial-values.yaml'), '--set', 'config.trustedProxies={10.0.0.0/8,loopback}']);
+    expect(code).toBe(0);
+    const configMap = manifests.find((m) => m.kind === 'ConfigMap')!;
+    const env: Record<string, string> = { ...(configMap.data as Record<string, string>) };
+    expect(env.OPENBOT_TRUSTED_PROXIES).toBe('10.0.0.0/8,loopback');
+    const secret = manifests.find((m) => m.kind === 'Secret' && !m.metadata.annotations?.['helm.sh/hook'])!;
+    for (const [name, value] of Object.entries(secret.data as Record<string, string>)) env[name] = Buffer.from(value, 'base64').toString('utf8');
+    expect(parseConfig(env).trustedProxies).toHaveLength(2);
+  });
+
   it('helm refuses values the schema rejects and a grace period shorter than the drain', async () => {
     const badReplicas = await render(['--set-string', 'replicaCount=two']);
     expect(badReplicas.code).not.toBe(0);

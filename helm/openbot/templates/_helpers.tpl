@@ -82,6 +82,9 @@ OPENBOT_PUBLIC_URL: {{ . | quote }}
 {{- with .Values.config.egressAllow }}
 OPENBOT_EGRESS_ALLOW: {{ join "," . | quote }}
 {{- end }}
+{{- with .Values.config.trustedProxies }}
+OPENBOT_TRUSTED_PROXIES: {{ join "," . | quote }}
+{{- end }}
 OBJECT_STORE: "s3"
 S3_BUCKET: {{ required "s3.bucket is required (production stores objects in S3)" .Values.s3.bucket | quote }}
 S3_REGION: {{ .Values.s3.region | quote }}

@@ -15,7 +15,7 @@ export interface PlainCheckpoint {
   readonly leaseSeconds: number;
 }
 
-export type CheckpointResult = { lastSeq: number; state: ExecutionState; cancelPhase: number } | null;
+export type CheckpointResult = { state: ExecutionState; cancelPhase: number } | null;
 
 /** Most checkpoints one statement carries. */
 const MAX_BATCH = 64;
@@ -79,7 +79,7 @@ export class CheckpointBatcher {
   }
 
   private async writeMany(batch: readonly PlainCheckpoint[]): Promise<Map<string, CheckpointResult>> {
-    const { rows } = await this.pool.query<{ id: string; last_seq: number; state: ExecutionState; cancel_phase: number }>({
+    const { rows } = await this.pool.query<{ id: string; state: ExecutionState; cancel_phase: number }>({
       ...executionSql.checkpointBatch,
       values: [
         batch.map((c) => c.id),
@@ -91,6 +91,6 @@ export class CheckpointBatcher {
         batch.map((c) => c.leaseSeconds),
       ],
     });
-    return new Map(rows.map((row) => [row.id, { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase }]));
+    return new Map(rows.map((row) => [row.id, { state: row.state, cancelPhase: row.cancel_phase }]));
   }
 }

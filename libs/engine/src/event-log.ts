@@ -67,6 +67,8 @@ export async function* observeEvents(
 ): AsyncGenerator<ExecutionEvent, void, undefined> {
   let cursor = after;
   let endSeen = false;
+  /** The listener's sync point taken before the last table read that reached the end of the log (-1: read next time). */
+  let syncedAt = -1;
   while (!signal?.aborted) {
     // Listen before reading, so an event committed between the read and the wait still wakes us.
     const stopWaiting = new AbortController();
@@ -76,7 +78,7 @@ export async function* observeEvents(
       signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
     );
     // Events this node just committed are handed over in memory: no read when they follow the cursor.
-    const buffered = deps.listener.recent(executionId, cursor) as ExecutionEvent[] | null;
+    const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
     if (buffered !== null && buffered.length > 0) {
       stopWaiting.abort();
       for (const event of buffered) {
@@ -86,7 +88,20 @@ export async function* observeEvents(
       }
       continue;
     }
+    if (buffered !== null) {
+      // Caught up with what this node handed over, and nothing else was announced since the last read.
+      if (!follow) {
+        stopWaiting.abort();
+        return;
+      }
+      // The fallback poll always reads the table: a wake-up lost on any path costs latency, never an event.
+      if ((await woken) === 'timeout') syncedAt = -1;
+      continue;
+    }
+    const sync = deps.listener.syncPoint();
     const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
+    // Only a read that reached the end of the log is a sync point (a full page has more behind it).
+    syncedAt = rows.length < PAGE ? sync : -1;
     for (const row of rows) {
       cursor = row.seq;
       const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
@@ -112,11 +127,12 @@ export async function* observeEvents(
       }
       if (ended) {
         endSeen = true;
+        syncedAt = -1;
         stopWaiting.abort();
         continue;
       }
     }
-    await woken;
+    if ((await woken) === 'timeout') syncedAt = -1;
   }
 }
 

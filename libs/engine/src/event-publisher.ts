@@ -1,7 +1,7 @@
 import { encodeEvent, toExecutionEvent } from './event-log';
 import type { EventWriteBatcher } from './event-write-batcher';
 import type { Json } from './json';
-import { announceEvents, type NodeListener, type Notifier } from './node-listener';
+import { announceEvents, EVENTS_CHANNEL, type NodeListener, type Notifier } from './node-listener';
 import type { PhaseEvents } from './phase-services';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
@@ -116,7 +116,9 @@ export class EventPublisher implements PhaseEvents {
           this.run.id,
           batch.map((e, i) => toExecutionEvent(first + i, e.stored.type, stored.at, e.stored.step, e.stored.attempt, e.payload)),
         );
-        this.announce();
+        // Other nodes hear by NOTIFY; readers here find the batch in memory.
+        this.ctx.notifier.notify(EVENTS_CHANNEL, this.run.id);
+        this.ctx.listener.wakeDelivered(this.run.id);
       }
     } catch (error) {
       this.failure = error;

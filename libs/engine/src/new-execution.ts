@@ -54,7 +54,6 @@ export function newExecutionRow(
     leased: owned,
     cancel_phase: 0,
     paused: false,
-    last_seq: 0,
     key_id: data.keyId,
     data: data.data,
     error_id: null,

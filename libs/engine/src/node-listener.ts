@@ -26,7 +26,9 @@ export class NodeListener {
   private stopped = false;
   private readonly eventWaiters = new Map<string, Set<() => void>>();
   /** Events this node committed, for its own readers of the same execution: they skip a read. */
-  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null }>();
+  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null; unbufferedAt: number }>();
+  /** Counts wake-ups the buffer does not account for: events committed by another path or node. */
+  private tick = 0;
   private signalHandler: (executionId: string) => void = () => undefined;
 
   /** `node`: this engine's origin tag; event notifications it sent itself are skipped (it woke its readers directly). */
@@ -52,11 +54,15 @@ export class NodeListener {
     this.wakeAll();
   }
 
-  /** Resolves when a notification for `executionId` arrives, or after `timeoutMs`. */
-  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when a notification for `executionId` arrives (`woken`), after `timeoutMs`
+   * (`timeout`: the fallback poll, which must read the table) or when `signal` aborts.
+   */
+  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<'woken' | 'timeout'> {
     return new Promise((resolve) => {
       let waiters = this.eventWaiters.get(executionId);
       if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
+      let why: 'woken' | 'timeout' = 'woken';
       const done = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
@@ -66,9 +72,12 @@ export class NodeListener {
           this.eventWaiters.delete(executionId);
           this.scheduleForget(executionId);
         }
-        resolve();
+        resolve(why);
       };
-      const timer = setTimeout(done, timeoutMs);
+      const timer = setTimeout(() => {
+        why = 'timeout';
+        done();
+      }, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       waiters.add(done);
     });
@@ -82,7 +91,7 @@ export class NodeListener {
     let recent = this.recentEvents.get(executionId);
     if (recent === undefined) {
       if (!this.eventWaiters.has(executionId)) return;
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null }));
+      this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
     }
     recent.events.push(...events);
     if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
@@ -90,13 +99,17 @@ export class NodeListener {
 
   /**
    * The buffered events right after `after`, without gaps; null when the next one is not here
-   * (written by another node or another path): the reader then reads the table.
+   * (written by another node or another path): the reader then reads the table. An empty list:
+   * the reader is caught up with this buffer, and no wake-up since its table read at `syncedAt`
+   * (a `syncPoint()` taken before a read that reached the end of the log) came from elsewhere,
+   * so the table holds nothing newer for it: it can wait without reading.
    */
-  recent(executionId: string, after: number): BufferedEvent[] | null {
-    const events = this.recentEvents.get(executionId)?.events;
-    if (events === undefined) return null;
+  recent(executionId: string, after: number, syncedAt = -1): BufferedEvent[] | null {
+    const recent = this.recentEvents.get(executionId);
+    if (recent === undefined) return null;
+    const events = recent.events;
     const start = events.findIndex((event) => event.seq === after + 1);
-    if (start < 0) return null;
+    if (start < 0) return syncedAt >= 0 && events.length > 0 && events[events.length - 1]!.seq === after && recent.unbufferedAt <= syncedAt ? [] : null;
     const out: BufferedEvent[] = [];
     for (let i = start, expected = after + 1; i < events.length && events[i]!.seq === expected; i++, expected++) out.push(events[i]!);
     return out;
@@ -118,8 +131,25 @@ export class NodeListener {
     recent.linger.unref();
   }
 
-  /** Wakes local waiters directly (events committed by this node need no round trip). */
+  /** Taken before a table read: a later wake-up from elsewhere makes the next check read again. */
+  syncPoint(): number {
+    return this.tick;
+  }
+
+  /** Wakes local waiters directly (events committed by this node need no round trip); they read the table. */
   wake(executionId: string): void {
+    const recent = this.recentEvents.get(executionId);
+    this.tick++;
+    if (recent !== undefined) recent.unbufferedAt = this.tick;
+    this.wakeWaiters(executionId);
+  }
+
+  /** Wakes local waiters for events just handed over by `deliver`: they find them in memory. */
+  wakeDelivered(executionId: string): void {
+    this.wakeWaiters(executionId);
+  }
+
+  private wakeWaiters(executionId: string): void {
     for (const waiter of [...(this.eventWaiters.get(executionId) ?? [])]) waiter();
   }
 

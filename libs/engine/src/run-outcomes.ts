@@ -73,7 +73,7 @@ export async function saveCheckpoint(
       run.lost = true;
       return null;
     }
-    result = { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase };
+    result = { state: row.state, cancelPhase: row.cancel_phase };
   }
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
   if (events.length > 0) {

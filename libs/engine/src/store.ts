@@ -22,7 +22,6 @@ export interface ExecutionRow {
   cancel_phase: number;
   /** A paused execution waits and is not run until resumed (TASK-02). */
   paused: boolean;
-  last_seq: number;
   key_id: string;
   data: Buffer;
   error_id: string | null;

@@ -1,6 +1,7 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
 import { EventWriteBatcher } from '../../../libs/engine/src/event-write-batcher';
+import { appendEvents } from '../../../libs/engine/src/sql/events';
 import type { PendingEvent } from '../../../libs/engine/src/store';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
@@ -28,10 +29,11 @@ describe('event write batcher', () => {
   async function execution(options: { generation?: number; state?: string; lastSeq?: number } = {}): Promise<string> {
     const id = newId();
     await db.query(
-      `INSERT INTO executions (id, workflow, scope_kind, scope_id, state, generation, last_seq, key_id, data)
-       VALUES ($1, 'test.events', 'service', $2, $3, $4, $5, 'k', '\\x00')`,
-      [id, newId(), options.state ?? 'running', options.generation ?? 1, options.lastSeq ?? 0],
+      `INSERT INTO executions (id, workflow, scope_kind, scope_id, state, generation, key_id, data)
+       VALUES ($1, 'test.events', 'service', $2, $3, $4, 'k', '\\x00')`,
+      [id, newId(), options.state ?? 'running', options.generation ?? 1],
     );
+    if ((options.lastSeq ?? 0) > 0) await db.query('INSERT INTO execution_event_seqs (execution_id, last_seq) VALUES ($1, $2)', [id, options.lastSeq]);
     return id;
   }
 
@@ -55,6 +57,33 @@ describe('event write batcher', () => {
     }
     const stray = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_events WHERE execution_id = ANY($1::uuid[])', [[replaced, ended]]);
     expect(stray[0]!.n).toBe(0);
+  });
+
+  it('[EVT-01][CALL-05] a phase publish fences by sharing the execution row lock, not by rewriting the row: the row keeps its version, numbers continue the ones a locked writer handed out, and a publish of the old generation that waited behind a take-over writes nothing', async () => {
+    const id = await execution();
+    const version = async () => (await db.query<{ xmin: string }>('SELECT xmin::text AS xmin FROM executions WHERE id = $1', [id]))[0]!.xmin;
+    const before = await version();
+    expect((await batcher.write(id, 1, events(3)))?.lastSeq).toBe(3);
+    expect(await version()).toBe(before);
+    // A writer under the row lock (a checkpoint's or an end's events) takes the next numbers.
+    const locked = await pool.connect();
+    try {
+      await locked.query('BEGIN');
+      await locked.query('SELECT 1 FROM executions WHERE id = $1 FOR UPDATE', [id]);
+      expect(await appendEvents(locked, id, events(2, 'execution.step'))).toBe(5);
+      await locked.query('COMMIT');
+      // A take-over holds the row while a publish of the old generation waits; after it commits the publish writes nothing.
+      await locked.query('BEGIN');
+      await locked.query('UPDATE executions SET generation = 2 WHERE id = $1', [id]);
+      const waiting = batcher.write(id, 1, events(1));
+      await locked.query('COMMIT');
+      expect(await waiting).toBeNull();
+    } finally {
+      locked.release();
+    }
+    expect((await batcher.write(id, 2, events(2)))?.lastSeq).toBe(7);
+    const seqs = await db.query<{ seq: number }>('SELECT seq FROM execution_events WHERE execution_id = $1 ORDER BY seq', [id]);
+    expect(seqs.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('[CALL-07] an execution whose events the database refuses fails alone; the others written with it are stored', async () => {

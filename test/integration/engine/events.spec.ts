@@ -166,7 +166,10 @@ describe('engine: reading events', () => {
     for (let round = 1; round < 3; round++) {
       // Let B catch up on the log as it is now, then grow it.
       await eventually(async () => {
-        const [row] = await t.database.query<{ last_seq: number; state: string }>('SELECT last_seq, state FROM executions WHERE id = $1', [executionId]);
+        const [row] = await t.database.query<{ last_seq: number; state: string }>(
+          'SELECT s.last_seq, x.state FROM executions x JOIN execution_event_seqs s ON s.execution_id = x.id WHERE x.id = $1',
+          [executionId],
+        );
         return row!.state === 'waiting' && seen.length === row!.last_seq;
       }, `node B to read round ${round}`);
       expect(await t.engine.signal(executionId, 'next', null)).toBe(true);

@@ -273,7 +273,7 @@ describe('engine crash recovery with real processes', () => {
     }
     expect(b.exit).toBeNull();
     expect(c.exit).toBeNull();
-  });
+  }, 60_000);
 
   it('[CALL-06] pg_terminate_backend on every engine connection mid-phase: all executions still finish, none stranded', async () => {
     const db = await database();

@@ -12,17 +12,34 @@ export function eventColumns(events: readonly PendingEvent[]): [string[], Array<
   return [events.map((e) => e.type), events.map((e) => e.step), events.map((e) => e.attempt), events.map((e) => e.keyId), events.map((e) => e.data)];
 }
 
+/** The final-state test of the event statements: an ended execution takes no more phase events. */
+const NOT_ENDED = `state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`;
+
+/**
+ * The CTE that hands out sequence numbers: `seq` adds `n` to the execution's counter (its row
+ * created by the first event) and answers the new last number. Every writer runs it after its
+ * lock on the execution row, so numbers have no gaps and no repeats (EVT-01). `source` names
+ * the rows (`id`, `n`) to count for; one row per execution.
+ */
+export function bumpSeqs(source: string): string {
+  return `seq AS (
+             INSERT INTO execution_event_seqs AS s (execution_id, last_seq) SELECT id, n FROM ${source} ORDER BY id
+             ON CONFLICT (execution_id) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
+             RETURNING s.execution_id AS id, s.last_seq
+           )`;
+}
+
 /** Appends events under the row lock the caller's transaction holds. */
 export async function appendEvents(db: Queryable, id: string, events: readonly PendingEvent[]): Promise<number> {
   if (events.length === 0) return 0;
   const { rows } = await db.query<{ last_seq: number }>({
     name: 'engine.append_events',
-    text: `WITH upd AS (UPDATE executions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq), ev AS (
+    text: `WITH src AS (SELECT $1::uuid AS id, $2::int AS n), ${bumpSeqs('src')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-             SELECT $1, upd.last_seq - $2 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
-               FROM upd, unnest($3::text[], $4::int[], $5::int[], $6::text[], $7::bytea[])
+             SELECT $1, seq.last_seq - $2 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM seq, unnest($3::text[], $4::int[], $5::int[], $6::text[], $7::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
-           ) SELECT last_seq FROM upd`,
+           ) SELECT last_seq FROM seq`,
     values: [
       id,
       events.length,
@@ -56,7 +73,9 @@ export async function readEvents(db: Queryable, id: string, after: number, limit
 /**
  * Publishes events of a running phase at once (text deltas, tool progress): appended only while
  * `generation` still owns the execution and it has not ended (CALL-05: an old owner publishes
- * nothing). Answers the last sequence number and the commit time, or null when fenced off.
+ * nothing). The fence is a shared lock on the execution row, not an update of it: a take-over
+ * or an end waits for the publish to commit and then outranks it. Answers the last sequence
+ * number and the commit time, or null when fenced off.
  */
 export async function publishEvents(
   db: Queryable,
@@ -67,16 +86,14 @@ export async function publishEvents(
   if (events.length === 0) return null;
   const { rows } = await db.query<{ last_seq: number; at: Date }>({
     name: 'engine.publish_events',
-    text: `WITH upd AS (
-             UPDATE executions SET last_seq = last_seq + $3
-              WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
-             RETURNING last_seq
-           ), ev AS (
+    text: `WITH src AS (
+             SELECT id, $3::int AS n FROM executions WHERE id = $1 AND generation = $2 AND ${NOT_ENDED} FOR SHARE
+           ), ${bumpSeqs('src')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-             SELECT $1, upd.last_seq - $3 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
-               FROM upd, unnest($4::text[], $5::int[], $6::int[], $7::text[], $8::bytea[])
+             SELECT $1, seq.last_seq - $3 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM seq, unnest($4::text[], $5::int[], $6::int[], $7::text[], $8::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
-           ) SELECT last_seq, now() AS at FROM upd`,
+           ) SELECT last_seq, now() AS at FROM seq`,
     values: [
       id,
       generation,
@@ -88,7 +105,11 @@ export async function publishEvents(
   return row ? { lastSeq: row.last_seq, at: row.at } : null;
 }
 
-/** The events of many running phases at once (event-write-batcher.ts). Rows are locked in ID order first, so two statements touching the same rows cannot deadlock. */
+/**
+ * The events of many running phases at once (event-write-batcher.ts), each fenced like
+ * `publishEvents`. Rows are locked in ID order, so two statements touching the same rows cannot
+ * deadlock.
+ */
 export const publishEventsBatch: Statement = {
   name: 'engine.publish_events_batch',
   text: `WITH i AS (
@@ -96,17 +117,15 @@ export const publishEventsBatch: Statement = {
                         AS i(id, generation, type, step, attempt, key_id, data, ord)
              ), n AS (
                SELECT id, generation, count(*)::int AS n FROM i GROUP BY id, generation
-             ), locked AS (
-               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM n) ORDER BY x.id FOR UPDATE
-             ), upd AS (
-               UPDATE executions e SET last_seq = e.last_seq + n.n
-                 FROM n JOIN locked l ON l.id = n.id
-                WHERE e.id = n.id AND e.generation = n.generation
-                  AND e.state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
-                RETURNING e.id, e.last_seq, n.n
+             ), src AS (
+               SELECT x.id, x.generation, n.n FROM executions x JOIN n ON n.id = x.id AND n.generation = x.generation
+                WHERE x.${NOT_ENDED}
+                ORDER BY x.id FOR SHARE OF x
+             ), ${bumpSeqs('src')}, upd AS (
+               SELECT seq.id, src.generation, seq.last_seq, src.n FROM seq JOIN src ON src.id = seq.id
              ), ev AS (
                INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-               SELECT i.id, upd.last_seq - upd.n + i.ord, i.type, i.step, i.attempt, i.key_id, i.data FROM i JOIN upd ON upd.id = i.id
+               SELECT i.id, upd.last_seq - upd.n + i.ord, i.type, i.step, i.attempt, i.key_id, i.data FROM i JOIN upd ON upd.id = i.id AND upd.generation = i.generation
              )
              SELECT id, last_seq, now() AS at FROM upd`,
 };

@@ -1,7 +1,7 @@
 import type { ExecutionState } from '@openbot/domain';
 import type { Queryable } from '../ports';
 import type { ExecutionRow, NewExecution, PendingEvent } from '../store';
-import { eventColumns } from './events';
+import { bumpSeqs, eventColumns } from './events';
 import type { Statement } from './statement';
 
 /**
@@ -12,7 +12,7 @@ import type { Statement } from './statement';
 
 const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
   attached, state, step, generation, owner_node, (lease_until IS NOT NULL AND lease_until > now()) AS leased,
-  cancel_phase, paused, last_seq, key_id, data, error_id, category`;
+  cancel_phase, paused, key_id, data, error_id, category`;
 
 /** What a feature may read of an execution (execution-reads.ts): no data, no identity, no lease internals. */
 export const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, attached, paused, error_id, category`;
@@ -116,36 +116,36 @@ export async function checkpoint(
     leaseSeconds: number;
     events: readonly PendingEvent[];
   },
-): Promise<{ lastSeq: number; state: ExecutionState; cancelPhase: number } | null> {
+): Promise<{ state: ExecutionState; cancelPhase: number } | null> {
   if (c.events.length === 0) {
     // Most phases emit nothing: the same write without the event insert.
-    const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+    const { rows } = await db.query<{ state: ExecutionState; cancel_phase: number }>({
       name: 'engine.checkpoint_plain',
       text: `UPDATE executions SET key_id = $3, data = $4, step = $5,
                state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
                lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
              WHERE id = $1 AND generation = $2 AND step = $5 - 1
-             RETURNING last_seq, state, cancel_phase`,
+             RETURNING state, cancel_phase`,
       values: [c.id, c.generation, c.keyId, c.data, c.step, c.state, c.leaseSeconds],
     });
     const row = rows[0];
-    return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+    return row ? { state: row.state, cancelPhase: row.cancel_phase } : null;
   }
-  const { rows } = await db.query<{ last_seq: number; state: ExecutionState; cancel_phase: number }>({
+  const { rows } = await db.query<{ state: ExecutionState; cancel_phase: number }>({
     name: 'engine.checkpoint',
     text: `WITH upd AS (
              UPDATE executions SET key_id = $3, data = $4, step = $5,
                state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
-               lease_until = now() + make_interval(secs => $7::float8), last_seq = last_seq + $8, updated_at = now()
+               lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
              WHERE id = $1 AND generation = $2 AND step = $5 - 1
-             RETURNING last_seq, state, cancel_phase
-           ), ev AS (
+             RETURNING id, $8::int AS n, state, cancel_phase
+           ), ${bumpSeqs('upd')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-             SELECT $1, upd.last_seq - $8 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
-               FROM upd, unnest($9::text[], $10::int[], $11::int[], $12::text[], $13::bytea[])
+             SELECT $1, seq.last_seq - $8 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM seq, unnest($9::text[], $10::int[], $11::int[], $12::text[], $13::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
            )
-           SELECT last_seq, state, cancel_phase FROM upd`,
+           SELECT state, cancel_phase FROM upd`,
     values: [
       c.id,
       c.generation,
@@ -159,7 +159,7 @@ export async function checkpoint(
     ],
   });
   const row = rows[0];
-  return row ? { lastSeq: row.last_seq, state: row.state, cancelPhase: row.cancel_phase } : null;
+  return row ? { state: row.state, cancelPhase: row.cancel_phase } : null;
 }
 
 /** Renews this node's leases on the executions it runs; answers the IDs it still owns. */
@@ -192,7 +192,7 @@ export const checkpointBatch: Statement = {
                lease_until = now() + make_interval(secs => c.lease), updated_at = now()
                FROM c JOIN locked l ON l.id = c.id
               WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
-              RETURNING e.id, e.last_seq, e.state, e.cancel_phase`,
+              RETURNING e.id, e.state, e.cancel_phase`,
 };
 
 export const releaseLeases: Statement = {
@@ -258,14 +258,13 @@ export const end: Statement = {
 export const endFast: Statement = {
   name: 'engine.end_fast',
   text: `WITH upd AS (
-             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(),
-               updated_at = now(), last_seq = last_seq + 1
+             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(), updated_at = now()
              WHERE id = $1 AND generation = $2 AND parent_id IS NULL AND NOT awaited
                AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
-             RETURNING last_seq
-           )
+             RETURNING id, 1 AS n
+           ), ${bumpSeqs('upd')}
            INSERT INTO execution_events (execution_id, seq, type, key_id, data)
-           SELECT $1, upd.last_seq, $6, $7, $8 FROM upd`,
+           SELECT $1, seq.last_seq, $6, $7, $8 FROM seq`,
 };
 
 export const pause: Statement = {

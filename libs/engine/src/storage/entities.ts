@@ -2,6 +2,7 @@ import { ChildNoticeEntity } from './child-notice.entity';
 import { ExecutionAwaitEntity } from './execution-await.entity';
 import { ExecutionCallEntity } from './execution-call.entity';
 import { ExecutionCommandEntity } from './execution-command.entity';
+import { ExecutionEventSeqEntity } from './execution-event-seq.entity';
 import { ExecutionEventEntity } from './execution-event.entity';
 import { ExecutionSignalEntity } from './execution-signal.entity';
 import { ExecutionTimerEntity } from './execution-timer.entity';
@@ -13,6 +14,7 @@ export const ENGINE_ENTITIES = [
   ExecutionEntity,
   ExecutionCommandEntity,
   ExecutionEventEntity,
+  ExecutionEventSeqEntity,
   ExecutionCallEntity,
   ExecutionSignalEntity,
   ExecutionTimerEntity,

@@ -61,10 +61,6 @@ export class ExecutionEntity {
   @Column('integer', { name: 'cancel_phase', default: 0 })
   cancelPhase!: number;
 
-  /** The sequence number of the last event appended (EVT-01). */
-  @Column('integer', { name: 'last_seq', default: 0 })
-  lastSeq!: number;
-
   @Column('text', { name: 'key_id' })
   keyId!: string;
 

@@ -1,0 +1,108 @@
+import type { ExecutionEvent, Json, Queryable, Workflow } from '@openbot/engine';
+import { observeEvents } from '../../../libs/engine/src/event-log';
+import type { EngineContext } from '../../../libs/engine/src/context';
+import { appendEvents } from '../../../libs/engine/src/sql/events';
+import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import { eventually, SERVICE, waitForState } from './helpers';
+
+interface StreamState {
+  [key: string]: Json;
+  done: boolean;
+  streamed: boolean;
+  wait: boolean;
+}
+
+const DELTAS = 120;
+
+/**
+ * One phase streams deltas (a model reply, one every 4 ms, written in windows), then waits for
+ * `finish` when the input asks (so a reader can sit caught up on a live execution).
+ */
+const streamer: Workflow<StreamState, { wait: boolean }> = {
+  name: 'test.handover-stream',
+  initial: ({ wait }) => ({ done: false, streamed: false, wait }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
+  phases: {
+    stream: {
+      async run(ctx) {
+        if (ctx.state.streamed) return { state: { ...ctx.state, done: true } };
+        for (let i = 0; i < DELTAS; i++) {
+          ctx.publisher.publish('text.delta', { text: `t${i} ` }, { step: 1, attempt: 1 });
+          await new Promise((r) => setTimeout(r, 4));
+        }
+        await ctx.publisher.flush();
+        return ctx.state.wait ? { state: { ...ctx.state, streamed: true }, wait: { signals: ['finish'] } } : { state: { ...ctx.state, done: true } };
+      },
+    },
+  },
+};
+
+/**
+ * Readers on the node that runs a phase get its events handed over in memory (EVT-02): they read
+ * the table only where the buffer cannot vouch for what is there, and the fallback poll still
+ * reads it, so a wake-up lost on any path costs latency, never an event.
+ */
+describe('engine: events handed over to readers on the owner node', () => {
+  let t: TestEngine;
+  let ctx: EngineContext;
+
+  beforeAll(async () => {
+    t = await startTestEngine();
+    t.engine.register(streamer);
+    await t.engine.start();
+    // The engine's own listener, seal and pool: the reader below is the one `observe` runs, with its reads counted.
+    ctx = (t.engine as unknown as { ctx: EngineContext }).ctx;
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function countingReader(executionId: string, signal?: AbortSignal): { events: AsyncGenerator<ExecutionEvent>; reads: () => number } {
+    let reads = 0;
+    const db: Queryable = {
+      query: ((config: { name?: string }, values?: unknown[]) => {
+        if (config.name === 'engine.read_events') reads++;
+        return (ctx.pool.query as (c: unknown, v?: unknown[]) => unknown)(config, values);
+      }) as Queryable['query'],
+    };
+    return { events: observeEvents({ db, sealed: ctx.sealed, listener: ctx.listener }, executionId, 0, signal), reads: () => reads };
+  }
+
+  it('[EVT-02] a reader following a streamed phase on its owner node gets every delta in order while reading the table far less often than the phase wrote', async () => {
+    const { executionId } = await t.engine.submit({ workflow: streamer.name, input: { wait: false }, scope: SERVICE });
+    const reader = countingReader(executionId);
+    const events: ExecutionEvent[] = [];
+    for await (const event of reader.events) events.push(event);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.type === 'text.delta').map((e) => e.text)).toEqual(Array.from({ length: DELTAS }, (_, i) => `t${i} `));
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    const [{ writes }] = (await t.database.query<{ writes: number }>(
+      `SELECT count(DISTINCT at)::int AS writes FROM execution_events WHERE execution_id = $1 AND type = 'text.delta'`,
+      [executionId],
+    )) as [{ writes: number }];
+    // Re-reading after every handed-over window would cost at least one read per write.
+    expect(writes).toBeGreaterThanOrEqual(4);
+    expect(reader.reads()).toBeLessThan(writes / 2);
+  });
+
+  it('[EVT-02] a reader caught up from memory still finds an event committed with no wake-up at all: the fallback poll reads the table', async () => {
+    const { executionId } = await t.engine.submit({ workflow: streamer.name, input: { wait: true }, scope: SERVICE });
+    const abort = new AbortController();
+    const reader = countingReader(executionId, abort.signal);
+    const events: ExecutionEvent[] = [];
+    const reading = (async () => {
+      for await (const event of reader.events) events.push(event);
+    })();
+    await waitForState(t.engine, executionId, ['waiting']);
+    await eventually(() => events.length === DELTAS, 'the reader to catch up with the stream');
+    // Appended straight into the log: no NOTIFY, no wake-up, nothing handed over.
+    await appendEvents(ctx.pool, executionId, [{ type: 'test.silent', step: null, attempt: null, keyId: null, data: null }]);
+    await eventually(() => events.some((e) => e.type === 'test.silent'), 'the silent event to reach the reader', 20_000);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    abort.abort();
+    await reading;
+    expect(await t.engine.signal(executionId, 'finish', null)).toBe(true);
+    await waitForState(t.engine, executionId, ['completed']);
+  });
+});
