@@ -64,13 +64,18 @@ const CLIENT_INFO = { name: 'openbot', version: '0.1.0' };
  */
 export class McpConnection {
   private constructor(
-    private readonly client: Client,
-    private readonly transport: StreamableHTTPClientTransport,
+    private client: Client,
+    private transport: StreamableHTTPClientTransport,
     private readonly options: OpenOptions,
   ) {}
 
   /** Connects and negotiates the era; fails with an McpFailure whose reason says why. */
   static async open(options: OpenOptions): Promise<McpConnection> {
+    const { client, transport } = await McpConnection.connect(options);
+    return new McpConnection(client, transport, options);
+  }
+
+  private static async connect(options: OpenOptions): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
     const era = options.era ?? 'auto';
     const client = new Client(options.clientInfo ?? CLIENT_INFO, {
       versionNegotiation: { mode: era === 'legacy' ? 'legacy' : era === 'modern' ? { pin: '2026-07-28' } : 'auto' },
@@ -88,7 +93,7 @@ export class McpConnection {
       await client.close().catch(() => undefined);
       throw toFailure(error, 'open');
     }
-    return new McpConnection(client, transport, options);
+    return { client, transport };
   }
 
   /** The endpoint this connection reached. */
@@ -132,6 +137,19 @@ export class McpConnection {
    * outcome_unknown for an unsafe tool.
    */
   async callTool(declaration: ToolDeclaration, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolCallAnswer> {
+    try {
+      return await this.send(declaration, args, options);
+    } catch (error) {
+      // A legacy server that lost the session (a restart, an expiry) answers 404 before doing
+      // anything: the spec's answer is a new `initialize`, then the same request once more.
+      if (!(error instanceof McpFailure) || error.reason !== 'session_lost' || this.era !== 'legacy') throw error;
+      await this.client.close().catch(() => undefined);
+      ({ client: this.client, transport: this.transport } = await McpConnection.connect({ ...this.options, era: 'legacy' }));
+      return this.send(declaration, args, options);
+    }
+  }
+
+  private async send(declaration: ToolDeclaration, args: Record<string, unknown>, options: CallOptions): Promise<ToolCallAnswer> {
     const definition: Tool = { name: declaration.serverName, description: declaration.description, inputSchema: declaration.inputSchema as Tool['inputSchema'] };
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
@@ -226,7 +244,7 @@ export function toFailure(error: unknown, during: 'open' | 'list' | 'call' | 'cl
   if (typeof status === 'number') {
     if (status === 401 || status === 403) return new McpFailure('needs_authorization', `the MCP server answered HTTP ${status}: it needs authorization`, { cause: error });
     if (status >= 500 || status === 429) return new McpFailure('unreachable', `the MCP server answered HTTP ${status}`, { cause: error });
-    if (status === 404 && during !== 'open') return new McpFailure('unreachable', 'the MCP server no longer knows this session (HTTP 404)', { cause: error });
+    if (status === 404 && during !== 'open') return new McpFailure('session_lost', 'the MCP server no longer knows this session (HTTP 404)', { cause: error });
     return new McpFailure('invalid_server', `the MCP server answered HTTP ${status}`, { cause: error });
   }
   if (error instanceof SdkError) {

@@ -18,7 +18,9 @@ export type McpFailureReason =
   /** The tool a saved declaration names is gone or changed on the server (STC-12). */
   | 'tool_changed'
   /** The egress policy refused the URL before anything was sent. */
-  | 'refused';
+  | 'refused'
+  /** A legacy server answered 404 for the session: it did nothing, and a new session may be opened. */
+  | 'session_lost';
 
 const CATEGORY: Record<McpFailureReason, 'unavailable' | 'timeout' | 'forbidden' | 'internal'> = {
   unreachable: 'unavailable',
@@ -28,6 +30,7 @@ const CATEGORY: Record<McpFailureReason, 'unavailable' | 'timeout' | 'forbidden'
   protocol_error: 'unavailable',
   tool_changed: 'unavailable',
   refused: 'forbidden',
+  session_lost: 'unavailable',
 };
 
 export class McpFailure extends Error {
@@ -45,7 +48,7 @@ export class McpFailure extends Error {
   ) {
     super(message, options);
     this.category = CATEGORY[reason];
-    this.retryable = reason === 'unreachable' || reason === 'answer_lost';
+    this.retryable = reason === 'unreachable' || reason === 'answer_lost' || reason === 'session_lost';
     this.resultLost = reason === 'answer_lost';
     this.safeToRetry = this.retryable;
   }

@@ -102,6 +102,19 @@ describe('libs/protocol against real MCP servers', () => {
       await expect(forgotten.close()).resolves.toMatchObject({ kind: 'already_closed', status: 404 });
     });
 
+    it('a legacy server that lost the session (404) gets a new initialize, and the call is sent once on the new session', async () => {
+      server = await startSdkServer({ era: 'legacy', tools });
+      const connection = await open(server.url, { era: 'legacy' });
+      const add = await declarationOf(connection, 'add');
+      const first = connection.sessionId!;
+      // The server forgets the session (as after a restart).
+      await fetch(server.url, { method: 'DELETE', headers: { 'mcp-session-id': first, 'mcp-protocol-version': connection.protocolVersion! } });
+      await expect(connection.callTool(add, { a: 1, b: 2 })).resolves.toMatchObject({ text: '3' });
+      expect(connection.sessionId).not.toBe(first);
+      expect(server.requests.filter((r) => r.rpc === 'tools/call').map((r) => r.sessionId)).toEqual([first, connection.sessionId]);
+      await connection.close();
+    });
+
     it('a call never answered fails as a lost answer (resultLost: outcome_unknown for an unsafe tool)', async () => {
       server = await startSdkServer({ era: 'modern', tools });
       const connection = await open(server.url, { timeoutMs: 1500 });
