@@ -80,6 +80,26 @@ describe('App tools in Turns', () => {
     expect((res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['tools.0.connectionId']);
   });
 
+  it("a member's own connection serves only that member's work: another member's Turn with the same Bot gets an error result", async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const app = (await post(chat.secret, '/v1/apps', { url: everything.url }).expect(201)).body as { id: string };
+    const { addMember } = await import('../support/chat-fixture');
+    const alice = await addMember(t, chat.organizationId);
+    const bob = await addMember(t, chat.organizationId);
+    const own = (await post(alice.secret, `/v1/apps/${app.id}/connections`, { owner: 'member' }).expect(201)).body as { id: string };
+    // Bob may not name Alice's connection; Alice may.
+    const refused = await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(bob.secret)).send({ tools: [{ kind: 'app', connectionId: own.id, tools: ['echo'] }] });
+    expectDeclared(refused, 400, 'InvalidInput');
+    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(alice.secret)).send({ tools: [{ kind: 'app', connectionId: own.id, tools: ['echo'] }] }).expect(200);
+    const bobsChat = (await post(bob.secret, '/v1/chats', { botId: chat.botId }).expect(201)).body as { id: string };
+    const start = fake.requests.length;
+    fake.enqueue(toolCallReply('c1', 'echo', ['{"message":"x"}']), textReply(['Not mine.']));
+    const admitted = await sendMessage(t, bob.secret, bobsChat.id, 'Echo');
+    const events = await eventsUntilEnd(t, bob.secret, admitted.executionId);
+    expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true, category: 'forbidden', errorId: expect.any(String) });
+    expect(toolMessages(start + 1)[0]).toMatch(/another member's own/);
+  });
+
   describe('an SDK McpServer (stateless 2026-07-28 revision)', () => {
     let server: RunningSdkServer;
     let tools: TestTool[];
