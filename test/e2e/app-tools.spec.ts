@@ -1,6 +1,6 @@
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { startSdkServer, startServerEverything, type RunningMcpServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
-import { bearer, createChatFixture, eventsUntilEnd, replyText, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, replyText, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
@@ -83,7 +83,6 @@ describe('App tools in Turns', () => {
   it("a member's own connection serves only that member's work: another member's Turn with the same Bot gets an error result", async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     const app = (await post(chat.secret, '/v1/apps', { url: everything.url }).expect(201)).body as { id: string };
-    const { addMember } = await import('../support/chat-fixture');
     const alice = await addMember(t, chat.organizationId);
     const bob = await addMember(t, chat.organizationId);
     const own = (await post(alice.secret, `/v1/apps/${app.id}/connections`, { owner: 'member' }).expect(201)).body as { id: string };

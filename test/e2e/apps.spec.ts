@@ -1,3 +1,4 @@
+import { McpConnection } from '@openbot/protocol';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { addMember, bearer } from '../support/chat-fixture';
@@ -211,7 +212,6 @@ describe('connection cleanup and physical scopes', () => {
     const connection = (await t.http().post(`/v1/apps/${app.id}/connections`).set('authorization', auth).send({}).expect(201)).body as { id: string };
     expect(legacy.openSessions()).toBe(0); // the probe closed its own session
     // Two sessions left open by owners that died (their leases ran out), one on a route since replaced.
-    const { McpConnection } = await import('@openbot/protocol');
     const left = [await McpConnection.open({ url: legacy.url, fetch, answerLimitBytes: 1 << 20, era: 'legacy' }), await McpConnection.open({ url: `${legacy.url}?old-route=1`, fetch, answerLimitBytes: 1 << 20, era: 'legacy' })];
     expect(legacy.openSessions()).toBe(2);
     for (const open of left) {
