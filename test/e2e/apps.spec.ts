@@ -192,6 +192,47 @@ describe('Apps and connections', () => {
   });
 });
 
+describe('Views (MCP Apps ui:// resources)', () => {
+  let t: TestApp;
+  let server: RunningSdkServer;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    server = await startSdkServer({
+      era: 'modern',
+      tools: () => [
+        { name: 'forecast', inputSchema: { type: 'object' }, meta: { ui: { resourceUri: 'ui://weather/forecast.html' } }, handler: async () => ({ text: 'sunny' }) },
+        { name: 'plain', inputSchema: { type: 'object' }, handler: async () => ({ text: 'ok' }) },
+      ],
+      resources: [{ uri: 'ui://weather/forecast.html', html: '<p>Forecast</p>', meta: { ui: { csp: { connectDomains: ['https://api.weather.example'] }, permissions: { geolocation: {} } } } }],
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await t?.close();
+  });
+
+  it("a tool's View is answered with its HTML, CSP and permissions; a tool without one is 404 ViewNotFound; another organization gets 404", async () => {
+    const org = await t.createOrganization('Views');
+    const auth = bearer(org.secret);
+    const app = (await t.http().post('/v1/apps').set('authorization', auth).send({ url: server.url }).expect(201)).body as { id: string };
+    const connection = (await t.http().post(`/v1/apps/${app.id}/connections`).set('authorization', auth).send({}).expect(201)).body as { id: string };
+    const view = await t.http().get(`/v1/connections/${connection.id}/tools/forecast/view`).set('authorization', auth).expect(200);
+    expect(view.body).toEqual({
+      toolName: 'forecast',
+      uri: 'ui://weather/forecast.html',
+      mimeType: 'text/html;profile=mcp-app',
+      html: '<p>Forecast</p>',
+      csp: { connectDomains: ['https://api.weather.example'] },
+      permissions: { geolocation: {} },
+      domain: null,
+    });
+    expectDeclared(await t.http().get(`/v1/connections/${connection.id}/tools/plain/view`).set('authorization', auth), 404, 'ViewNotFound');
+    const other = await t.createOrganization('Other views');
+    expectDeclared(await t.http().get(`/v1/connections/${connection.id}/tools/forecast/view`).set('authorization', bearer(other.secret)), 404, 'ConnectionNotFound');
+  });
+});
+
 describe('connection cleanup and physical scopes', () => {
   let t: TestApp;
   let legacy: RunningSdkServer;

@@ -63,6 +63,8 @@ export interface TestTool {
   readonly description?: string;
   readonly inputSchema: Record<string, unknown>;
   readonly annotations?: Record<string, boolean>;
+  /** The tool's `_meta` (an MCP Apps View: `{ ui: { resourceUri } }`). */
+  readonly meta?: Record<string, unknown>;
   readonly handler: (args: Record<string, unknown>, extra: { sendProgress: (progress: number, total?: number, message?: string) => Promise<void> }) => Promise<{ text: string; isError?: boolean }>;
 }
 
@@ -72,13 +74,23 @@ export interface TestTool {
  * serves 2025-era sessions (Mcp-Session-Id, DELETE). `tools()` is read for every request, so a
  * test can change a tool between discovery and call.
  */
-export async function startSdkServer(options: { readonly era: 'modern' | 'legacy'; readonly tools: () => readonly TestTool[] }): Promise<RunningSdkServer> {
+export async function startSdkServer(options: {
+  readonly era: 'modern' | 'legacy';
+  readonly tools: () => readonly TestTool[];
+  /** Resources (MCP Apps Views): their URI, HTML and `_meta`. */
+  readonly resources?: ReadonlyArray<{ readonly uri: string; readonly html: string; readonly meta?: Record<string, unknown> }>;
+}): Promise<RunningSdkServer> {
   const build = (): McpServer => {
     const server = new McpServer({ name: 'openbot-test-server', version: '1.0.0' });
     for (const tool of options.tools()) {
       server.registerTool(
         tool.name,
-        { description: tool.description ?? tool.name, inputSchema: fromJsonSchema(tool.inputSchema as never), ...(tool.annotations ? { annotations: tool.annotations } : {}) },
+        {
+          description: tool.description ?? tool.name,
+          inputSchema: fromJsonSchema(tool.inputSchema as never),
+          ...(tool.annotations ? { annotations: tool.annotations } : {}),
+          ...(tool.meta ? { _meta: tool.meta } : {}),
+        },
         async (args: unknown, ctx: unknown) => {
           const progressToken = (ctx as { mcpReq?: { _meta?: { progressToken?: unknown } } }).mcpReq?._meta?.progressToken;
           const notify = (ctx as { mcpReq?: { notify?: (n: unknown) => Promise<void> } }).mcpReq?.notify;
@@ -90,6 +102,11 @@ export async function startSdkServer(options: { readonly era: 'modern' | 'legacy
           return { content: [{ type: 'text' as const, text: out.text }], ...(out.isError ? { isError: true } : {}) };
         },
       );
+    }
+    for (const resource of options.resources ?? []) {
+      server.registerResource(resource.uri, resource.uri, { mimeType: 'text/html;profile=mcp-app' }, async () => ({
+        contents: [{ uri: resource.uri, mimeType: 'text/html;profile=mcp-app', text: resource.html, ...(resource.meta ? { _meta: resource.meta } : {}) }],
+      }));
     }
     return server;
   };

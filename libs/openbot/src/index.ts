@@ -30,6 +30,7 @@ export * from './apps/commands/delete-connection.command';
 export * from './apps/queries/list-apps.query';
 export * from './apps/queries/list-connections.query';
 export * from './apps/queries/list-connection-tools.query';
+export * from './apps/queries/get-tool-view.query';
 export type { GivenValue } from './apps/connection-values';
 export * from './model-providers/model-provider-view';
 export * from './model-providers/commands/create-model-provider.command';

@@ -39,6 +39,18 @@ export type CloseResult =
   /** Nothing to tell the server: a stateless 2026-07-28 connection, or a legacy one without a session. */
   | { readonly kind: 'local' };
 
+/** A View of a tool (MCP Apps): the HTML and what it asks of the host that renders it. */
+export interface McpView {
+  readonly uri: string;
+  readonly mimeType: string;
+  readonly html: string;
+  /** `_meta.ui.csp`: connectDomains, resourceDomains, frameDomains, baseUriDomains (as the server gave them). */
+  readonly csp: Record<string, unknown>;
+  /** `_meta.ui.permissions`: camera, microphone, geolocation, clipboardWrite … */
+  readonly permissions: Record<string, unknown>;
+  readonly domain: string | null;
+}
+
 /** What a tool call answered, in the shape OpenBot keeps. */
 export interface ToolCallAnswer {
   readonly isError: boolean;
@@ -172,6 +184,31 @@ export class McpConnection {
   }
 
   /**
+   * Reads an MCP Apps View (`ui://` resource, SEP-1865): its HTML and what its `_meta.ui` asks
+   * of the host (CSP domains, permissions, a dedicated domain). Only `ui://` URIs are read.
+   */
+  async readView(uri: string, options: { signal?: AbortSignal } = {}): Promise<McpView> {
+    if (!uri.startsWith('ui://')) throw new McpFailure('invalid_server', 'a View must be a ui:// resource');
+    let result: Awaited<ReturnType<Client['readResource']>>;
+    try {
+      result = await this.client.readResource({ uri }, { cacheMode: 'bypass', timeout: this.timeout(), ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      throw toFailure(error, 'list');
+    }
+    const content = (result.contents as Array<Record<string, unknown>>).find((c) => c.uri === uri) ?? (result.contents[0] as Record<string, unknown> | undefined);
+    if (content === undefined || typeof content.text !== 'string') throw new McpFailure('invalid_server', 'the View resource has no HTML text');
+    const ui = ((content._meta as { ui?: Record<string, unknown> } | undefined)?.ui ?? {}) as Record<string, unknown>;
+    return {
+      uri,
+      mimeType: typeof content.mimeType === 'string' ? content.mimeType : 'text/html',
+      html: content.text,
+      csp: isRecord(ui.csp) ? ui.csp : {},
+      permissions: isRecord(ui.permissions) ? ui.permissions : {},
+      domain: typeof ui.domain === 'string' ? ui.domain : null,
+    };
+  }
+
+  /**
    * Ends the connection. A legacy session is ended with `DELETE` (404 and 405 count as closed);
    * a stateless connection has nothing to end on the server. A failed DELETE throws (the scope is
    * not proven released, RES-06) after closing the local side.
@@ -295,4 +332,8 @@ export async function closeSession(options: {
   } finally {
     await transport.close().catch(() => undefined);
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

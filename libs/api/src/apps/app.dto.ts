@@ -264,3 +264,26 @@ export class ExecutionStartedBody {
   @ApiProperty({ format: 'uuid' })
   executionId!: string;
 }
+
+export class ToolViewBody {
+  @ApiProperty({ description: 'The tool the View belongs to' })
+  toolName!: string;
+
+  @ApiProperty({ example: 'ui://weather/forecast.html' })
+  uri!: string;
+
+  @ApiProperty({ example: 'text/html;profile=mcp-app' })
+  mimeType!: string;
+
+  @ApiProperty({ description: 'The HTML to render in a sandboxed frame' })
+  html!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The CSP domains the View asks for (`connectDomains`, `resourceDomains`, `frameDomains`, `baseUriDomains`), as the server gave them' })
+  csp!: Record<string, unknown>;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The permissions the View asks for (camera, microphone, geolocation, clipboardWrite …)' })
+  permissions!: Record<string, unknown>;
+
+  @ApiProperty({ type: String, nullable: true, description: 'A dedicated origin the View asks to be served from' })
+  domain!: string | null;
+}

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CheckConnection, CreateConnection, DeleteApp, DeleteConnection, GetApp, GetConnection, ListApps, ListConnections, ListConnectionTools, RegisterApp } from '@openbot/openbot';
+import { CheckConnection, CreateConnection, DeleteApp, DeleteConnection, GetApp, GetConnection, GetToolView, ListApps, ListConnections, ListConnectionTools, RegisterApp } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
@@ -20,6 +20,7 @@ import {
   RemoteInputBody,
   toAppBody,
   toConnectionBody,
+  ToolViewBody,
 } from './app.dto';
 
 @ApiTags('apps')
@@ -137,6 +138,19 @@ export class ConnectionsController {
   async tools(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Query('after') after?: string, @Query('limit') limit?: string): Promise<ConnectionToolPage> {
     const page = await this.queries.execute(new ListConnectionTools(caller, id, after, limit));
     return { data: page.data.map((t) => ({ ...t, annotations: { ...t.annotations } as Record<string, boolean> })), next: page.next };
+  }
+
+  @Get(':id/tools/:name/view')
+  @Requires('apps.read')
+  @ApiOperation({
+    summary: 'The View of one tool (MCP Apps `ui://` resource): its HTML, the CSP domains and permissions it asks for',
+    description: 'Read from the server when asked; render it in a sandboxed frame with at most the CSP it names. 404 ViewNotFound when the tool has none.',
+  })
+  @ApiOkResponse({ type: ToolViewBody })
+  @ApiErrors(401, 403, 404)
+  async view(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Param('name') name: string): Promise<ToolViewBody> {
+    const view = await this.queries.execute(new GetToolView(caller, id, name));
+    return { toolName: view.toolName, uri: view.uri, mimeType: view.mimeType, html: view.html, csp: { ...view.csp }, permissions: { ...view.permissions }, domain: view.domain };
   }
 
   @Post(':id/check')

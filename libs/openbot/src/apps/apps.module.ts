@@ -14,6 +14,7 @@ import { connectionCleanupWorkflow } from './connection-cleanup.workflow';
 import { ConnectionDiscovery } from './connection-discovery';
 import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
 import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
+import { GetToolViewHandler } from './queries/get-tool-view.query';
 import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
 
 /** Apps (MCP servers) and their connections (issue 17, decision 031). */
@@ -29,6 +30,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     ListConnectionsHandler,
     GetConnectionHandler,
     ListConnectionToolsHandler,
+    GetToolViewHandler,
     CheckConnectionHandler,
     DeleteConnectionHandler,
   ],
