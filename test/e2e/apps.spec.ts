@@ -233,6 +233,66 @@ describe('Views (MCP Apps ui:// resources)', () => {
   });
 });
 
+describe('bad servers', () => {
+  let t: TestApp;
+  let server: RunningSdkServer;
+  const noop = async () => ({ text: 'ok' });
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    server = await startSdkServer({
+      era: 'modern',
+      tools: () => [
+        { name: 'files.read', inputSchema: { type: 'object' }, handler: noop },
+        // Served with a string schema (below): the SDK would not register one.
+        { name: 'not-an-object', inputSchema: { type: 'object', title: 'BROKEN' }, handler: noop },
+        ...Array.from({ length: 130 }, (_, i) => ({ name: `t${String(i).padStart(3, '0')}`, inputSchema: { type: 'object' }, handler: noop })),
+      ],
+      rewrite: (body) => {
+        const broken = (json: string): string => {
+          const message = JSON.parse(json) as { result?: { tools?: Array<{ name: string; inputSchema: unknown }> } };
+          for (const tool of message.result?.tools ?? []) if (tool.name === 'not-an-object') tool.inputSchema = { type: 'string' };
+          return JSON.stringify(message);
+        };
+        // A JSON answer, or an event stream whose `data:` lines carry the messages.
+        if (body.trimStart().startsWith('{')) return broken(body);
+        return body.replace(/^data: (.+)$/gm, (_line, json: string) => `data: ${broken(json)}`);
+      },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await t?.close();
+  });
+
+  it('an invalid tool name is renamed per the contract, a schema that is not an object is refused on its own, and a list over the cap is cut with a warning', async () => {
+    const org = await t.createOrganization('Bad server');
+    const auth = bearer(org.secret);
+    const app = (await t.http().post('/v1/apps').set('authorization', auth).send({ url: server.url }).expect(201)).body as { id: string };
+    const connection = (await t.http().post(`/v1/apps/${app.id}/connections`).set('authorization', auth).send({}).expect(201)).body as { id: string };
+    const tools = (await t.http().get(`/v1/connections/${connection.id}/tools?limit=200`).set('authorization', auth).expect(200)).body as { data: Array<{ name: string }> };
+    expect(tools.data).toHaveLength(128);
+    expect(tools.data.map((tool) => tool.name)).not.toContain('not-an-object');
+    const read = (await t.http().get(`/v1/connections/${connection.id}`).set('authorization', auth).expect(200)).body as { warnings: string[] };
+    expect(read.warnings).toEqual(['the server lists more tools than the cap; only the first 128 are used', 'tool "not-an-object" is refused: inputSchema must have type "object"']);
+    await t.http().post('/v1/model-providers').set('authorization', auth).send({ name: 'fake', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
+    const bot = await t
+      .http()
+      .post('/v1/bots')
+      .set('authorization', auth)
+      .send({ name: 'Renamed', model: 'fake/m', instructions: '', tools: [{ kind: 'app', connectionId: connection.id, tools: ['files.read', 't000'] }] })
+      .expect(201);
+    const prefix = connection.id.replace(/-/g, '').slice(-8);
+    expect((bot.body as { tools: Array<{ declarations: Array<{ name: string; serverName: string }> }> }).tools[0]!.declarations).toEqual([
+      { name: `${prefix}_files_read`, serverName: 'files.read', revision: 1 },
+      { name: 't000', serverName: 't000', revision: 1 },
+    ]);
+    const refused = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'Refused', model: 'fake/m', instructions: '', tools: [{ kind: 'app', connectionId: connection.id, tools: ['not-an-object'] }] });
+    expectDeclared(refused, 400, 'InvalidInput');
+    expect((refused.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['tools.0.tools.0']);
+  });
+});
+
 describe('connection cleanup and physical scopes', () => {
   let t: TestApp;
   let legacy: RunningSdkServer;

@@ -79,6 +79,8 @@ export async function startSdkServer(options: {
   readonly tools: () => readonly TestTool[];
   /** Resources (MCP Apps Views): their URI, HTML and `_meta`. */
   readonly resources?: ReadonlyArray<{ readonly uri: string; readonly html: string; readonly meta?: Record<string, unknown> }>;
+  /** Rewrites every answer body before it is sent: how a test plays a server that breaks the protocol (the SDK refuses to). */
+  readonly rewrite?: (body: string) => string;
 }): Promise<RunningSdkServer> {
   const build = (): McpServer => {
     const server = new McpServer({ name: 'openbot-test-server', version: '1.0.0' });
@@ -132,7 +134,7 @@ export async function startSdkServer(options: {
     return transport.handleRequest(request);
   };
 
-  const http: Server = createServer((req, res) => void serve(req, res, handle, requests));
+  const http: Server = createServer((req, res) => void serve(req, res, handle, requests, options.rewrite));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
@@ -149,7 +151,13 @@ export async function startSdkServer(options: {
 }
 
 /** node:http → a web Request → the handler's Response, streamed back (SSE included). */
-async function serve(req: IncomingMessage, res: ServerResponse, handle: (request: Request) => Promise<Response>, requests: RunningMcpServer['requests']): Promise<void> {
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handle: (request: Request) => Promise<Response>,
+  requests: RunningMcpServer['requests'],
+  rewrite?: (body: string) => string,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
@@ -169,6 +177,13 @@ async function serve(req: IncomingMessage, res: ServerResponse, handle: (request
     const response = await handle(
       new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, signal: abort.signal, ...(req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' ? {} : { body }) }),
     );
+    if (rewrite !== undefined && response.body !== null) {
+      const text = rewrite(await response.text());
+      const headers = Object.fromEntries(response.headers);
+      delete headers['content-length'];
+      res.writeHead(response.status, headers);
+      return void res.end(text);
+    }
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (response.body === null) return void res.end();
     for await (const chunk of response.body) res.write(chunk);

@@ -67,6 +67,10 @@ export interface CallOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/** Most `tools/list` pages read in one discovery. */
+const MAX_LIST_PAGES = 64;
+/** A result schema that accepts any result (a Standard Schema): the tools are checked one by one afterwards. */
+const ANY_RESULT = { '~standard': { version: 1 as const, vendor: 'openbot', validate: (value: unknown) => ({ value }) } };
 const CLIENT_INFO = { name: 'openbot', version: '0.1.0' };
 
 /**
@@ -79,21 +83,24 @@ export class McpConnection {
     private client: Client,
     private transport: StreamableHTTPClientTransport,
     private readonly options: OpenOptions,
+    /** The raw tools of the `tools/list` answers, as the server sent them (see rawToolLists). */
+    private readonly listed: unknown[][],
   ) {}
 
   /** Connects and negotiates the era; fails with an McpFailure whose reason says why. */
   static async open(options: OpenOptions): Promise<McpConnection> {
-    const { client, transport } = await McpConnection.connect(options);
-    return new McpConnection(client, transport, options);
+    const listed: unknown[][] = [];
+    const { client, transport } = await McpConnection.connect(options, listed);
+    return new McpConnection(client, transport, options, listed);
   }
 
-  private static async connect(options: OpenOptions): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  private static async connect(options: OpenOptions, listed: unknown[][]): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
     const era = options.era ?? 'auto';
     const client = new Client(options.clientInfo ?? CLIENT_INFO, {
       versionNegotiation: { mode: era === 'legacy' ? 'legacy' : era === 'modern' ? { pin: '2026-07-28' } : 'auto' },
     });
     const transport = new StreamableHTTPClientTransport(new URL(options.url), {
-      fetch: withHeaders(cappedFetch(options.fetch, options.answerLimitBytes), options.headers),
+      fetch: rawToolLists(withHeaders(cappedFetch(options.fetch, options.answerLimitBytes), options.headers), listed),
       // Redirects are not followed: the egress client returns them as they are (a redirect could
       // lead to a host the policy never saw).
       redirectPolicy: 'same-origin',
@@ -132,14 +139,33 @@ export class McpConnection {
     return info === undefined ? null : { name: info.name, version: info.version };
   }
 
-  /** Full discovery: every page of `tools/list`, checked tool by tool (never from a cache). */
+  /**
+   * Full discovery: every page of `tools/list`, checked tool by tool (never from a cache). The
+   * pages are read without the SDK's result schema, which would refuse the whole list for one bad
+   * tool: `checkToolList` refuses each bad tool on its own instead.
+   */
   async listTools(options: { signal?: AbortSignal } = {}): Promise<CheckedToolList> {
+    const tools: unknown[] = [];
+    this.listed.length = 0;
     try {
-      const { tools } = await this.client.listTools(undefined, { cacheMode: 'bypass', timeout: this.timeout(), ...(options.signal ? { signal: options.signal } : {}) });
-      return checkToolList(tools, this.options.maxTools ?? DEFAULT_MAX_TOOLS);
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_LIST_PAGES; page++) {
+        const result = (await this.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
+          timeout: this.timeout(),
+          ...(options.signal ? { signal: options.signal } : {}),
+        })) as { tools?: unknown; nextCursor?: unknown };
+        if (!Array.isArray(result.tools)) throw new McpFailure('invalid_server', 'the server answered tools/list without a tools array');
+        // The page as the server sent it, not as the SDK was shown it.
+        tools.push(...(this.listed.shift() ?? result.tools));
+        if (typeof result.nextCursor !== 'string' || result.nextCursor === '' || result.nextCursor === cursor) break;
+        cursor = result.nextCursor;
+        // Already far over the cap: the rest would be cut anyway.
+        if (tools.length > (this.options.maxTools ?? DEFAULT_MAX_TOOLS) * 4) break;
+      }
     } catch (error) {
       throw toFailure(error, 'list');
     }
+    return checkToolList(tools, this.options.maxTools ?? DEFAULT_MAX_TOOLS);
   }
 
   /**
@@ -156,7 +182,7 @@ export class McpConnection {
       // anything: the spec's answer is a new `initialize`, then the same request once more.
       if (!(error instanceof McpFailure) || error.reason !== 'session_lost' || this.era !== 'legacy') throw error;
       await this.client.close().catch(() => undefined);
-      ({ client: this.client, transport: this.transport } = await McpConnection.connect({ ...this.options, era: 'legacy' }));
+      ({ client: this.client, transport: this.transport } = await McpConnection.connect({ ...this.options, era: 'legacy' }, this.listed));
       return this.send(declaration, args, options);
     }
   }
@@ -233,6 +259,46 @@ export class McpConnection {
   private timeout(): number {
     return this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
+}
+
+/**
+ * Keeps the raw tools of every `tools/list` answer in `listed` and hands the SDK a copy in which a
+ * tool it would refuse (a schema that is not an object, a missing name) is a harmless stand-in:
+ * the SDK validates the whole result and would refuse the whole list for one bad tool, while
+ * OpenBot refuses each bad tool on its own (checkToolList reads the raw ones).
+ */
+function rawToolLists(fetch: Fetch, listed: unknown[][]): Fetch {
+  return async (input, init) => {
+    let list: boolean;
+    try {
+      list = typeof init?.body === 'string' && (JSON.parse(init.body) as { method?: unknown }).method === 'tools/list';
+    } catch {
+      list = false;
+    }
+    const response = await fetch(input, init);
+    if (!list || !response.ok || response.body === null) return response;
+    const text = await response.text();
+    const keep = (json: string): string => {
+      try {
+        const message = JSON.parse(json) as { result?: { tools?: unknown } };
+        if (!Array.isArray(message.result?.tools)) return json;
+        listed.push(structuredClone(message.result.tools));
+        message.result.tools = message.result.tools.map((tool: unknown, index: number) => {
+          const t = (typeof tool === 'object' && tool !== null ? tool : {}) as Record<string, unknown>;
+          const schema = t.inputSchema as { type?: unknown } | undefined;
+          const usable = typeof t.name === 'string' && typeof schema === 'object' && schema !== null && schema.type === 'object';
+          return usable ? t : { name: typeof t.name === 'string' ? t.name : `refused-${index}`, inputSchema: { type: 'object' } };
+        });
+        return JSON.stringify(message);
+      } catch {
+        return json;
+      }
+    };
+    const rewritten = text.trimStart().startsWith('{') ? keep(text) : text.replace(/^data: ?(.+)$/gm, (_line, json: string) => `data: ${keep(json)}`);
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    return new Response(rewritten, { status: response.status, statusText: response.statusText, headers });
+  };
 }
 
 /** Adds the resolved headers to every request; the transport's own headers (session, version) win. */
