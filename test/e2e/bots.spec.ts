@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * see them (IDN-08).
  */
 
-const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'model', 'name', 'tools', 'updatedAt'];
+const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'memory', 'model', 'name', 'tools', 'updatedAt'];
 const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
 
 interface BotTool {
@@ -100,6 +100,7 @@ describe('bots', () => {
       instructions: 'Be brief.',
       tools: [shown(WEATHER)],
       limits: DEFAULT_LIMITS,
+      memory: { enabled: false, learn: false },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });
@@ -150,8 +151,8 @@ describe('bots', () => {
     const limitsSchema = resolve(botSchema.properties!.limits!);
     const bot = await create(owner.secret, { name: 'Documented', model: 'local/a', tools: [LOOKUP, WEATHER] });
     expect(Object.keys(botSchema.properties!).sort()).toEqual(Object.keys(bot).sort());
-    // Every field of an http tool, the two only a delegate tool has, and the three only an app tool has.
-    expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId', 'connectionId', 'tools', 'declarations'].sort());
+    // Every field of an http tool, the two only a delegate tool has, the Vault-referenced headers an http tool may have, and the three only an app tool has.
+    expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId', 'headers', 'connectionId', 'tools', 'declarations'].sort());
     expect([...(toolSchema.required ?? [])].sort()).toEqual(Object.keys(bot.tools[1]!).sort());
     expect(Object.keys(limitsSchema.properties!).sort()).toEqual(Object.keys(bot.limits).sort());
     expect([...(limitsSchema.required ?? [])].sort()).toEqual(Object.keys(bot.limits).sort());

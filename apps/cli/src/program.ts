@@ -6,10 +6,13 @@ import { chatsCommand } from './commands/chats';
 import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
+import { memoriesCommand } from './commands/memories';
 import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
+import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
+import { vaultsCommand } from './commands/vaults';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
 
@@ -35,6 +38,7 @@ export function buildProgram(context: Context): Command {
     .addHelpText('after', HELP_FOOTER);
   configCommand(program, context);
   orgsCommand(program, context);
+  adminCommand(program, context);
   keysCommand(program, context);
   providersCommand(program, context);
   botsCommand(program, context);
@@ -42,8 +46,10 @@ export function buildProgram(context: Context): Command {
   chatCommand(program, context);
   executionsCommand(program, context);
   approvalsCommand(program, context);
+  memoriesCommand(program, context);
   appsCommand(program, context);
   billingCommands(program, context);
+  vaultsCommand(program, context);
   return program;
 }
 

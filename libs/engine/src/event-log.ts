@@ -71,16 +71,11 @@ export async function* observeEvents(
   let syncedAt = -1;
   while (!signal?.aborted) {
     // Listen before reading, so an event committed between the read and the wait still wakes us.
-    const stopWaiting = new AbortController();
-    const woken = deps.listener.waitForEvents(
-      executionId,
-      FALLBACK_POLL_MS,
-      signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
-    );
+    const wait = deps.listener.waitForEvents(executionId, FALLBACK_POLL_MS, signal);
     // Events this node just committed are handed over in memory: no read when they follow the cursor.
     const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
     if (buffered !== null && buffered.length > 0) {
-      stopWaiting.abort();
+      wait.stop();
       for (const event of buffered) {
         cursor = event.seq;
         yield event;
@@ -91,11 +86,11 @@ export async function* observeEvents(
     if (buffered !== null) {
       // Caught up with what this node handed over, and nothing else was announced since the last read.
       if (!follow) {
-        stopWaiting.abort();
+        wait.stop();
         return;
       }
       // The fallback poll always reads the table: a wake-up lost on any path costs latency, never an event.
-      if ((await woken) === 'timeout') syncedAt = -1;
+      if ((await wait.woken) === 'timeout') syncedAt = -1;
       continue;
     }
     const sync = deps.listener.syncPoint();
@@ -106,33 +101,33 @@ export async function* observeEvents(
       cursor = row.seq;
       const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
       const event = toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload);
-      if (row.type === ENDED_EVENT) stopWaiting.abort();
+      if (row.type === ENDED_EVENT) wait.stop();
       yield event;
       if (row.type === ENDED_EVENT) return;
     }
     if (rows.length === PAGE) {
-      stopWaiting.abort();
+      wait.stop();
       continue;
     }
     if (!follow) {
-      stopWaiting.abort();
+      wait.stop();
       return;
     }
     if (rows.length === 0) {
       // A reader past the final event ends: nothing more will come (the end can be read again from an
       // earlier cursor). The end may have committed after this read, so read once more after seeing it.
       if (endSeen) {
-        stopWaiting.abort();
+        wait.stop();
         return;
       }
       if (ended) {
         endSeen = true;
         syncedAt = -1;
-        stopWaiting.abort();
+        wait.stop();
         continue;
       }
     }
-    if ((await woken) === 'timeout') syncedAt = -1;
+    if ((await wait.woken) === 'timeout') syncedAt = -1;
   }
 }
 

@@ -8,6 +8,12 @@ const RECENT_LIMIT = 512;
 /** How long events stay buffered after the last local reader stopped waiting. */
 const RECENT_LINGER_MS = 10_000;
 
+/** A registered wait for an execution's events (`NodeListener.waitForEvents`). */
+export interface EventWait {
+  readonly woken: Promise<'woken' | 'timeout'>;
+  stop(): void;
+}
+
 /** An event as readers see it; only its sequence number matters here. */
 export interface BufferedEvent {
   readonly seq: number;
@@ -55,11 +61,13 @@ export class NodeListener {
   }
 
   /**
-   * Resolves when a notification for `executionId` arrives (`woken`), after `timeoutMs`
-   * (`timeout`: the fallback poll, which must read the table) or when `signal` aborts.
+   * A wait whose `woken` resolves when a notification for `executionId` arrives (`woken`), after
+   * `timeoutMs` (`timeout`: the fallback poll, which must read the table), when `signal` aborts,
+   * or at `stop()` (the reader found something to do; cheaper than an AbortController per wait).
    */
-  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<'woken' | 'timeout'> {
-    return new Promise((resolve) => {
+  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): EventWait {
+    let stop: () => void = () => undefined;
+    const woken = new Promise<'woken' | 'timeout'>((resolve) => {
       let waiters = this.eventWaiters.get(executionId);
       if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
       let why: 'woken' | 'timeout' = 'woken';
@@ -80,7 +88,9 @@ export class NodeListener {
       }, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       waiters.add(done);
+      stop = done;
     });
+    return { woken, stop: () => stop() };
   }
 
   /**

@@ -14,16 +14,19 @@ import { EgressModule } from './egress/egress.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
+import { RemindersModule } from './reminders/reminders.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
+import { MemoryModule } from './memory/memory.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
 import { SsoModule } from './sso/sso.module';
 import { UsageModule } from './usage/usage.module';
+import { VaultsModule } from './vaults/vaults.module';
 
 @Global()
 @Module({})
@@ -51,6 +54,7 @@ export class OpenbotModule {
         CqrsModule.forRoot(),
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
         SealingModule,
+        VaultsModule,
         EgressModule,
         HealthModule,
         ErrorsModule,
@@ -66,11 +70,13 @@ export class OpenbotModule {
         ModelsModule,
         AppsModule,
         BotsModule,
+        MemoryModule,
         ChatsModule,
         UsageModule,
         EngineModule,
         ExecutionsModule,
         ApprovalsModule,
+        RemindersModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

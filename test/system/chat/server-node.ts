@@ -173,7 +173,7 @@ export interface ApiResponse<T> {
 /** One JSON request to a node; answers status and parsed body (fails on a non-JSON body). */
 export async function api<T = Record<string, unknown>>(
   node: ServerNode,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH',
   path: string,
   options: { token: string; body?: unknown; headers?: Record<string, string> },
 ): Promise<ApiResponse<T>> {
@@ -200,7 +200,7 @@ export async function api<T = Record<string, unknown>>(
 export async function expectApi<T = Record<string, unknown>>(
   expected: number,
   node: ServerNode,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH',
   path: string,
   options: { token: string; body?: unknown; headers?: Record<string, string> },
 ): Promise<T> {

@@ -1,16 +1,20 @@
 import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
 import type { ToolDeclaration } from '@openbot/protocol';
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
+import { referenceIssues, type VaultReference } from '../vaults/vault-view';
+import type { ReferenceUse } from '../vaults/vault-secrets';
+import type { BotMemorySettings } from '../memory/memory-view';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
  * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
  * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
- * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `app`: the
+ * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
+ * built-in `remind` tool; a durable reminder posts a message into the Chat when due. `app`: the
  * tools of an App connection (decision 031), each saved with its declaration (STC-07).
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'app'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind', 'app'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -31,6 +35,11 @@ export interface BotTool {
    * result is lost (CALL-03).
    */
   readonly retry?: BotToolRetry;
+  /**
+   * http and background tools: headers sent with every call, each a Vault reference opened only
+   * at the send, right after its rights, field and `allowedHosts` are checked again (SEC-02).
+   */
+  readonly headers?: Readonly<Record<string, VaultReference>>;
   /** delegate tools: the Bot a call starts a task of. */
   readonly botId?: string;
   /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
@@ -85,6 +94,8 @@ export interface BotView {
   readonly tools: readonly BotTool[];
   /** The stored limits with DEFAULT_BOT_LIMITS filled in under them. */
   readonly limits: Required<BotLimits>;
+  /** Whether Turns select context from the Bot's memory (`enabled`) and learn into it after they end (`learn`). */
+  readonly memory: BotMemorySettings;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -96,7 +107,7 @@ export interface BotView {
 export const BOT_VIEW_COLUMNS = `id, name, model, instructions,
   (SELECT COALESCE(jsonb_agg('{"kind":"client"}'::jsonb || tool ORDER BY position), '[]'::jsonb)
      FROM jsonb_array_elements(tools) WITH ORDINALITY AS bot_tool(tool, position)) AS tools,
-  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits,
+  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits, memory,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
@@ -140,6 +151,7 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
+    issues.push(...headerIssues(tool, index));
     if (kind !== 'app' && tool.connectionId !== undefined) issues.push({ path: `tools.${index}.connectionId`, message: 'only an app tool has a connectionId' });
     if (kind !== 'app' && tool.tools !== undefined) issues.push({ path: `tools.${index}.tools`, message: 'only an app tool has tools' });
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
@@ -148,9 +160,9 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
       if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
-    } else if (kind === 'plan') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a plan tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a plan tool must not have retry' });
+    } else if (kind === 'plan' || kind === 'remind') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
     } else if (kind === 'delegate') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
@@ -165,6 +177,43 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     }
   });
   if (issues.length > 0) throw new InvalidInput(issues);
+}
+
+/** Most headers one tool may send. */
+export const MAX_TOOL_HEADERS = 20;
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+/** Headers the platform sets itself (or that frame the request): a tool may not set them. */
+const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'idempotency-key', 'host', 'connection', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer']);
+
+/** An http or background tool's `headers`: names that are HTTP tokens, values that are Vault references. */
+function headerIssues(tool: BotTool, index: number): InputIssue[] {
+  if (tool.headers === undefined) return [];
+  const path = `tools.${index}.headers`;
+  const kind = tool.kind ?? 'client';
+  if (kind !== 'http' && kind !== 'background') return [{ path, message: 'only http and background tools have headers' }];
+  if (tool.headers === null || typeof tool.headers !== 'object' || Array.isArray(tool.headers)) return [{ path, message: 'headers must be an object' }];
+  const names = Object.keys(tool.headers);
+  if (names.length > MAX_TOOL_HEADERS) return [{ path, message: `a tool has at most ${MAX_TOOL_HEADERS} headers` }];
+  const seen = new Set<string>();
+  return names.flatMap((name) => {
+    const at = `${path}.${name}`;
+    if (!HEADER_NAME.test(name)) return [{ path: at, message: 'a header name must be an HTTP token' }];
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) return [{ path: at, message: `the platform sets ${lower} itself` }];
+    if (seen.has(lower)) return [{ path: at, message: 'a header is named twice (names are case-insensitive)' }];
+    seen.add(lower);
+    const value: unknown = tool.headers![name];
+    // A literal value would have to be stored sealed; until then it belongs in a Vault item.
+    if (typeof value === 'string') return [{ path: at, message: 'a header value must be a Vault reference { vaultItemId, field, prefix? }: put the value in a Vault item' }];
+    return referenceIssues(value, at);
+  });
+}
+
+/** The Vault references the tools name, each with the URL its value is sent to (checked at save, SEC-02). */
+export function toolReferenceUses(tools: readonly BotTool[]): ReferenceUse[] {
+  return tools.flatMap((tool, index) =>
+    Object.entries(tool.headers ?? {}).map(([name, reference]) => ({ path: `tools.${index}.headers.${name}`, reference, url: tool.url ?? '' })),
+  );
 }
 
 function isPlainHttpUrl(value: string): boolean {
@@ -220,4 +269,18 @@ export const PLAN_PARAMETERS: Record<string, unknown> = {
     },
   },
   required: ['steps'],
+};
+
+/** The longest delay a reminder may be set for (a year, in seconds). */
+export const MAX_REMIND_IN_SECONDS = 31_536_000;
+
+/** The fixed parameters of the built-in `remind` tool: a message and exactly one of `at` or `inSeconds`. */
+export const REMIND_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    message: { type: 'string', description: 'What to post into this Chat when the reminder is due' },
+    at: { type: 'string', format: 'date-time', description: 'When (an ISO time); give this or inSeconds' },
+    inSeconds: { type: 'integer', minimum: 1, maximum: MAX_REMIND_IN_SECONDS, description: 'After how many seconds; give this or at' },
+  },
+  required: ['message'],
 };

@@ -1,12 +1,15 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { AppClient } from '../apps/app-client';
 import { AppsModule } from '../apps/apps.module';
-import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { Engine } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
+import { MemoryStore } from '../memory/memory-store';
 import { ModelCalls } from '../models/model-calls';
+import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
+import { VaultSecrets } from '../vaults/vault-secrets';
+import { newId, type ErrorId } from '@openbot/domain';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
@@ -16,6 +19,7 @@ import { chatDeleteWorkflow } from './delete/chat-delete.workflow';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
+import { reminderWorkflow } from '../reminders/reminder.workflow';
 import { backgroundToolWorkflow } from './turn/background-tool.workflow';
 import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
@@ -43,14 +47,25 @@ export class ChatsModule implements OnModuleInit {
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
-    @Inject(AppClient) private readonly apps: AppClient,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
+    @Inject(MemoryStore) private readonly memory: MemoryStore,
+    @Inject(AppClient) private readonly apps: AppClient,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
   onModuleInit(): void {
     const pool = this.db.pool;
-    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
+    const secrets = {
+      open: this.vaults.open.bind(this.vaults),
+      // A refused reference is an error record of its own (category forbidden), named in the tool's answer (ERR-01).
+      recordRefusal: async (refusal: Error, executionId: string): Promise<string> => {
+        const errorId = newId<ErrorId>();
+        await this.db.transaction((tx) => this.failures.record(tx, { errorId, category: 'forbidden', origin: 'vault reference', cause: refusal, executionId }));
+        return errorId;
+      },
+    };
+    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes, secrets };
     this.engine.register(
       turnWorkflow({
         pool,
@@ -60,9 +75,11 @@ export class ChatsModule implements OnModuleInit {
         apps: { pool, apps: this.apps, failures: this.failures, nodeId: this.engine.nodeId, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
+        memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
+    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine }));
   }
 }

@@ -60,7 +60,7 @@ describe('parseConfig defaults', () => {
       appCallTimeoutSeconds: 120,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
-      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096 },
+      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
       trustedProxies: [],
     });
   });
@@ -368,8 +368,10 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
       OPENBOT_AUTH_FAILURE_LIMIT: '9',
       OPENBOT_RATE_LIMIT_WINDOW_SECONDS: '120',
       OPENBOT_TRUSTED_PROXIES: '10.0.0.0/8, loopback,2001:db8::1',
+      OPENBOT_MEMORY_HELPER_PERMITS: '2',
+      OPENBOT_MEMORY_CONTEXT_TOKENS: '500',
     });
-    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096 });
+    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096, memoryHelperPermits: 2, memoryContextTokens: 500 });
     expect(config.trustedProxies).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
   });
 
@@ -382,6 +384,8 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
     ['OPENBOT_RATE_LIMIT_WINDOW_SECONDS', '86401'],
     ['OPENBOT_TRUSTED_PROXIES', 'proxy.example.com'],
     ['OPENBOT_TRUSTED_PROXIES', '10.0.0.0/33'],
+    ['OPENBOT_MEMORY_HELPER_PERMITS', '0'],
+    ['OPENBOT_MEMORY_CONTEXT_TOKENS', 'lots'],
   ])('%s=%s stops the boot with a line naming it', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });

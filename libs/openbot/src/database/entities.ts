@@ -16,14 +16,17 @@ import { ExecutionPlanEntity } from '../executions/storage/execution-plan.entity
 import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
+import { MEMORY_ENTITIES } from '../memory/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
 import { UsageHoldEntity } from '../usage/storage/usage-hold.entity';
 import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
+import { ReminderEntity } from '../reminders/storage/reminder.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 import { ServiceEntity } from '../services/storage/service.entity';
 import { SSO_ENTITIES } from '../sso/storage/entities';
+import { VAULT_ENTITIES } from '../vaults/storage/entities';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
 export const ENTITIES = [
@@ -44,6 +47,7 @@ export const ENTITIES = [
   ExecutionPauseEntity,
   ExecutionLimitsEntity,
   ExecutionPlanEntity,
+  ReminderEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,
@@ -51,6 +55,8 @@ export const ENTITIES = [
   ...SSO_ENTITIES,
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
+  ...VAULT_ENTITIES,
+  ...MEMORY_ENTITIES,
   ...APPS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -61,6 +61,12 @@ export interface ModelCallRequest {
   readonly eventStep: number;
   /** Each text piece of an attempt as it streams; whatever it publishes is stored before `model.completed`. */
   readonly onText?: (text: string, position: { readonly step: number; readonly attempt: number }) => void;
+  /**
+   * Runs right before each attempt sends (after the call log checked the identity): a workflow's
+   * own precondition, e.g. that it still holds its shared permit (LIM-01). An error it throws with
+   * `notSent: true` reaches the workflow as it is, and nothing is sent.
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 /**
@@ -97,8 +103,9 @@ export class RateLimitWait extends Error {
 /**
  * The one way a workflow calls a language model (PLAT-06). Every model call of the platform,
  * whatever workflow makes it, gets the same policy from here:
- * - provider resolution through the ModelRegistry, which opens the sealed API key for this call
- *   only and hands the adapter the egress client (policy checked before every request);
+ * - provider resolution through the ModelRegistry, which opens the API key (sealed, or a Vault
+ *   reference checked again) for each attempt only and hands the adapter the egress client
+ *   (policy checked before every request);
  * - a safe entry in the execution's call log: retries are new attempts with the same provider
  *   idempotency key (CALL-02, CALL-04), the execution's identity is checked again before each
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
@@ -160,6 +167,12 @@ export class ModelCalls {
           },
         },
         async (call) => {
+          await request.beforeSend?.();
+          // The key is opened for this attempt only, its Vault rights checked again, then the identity (IDN-06, SEC-02).
+          const provider = await resolved.connect({
+            actor: { kind: request.billing.scopeKind, id: request.billing.scopeId },
+            ...(call.checkIdentity ? { checkIdentity: call.checkIdentity } : {}),
+          });
           const reservation = await reserve(this.db, {
             ...scope,
             executionId,
@@ -178,7 +191,7 @@ export class ModelCalls {
           const onText = request.onText;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
-            resolved.provider,
+            provider,
             { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
             onText === undefined ? undefined : (text) => onText(text, position(call.attempt)),
           );
@@ -190,7 +203,8 @@ export class ModelCalls {
     } catch (error) {
       // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
       const cause = (error as { cause?: unknown } | null)?.cause;
-      throw cause instanceof BudgetStop || cause instanceof RateLimitWait ? cause : error;
+      // Any refusal before sending (a budget, a rate limit, a workflow's own precondition) reaches the workflow as it is.
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
     }
     publisher.announce();
     return result;

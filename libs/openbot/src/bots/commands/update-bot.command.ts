@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
+import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
 import {
   BOT_VIEW_COLUMNS,
@@ -9,12 +10,14 @@ import {
   checkToolKinds,
   checkToolNames,
   parseModelReference,
+  toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
   type BotLimits,
   type BotTool,
   type BotView,
 } from '../bot-view';
+import type { BotMemorySettings } from '../../memory/memory-view';
 
 /** The fields of a Bot a PATCH may change; an absent field keeps its value. */
 export interface BotChanges {
@@ -24,6 +27,8 @@ export interface BotChanges {
   readonly tools?: readonly BotTool[];
   /** Replaces the whole limits object; a limit left out takes its default again. */
   readonly limits?: BotLimits;
+  /** Replaces the memory switches. */
+  readonly memory?: BotMemorySettings;
 }
 
 /**
@@ -44,6 +49,7 @@ export class UpdateBot extends Command<BotView> {
 export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
   constructor(
     @Inject(Database) private readonly db: Database,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
   ) {}
 
@@ -58,17 +64,20 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
       changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
     }
+    const references = changes.tools === undefined ? [] : toolReferenceUses(changes.tools);
     return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
       const found = await tx.count('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId]);
       if (found === 0) throw new NotFound('Bot');
+      // Whoever saves a tool set names its references, also those it kept as they were (SEC-02).
+      await this.vaults.checkForSave(caller, references, tx);
       if (provider !== null) {
         const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider]);
         if (providers === 0) throw unknownModelProvider(provider);
       }
       const row = await tx.one<BotView>(
         `UPDATE bots SET name = COALESCE($3, name), model = COALESCE($4, model), instructions = COALESCE($5, instructions),
-                tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), updated_at = now()
+                tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), memory = COALESCE($8::jsonb, memory), updated_at = now()
           WHERE id = $1 AND organization_id = $2
           RETURNING ${BOT_VIEW_COLUMNS}`,
         [
@@ -79,6 +88,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
           changes.instructions ?? null,
           changes.tools === undefined ? null : JSON.stringify(changes.tools.map(withEffectiveKind)),
           changes.limits === undefined ? null : JSON.stringify(changes.limits),
+          changes.memory === undefined ? null : JSON.stringify(changes.memory),
         ],
       );
       if (row === undefined) throw new NotFound('Bot');

@@ -3,6 +3,7 @@ import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type 
 import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@openbot/protocol';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
+import type { VaultReference } from '../../vaults/vault-view';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
@@ -29,6 +30,15 @@ const declarationCodec: Codec<ToolDeclaration> = {
   decode: (json) => decodeDeclaration(json),
 };
 
+/** A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given (SEC-02). */
+function headersCodec(): Codec<Readonly<Record<string, VaultReference>>> {
+  const reference = codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) });
+  return {
+    encode: (value) => Object.fromEntries(Object.entries(value).map(([name, ref]) => [name, reference.encode(ref)])),
+    decode: (json, path = '') => Object.fromEntries(Object.entries(codec.jsonObject.decode(json, path)).map(([name, ref]) => [name, reference.decode((ref ?? null) as Json, `${path}.${name}`)])),
+  };
+}
+
 export const botToolCodec: Codec<BotTool> = codec.object({
   name: codec.string,
   description: codec.string,
@@ -36,6 +46,7 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
+  headers: codec.optional(headersCodec()),
   botId: codec.optional(codec.string),
   attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),
@@ -57,6 +68,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   instructions: codec.string,
   tools: codec.array(botToolCodec),
   limits: limitsCodec,
+  memory: codec.optional(codec.object({ enabled: codec.boolean, learn: codec.boolean })),
 });
 
 const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cost', 'budget'] as const satisfies readonly TurnStop[];
@@ -69,7 +81,8 @@ const turnInputFields = {
   organizationId: codec.string,
   scope: scopeCodec,
   depth: codec.optional(codec.number),
-  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number })),
+  attached: codec.optional(codec.boolean),
+  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number, maxCostMicros: codec.optional(codec.number) })),
 };
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);
@@ -92,6 +105,7 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   countingSince: codec.optional(codec.nullable(codec.number)),
   pausedMsSeen: codec.optional(codec.number),
   timedOut: codec.optional(codec.boolean),
+  memory: codec.optional(codec.object({ ids: codec.array(codec.string), contents: codec.array(codec.string) })),
   plan: codec.optional(
     codec.object({
       steps: codec.array(codec.object({ title: codec.string, status: codec.oneOf(['pending', 'in_progress', 'done', 'skipped']) })),
