@@ -21,6 +21,7 @@ import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-inde
 import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequence-counters';
 import { UnsettledExecutionsIndex1766660000000 } from './1766660000000-unsettled-executions-index';
 import { RemindersAndNotices1766700000000 } from './1766700000000-reminders-and-notices';
+import { Files1766800000000 } from './1766800000000-files';
 import { Vaults1766900000000 } from './1766900000000-vaults';
 import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
@@ -49,6 +50,7 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   EventSequenceCounters1766650000000,
   UnsettledExecutionsIndex1766660000000,
   RemindersAndNotices1766700000000,
+  Files1766800000000,
   Vaults1766900000000,
   BotMemory1767000000000,
   AppsAndConnections1767100000000,

@@ -7,6 +7,7 @@ import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
 import { memoriesCommand } from './commands/memories';
+import { filesCommand } from './commands/files';
 import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
@@ -47,6 +48,7 @@ export function buildProgram(context: Context): Command {
   executionsCommand(program, context);
   approvalsCommand(program, context);
   memoriesCommand(program, context);
+  filesCommand(program, context);
   appsCommand(program, context);
   billingCommands(program, context);
   vaultsCommand(program, context);

@@ -17,6 +17,7 @@ import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
+import { FilesController } from './files/files.controller';
 import { StuckExecutionsController } from './platform/stuck-executions.controller';
 import { RemindersController } from './reminders/reminders.controller';
 import { BearerGuard } from './auth/bearer.guard';
@@ -34,7 +35,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

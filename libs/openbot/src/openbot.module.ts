@@ -11,10 +11,12 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
 import { EgressModule } from './egress/egress.module';
+import { ObjectStoreModule } from './object-store/object-store.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
 import { RemindersModule } from './reminders/reminders.module';
+import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
@@ -56,6 +58,7 @@ export class OpenbotModule {
         SealingModule,
         VaultsModule,
         EgressModule,
+        ObjectStoreModule,
         HealthModule,
         ErrorsModule,
         LimitsModule,
@@ -77,6 +80,7 @@ export class OpenbotModule {
         ExecutionsModule,
         ApprovalsModule,
         RemindersModule,
+        FilesModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

@@ -50,6 +50,7 @@ describe('parseConfig defaults', () => {
       egressToolAnswerLimit: 1024 * 1024,
       egressDocumentLimit: 64 * 1024,
       objectStore: { kind: 'fs' },
+      files: { maxBytes: 52_428_800, uploadTimeoutSeconds: 3_600 },
       nodeId: `${hostname()}-${process.pid}`,
       logLevel: 'info',
       logFormat: 'auto',
@@ -196,6 +197,22 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: ' ' }, 'S3_BUCKET');
   });
 
+  it('[PLAT-03] S3_ENDPOINT that is no http(s) URL, a lone S3 credential half, a malformed S3_REGION', () => {
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'minio:9000' }, 'S3_ENDPOINT');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'ftp://minio' }, 'S3_ENDPOINT');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'id' }, 'S3_SECRET_ACCESS_KEY');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_SECRET_ACCESS_KEY: 's' }, 'S3_ACCESS_KEY_ID');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_REGION: 'EU West' }, 'S3_REGION');
+  });
+
+  it('OPENBOT_FILE_MAX_BYTES, OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS and OBJECT_STORE_ALLOW_FS out of range', () => {
+    expectRejected({ OPENBOT_FILE_MAX_BYTES: '0' }, 'OPENBOT_FILE_MAX_BYTES');
+    expectRejected({ OPENBOT_FILE_MAX_BYTES: '10MB' }, 'OPENBOT_FILE_MAX_BYTES');
+    expectRejected({ OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS: '0' }, 'OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS');
+    expectRejected({ OBJECT_STORE_ALLOW_FS: 'yes' }, 'OBJECT_STORE_ALLOW_FS');
+    expect(parseConfig({ OPENBOT_FILE_MAX_BYTES: '1024', OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS: '5' }).files).toEqual({ maxBytes: 1024, uploadTimeoutSeconds: 5 });
+  });
+
   it('S3_FORCE_PATH_STYLE other than true/false', () => {
     expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_FORCE_PATH_STYLE: 'yes' }, 'S3_FORCE_PATH_STYLE');
   });
@@ -339,6 +356,8 @@ describe('parseConfig in production', () => {
   it('refuses the fs object store, given or by default', () => {
     expectRejected({ ...PRODUCTION, OBJECT_STORE: 'fs' }, 'OBJECT_STORE');
     expectRejected({ ...PRODUCTION, OBJECT_STORE: undefined, S3_BUCKET: undefined }, 'OBJECT_STORE');
+    // The refusal can be overridden on purpose (one node with a persistent volume).
+    expect(parseConfig({ ...PRODUCTION, OBJECT_STORE: 'fs', OBJECT_STORE_ALLOW_FS: 'true' }).objectStore).toEqual({ kind: 'fs' });
   });
 
   it('development accepts all three unset', () => {

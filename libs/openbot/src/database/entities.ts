@@ -2,6 +2,7 @@ import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { APPS_ENTITIES } from '../apps/storage/entities';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
+import { FileEntity } from '../files/storage/file.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
 import { BILLING_ENTITIES } from '../billing/storage/entities';
@@ -44,6 +45,7 @@ export const ENTITIES = [
   ClientToolCallEntity,
   TurnHookWriteEntity,
   ApprovalEntity,
+  FileEntity,
   ExecutionPauseEntity,
   ExecutionLimitsEntity,
   ExecutionPlanEntity,
