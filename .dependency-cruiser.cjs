@@ -3,7 +3,7 @@
  *
  *   libs/domain   → nothing else in libs; no Nest, no I/O (no @nestjs, typeorm, pg, fastify, ...)
  *   libs/core     → domain; no @nestjs, no typeorm
- *   libs/protocol → domain
+ *   libs/protocol → domain; no @nestjs, typeorm, pg or undici (the fetch is injected)
  *   libs/engine   → domain; no @nestjs; typeorm only in its storage/ (its own entities)
  *   libs/openbot  → domain, core, protocol, engine
  *   libs/api      → domain, openbot (but never openbot's TypeORM entities, never `typeorm` itself)
@@ -153,6 +153,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^libs/core/' },
       to: { path: pkg(['@nestjs', 'typeorm']) },
+    },
+    {
+      name: 'protocol-standalone',
+      comment:
+        'libs/protocol (MCP client connections, Server Cards, declarations) is a standalone package: ' +
+        'no Nest, no TypeORM, no database driver. It reaches servers only through the fetch it is given.',
+      severity: 'error',
+      from: { path: '^libs/protocol/' },
+      to: { path: pkg(['@nestjs', 'typeorm', 'pg', 'pg-boss', 'undici']) },
     },
     {
       name: 'engine-no-nest',

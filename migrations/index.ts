@@ -24,6 +24,7 @@ import { RemindersAndNotices1766700000000 } from './1766700000000-reminders-and-
 import { Files1766800000000 } from './1766800000000-files';
 import { Vaults1766900000000 } from './1766900000000-vaults';
 import { BotMemory1767000000000 } from './1767000000000-bot-memory';
+import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -52,4 +53,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Files1766800000000,
   Vaults1766900000000,
   BotMemory1767000000000,
+  AppsAndConnections1767100000000,
 ];

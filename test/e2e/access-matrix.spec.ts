@@ -1,4 +1,4 @@
-import { MEMBER_ROLES, ROLE_PERMISSIONS, type MemberRole, type Permission } from '@openbot/domain';
+import { MEMBER_ROLES, newId, ROLE_PERMISSIONS, type MemberRole, type Permission } from '@openbot/domain';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -18,6 +18,19 @@ interface Operation {
 
 const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
 
+/** An App and an organization connection of it, written as rows: the matrix only needs them to exist. */
+async function appAndConnection(t: TestApp, organizationId: string): Promise<{ apps: string; connections: string }> {
+  const apps = newId();
+  const connections = newId();
+  const remote = { type: 'streamable-http', url: 'http://127.0.0.1:9/mcp', headers: [], variables: {} };
+  await t.database.query(`INSERT INTO apps (id, organization_id, url, name, card, remotes) VALUES ($1, $2, $3, 'matrix', false, $4)`, [apps, organizationId, remote.url, JSON.stringify([remote])]);
+  await t.database.query(
+    `INSERT INTO app_connections (id, organization_id, app_id, owner, remote, prepared_remote, variables, headers, state) VALUES ($1, $2, $3, 'organization', $4, $5, '{}', '{}', 'failed')`,
+    [connections, organizationId, apps, remote.url, JSON.stringify(remote)],
+  );
+  return { apps, connections };
+}
+
 /** Bodies that pass validation, so the request reaches the access checks behind it. */
 const BODIES: Record<string, unknown> = {
   'post /v1/chats/{id}/messages': { content: 'hello' },
@@ -31,6 +44,8 @@ const BODIES: Record<string, unknown> = {
   'put /v1/vaults/{id}/users': { memberIds: [] },
   'post /v1/vaults/{id}/items': { name: 'x', fields: { k: 'v' }, allowedHosts: ['x.test'] },
   'put /v1/vaults/{id}/items/{itemId}': { fields: { k: 'v' } },
+  // A member may make a connection of its own; an organization connection needs apps.manage.
+  'post /v1/apps/{id}/connections': { owner: 'member' },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -95,6 +110,7 @@ describe('access matrix', () => {
           .body as { id: string }
       ).id,
       vaults: (await t.http().post('/v1/vaults').set('authorization', bearer(a.secret)).send({ name: 'matrix' }).expect(201)).body.id,
+      ...(await appAndConnection(t, a.organizationId)),
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });

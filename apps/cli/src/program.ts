@@ -8,6 +8,7 @@ import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
 import { memoriesCommand } from './commands/memories';
 import { filesCommand } from './commands/files';
+import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
@@ -48,6 +49,7 @@ export function buildProgram(context: Context): Command {
   approvalsCommand(program, context);
   memoriesCommand(program, context);
   filesCommand(program, context);
+  appsCommand(program, context);
   billingCommands(program, context);
   vaultsCommand(program, context);
   return program;

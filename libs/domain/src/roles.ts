@@ -26,22 +26,25 @@ export const PERMISSIONS = [
   'vaults.read',
   'vaults.write',
   'vaults.use',
+  'apps.read',
+  'apps.write',
+  'apps.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read', 'vaults.read'];
+const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read', 'vaults.read', 'apps.read'];
 /**
  * `vaults.use` lets a member name references to the Vaults that grant it to them (owners and
  * admins: every Vault of the organization); the permission alone opens no Vault (decision 029).
  */
-const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide', 'vaults.write', 'vaults.use'];
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide', 'vaults.write', 'vaults.use', 'apps.write'];
 
 /** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {
   viewer: READ,
   member: WORK,
-  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
-  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage'],
+  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
+  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
 };
 
 export function isPermission(value: string): value is Permission {

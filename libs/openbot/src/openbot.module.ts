@@ -20,6 +20,7 @@ import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
+import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
 import { ModelsModule } from './models/models.module';
@@ -70,6 +71,7 @@ export class OpenbotModule {
         SsoModule,
         ModelProvidersModule,
         ModelsModule,
+        AppsModule,
         BotsModule,
         MemoryModule,
         ChatsModule,

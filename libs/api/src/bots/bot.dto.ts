@@ -44,11 +44,11 @@ const MAX_TOOL_URL_LENGTH = 2048;
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
-  !['delegate', 'plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
+  !['delegate', 'plan', 'remind', 'app'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
   @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name' })
-  @ValidateIf((object: object) => !['plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as { name?: unknown }).name !== undefined)
+  @ValidateIf((object: object) => !['plan', 'remind', 'app'].includes((object as { kind?: unknown }).kind as string) || (object as { name?: unknown }).name !== undefined)
   @IsString()
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
@@ -68,6 +68,22 @@ export class BotToolInput {
   @ValidateIf(isSent)
   @IsString()
   botId?: string;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      '`app` tools: a connection of this organization (or your own member connection) whose tools the Bot uses. Each tool reaches the model under its server name, or `<last 8 hex digits of connectionId>_<name>` when that name is not a valid tool name or is taken',
+  })
+  @ValidateIf(isSent)
+  @IsString()
+  connectionId?: string;
+
+  @ApiPropertyOptional({ type: [String], description: '`app` tools: the server names of the tools to use; all of them when absent' })
+  @ValidateIf(isSent)
+  @IsArray()
+  @ArrayMaxSize(128)
+  @IsString({ each: true })
+  tools?: string[];
 
   @ApiPropertyOptional({
     default: true,
@@ -296,6 +312,17 @@ export class UpdateBotRequest {
   memory?: BotMemoryInput;
 }
 
+export class AppToolDeclarationBody {
+  @ApiProperty({ description: 'The name the model sees' })
+  name!: string;
+
+  @ApiProperty({ description: 'The name on the server' })
+  serverName!: string;
+
+  @ApiProperty({ description: 'The connection revision the declaration was saved at' })
+  revision!: number;
+}
+
 export class BotToolBody {
   @ApiProperty()
   name!: string;
@@ -327,6 +354,15 @@ export class BotToolBody {
 
   @ApiPropertyOptional({ description: '`delegate` tools, when given: whether the task is attached (default true)' })
   attached?: boolean;
+
+  @ApiPropertyOptional({ format: 'uuid', description: '`app` tools: the connection' })
+  connectionId?: string;
+
+  @ApiPropertyOptional({ type: [String], description: '`app` tools, when given: the server names chosen' })
+  tools?: string[];
+
+  @ApiPropertyOptional({ type: [AppToolDeclarationBody], description: '`app` tools: the saved declarations, one per tool (the name the model sees, the server name, the connection revision it was saved at)' })
+  declarations?: AppToolDeclarationBody[];
 
   @ApiPropertyOptional({ description: 'When given: `never`, `always` or `{ argument, in }`; absent means `never`' })
   approval?: ApprovalPolicy;
@@ -402,6 +438,8 @@ export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
     parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.kind === 'remind' ? REMIND_PARAMETERS : tool.parameters,
     ...(tool.botId === undefined ? {} : { botId: tool.botId }),
     ...(tool.attached === undefined ? {} : { attached: tool.attached }),
+    ...(tool.connectionId === undefined ? {} : { connectionId: tool.connectionId }),
+    ...(tool.tools === undefined ? {} : { tools: tool.tools }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
@@ -422,6 +460,19 @@ export function toBotLimits(limits: BotLimitsInput): BotLimits {
 }
 
 function toBotToolBody(tool: BotTool): BotToolBody {
+  if (tool.kind === 'app') {
+    return {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      kind: 'app',
+      connectionId: tool.connectionId!,
+      ...(tool.tools === undefined ? {} : { tools: [...tool.tools] }),
+      declarations: (tool.declarations ?? []).map((d) => ({ name: d.modelName, serverName: d.serverName, revision: d.revision })),
+      ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+      ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    };
+  }
   return {
     name: tool.name,
     description: tool.description,

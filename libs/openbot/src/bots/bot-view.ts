@@ -1,4 +1,5 @@
 import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
+import type { ToolDeclaration } from '@openbot/protocol';
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
@@ -10,9 +11,10 @@ import type { BotMemorySettings } from '../memory/memory-view';
  * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
  * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
  * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
- * built-in `remind` tool; a durable reminder posts a message into the Chat when due.
+ * built-in `remind` tool; a durable reminder posts a message into the Chat when due. `app`: the
+ * tools of an App connection (decision 031), each saved with its declaration (STC-07).
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind', 'app'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -46,6 +48,14 @@ export interface BotTool {
   readonly approval?: ApprovalPolicy;
   /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
   readonly approvalExpiresInSeconds?: number;
+  /** app entries: the connection whose tools the Bot uses. */
+  readonly connectionId?: string;
+  /** app entries: the server names of the tools used (all of them when absent). */
+  readonly tools?: readonly string[];
+  /** app entries: the declarations saved when the Bot was saved (name, schema, connection revision, digest). */
+  readonly declarations?: readonly ToolDeclaration[];
+  /** One App tool of a Turn's snapshot (an app entry expanded): the saved declaration its calls send. */
+  readonly declaration?: ToolDeclaration;
 }
 
 /** Limits of one Turn; absent keys take DEFAULT_BOT_LIMITS. */
@@ -119,6 +129,8 @@ export function checkToolNames(tools: readonly BotTool[]): void {
   const seen = new Set<string>();
   const issues: InputIssue[] = [];
   tools.forEach((tool, index) => {
+    // An app entry has no name of its own: its tools' names come from their declarations.
+    if (tool.kind === 'app') return;
     if (seen.has(tool.name)) issues.push({ path: `tools.${index}.name`, message: `tool name "${tool.name}" is used more than once` });
     seen.add(tool.name);
   });
@@ -140,9 +152,15 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
     issues.push(...headerIssues(tool, index));
+    if (kind !== 'app' && tool.connectionId !== undefined) issues.push({ path: `tools.${index}.connectionId`, message: 'only an app tool has a connectionId' });
+    if (kind !== 'app' && tool.tools !== undefined) issues.push({ path: `tools.${index}.tools`, message: 'only an app tool has tools' });
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'plan' || kind === 'remind') {
+    if (kind === 'app') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
+      if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
+    } else if (kind === 'plan' || kind === 'remind') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
     } else if (kind === 'delegate') {

@@ -1,4 +1,6 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { AppClient } from '../apps/app-client';
+import { AppsModule } from '../apps/apps.module';
 import { Engine } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
@@ -23,6 +25,7 @@ import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
 
 @Module({
+  imports: [AppsModule],
   providers: [
     CreateChatHandler,
     GetChatHandler,
@@ -47,6 +50,7 @@ export class ChatsModule implements OnModuleInit {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(MemoryStore) private readonly memory: MemoryStore,
+    @Inject(AppClient) private readonly apps: AppClient,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
@@ -68,6 +72,7 @@ export class ChatsModule implements OnModuleInit {
         models: this.models,
         hooks: this.hooks,
         http,
+        apps: { pool, apps: this.apps, failures: this.failures, nodeId: this.engine.nodeId, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },

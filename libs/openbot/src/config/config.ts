@@ -74,6 +74,8 @@ export interface Config {
   readonly leaseSeconds: number;
   /** `OPENBOT_MAX_DELEGATION_DEPTH`: how deep tasks may nest (a task of a task …); a deeper delegate call gets an error result. */
   readonly maxDelegationDepth: number;
+  /** `OPENBOT_APP_CALL_TIMEOUT`: seconds an App tool call waits for its answer (progress restarts the clock); then it is a lost answer. */
+  readonly appCallTimeoutSeconds: number;
   /**
    * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
    * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
@@ -172,6 +174,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
     maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
+    appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
   };

@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { APPS_ENTITIES } from '../apps/storage/entities';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { FileEntity } from '../files/storage/file.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
@@ -58,5 +59,6 @@ export const ENTITIES = [
   ...LIMITS_ENTITIES,
   ...VAULT_ENTITIES,
   ...MEMORY_ENTITIES,
+  ...APPS_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

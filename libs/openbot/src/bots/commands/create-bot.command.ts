@@ -3,6 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
+import { AppToolDeclarer } from '../app-tools';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -43,15 +44,18 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
+    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
   ) {}
 
-  async execute({ caller, name, model, instructions, tools, limits, memory }: CreateBot): Promise<BotView> {
+  async execute({ caller, name, model, instructions, tools: given, limits, memory }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
-    checkToolNames(tools);
-    checkToolKinds(tools);
-    await checkDelegateBots(this.db, caller.organizationId, tools);
+    checkToolNames(given);
+    checkToolKinds(given);
+    await checkDelegateBots(this.db, caller.organizationId, given);
     // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).
-    await this.vaults.checkForSave(caller, toolReferenceUses(tools));
+    await this.vaults.checkForSave(caller, toolReferenceUses(given));
+    // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
+    const tools = await this.apps.declareAll(caller, given);
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const row = await this.db.one<BotView>(

@@ -3,6 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
+import { AppToolDeclarer } from '../app-tools';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -49,15 +50,19 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
+    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
   ) {}
 
-  async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
+  async execute({ caller, id, changes: given }: UpdateBot): Promise<BotView> {
+    let changes = given;
     if (!isUuid(id)) throw new NotFound('Bot');
     const provider = changes.model === undefined ? null : parseModelReference(changes.model).provider;
     if (changes.tools !== undefined) {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
+      // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
+      changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
     }
     const references = changes.tools === undefined ? [] : toolReferenceUses(changes.tools);
     return this.db.transaction(async (tx) => {

@@ -1,9 +1,11 @@
 import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
 import { isFinal, type ExecutionId } from '@openbot/domain';
-import type { ExecutionView } from '@openbot/engine';
+import type { ExecutionView, Json } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { BACKGROUND_TOOL } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
+import { callAppTool, type AppToolDeps } from './app-tool';
+import { isRepeatSafe } from '@openbot/protocol';
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
 import type { TurnHooks } from './turn-hooks';
@@ -37,6 +39,8 @@ type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child'
 export function toolPhase(deps: {
   readonly pool: Pool;
   readonly http: HttpToolClient;
+  /** How App tools reach their servers (decision 031). */
+  readonly apps: AppToolDeps;
   readonly hooks: TurnHooks;
   /** The safe view of an execution (state, category, error ID): how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
@@ -83,9 +87,11 @@ export function toolPhase(deps: {
           // Announced with the approved call's first send, so a reused result announces nothing again.
           decided = () => publisher.publish('approval.decided', { approvalId: gate.approvalId, decision: 'approve' }, { step });
         }
+        // App calls name their connection and its saved revision on their events.
+        const app: Record<string, Json> = tool?.declaration === undefined ? {} : { app: { connectionId: tool.declaration.connectionId, revision: tool.declaration.revision } };
         const called = (): void => {
           decided();
-          publisher.publish('tool.called', { callId: call.callId, name: call.name, arguments: call.arguments }, { step });
+          publisher.publish('tool.called', { callId: call.callId, name: call.name, arguments: call.arguments, ...app }, { step });
         };
         if (tool === undefined) {
           called();
@@ -99,6 +105,22 @@ export function toolPhase(deps: {
                 await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
                   return callHttpTool(deps.http, tool, call, request, { organizationId: state.organizationId, actor: state.scope, executionId: context.executionId });
+                }),
+              ),
+            };
+          case 'app':
+            // The saved declaration, checked and sent once per attempt; repeated only when its server says it is safe (STC-12).
+            return {
+              answer: toToolAnswer(
+                await context.call(`tool:${call.callId}`, { safe: isRepeatSafe(tool.declaration!.annotations), kind: 'tool' }, (request) => {
+                  if (request.attempt === 1) called();
+                  return callAppTool(deps.apps, tool, call, request, {
+                    organizationId: state.organizationId,
+                    memberId: state.scope.kind === 'member' ? state.scope.id : null,
+                    executionId: context.executionId,
+                    step,
+                    publisher,
+                  });
                 }),
               ),
             };
@@ -155,7 +177,9 @@ export function toolPhase(deps: {
             return;
           }
           const result = outcome.answer;
-          publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure }, { step });
+          const declared = state.bot!.tools.find((t) => t.name === call.name)?.declaration;
+          const app: Record<string, Json> = declared === undefined ? {} : { app: { connectionId: declared.connectionId, revision: declared.revision } };
+          publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure, ...app }, { step });
           const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
           results.push(toolResult);
           await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });

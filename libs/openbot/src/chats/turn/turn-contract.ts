@@ -1,5 +1,6 @@
 import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
+import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@openbot/protocol';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
 import type { VaultReference } from '../../vaults/vault-view';
@@ -23,6 +24,12 @@ function approvalPolicyCodec(): Codec<ApprovalPolicy> {
   };
 }
 
+/** A saved App tool declaration (STC-07): stored as it is, decoded (and checked) by libs/protocol's codec. */
+const declarationCodec: Codec<ToolDeclaration> = {
+  encode: (value) => JSON.parse(encodeDeclaration(value)) as Json,
+  decode: (json) => decodeDeclaration(json),
+};
+
 /** A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given (SEC-02). */
 function headersCodec(): Codec<Readonly<Record<string, VaultReference>>> {
   const reference = codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) });
@@ -44,6 +51,8 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),
   approvalExpiresInSeconds: codec.optional(codec.number),
+  connectionId: codec.optional(codec.string),
+  declaration: codec.optional(declarationCodec),
 });
 
 const limitsCodec: Codec<BotSnapshot['limits']> = codec.object({

@@ -1,9 +1,13 @@
 import type { ChatMessage, ToolCall } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
+import { expandAppTools } from '../../bots/app-tools';
 import { DEFAULT_BOT_LIMITS, type BotLimits, type BotTool } from '../../bots/bot-view';
 import type { BotSnapshot } from './turn-state';
 
-/** The Bot of a Chat, as a Turn saves it at its first step. Null when the Chat is gone. */
+/**
+ * The Bot of a Chat, as a Turn saves it at its first step. Null when the Chat is gone. App
+ * entries are expanded into their saved declarations: the Turn's calls send exactly those.
+ */
 export async function readBotSnapshot(db: Queryable, chatId: string): Promise<BotSnapshot | null> {
   const { rows } = await db.query<{ id: string; model: string; instructions: string; tools: BotTool[]; limits: BotLimits; memory: { enabled: boolean; learn: boolean } }>({
     name: 'turn.bot_with_memory',
@@ -12,7 +16,7 @@ export async function readBotSnapshot(db: Queryable, chatId: string): Promise<Bo
   });
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, model: row.model, instructions: row.instructions, tools: row.tools, limits: { ...DEFAULT_BOT_LIMITS, ...row.limits }, memory: { enabled: row.memory.enabled, learn: row.memory.learn } };
+  return { id: row.id, model: row.model, instructions: row.instructions, tools: expandAppTools(row.tools), limits: { ...DEFAULT_BOT_LIMITS, ...row.limits }, memory: { enabled: row.memory.enabled, learn: row.memory.learn } };
 }
 
 /** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). A task's notice is history, never input (TASK-04). */

@@ -3,6 +3,7 @@ import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
 import type { ModelCalls } from '../../models/model-calls';
 import type { HttpToolClient } from './http-tool';
+import type { AppToolDeps } from './app-tool';
 import { modelPhase } from './model-phase';
 import { toolPhase } from './tool-phase';
 import { withSpend } from './turn-spend';
@@ -18,6 +19,7 @@ export interface TurnDeps {
   readonly models: ModelCalls;
   readonly hooks: TurnHooks;
   readonly http: HttpToolClient;
+  readonly apps: AppToolDeps;
   /** The safe view of an execution: how the Turn reads its failed background tool. */
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
@@ -37,7 +39,7 @@ export function turnWorkflow(deps: TurnDeps) {
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
       model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}) })),
-      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
+      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
     // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.

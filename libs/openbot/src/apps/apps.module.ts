@@ -1,0 +1,53 @@
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Engine } from '@openbot/engine';
+import { Database } from '../database/sql';
+import { EgressClient } from '../egress/egress-client';
+import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
+import { AppClient } from './app-client';
+import { CheckConnectionHandler } from './commands/check-connection.command';
+import { CreateConnectionHandler } from './commands/create-connection.command';
+import { DeleteAppHandler } from './commands/delete-app.command';
+import { DeleteConnectionHandler } from './commands/delete-connection.command';
+import { RegisterAppHandler } from './commands/register-app.command';
+import { connectionCheckWorkflow } from './connection-check.workflow';
+import { connectionCleanupWorkflow } from './connection-cleanup.workflow';
+import { ConnectionDiscovery } from './connection-discovery';
+import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
+import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
+import { GetToolViewHandler } from './queries/get-tool-view.query';
+import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
+
+/** Apps (MCP servers) and their connections (issue 17, decision 031). */
+@Module({
+  providers: [
+    AppClient,
+    ConnectionDiscovery,
+    RegisterAppHandler,
+    DeleteAppHandler,
+    ListAppsHandler,
+    GetAppHandler,
+    CreateConnectionHandler,
+    ListConnectionsHandler,
+    GetConnectionHandler,
+    ListConnectionToolsHandler,
+    GetToolViewHandler,
+    CheckConnectionHandler,
+    DeleteConnectionHandler,
+  ],
+  exports: [AppClient, ConnectionDiscovery],
+})
+export class AppsModule implements OnModuleInit {
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(Database) private readonly db: Database,
+    @Inject(AppClient) private readonly client: AppClient,
+    @Inject(ConnectionDiscovery) private readonly discovery: ConnectionDiscovery,
+    @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
+    @Inject(EgressClient) private readonly egress: EgressClient,
+  ) {}
+
+  onModuleInit(): void {
+    this.engine.register(connectionCheckWorkflow({ pool: this.db.pool, client: this.client, discovery: this.discovery, failures: this.failures }));
+    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client, fetch: this.egress.fetch }));
+  }
+}

@@ -1,0 +1,65 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { canSteerOthersWork, Forbidden, isUuid, type MemberCaller } from '@openbot/domain';
+import { Engine } from '@openbot/engine';
+import { Database } from '../../database/sql';
+import { connectionNotFound } from '../app-failures';
+import { VISIBLE_CONNECTION } from '../app-view';
+import { CONNECTION_CHECK } from '../connection-check.workflow';
+
+/**
+ * Revalidates a connection as an execution command (CONN-01): `POST /v1/connections/{id}/check`
+ * answers its execution ID at once; the connection's `state` and `revision` show the outcome.
+ * An organization connection needs `apps.manage`; a member may check its own.
+ */
+export class CheckConnection extends Command<{ readonly executionId: string }> {
+  constructor(
+    readonly caller: MemberCaller,
+    readonly connectionId: string,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(CheckConnection)
+export class CheckConnectionHandler implements ICommandHandler<CheckConnection> {
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(Engine) private readonly engine: Engine,
+  ) {}
+
+  async execute({ caller, connectionId }: CheckConnection): Promise<{ executionId: string }> {
+    if (!isUuid(connectionId)) throw connectionNotFound();
+    let start: () => void = () => undefined;
+    const executionId = await this.db.transaction(async (tx) => {
+      const row = await tx.one<{ owner: string }>(`SELECT owner FROM app_connections WHERE ${VISIBLE_CONNECTION} AND id = $4 FOR SHARE`, [
+        caller.organizationId,
+        caller.memberId,
+        canSteerOthersWork(caller),
+        connectionId,
+      ]);
+      if (row === undefined) throw connectionNotFound();
+      assertMayChange(caller, row.owner);
+      const submitted = await this.engine.submitIn(
+        tx,
+        {
+          ...CONNECTION_CHECK.command({ connectionId, organizationId: caller.organizationId, memberId: caller.memberId }),
+          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+          resource: { type: 'app-connection', id: connectionId },
+        },
+        { held: false },
+      );
+      start = submitted.start;
+      return submitted.executionId;
+    });
+    start();
+    return { executionId };
+  }
+}
+
+/** An organization connection is changed only with `apps.manage`; a member's own with `apps.write` (the route's permission). */
+export function assertMayChange(caller: MemberCaller, owner: string): void {
+  if (owner === 'organization' && !caller.permissions.includes('apps.manage')) {
+    throw new Forbidden('Changing an organization connection needs the apps.manage permission.');
+  }
+}

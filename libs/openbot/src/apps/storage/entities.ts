@@ -1,0 +1,6 @@
+import { AppConnectionScopeEntity } from './app-connection-scope.entity';
+import { AppConnectionToolsEntity } from './app-connection-tools.entity';
+import { AppConnectionEntity } from './app-connection.entity';
+import { AppEntity } from './app.entity';
+
+export const APPS_ENTITIES = [AppEntity, AppConnectionEntity, AppConnectionToolsEntity, AppConnectionScopeEntity] as const;

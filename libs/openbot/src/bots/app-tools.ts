@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidInput, isUuid, type InputIssue, type MemberCaller } from '@openbot/domain';
+import { declare, isMcpFailure, modelToolName, type ToolDeclaration } from '@openbot/protocol';
+import { AppServerUnavailable } from '../apps/app-failures';
+import { ConnectionDiscovery } from '../apps/connection-discovery';
+import { Database } from '../database/sql';
+import type { BotTool } from './bot-view';
+
+/**
+ * Saves the declarations of a Bot's App tools (STC-07, STC-12): each `app` entry names a
+ * connection the caller may use — one of its organization's, or a member connection of the
+ * caller itself (another organization's, another member's or an unknown one is a 400 on its
+ * `connectionId`) — and the tools it takes from the connection's discovery, cached per revision.
+ * Each tool keeps its server name, the name the model sees (renamed per the contract when it is
+ * not a valid tool name or is taken), its schema, hints, the connection revision and a digest.
+ */
+@Injectable()
+export class AppToolDeclarer {
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(ConnectionDiscovery) private readonly discovery: ConnectionDiscovery,
+  ) {}
+
+  async declareAll(caller: MemberCaller, tools: readonly BotTool[]): Promise<BotTool[]> {
+    if (!tools.some((t) => t.kind === 'app')) return [...tools];
+    const taken = new Set(tools.filter((t) => t.kind !== 'app').map((t) => t.name));
+    const issues: InputIssue[] = [];
+    const out: BotTool[] = [];
+    for (const [index, tool] of tools.entries()) {
+      if (tool.kind !== 'app') {
+        out.push(tool);
+        continue;
+      }
+      const connectionId = tool.connectionId!;
+      const usable = isUuid(connectionId)
+        ? await this.db.one<{ revision: number }>(
+            `SELECT revision FROM app_connections WHERE id = $1 AND organization_id = $2 AND deleting_at IS NULL AND (owner = 'organization' OR member_id = $3)`,
+            [connectionId, caller.organizationId, caller.memberId],
+          )
+        : undefined;
+      if (usable === undefined) {
+        issues.push({ path: `tools.${index}.connectionId`, message: 'this connection does not exist in this organization, or is not yours to use' });
+        continue;
+      }
+      let discovered;
+      try {
+        discovered = await this.discovery.tools(connectionId);
+      } catch (error) {
+        if (isMcpFailure(error)) throw new AppServerUnavailable(error);
+        throw error;
+      }
+      const wanted = tool.tools ?? discovered.tools.map((t) => t.name);
+      const declarations: ToolDeclaration[] = [];
+      for (const [k, name] of wanted.entries()) {
+        const found = discovered.tools.find((t) => t.name === name);
+        if (found === undefined) {
+          issues.push({ path: `tools.${index}.tools.${k}`, message: `the connection's server has no usable tool "${name}"` });
+          continue;
+        }
+        const modelName = modelToolName(connectionId, name, taken);
+        taken.add(modelName);
+        declarations.push(declare(found, { id: connectionId, revision: discovered.revision }, modelName));
+      }
+      out.push({ ...tool, name: '', description: '', parameters: {}, declarations });
+    }
+    if (issues.length > 0) throw new InvalidInput(issues);
+    return out;
+  }
+}
+
+/**
+ * A Bot's tools as a Turn uses them: each `app` entry becomes one tool per saved declaration,
+ * under the declaration's model name, with the entry's approval policy (it applies to each of its
+ * tools).
+ */
+export function expandAppTools(tools: readonly BotTool[]): BotTool[] {
+  return tools.flatMap((tool): BotTool[] => {
+    if (tool.kind !== 'app') return [tool];
+    return (tool.declarations ?? []).map((declaration) => ({
+      name: declaration.modelName,
+      description: declaration.description,
+      parameters: declaration.inputSchema,
+      kind: 'app',
+      connectionId: declaration.connectionId,
+      declaration,
+      ...(tool.approval === undefined ? {} : { approval: tool.approval }),
+      ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    }));
+  });
+}
