@@ -18,6 +18,7 @@ export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
+export * from './metrics';
 export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
 export * from './define-workflow';
 export * as codec from './codec';

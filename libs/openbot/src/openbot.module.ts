@@ -18,6 +18,7 @@ import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { MembersModule } from './members/members.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -49,6 +50,7 @@ export class OpenbotModule {
         ConfigModule.forRoot(options.config),
         CqrsModule.forRoot(),
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
+        MetricsModule,
         SealingModule,
         EgressModule,
         HealthModule,

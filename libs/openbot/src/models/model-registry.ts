@@ -11,6 +11,8 @@ export interface ResolvedModel {
   readonly providerId: string;
   readonly modelId: string;
   readonly provider: ModelProvider;
+  /** The provider's wire kind: a metrics label (decision 034), never its ID. */
+  readonly kind: ModelProviderKind;
 }
 
 /** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
@@ -47,7 +49,7 @@ export class ModelRegistry {
     const apiKey = row.apiKeyRecordId === null ? undefined : await this.openKey(row.apiKeyRecordId);
     const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };
     const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
-    return { providerId: row.id, modelId, provider: new EgressAwareProvider(adapter) };
+    return { providerId: row.id, modelId, kind: row.kind, provider: new EgressAwareProvider(adapter) };
   }
 
   private async openKey(recordId: string): Promise<string | undefined> {
