@@ -19,6 +19,8 @@ import { Billing1766400000000 } from './1766400000000-billing';
 import { ApprovalsAndTasks1766500000000 } from './1766500000000-approvals-and-tasks';
 import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-index';
 import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequence-counters';
+import { UnsettledExecutionsIndex1766660000000 } from './1766660000000-unsettled-executions-index';
+import { Vaults1766900000000 } from './1766900000000-vaults';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -42,4 +44,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ApprovalsAndTasks1766500000000,
   LeasedOwnerIndex1766600000000,
   EventSequenceCounters1766650000000,
+  UnsettledExecutionsIndex1766660000000,
+  Vaults1766900000000,
 ];

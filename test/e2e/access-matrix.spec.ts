@@ -28,6 +28,9 @@ const BODIES: Record<string, unknown> = {
   'patch /v1/bots/{id}': { name: 'Renamed' },
   'post /v1/budgets': { scope: { kind: 'organization' }, period: 'day', limitMicros: 1_000_000 },
   'post /v1/rate-limits': { scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 },
+  'put /v1/vaults/{id}/users': { memberIds: [] },
+  'post /v1/vaults/{id}/items': { name: 'x', fields: { k: 'v' }, allowedHosts: ['x.test'] },
+  'put /v1/vaults/{id}/items/{itemId}': { fields: { k: 'v' } },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -87,6 +90,7 @@ describe('access matrix', () => {
       approvals: approval[0]!.id,
       budgets: (await t.http().post('/v1/budgets').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, period: 'total', limitMicros: 10 ** 12 }).expect(201)).body.id,
       'rate-limits': (await t.http().post('/v1/rate-limits').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 }).expect(201)).body.id,
+      vaults: (await t.http().post('/v1/vaults').set('authorization', bearer(a.secret)).send({ name: 'matrix' }).expect(201)).body.id,
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });

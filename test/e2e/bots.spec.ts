@@ -150,8 +150,8 @@ describe('bots', () => {
     const limitsSchema = resolve(botSchema.properties!.limits!);
     const bot = await create(owner.secret, { name: 'Documented', model: 'local/a', tools: [LOOKUP, WEATHER] });
     expect(Object.keys(botSchema.properties!).sort()).toEqual(Object.keys(bot).sort());
-    // Every field of an http tool, and the two only a delegate tool has.
-    expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId'].sort());
+    // Every field of an http tool, the two only a delegate tool has, and the Vault-referenced headers an http tool may have.
+    expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId', 'headers'].sort());
     expect([...(toolSchema.required ?? [])].sort()).toEqual(Object.keys(bot.tools[1]!).sort());
     expect(Object.keys(limitsSchema.properties!).sort()).toEqual(Object.keys(bot.limits).sort());
     expect([...(limitsSchema.required ?? [])].sort()).toEqual(Object.keys(bot.limits).sort());

@@ -47,10 +47,10 @@ export async function createChatFixture(
 }
 
 /** A second member of the same organization with an API key of its own (another identity). */
-export async function addMember(t: TestApp, organizationId: string): Promise<{ memberId: string; secret: string }> {
+export async function addMember(t: TestApp, organizationId: string, role: 'member' | 'viewer' | 'admin' = 'member'): Promise<{ memberId: string; secret: string }> {
   const memberId = newId();
-  await t.database.query(`INSERT INTO members (id, organization_id, role) VALUES ($1, $2, 'member')`, [memberId, organizationId]);
-  const caller = { kind: 'member', organizationId, memberId, role: 'member', apiKeyId: null, permissions: effectivePermissions('member', null) } as unknown as MemberCaller;
+  await t.database.query(`INSERT INTO members (id, organization_id, role) VALUES ($1, $2, $3)`, [memberId, organizationId, role]);
+  const caller = { kind: 'member', organizationId, memberId, role, apiKeyId: null, permissions: effectivePermissions(role, null) } as unknown as MemberCaller;
   const key = await t.app.get(CommandBus).execute(new CreateApiKey(caller, 'second', null));
   return { memberId, secret: key.secret };
 }

@@ -8,7 +8,9 @@ import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
+import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
+import { vaultsCommand } from './commands/vaults';
 import { CLI_VERSION, type Context } from './context';
 import { EXIT, describeFailure } from './exit-codes';
 
@@ -34,6 +36,7 @@ export function buildProgram(context: Context): Command {
     .addHelpText('after', HELP_FOOTER);
   configCommand(program, context);
   orgsCommand(program, context);
+  adminCommand(program, context);
   keysCommand(program, context);
   providersCommand(program, context);
   botsCommand(program, context);
@@ -42,6 +45,7 @@ export function buildProgram(context: Context): Command {
   executionsCommand(program, context);
   approvalsCommand(program, context);
   billingCommands(program, context);
+  vaultsCommand(program, context);
   return program;
 }
 

@@ -16,6 +16,7 @@ import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
+import { StuckExecutionsController } from './platform/stuck-executions.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
@@ -25,11 +26,12 @@ import { HealthController } from './health/health.controller';
 import { MeController } from './me/me.controller';
 import { ModelProvidersController } from './model-providers/model-providers.controller';
 import { OrganizationsController } from './organizations/organizations.controller';
+import { VaultsController } from './vaults/vaults.controller';
 import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -645,6 +645,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/platform/executions/stuck": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Executions unsettled for longer than a threshold (platform administrator)
+         * @description Executions in `waiting`, `outcome_unknown` or `cancelling` whose last change is older than `olderThan` seconds (default 300), oldest first, across organizations, with the owning node and its lease. `outcome_unknown` needs a decision (`POST /v1/platform/executions/{id}/decision`); a `cancelling` execution whose lease ran out and that no node takes over points at a node problem.
+         */
+        get: operations["StuckExecutions_stuck"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/platform/executions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel any execution (platform administrator)
+         * @description The member route’s cancel, for any organization’s execution; the request is recorded in that organization’s audit log.
+         */
+        post: operations["StuckExecutions_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/platform/executions/{id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve any execution waiting in outcome_unknown (platform administrator)
+         * @description The member route’s decision, for any organization’s execution; recorded in that organization’s audit log (the result is not). 409 in any other state.
+         */
+        post: operations["StuckExecutions_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/platform/organizations/{id}/credits": {
         parameters: {
             query?: never;
@@ -1764,6 +1824,12 @@ export interface components {
             type: string;
             id: string;
         };
+        ScopeBody: {
+            /** @enum {string} */
+            kind: "member" | "service";
+            /** Format: uuid */
+            id: string;
+        };
         SessionBody: {
             /** Format: uuid */
             memberId: string;
@@ -1805,6 +1871,46 @@ export interface components {
             loginUrl: string | null;
             /** Format: date-time */
             updatedAt: string;
+        };
+        StuckExecutionBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description The workflow, e.g. `chat.turn` */
+            kind: string;
+            /** @enum {string} */
+            state: "waiting" | "outcome_unknown" | "cancelling";
+            /**
+             * Format: uuid
+             * @description null: platform work of no organization
+             */
+            organizationId: string | null;
+            /** @description Who it works for: a member or a service */
+            scope: components["schemas"]["ScopeBody"];
+            generation: number;
+            /** @description The node that owns it (its last owner when the lease ran out) */
+            ownerNode: string | null;
+            /**
+             * Format: date-time
+             * @description When the owner’s lease runs or ran out; null: no lease (nobody runs it now)
+             */
+            leaseUntil: string | null;
+            /** @description The lease is live now */
+            leased: boolean;
+            /**
+             * Format: date-time
+             * @description Its last change: in this state at least since then
+             */
+            since: string;
+            /** @description Seconds since `since` */
+            ageSeconds: number;
+            /** @description Paused (TASK-02): waits until resumed */
+            paused: boolean;
+            /** @description The resource it belongs to (`turn`, `chat`, …) */
+            resource: components["schemas"]["ResourceRefBody"] | null;
+        };
+        StuckExecutionPage: {
+            data: components["schemas"]["StuckExecutionBody"][];
+            next: string | null;
         };
         ToolOutputAcceptedBody: {
             /** Format: uuid */
@@ -5634,6 +5740,264 @@ export interface operations {
             };
             /** @description Forbidden: this credential may not use this route */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    StuckExecutions_stuck: {
+        parameters: {
+            query?: {
+                olderThan?: number;
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+                /** @description Only this state; repeat or comma-separate for several */
+                state?: "waiting" | "outcome_unknown" | "cancelling";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StuckExecutionPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    StuckExecutions_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStateBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    StuckExecutions_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStateBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,3 +8,4 @@ export * from './execution-state';
 export * from './new-id';
 export * from './connection-failure';
 export * from './execution-identity';
+export * from './vault-hosts';

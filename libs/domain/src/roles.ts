@@ -23,11 +23,18 @@ export const PERMISSIONS = [
   'audit.read',
   'sso.manage',
   'billing.manage',
+  'vaults.read',
+  'vaults.write',
+  'vaults.use',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read'];
-const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide'];
+const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read', 'vaults.read'];
+/**
+ * `vaults.use` lets a member name references to the Vaults that grant it to them (owners and
+ * admins: every Vault of the organization); the permission alone opens no Vault (decision 029).
+ */
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide', 'vaults.write', 'vaults.use'];
 
 /** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {

@@ -107,6 +107,12 @@ export interface CallRequest {
   /** 1-based; a repeated request gets a new attempt (CALL-04). */
   readonly attempt: number;
   readonly signal: AbortSignal;
+  /**
+   * Asks again whether the execution's identity is still valid (IDN-06), for a sender that
+   * waited for something (a secret) after the call log's own check: it throws when it is not.
+   * Absent when the run has no identity to check.
+   */
+  readonly checkIdentity?: () => Promise<void>;
 }
 
 /** Shared queries on the call log: by ID, by step, latest attempt (STC-10). */
@@ -229,7 +235,7 @@ export class CallLog {
       await this.deps.faults.hit('call.sending.committed', { executionId, step, callKey });
       let result: T;
       try {
-        result = await send({ idempotencyKey, attempt, signal: scope.signal });
+        result = await send({ idempotencyKey, attempt, signal: scope.signal, ...(this.deps.checkIdentity ? { checkIdentity: this.deps.checkIdentity } : {}) });
       } catch (error) {
         if (!options.safe && resultLost(error)) {
           // The request may have done its work: an unsafe write is never sent again blindly (CALL-03).

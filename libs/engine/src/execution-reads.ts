@@ -24,6 +24,21 @@ export interface ExecutionFacts {
   readonly category: string | null;
 }
 
+/** The states the stuck-work view lists: work that waits on something outside itself. */
+export const UNSETTLED_STATES = ['waiting', 'outcome_unknown', 'cancelling'] as const;
+export type UnsettledState = (typeof UNSETTLED_STATES)[number];
+
+/** An execution in the stuck-work view: its facts, who owns it, and how old its last change is. */
+export interface UnsettledExecution extends ExecutionFacts {
+  readonly ownerNode: string | null;
+  /** When the owner's lease runs out (null: no lease, nobody runs it now). */
+  readonly leaseUntil: Date | null;
+  /** The lease is live now (the database's clock). */
+  readonly leased: boolean;
+  /** The last change of its row: it has been in this state at least since then. */
+  readonly since: Date;
+}
+
 interface FactsRow {
   id: string;
   workflow: string;
@@ -76,6 +91,22 @@ export const executionReads = {
         : { ...executionSql.facts, values: [executionId] },
     );
     return rows[0] === undefined ? null : toFacts(rows[0]);
+  },
+
+  /**
+   * Executions unsettled (`waiting`, `outcome_unknown`, `cancelling`) for at least
+   * `olderThanSeconds`, oldest change first, one page after the execution `after` (the last
+   * row of the previous page). For operators: it spans every organization.
+   */
+  async unsettled(
+    db: Queryable,
+    options: { readonly olderThanSeconds: number; readonly states: readonly UnsettledState[]; readonly limit: number; readonly after: string | null },
+  ): Promise<UnsettledExecution[]> {
+    const { rows } = await db.query<FactsRow & { owner_node: string | null; lease_until: Date | null; leased: boolean; updated_at: Date }>({
+      ...executionSql.unsettled,
+      values: [options.olderThanSeconds, options.states, options.after, options.limit],
+    });
+    return rows.map((row) => ({ ...toFacts(row), ownerNode: row.owner_node, leaseUntil: row.lease_until, leased: row.leased, since: row.updated_at }));
   },
 
   /** The children an execution started, oldest first. */

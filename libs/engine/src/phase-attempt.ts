@@ -1,4 +1,4 @@
-import { newId, type ExecutionId } from '@openbot/domain';
+import { ERROR_CATEGORIES, newId, type ErrorCategory, type ExecutionId } from '@openbot/domain';
 import { CallFailed, CallLog, OutcomeUnknown } from './call-log';
 import { seededRandom } from './clock';
 import { collectCommands, type OutgoingCommand, type PhaseOutbox } from './commands';
@@ -167,7 +167,19 @@ function failedPhase(ctx: EngineContext, run: LocalRun, at: PhaseAt, scope: RunS
   const later = scope.releaseFailures.filter((f) => f !== error);
   // A call that failed for good has its error record already: the execution ends with its ID (ERR-01).
   const errorId = error instanceof CallFailed && error.errorId !== null ? { errorId: error.errorId } : {};
-  return finish(ctx, run, at.workflow, at.data, 'failed', undefined, { category: 'internal', cause: error, ...errorId, later });
+  return finish(ctx, run, at.workflow, at.data, 'failed', undefined, { category: namedCategory(error) ?? 'internal', cause: error, ...errorId, later });
+}
+
+/**
+ * The category a failure names for itself (`failureCategory`, on it or a cause), e.g. `forbidden`
+ * for a refused Vault reference (SEC-02); anything else is `internal`.
+ */
+function namedCategory(error: unknown): ErrorCategory | null {
+  for (let at = error, depth = 0; at !== null && typeof at === 'object' && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+    const named = (at as { failureCategory?: unknown }).failureCategory;
+    if ((ERROR_CATEGORIES as readonly unknown[]).includes(named)) return named as ErrorCategory;
+  }
+  return null;
 }
 
 /** Waits before the next attempt; a cancel, pause, drain or lost lease during the wait stops the run. */

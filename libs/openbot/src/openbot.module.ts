@@ -24,6 +24,7 @@ import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
 import { SsoModule } from './sso/sso.module';
 import { UsageModule } from './usage/usage.module';
+import { VaultsModule } from './vaults/vaults.module';
 
 @Global()
 @Module({})
@@ -52,6 +53,7 @@ export class OpenbotModule {
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
         MetricsModule,
         SealingModule,
+        VaultsModule,
         EgressModule,
         HealthModule,
         ErrorsModule,

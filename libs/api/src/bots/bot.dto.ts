@@ -14,7 +14,9 @@ import {
   type BotToolKind,
   type BotToolRetry,
   type BotView,
+  type VaultReference,
 } from '@openbot/openbot';
+import { toVaultReferenceBody } from '../vaults/vault.dto';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -105,6 +107,19 @@ export class BotToolInput {
   @ValidateIf(isSent)
   @IsIn(BOT_TOOL_RETRIES, { message: `retry must be one of ${BOT_TOOL_RETRIES.join(', ')}` })
   retry?: BotToolRetry;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/VaultReferenceBody' },
+    example: { authorization: { vaultItemId: '0190c3f0-1234-7abc-8def-0123456789ab', field: 'token', prefix: 'Bearer ' } },
+    description:
+      '`http` and `background` tools only: headers sent with every call, each a Vault reference `{ vaultItemId, field, prefix? }`. ' +
+      'Saving one needs `vaults.use` on its Vault and the tool\'s host in the item\'s `allowedHosts` (400 on `tools.<n>.headers.<name>` otherwise); ' +
+      'both are checked again before every send, and the value is opened only then. Literal values are not accepted yet.',
+  })
+  @ValidateIf(isSent)
+  @IsObject()
+  headers?: Record<string, VaultReference>;
 
   @ApiPropertyOptional({
     oneOf: [
@@ -275,6 +290,13 @@ export class BotToolBody {
   @ApiPropertyOptional({ enum: BOT_TOOL_RETRIES, description: '`http` and `background` tools, when given; absent means `unsafe`' })
   retry?: BotToolRetry;
 
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/VaultReferenceBody' },
+    description: '`http` and `background` tools, when given: the header references as they were saved (never a value)',
+  })
+  headers?: Record<string, VaultReference>;
+
   @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot a call starts a task of' })
   botId?: string;
 
@@ -348,6 +370,7 @@ export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.headers === undefined ? {} : { headers: tool.headers }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   }));
@@ -373,6 +396,7 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.url === undefined ? {} : { url: tool.url }),
     ...(tool.retry === undefined ? {} : { retry: tool.retry }),
+    ...(tool.headers === undefined ? {} : { headers: toReferenceBodies(tool.headers) }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
   };
@@ -390,4 +414,9 @@ export function toBotBody(bot: BotView): BotBody {
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),
   };
+}
+
+/** References answered as they were given: their three fields, nothing else. */
+function toReferenceBodies(headers: Readonly<Record<string, VaultReference>>): Record<string, VaultReference> {
+  return Object.fromEntries(Object.entries(headers).map(([name, ref]) => [name, toVaultReferenceBody(ref)]));
 }

@@ -1,6 +1,20 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MODEL_PROVIDER_KINDS, type ModelProviderKind, type ModelProviderView } from '@openbot/openbot';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { isVaultReference, MODEL_PROVIDER_KINDS, type ModelProviderKind, type ModelProviderView, type VaultReference } from '@openbot/openbot';
+import { IsIn, IsString, Matches, MaxLength, MinLength, ValidateBy, ValidateIf } from 'class-validator';
+import { toVaultReferenceBody, VaultReferenceBody } from '../vaults/vault.dto';
+
+const MAX_API_KEY = 8192;
+
+/** A literal key (a string of 1 to 8,192 characters) or a Vault reference; the reference's own fields are checked by the use case. */
+function IsApiKey(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isApiKey',
+    validator: {
+      validate: (value: unknown) => (typeof value === 'string' ? value.length >= 1 && value.length <= MAX_API_KEY : isVaultReference(value)),
+      defaultMessage: () => `apiKey must be a string of 1 to ${MAX_API_KEY} characters or a Vault reference { vaultItemId, field }`,
+    },
+  });
+}
 
 export class CreateModelProviderRequest {
   @ApiProperty({
@@ -33,12 +47,15 @@ export class CreateModelProviderRequest {
   @MaxLength(2000)
   baseUrl!: string;
 
-  @ApiPropertyOptional({ maxLength: 8192, description: 'Stored sealed; never returned' })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(8192)
-  apiKey?: string;
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string', minLength: 1, maxLength: MAX_API_KEY }, { $ref: getSchemaPath(VaultReferenceBody) }],
+    description:
+      'A literal key, stored sealed and never returned, or a Vault reference `{ vaultItemId, field, prefix? }`, answered as given. ' +
+      'A reference needs `vaults.use` on its Vault and the base URL\'s host in the item\'s `allowedHosts`; both are checked again before every model call.',
+  })
+  @ValidateIf((_: object, value: unknown) => value !== undefined)
+  @IsApiKey()
+  apiKey?: string | VaultReference;
 }
 
 export class ModelProviderBody {
@@ -53,6 +70,9 @@ export class ModelProviderBody {
 
   @ApiProperty()
   baseUrl!: string;
+
+  @ApiPropertyOptional({ type: VaultReferenceBody, description: 'Only when the key is a Vault reference: the reference as given. A literal key is never answered in any form' })
+  apiKey?: VaultReferenceBody;
 }
 
 export class ModelProviderPage {
@@ -70,5 +90,6 @@ export function toModelProviderBody(provider: ModelProviderView): ModelProviderB
     name: provider.name,
     kind: provider.kind,
     baseUrl: provider.baseUrl,
+    ...(provider.apiKey === null ? {} : { apiKey: toVaultReferenceBody(provider.apiKey) }),
   };
 }

@@ -293,6 +293,22 @@ export const facts: Statement = {
   text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE id = $1`,
 };
 
+/**
+ * Executions unsettled since before `$1` seconds ago (the operator's stuck-work view), oldest
+ * change first, after the row `$3` (the previous page's last; a row that changed since moves
+ * and may be seen again), from the partial index `executions_unsettled_idx`. With their owner and
+ * lease: who holds each, and whether it is live.
+ */
+export const unsettled: Statement = {
+  name: 'engine.unsettled',
+  text: `SELECT ${FACTS_COLUMNS}, owner_node, lease_until, updated_at, (lease_until IS NOT NULL AND lease_until > now()) AS leased
+           FROM executions
+          WHERE state IN ('waiting', 'outcome_unknown', 'cancelling') AND state = ANY($2::text[])
+            AND updated_at < now() - make_interval(secs => $1::float8)
+            AND ($3::uuid IS NULL OR (updated_at, id) > (SELECT a.updated_at, a.id FROM executions a WHERE a.id = $3::uuid))
+          ORDER BY updated_at, id LIMIT $4`,
+};
+
 /** The access rule sits in the statement (IDN-08): a foreign ID reads as unknown. */
 export const factsInOrganization: Statement = {
   name: 'engine.facts_in_organization',

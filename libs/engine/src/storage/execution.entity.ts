@@ -11,6 +11,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('executions_parent_id_idx', ['parentId'])
 @Index('executions_organization_id_id_idx', ['organizationId', 'id'])
 @Index('executions_leased_owner_idx', ['ownerNode'], { where: 'lease_until IS NOT NULL' })
+@Index('executions_unsettled_idx', ['updatedAt'], { where: "state IN ('waiting', 'outcome_unknown', 'cancelling')" })
 export class ExecutionEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'executions_pkey' })
   id!: string;

@@ -1,5 +1,7 @@
 import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
+import { referenceIssues, type VaultReference } from '../vaults/vault-view';
+import type { ReferenceUse } from '../vaults/vault-secrets';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
@@ -29,6 +31,11 @@ export interface BotTool {
    * result is lost (CALL-03).
    */
   readonly retry?: BotToolRetry;
+  /**
+   * http and background tools: headers sent with every call, each a Vault reference opened only
+   * at the send, right after its rights, field and `allowedHosts` are checked again (SEC-02).
+   */
+  readonly headers?: Readonly<Record<string, VaultReference>>;
   /** delegate tools: the Bot a call starts a task of. */
   readonly botId?: string;
   /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
@@ -128,6 +135,7 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
+    issues.push(...headerIssues(tool, index));
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
     if (kind === 'plan') {
@@ -147,6 +155,43 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     }
   });
   if (issues.length > 0) throw new InvalidInput(issues);
+}
+
+/** Most headers one tool may send. */
+export const MAX_TOOL_HEADERS = 20;
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+/** Headers the platform sets itself (or that frame the request): a tool may not set them. */
+const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'idempotency-key', 'host', 'connection', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer']);
+
+/** An http or background tool's `headers`: names that are HTTP tokens, values that are Vault references. */
+function headerIssues(tool: BotTool, index: number): InputIssue[] {
+  if (tool.headers === undefined) return [];
+  const path = `tools.${index}.headers`;
+  const kind = tool.kind ?? 'client';
+  if (kind !== 'http' && kind !== 'background') return [{ path, message: 'only http and background tools have headers' }];
+  if (tool.headers === null || typeof tool.headers !== 'object' || Array.isArray(tool.headers)) return [{ path, message: 'headers must be an object' }];
+  const names = Object.keys(tool.headers);
+  if (names.length > MAX_TOOL_HEADERS) return [{ path, message: `a tool has at most ${MAX_TOOL_HEADERS} headers` }];
+  const seen = new Set<string>();
+  return names.flatMap((name) => {
+    const at = `${path}.${name}`;
+    if (!HEADER_NAME.test(name)) return [{ path: at, message: 'a header name must be an HTTP token' }];
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) return [{ path: at, message: `the platform sets ${lower} itself` }];
+    if (seen.has(lower)) return [{ path: at, message: 'a header is named twice (names are case-insensitive)' }];
+    seen.add(lower);
+    const value: unknown = tool.headers![name];
+    // A literal value would have to be stored sealed; until then it belongs in a Vault item.
+    if (typeof value === 'string') return [{ path: at, message: 'a header value must be a Vault reference { vaultItemId, field, prefix? }: put the value in a Vault item' }];
+    return referenceIssues(value, at);
+  });
+}
+
+/** The Vault references the tools name, each with the URL its value is sent to (checked at save, SEC-02). */
+export function toolReferenceUses(tools: readonly BotTool[]): ReferenceUse[] {
+  return tools.flatMap((tool, index) =>
+    Object.entries(tool.headers ?? {}).map(([name, reference]) => ({ path: `tools.${index}.headers.${name}`, reference, url: tool.url ?? '' })),
+  );
 }
 
 function isPlainHttpUrl(value: string): boolean {

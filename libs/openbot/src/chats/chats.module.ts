@@ -4,6 +4,9 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { ModelCalls } from '../models/model-calls';
+import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
+import { VaultSecrets } from '../vaults/vault-secrets';
+import { newId, type ErrorId } from '@openbot/domain';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
@@ -39,12 +42,23 @@ export class ChatsModule implements OnModuleInit {
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(TurnHooks) private readonly hooks: TurnHooks,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
+    @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
   onModuleInit(): void {
     const pool = this.db.pool;
-    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes };
+    const secrets = {
+      open: this.vaults.open.bind(this.vaults),
+      // A refused reference is an error record of its own (category forbidden), named in the tool's answer (ERR-01).
+      recordRefusal: async (refusal: Error, executionId: string): Promise<string> => {
+        const errorId = newId<ErrorId>();
+        await this.db.transaction((tx) => this.failures.record(tx, { errorId, category: 'forbidden', origin: 'vault reference', cause: refusal, executionId }));
+        return errorId;
+      },
+    };
+    const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes, secrets };
     this.engine.register(
       turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id), maxDelegationDepth: this.config.maxDelegationDepth }),
     );

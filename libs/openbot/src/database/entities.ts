@@ -23,6 +23,7 @@ import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 import { ServiceEntity } from '../services/storage/service.entity';
 import { SSO_ENTITIES } from '../sso/storage/entities';
+import { VAULT_ENTITIES } from '../vaults/storage/entities';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
 export const ENTITIES = [
@@ -50,5 +51,6 @@ export const ENTITIES = [
   ...SSO_ENTITIES,
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
+  ...VAULT_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -1,5 +1,6 @@
-import { canSteerOthersWork, Forbidden, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { canSteerOthersWork, Forbidden, isUuid, NotFound, type Caller, type MemberCaller } from '@openbot/domain';
 import { executionReads, type ExecutionFacts } from '@openbot/engine';
+import { recordAudit } from '../audit/record-audit';
 import type { Sql } from '../database/sql';
 
 /**
@@ -29,5 +30,30 @@ export async function assertExecutionSteerable(db: Sql, caller: MemberCaller, ex
   const ownWork = scope.kind === 'member' && scope.id === caller.memberId;
   if (!ownWork && !canSteerOthersWork(caller)) {
     throw new Forbidden("Only the member this execution works for, an owner or an admin may decide another member's execution.");
+  }
+}
+
+/**
+ * The platform operator acting on any execution (the stuck-work view): it must exist, and the
+ * action is recorded in its organization's audit log first (platform executions have no
+ * organization and no audit log). Members go through the member rules above.
+ */
+export async function authorizeExecutionAction(db: Sql, caller: Caller, executionId: string, action: 'cancel' | 'decide', details: Record<string, unknown>): Promise<void> {
+  if (caller.kind === 'member') {
+    if (action === 'cancel') await assertExecutionVisible(db, caller, executionId);
+    else await assertExecutionSteerable(db, caller, executionId);
+    return;
+  }
+  if (!isUuid(executionId)) throw new NotFound('Execution');
+  const execution = await executionReads.byId(db, executionId);
+  if (execution === null) throw new NotFound('Execution');
+  if (execution.organizationId !== null) {
+    await recordAudit(db, {
+      organizationId: execution.organizationId,
+      actor: caller,
+      action: action === 'cancel' ? 'execution.cancel-requested' : 'execution.decision-requested',
+      target: { type: 'execution', id: executionId },
+      details: { state: execution.state, kind: execution.kind, ...details },
+    });
   }
 }

@@ -98,8 +98,9 @@ export class RateLimitWait extends Error {
 /**
  * The one way a workflow calls a language model (PLAT-06). Every model call of the platform,
  * whatever workflow makes it, gets the same policy from here:
- * - provider resolution through the ModelRegistry, which opens the sealed API key for this call
- *   only and hands the adapter the egress client (policy checked before every request);
+ * - provider resolution through the ModelRegistry, which opens the API key (sealed, or a Vault
+ *   reference checked again) for each attempt only and hands the adapter the egress client
+ *   (policy checked before every request);
  * - a safe entry in the execution's call log: retries are new attempts with the same provider
  *   idempotency key (CALL-02, CALL-04), the execution's identity is checked again before each
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
@@ -168,6 +169,11 @@ export class ModelCalls {
           },
         },
         async (call) => {
+          // The key is opened for this attempt only, its Vault rights checked again, then the identity (IDN-06, SEC-02).
+          const provider = await resolved.connect({
+            actor: { kind: request.billing.scopeKind, id: request.billing.scopeId },
+            ...(call.checkIdentity ? { checkIdentity: call.checkIdentity } : {}),
+          });
           const reservation = await reserve(this.db, {
             ...scope,
             executionId,
@@ -188,7 +194,7 @@ export class ModelCalls {
           let firstText: number | null = null;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
-            resolved.provider,
+            provider,
             { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
             (text) => {
               firstText ??= performance.now();

@@ -1,18 +1,31 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
 import { parseModelReference } from '../bots/bot-view';
 import { Database } from '../database/sql';
 import { EgressClient, EgressRefused } from '../egress/egress-client';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 import { SealedRecords } from '../sealing/sealed-records';
+import { VaultReferenceRefused, VaultSecrets, type SendActor } from '../vaults/vault-secrets';
+import type { VaultReference } from '../vaults/vault-view';
 
-/** A model of an organization, ready to call: the adapter and the provider's own model id. */
+/** Whose send a connection is for, and the engine's identity check of it (IDN-06). */
+export interface ModelSend {
+  readonly actor: SendActor;
+  readonly checkIdentity?: () => Promise<void>;
+}
+
+/** A model of an organization, ready to call: the provider's own model id, and its adapter made at the send. */
 export interface ResolvedModel {
   readonly providerId: string;
   readonly modelId: string;
-  readonly provider: ModelProvider;
   /** The provider's wire kind: a metrics label (decision 034), never its ID. */
   readonly kind: ModelProviderKind;
+  /**
+   * The adapter with the provider's key, opened now and for this send only (FW-08): a sealed
+   * literal key, or a Vault reference checked again (item, field, `allowedHosts` against the base
+   * URL, the member's `vaults.use`) before it is opened (SEC-02). Throws VaultReferenceRefused.
+   */
+  connect(send: ModelSend): Promise<ModelProvider>;
 }
 
 /** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
@@ -25,8 +38,8 @@ export class ModelUnavailable extends ModelFailure {
 /**
  * Provider resolution behind ModelCalls, the one way the platform calls a language model
  * (PLAT-06; only ModelCalls may use it, a dependency rule says so). It resolves `<provider>/<model>`
- * within an organization at call time, opens the provider's sealed API key only then (it is held
- * by the adapter for this call and never stored elsewhere), and gives the adapter the egress
+ * within an organization at call time, opens the provider's key only at the send (it is held
+ * by the adapter for this attempt and never stored elsewhere), and gives the adapter the egress
  * client's fetch (policy checked before every request, connections pinned to the checked addresses). Retry policy belongs to the caller's call
  * log (CALL-02, CALL-04); adapters make one attempt per request.
  */
@@ -36,24 +49,49 @@ export class ModelRegistry {
     @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
     @Inject(EgressClient) private readonly egress: EgressClient,
+    // Absent (a test without Vaults): a provider whose key is a Vault reference is refused.
+    @Optional() @Inject(VaultSecrets) private readonly vaults?: VaultSecrets,
   ) {}
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
     const { provider: name, modelId } = parseModelReference(model);
-    const row = await this.db.one<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null }>(
-      `SELECT id, kind, base_url AS "baseUrl", api_key_record_id AS "apiKeyRecordId"
+    const row = await this.db.one<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null; apiKeyReference: VaultReference | null }>(
+      `SELECT id, kind, base_url AS "baseUrl", api_key_record_id AS "apiKeyRecordId", api_key_reference AS "apiKeyReference"
          FROM model_providers WHERE organization_id = $1 AND name = $2`,
       [organizationId, name],
     );
     if (row === undefined) throw new ModelUnavailable(model);
-    const apiKey = row.apiKeyRecordId === null ? undefined : await this.openKey(row.apiKeyRecordId);
-    const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };
-    const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
-    return { providerId: row.id, modelId, kind: row.kind, provider: new EgressAwareProvider(adapter) };
+    return {
+      providerId: row.id,
+      modelId,
+      kind: row.kind,
+      connect: async (send) => {
+        const apiKey = await this.openKey(organizationId, row, send);
+        const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };
+        const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
+        return new EgressAwareProvider(adapter);
+      },
+    };
   }
 
-  private async openKey(recordId: string): Promise<string | undefined> {
-    const record = await this.sealedRecords.get(recordId as never);
+  private async openKey(
+    organizationId: string,
+    row: { readonly baseUrl: string; readonly apiKeyRecordId: string | null; readonly apiKeyReference: VaultReference | null },
+    send: ModelSend,
+  ): Promise<string | undefined> {
+    if (row.apiKeyReference !== null) {
+      if (this.vaults === undefined) throw new VaultReferenceRefused('Vaults are not available on this node');
+      const [key] = await this.vaults.open({
+        organizationId,
+        actor: send.actor,
+        url: row.baseUrl,
+        references: [row.apiKeyReference],
+        ...(send.checkIdentity ? { checkIdentity: send.checkIdentity } : {}),
+      });
+      return key;
+    }
+    if (row.apiKeyRecordId === null) return undefined;
+    const record = await this.sealedRecords.get(row.apiKeyRecordId as never);
     return typeof record?.value === 'string' ? record.value : undefined;
   }
 }

@@ -2,12 +2,14 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
+import { VaultSecrets } from '../../vaults/vault-secrets';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
   parseModelReference,
+  toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
   type BotLimits,
@@ -18,7 +20,8 @@ import {
 /**
  * Creates a Bot in the caller's organization. Its model must name one of the organization's
  * model providers (400 on `model` otherwise); the check and the insert are one statement.
- * `limits` holds only the limits set; the view fills in the defaults.
+ * `limits` holds only the limits set; the view fills in the defaults. Header references are
+ * checked as VaultSecrets.checkForSave says.
  */
 export class CreateBot extends Command<BotView> {
   constructor(
@@ -35,13 +38,18 @@ export class CreateBot extends Command<BotView> {
 
 @CommandHandler(CreateBot)
 export class CreateBotHandler implements ICommandHandler<CreateBot> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
+  ) {}
 
   async execute({ caller, name, model, instructions, tools, limits }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
     checkToolNames(tools);
     checkToolKinds(tools);
     await checkDelegateBots(this.db, caller.organizationId, tools);
+    // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).
+    await this.vaults.checkForSave(caller, toolReferenceUses(tools));
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const row = await this.db.one<BotView>(

@@ -2,12 +2,14 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
+import { VaultSecrets } from '../../vaults/vault-secrets';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
   parseModelReference,
+  toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
   type BotLimits,
@@ -41,7 +43,10 @@ export class UpdateBot extends Command<BotView> {
 
 @CommandHandler(UpdateBot)
 export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
+  ) {}
 
   async execute({ caller, id, changes }: UpdateBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
@@ -51,10 +56,13 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       checkToolKinds(changes.tools);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
     }
+    const references = changes.tools === undefined ? [] : toolReferenceUses(changes.tools);
     return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
       const found = await tx.count('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId]);
       if (found === 0) throw new NotFound('Bot');
+      // Whoever saves a tool set names its references, also those it kept as they were (SEC-02).
+      await this.vaults.checkForSave(caller, references, tx);
       if (provider !== null) {
         const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider]);
         if (providers === 0) throw unknownModelProvider(provider);

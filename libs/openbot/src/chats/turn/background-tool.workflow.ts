@@ -7,6 +7,8 @@ import { botToolCodec } from './turn-contract';
 
 export interface BackgroundToolInput {
   readonly organizationId: string;
+  /** The Turn's member: header references are checked against it at the send (absent in older inputs). */
+  readonly actor?: { readonly kind: 'member' | 'service'; readonly id: string };
   readonly tool: BotTool;
   readonly call: ToolCall;
 }
@@ -16,7 +18,12 @@ interface BackgroundToolState {
   readonly answer: Json | null;
 }
 
-const inputCodec: Codec<BackgroundToolInput> = codec.object({ organizationId: codec.string, tool: botToolCodec, call: toolCallCodec });
+const inputCodec: Codec<BackgroundToolInput> = codec.object({
+  organizationId: codec.string,
+  actor: codec.optional(codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string })),
+  tool: botToolCodec,
+  call: toolCallCodec,
+});
 
 /** A background tool: started by a Turn with its input, completed with the endpoint's answer. */
 export const BACKGROUND_TOOL = defineWorkflow({
@@ -43,8 +50,9 @@ export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }) 
     phases: {
       call: {
         async run(context) {
-          const { tool, call } = context.state.input;
-          const answer = await context.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request));
+          const { tool, call, organizationId, actor } = context.state.input;
+          const work = { organizationId, executionId: context.executionId, ...(actor ? { actor } : {}) };
+          const answer = await context.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request, work));
           return { state: { ...context.state, answer } };
         },
       },

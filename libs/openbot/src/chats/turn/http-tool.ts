@@ -1,6 +1,7 @@
 import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
 import type { CallRequest, Json } from '@openbot/engine';
 import type { BotTool } from '../../bots/bot-view';
+import { VaultReferenceRefused, type OpenRequest, type SendActor } from '../../vaults/vault-secrets';
 
 /** What a tool call answers the model with (STC-09). */
 export interface ToolAnswer {
@@ -15,6 +16,23 @@ export interface HttpToolClient {
   readonly fetch: typeof fetch;
   /** A longer answer is not read: the model gets an error result instead (OPENBOT_TOOL_ANSWER_LIMIT). */
   readonly answerLimitBytes: number;
+  /** Opens header references at the send (VaultSecrets); absent: a tool with headers is refused. */
+  readonly secrets?: ToolSecrets;
+}
+
+/** The Vault side of a tool call: open references right before the send, record a refusal (ERR-01). */
+export interface ToolSecrets {
+  open(request: OpenRequest): Promise<string[]>;
+  /** Saves the refusal as an error record of category `forbidden` and answers its ID. */
+  recordRefusal(refusal: VaultReferenceRefused, executionId: string): Promise<string>;
+}
+
+/** Whose work a tool call is: the header references are checked against it at every send. */
+export interface ToolWork {
+  readonly organizationId: string;
+  /** Absent in a background tool saved before headers existed: a tool with headers is then refused. */
+  readonly actor?: SendActor;
+  readonly executionId: string;
 }
 
 /** Longest tool answer kept for the model; the rest is cut with a note. */
@@ -43,18 +61,30 @@ export class HttpToolFailure extends Error {
  * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
  * an error result the model can read; arguments that are not JSON never leave the server.
  */
-export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest): Promise<Json> {
+export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest, work: ToolWork): Promise<Json> {
   let args: unknown;
   try {
     args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch {
     return answer(`Error: the arguments for "${call.name}" are not valid JSON.`, true);
   }
+  let secretHeaders: Record<string, string>;
+  try {
+    secretHeaders = await openHeaders(http, tool, request, work);
+  } catch (error) {
+    if (!(error instanceof VaultReferenceRefused)) throw error;
+    // Nothing was sent. The model reads the category and error ID; the Turn goes on (SEC-02).
+    const errorId = await http.secrets!.recordRefusal(error, work.executionId);
+    const failure = { category: error.category, errorId };
+    const refused = answer(`Error: the tool "${call.name}" was not called: ${error.message} (category ${failure.category}, error ID ${errorId}).`, true) as { modelOutput: string; isError: boolean };
+    return { ...refused, failure };
+  }
   let response: Response;
   try {
     response = await http.fetch(tool.url!, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+      // The platform's own headers last: a tool's header never replaces them.
+      headers: { ...secretHeaders, 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
       body: JSON.stringify({ callId: call.callId, name: call.name, arguments: args }),
       signal: AbortSignal.any([request.signal, AbortSignal.timeout(TOOL_TIMEOUT_MS)]),
     });
@@ -82,6 +112,27 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
   return answer(modelOutputOf(text), false);
 }
 
+/**
+ * The tool's header references, opened for this attempt only (FW-08): VaultSecrets checks the
+ * item, field, `allowedHosts` and the member's `vaults.use` again now, and the identity after it.
+ * The values live in this send's memory only, never in the saved call, an event or a log line.
+ */
+async function openHeaders(http: HttpToolClient, tool: BotTool, request: CallRequest, work: ToolWork): Promise<Record<string, string>> {
+  const names = Object.keys(tool.headers ?? {});
+  if (names.length === 0) return {};
+  if (http.secrets === undefined || work.actor === undefined) throw new VaultReferenceRefused('this call has no member to check its Vault rights against');
+  const values = await http.secrets.open({
+    organizationId: work.organizationId,
+    actor: work.actor,
+    url: tool.url!,
+    references: names.map((name) => tool.headers![name]!),
+    ...(request.checkIdentity ? { checkIdentity: request.checkIdentity } : {}),
+  });
+  // A value that cannot be a header is refused here, before fetch could name it in an error.
+  if (values.some((value) => /[\r\n\0]/.test(value))) throw new VaultReferenceRefused('a referenced value cannot be sent as a header (it has a line break)');
+  return Object.fromEntries(names.map((name, index) => [name, values[index]!]));
+}
+
 function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429;
 }
@@ -106,7 +157,12 @@ export function answer(modelOutput: string, isError: boolean): Json {
 /** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
 export function toToolAnswer(saved: Json): ToolAnswer {
   if (saved !== null && typeof saved === 'object' && !Array.isArray(saved) && typeof saved.modelOutput === 'string') {
-    return { modelOutput: saved.modelOutput, isError: saved.isError === true };
+    const failure = saved.failure;
+    const carried =
+      failure !== null && typeof failure === 'object' && !Array.isArray(failure) && typeof failure.category === 'string' && typeof failure.errorId === 'string'
+        ? { failure: { category: failure.category, errorId: failure.errorId } }
+        : {};
+    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried };
   }
   return { modelOutput: JSON.stringify(saved), isError: false };
 }

@@ -85,7 +85,7 @@ export function toolPhase(deps: {
               answer: toToolAnswer(
                 await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
-                  return callHttpTool(deps.http, tool, call, request);
+                  return callHttpTool(deps.http, tool, call, request, { organizationId: state.organizationId, actor: state.scope, executionId: context.executionId });
                 }),
               ),
             };
@@ -98,7 +98,7 @@ export function toolPhase(deps: {
             const started = children.find((c) => c.callId === call.callId);
             if (started === undefined) {
               called();
-              const childId = context.startChild(BACKGROUND_TOOL, { organizationId: state.organizationId, tool, call }, { resource: { type: 'tool-call', id: call.callId } });
+              const childId = context.startChild(BACKGROUND_TOOL, { organizationId: state.organizationId, actor: state.scope, tool, call }, { resource: { type: 'tool-call', id: call.callId } });
               children.push({ callId: call.callId, childId });
               return 'waiting-child';
             }

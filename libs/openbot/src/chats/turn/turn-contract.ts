@@ -2,6 +2,7 @@ import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
+import type { VaultReference } from '../../vaults/vault-view';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
 
@@ -22,6 +23,15 @@ function approvalPolicyCodec(): Codec<ApprovalPolicy> {
   };
 }
 
+/** A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given (SEC-02). */
+function headersCodec(): Codec<Readonly<Record<string, VaultReference>>> {
+  const reference = codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) });
+  return {
+    encode: (value) => Object.fromEntries(Object.entries(value).map(([name, ref]) => [name, reference.encode(ref)])),
+    decode: (json, path = '') => Object.fromEntries(Object.entries(codec.jsonObject.decode(json, path)).map(([name, ref]) => [name, reference.decode((ref ?? null) as Json, `${path}.${name}`)])),
+  };
+}
+
 export const botToolCodec: Codec<BotTool> = codec.object({
   name: codec.string,
   description: codec.string,
@@ -29,6 +39,7 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
+  headers: codec.optional(headersCodec()),
   botId: codec.optional(codec.string),
   attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),

@@ -39,6 +39,10 @@ export class ModelProviderEntity {
   @JoinColumn({ name: 'api_key_record_id', foreignKeyConstraintName: 'model_providers_api_key_record_id_fkey' })
   apiKeyRecord?: SealedRecordEntity;
 
+  /** A Vault reference `{ vaultItemId, field }` naming the key instead (decision 029), or null. */
+  @Column('jsonb', { name: 'api_key_reference', nullable: true })
+  apiKeyReference!: { vaultItemId: string; field: string } | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

@@ -1,0 +1,177 @@
+import { SealedRecords } from '@openbot/openbot';
+import type { SealedRecordId } from '@openbot/domain';
+import type { Response } from 'supertest';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
+import { expectDeclared, issuePaths } from '../support/api-assertions';
+import { bearer, eventsUntilEnd, type EventBody } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * Where a Vault secret may be (FW-08, SEC-02): a full Turn whose model provider key and HTTP tool
+ * header are Vault references sends both where they belong, and afterwards each secret is
+ * searched for in every column of every table (as text and as bytes), every event, every log
+ * line and every answer of the Turn: it is found only inside its sealed record.
+ */
+
+jest.setTimeout(120_000);
+
+const PROVIDER_KEY = 'sk-VAULTED-provider-key-7f3a9c';
+const TOOL_TOKEN = 'tok-VAULTED-tool-header-51be02';
+
+describe('Vault secrets in a full Turn', () => {
+  let t: TestApp;
+  let model: FakeOpenAiServer;
+  let tools: FakeToolServer;
+  let org: Awaited<ReturnType<TestApp['createOrganization']>>;
+  const answers: string[] = [];
+
+  /** Every answer the test reads is kept, to be searched afterwards. */
+  async function kept(request: Promise<Response>): Promise<Response> {
+    const res = await request;
+    answers.push(`${JSON.stringify(res.headers)}\n${res.text}`);
+    return res;
+  }
+  const as = () => bearer(org.secret);
+
+  /** Every table (schema.name) with a column holding `needle`, as text or as bytes. */
+  async function tablesHolding(needle: string): Promise<string[]> {
+    const columns = await t.database.query<{ schema: string; name: string; column: string; type: string }>(
+      `SELECT c.table_schema AS schema, c.table_name AS name, c.column_name AS column, c.data_type AS type
+         FROM information_schema.columns c JOIN information_schema.tables tb ON tb.table_schema = c.table_schema AND tb.table_name = c.table_name
+        WHERE tb.table_type = 'BASE TABLE' AND c.table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    );
+    expect(new Set(columns.map((c) => c.name))).toEqual(expect.objectContaining({ size: expect.any(Number) }));
+    expect(columns.some((c) => c.name === 'vault_items')).toBe(true);
+    const hits = new Set<string>();
+    for (const c of columns) {
+      const column = `"${c.schema}"."${c.name}"."${c.column}"`;
+      const condition =
+        c.type === 'bytea'
+          ? `position(convert_to($1, 'UTF8') IN t."${c.column}") > 0`
+          : `strpos(t."${c.column}"::text, $1) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'hex')) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'base64')) > 0`;
+      const [row] = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${c.schema}"."${c.name}" t WHERE ${condition}`, [needle]);
+      if (row!.n > 0) hits.add(column);
+    }
+    return [...hits].sort();
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    model = await FakeOpenAiServer.start();
+    tools = await FakeToolServer.start();
+    tools.fallback = jsonReply(200, { modelOutput: 'the weather is fine' });
+    org = await t.createOrganization('Hygiene');
+  });
+  afterAll(async () => {
+    await t?.close();
+    await model?.close();
+    await tools?.close();
+  });
+
+  it('[FW-08] [SEC-02] a full Turn sends each secret only where it belongs; afterwards it is in no table, event, log line or answer: only in its sealed record', async () => {
+    const modelHost = new URL(model.baseUrl).host;
+    const toolHost = new URL(tools.url()).host;
+    const vault = await kept(t.http().post('/v1/vaults').set('authorization', as()).send({ name: 'hygiene' }).expect(201));
+    const vaultId = (vault.body as { id: string }).id;
+    const item = await kept(
+      t
+        .http()
+        .post(`/v1/vaults/${vaultId}/items`)
+        .set('authorization', as())
+        .send({ name: 'hygiene-item', fields: { providerKey: PROVIDER_KEY, toolToken: TOOL_TOKEN }, allowedHosts: [modelHost, toolHost] })
+        .expect(201),
+    );
+    const itemId = (item.body as { id: string }).id;
+
+    // A provider's key reference must name a field of an item whose allowedHosts admit the base URL.
+    const narrow = await kept(
+      t.http().post(`/v1/vaults/${vaultId}/items`).set('authorization', as()).send({ name: 'narrow', fields: { k: PROVIDER_KEY }, allowedHosts: ['elsewhere.example.com'] }).expect(201),
+    );
+    const refused = await kept(
+      t.http().post('/v1/model-providers').set('authorization', as()).send({ name: 'bad', kind: 'openai-compatible', baseUrl: model.baseUrl, apiKey: { vaultItemId: (narrow.body as { id: string }).id, field: 'k' } }),
+    );
+    expectDeclared(refused, 400, 'InvalidInput');
+    expect(issuePaths(refused)).toEqual(['apiKey']);
+
+    const provider = await kept(
+      t.http().post('/v1/model-providers').set('authorization', as()).send({ name: 'vaulted', kind: 'openai-compatible', baseUrl: model.baseUrl, apiKey: { vaultItemId: itemId, field: 'providerKey' } }).expect(201),
+    );
+    expect((provider.body as { apiKey: unknown }).apiKey).toEqual({ vaultItemId: itemId, field: 'providerKey' });
+    const bot = await kept(
+      t
+        .http()
+        .post('/v1/bots')
+        .set('authorization', as())
+        .send({
+          name: 'Hygienic',
+          model: 'vaulted/gpt-test',
+          tools: [{ name: 'weather', description: 'Weather', parameters: { type: 'object' }, kind: 'http', url: tools.url(), headers: { Authorization: { vaultItemId: itemId, field: 'toolToken', prefix: 'Bearer ' } } }],
+        })
+        .expect(201),
+    );
+    const botId = (bot.body as { id: string }).id;
+    const chat = await kept(t.http().post('/v1/chats').set('authorization', as()).send({ botId }).expect(201));
+    const chatId = (chat.body as { id: string }).id;
+
+    model.enqueue(toolCallReply('c-weather', 'weather', ['{"city":"Oslo"}'], [3, 2]), textReply(['It is fine.'], [4, 3]));
+    const admission = await kept(t.http().post(`/v1/chats/${chatId}/messages`).set('authorization', as()).send({ content: 'weather?' }).expect(202));
+    const executionId = (admission.body as { executionId: string }).executionId;
+    const events: EventBody[] = await eventsUntilEnd(t, org.secret, executionId);
+    answers.push(JSON.stringify(events));
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+
+    // Each secret went where it belongs, and only there.
+    expect(model.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${PROVIDER_KEY}`, `Bearer ${PROVIDER_KEY}`]);
+    expect(tools.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${TOOL_TOKEN}`]);
+    expect(JSON.stringify(model.requests.map((r) => r.body))).not.toContain(TOOL_TOKEN);
+
+    // Every answer a client could read about this Turn and its definitions.
+    for (const path of [
+      `/v1/bots/${botId}`,
+      '/v1/bots',
+      `/v1/model-providers/${(provider.body as { id: string }).id}`,
+      '/v1/model-providers',
+      `/v1/chats/${chatId}`,
+      `/v1/chats/${chatId}/messages`,
+      `/v1/executions/${executionId}`,
+      `/v1/executions/${executionId}/events`,
+      `/v1/vaults/${vaultId}/items`,
+      `/v1/vaults/${vaultId}/items/${itemId}`,
+      '/v1/usage',
+    ]) {
+      await kept(t.http().get(path).set('authorization', as()).expect(200));
+    }
+
+    for (const secret of [PROVIDER_KEY, TOOL_TOKEN]) {
+      expect({ secret, tables: await tablesHolding(secret) }).toEqual({ secret, tables: [] });
+      expect({ secret, logs: t.logs.filter((line) => line.includes(secret)) }).toEqual({ secret, logs: [] });
+      expect({ secret, answers: answers.filter((answer) => answer.includes(secret)) }).toEqual({ secret, answers: [] });
+    }
+    // The search finds what is there: the item's name is a plain column; the values are in its sealed record.
+    expect(await tablesHolding('hygiene-item')).toEqual(['"public"."vault_items"."name"']);
+    const [record] = await t.database.query<{ id: string }>('SELECT fields_record_id AS id FROM vault_items WHERE id = $1', [itemId]);
+    expect(await t.app.get(SealedRecords).get(record!.id as SealedRecordId)).toEqual({ purpose: 'vault-item.fields', value: { providerKey: PROVIDER_KEY, toolToken: TOOL_TOKEN } });
+  });
+
+  it('[SEC-02] a model provider whose key item was deleted fails the Turn with category forbidden, and the model server gets no request', async () => {
+    const vault = await t.http().post('/v1/vaults').set('authorization', as()).send({ name: 'gone' }).expect(201);
+    const vaultId = (vault.body as { id: string }).id;
+    const item = await t
+      .http()
+      .post(`/v1/vaults/${vaultId}/items`)
+      .set('authorization', as())
+      .send({ name: 'key', fields: { key: PROVIDER_KEY }, allowedHosts: [new URL(model.baseUrl).host] })
+      .expect(201);
+    const itemId = (item.body as { id: string }).id;
+    await t.http().post('/v1/model-providers').set('authorization', as()).send({ name: 'doomed', kind: 'openai-compatible', baseUrl: model.baseUrl, apiKey: { vaultItemId: itemId, field: 'key' } }).expect(201);
+    const bot = await t.http().post('/v1/bots').set('authorization', as()).send({ name: 'Doomed', model: 'doomed/gpt-test' }).expect(201);
+    const chat = await t.http().post('/v1/chats').set('authorization', as()).send({ botId: (bot.body as { id: string }).id }).expect(201);
+    await t.http().delete(`/v1/vaults/${vaultId}/items/${itemId}`).set('authorization', as()).expect(200);
+    const before = model.requests.length;
+    const admission = await t.http().post(`/v1/chats/${(chat.body as { id: string }).id}/messages`).set('authorization', as()).send({ content: 'hello' }).expect(202);
+    const events = await eventsUntilEnd(t, org.secret, (admission.body as { executionId: string }).executionId);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'forbidden', errorId: expect.any(String) });
+    expect(model.requests.length).toBe(before);
+  });
+});
