@@ -1,4 +1,4 @@
-import type { Engine, EngineMetrics, Json, PhaseMetricOutcome, TakeoverCause, Workflow } from '@openbot/engine';
+import { advanceQueueDepth, executionCountsByState, type Engine, type EngineMetrics, type Json, type PhaseMetricOutcome, type TakeoverCause, type Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, SERVICE, waitForState, type Deferred } from './helpers';
 
@@ -73,6 +73,9 @@ describe('engine: the metrics port reports phases, takeovers by cause, event bat
     // node-a runs without presence (as a dead process looks) and holds a two-minute lease.
     const { executionId } = await t.engine.submit({ workflow: 'test.metrics_held', input: null, scope: SERVICE });
     await eventually(() => gates.has(`${executionId}#1`), 'the first attempt on node-a');
+    // The scrape-time reads: the running execution by workflow and state, and its recovery job deferred to after its lease.
+    expect(await executionCountsByState(t.pool)).toEqual([{ workflow: 'test.metrics_held', state: 'running', count: 1 }]);
+    expect(await advanceQueueDepth(t.pool)).toMatchObject({ queue: 'execution-advance', deferred: 1 });
     const b = await peer('node-b', { leaseSeconds: 120, deadNodes: { everyMs: 50, graceMs: 200 } });
     await eventually(() => gates.has(`${executionId}#2`), 'node-b to take the execution over');
     expect(b.metrics.takeovers).toEqual(['dead_node']);
