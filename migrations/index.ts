@@ -20,7 +20,10 @@ import { ApprovalsAndTasks1766500000000 } from './1766500000000-approvals-and-ta
 import { LeasedOwnerIndex1766600000000 } from './1766600000000-leased-owner-index';
 import { EventSequenceCounters1766650000000 } from './1766650000000-event-sequence-counters';
 import { UnsettledExecutionsIndex1766660000000 } from './1766660000000-unsettled-executions-index';
+import { RemindersAndNotices1766700000000 } from './1766700000000-reminders-and-notices';
+import { Files1766800000000 } from './1766800000000-files';
 import { Vaults1766900000000 } from './1766900000000-vaults';
+import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -45,5 +48,8 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   LeasedOwnerIndex1766600000000,
   EventSequenceCounters1766650000000,
   UnsettledExecutionsIndex1766660000000,
+  RemindersAndNotices1766700000000,
+  Files1766800000000,
   Vaults1766900000000,
+  BotMemory1767000000000,
 ];

@@ -90,6 +90,10 @@ describe('access matrix', () => {
       approvals: approval[0]!.id,
       budgets: (await t.http().post('/v1/budgets').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, period: 'total', limitMicros: 10 ** 12 }).expect(201)).body.id,
       'rate-limits': (await t.http().post('/v1/rate-limits').set('authorization', bearer(a.secret)).send({ scope: { kind: 'organization' }, requestsPerMinute: 1_000_000 }).expect(201)).body.id,
+      files: (
+        (await t.http().post('/v1/files').set('authorization', bearer(a.secret)).attach('file', Buffer.from('notes'), { filename: 'notes.txt', contentType: 'text/plain' }).expect(201))
+          .body as { id: string }
+      ).id,
       vaults: (await t.http().post('/v1/vaults').set('authorization', bearer(a.secret)).send({ name: 'matrix' }).expect(201)).body.id,
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });

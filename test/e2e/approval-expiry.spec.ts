@@ -63,5 +63,9 @@ describe('approval expiry', () => {
     expect(read.body).toMatchObject({ state: 'expired', decidedBy: null });
     const late = await t.http().post(`/v1/approvals/${approval.id}/decision`).set('authorization', bearer(chat.secret)).send({ decision: 'approve' }).expect(409);
     expect(late.body).toMatchObject({ type: 'ApprovalAlreadyDecided' });
+    // The expiry is in the audit log, by the platform, like every decision.
+    const audit = await t.http().get('/v1/audit-events?limit=200').set('authorization', bearer(chat.secret)).expect(200);
+    const records = (audit.body as { data: Array<{ action: string; actor: { kind: string }; target: { id: string } }> }).data.filter((e) => e.target.id === approval.id);
+    expect(records.map((e) => [e.action, e.actor.kind])).toEqual([['approval.expired', 'platform']]);
   });
 });

@@ -313,6 +313,10 @@ describe('approvals', () => {
     const late = await decide(chat.secret, approval!.id, 'approve').expect(409);
     expect(late.body).toMatchObject({ type: 'ApprovalAlreadyDecided' });
     expect(tools.requests).toHaveLength(0);
+    // The cancel is audited, by the platform, like every decision.
+    const audit = await t.http().get('/v1/audit-events?limit=200').set('authorization', bearer(chat.secret)).expect(200);
+    const records = (audit.body as { data: Array<{ action: string; actor: { kind: string }; target: { id: string } }> }).data.filter((e) => e.target.id === approval!.id);
+    expect(records.map((e) => [e.action, e.actor.kind])).toEqual([['approval.cancelled', 'platform']]);
   });
 
   it('an approval rule on the arguments: a matching call waits for a decision, another runs at once', async () => {

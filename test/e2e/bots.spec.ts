@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
  * see them (IDN-08).
  */
 
-const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'model', 'name', 'tools', 'updatedAt'];
+const BOT_FIELDS = ['createdAt', 'id', 'instructions', 'limits', 'memory', 'model', 'name', 'tools', 'updatedAt'];
 const DEFAULT_LIMITS = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
 
 interface BotTool {
@@ -100,6 +100,7 @@ describe('bots', () => {
       instructions: 'Be brief.',
       tools: [shown(WEATHER)],
       limits: DEFAULT_LIMITS,
+      memory: { enabled: false, learn: false },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

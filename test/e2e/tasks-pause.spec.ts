@@ -101,6 +101,36 @@ describe('pause, resume and counted time', () => {
     expect((await t.http().get(`/v1/executions/${late.executionId}`).set('authorization', bearer(chat.secret)).expect(200)).body).toMatchObject({ stop: 'max-seconds' });
   });
 
+  it('[DLG-01] a stopped approval check leaves the Turn paused for recovery: resumed once the check works, the approved call runs once', async () => {
+    // Timers fire by the database's clock: the engine clock starts at the real time here.
+    clock.set(Date.now());
+    const chat = await createChatFixture(t, { baseUrl: model.baseUrl, tools: [pay()] });
+    tools.fallback = jsonReply(200, { modelOutput: 'paid' });
+    model.enqueue(toolCallReply('call_pay', 'pay', ['{}'], [5, 1]), textReply(['Paid.']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay');
+    const approval = await approvalOf(chat, turn.executionId);
+    await waitForExecutionState(t, chat.secret, turn.executionId, 'waiting');
+    await post(chat, `/v1/executions/${turn.executionId}/pause`).expect(202);
+    await t.http().post(`/v1/approvals/${approval}/decision`).set('authorization', bearer(chat.secret)).send({ decision: 'approve' }).expect(200);
+    // The approvals cannot be read while the Turn resumes: its check fails, so it neither runs nor refuses the call.
+    await t.database.query('ALTER TABLE approvals RENAME TO approvals_unreadable');
+    try {
+      await post(chat, `/v1/executions/${turn.executionId}/resume`).expect(202);
+      await waitForEvent(t, chat.secret, turn.executionId, 'turn.paused');
+      const view = async () => (await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200)).body as { state: string; paused: boolean };
+      for (let i = 0; i < 400 && (await view()).paused !== true; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await view()).toMatchObject({ state: 'waiting', paused: true });
+    } finally {
+      await t.database.query('ALTER TABLE approvals_unreadable RENAME TO approvals');
+    }
+    expect(tools.requests).toHaveLength(0);
+    await post(chat, `/v1/executions/${turn.executionId}/resume`).expect(202);
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(events.filter((e) => e.type === 'tool.called')).toHaveLength(1);
+    expect(tools.requests).toHaveLength(1);
+  });
+
   it('[TASK-02] a review answers its own pause: a decision on a paused Turn is recorded, and the approved call runs only after the resume', async () => {
     const chat = await createChatFixture(t, { baseUrl: model.baseUrl, tools: [pay()] });
     tools.fallback = jsonReply(200, { modelOutput: 'paid' });

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { ManualClock } from '@openbot/engine';
 import { ENGINE_CLOCK } from '@openbot/openbot';
-import { FakeOpenAiServer, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -42,5 +43,44 @@ describe('turn clock', () => {
     expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'timeout' });
     // The model was asked once: the answer came after the limit, so no second step ran.
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it('[TASK-03] a wait for a rate limit does not count toward maxSeconds: an hour on the clock during the wait leaves the Turn its time', async () => {
+    // Timers fire by the database's clock: this test starts with the engine clock at the real time.
+    clock.set(Date.now());
+    const tools = await FakeToolServer.start();
+    try {
+      const chat = await createChatFixture(t, {
+        baseUrl: fake.baseUrl,
+        tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
+        limits: { maxSeconds: 60 },
+      });
+      // 6,000 tokens a minute: the first answer's 6,105 confirmed tokens overdraw the bucket, so the second step waits for it.
+      const limit = await t.http().post('/v1/rate-limits').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
+      tools.fallback = jsonReply(200, { modelOutput: 'data' });
+      fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_100]), textReply(['after the wait'], [5, 5]));
+      clock.set(Date.now());
+      const turn = await sendMessage(t, chat.secret, chat.chatId, 'use the bucket up');
+      // The second model step was refused by the bucket and its wait is saved.
+      const waiting = async () =>
+        (
+          await t.database.query(
+            `SELECT 1 FROM executions e WHERE e.id = $1 AND e.state = 'waiting'
+                AND EXISTS (SELECT 1 FROM execution_calls c WHERE c.execution_id = e.id AND c.kind = 'model' AND c.status = 'failed')`,
+            [turn.executionId],
+          )
+        ).length > 0;
+      for (let i = 0; i < 800 && !(await waiting()); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(true);
+      // An hour passes on the engine's clock during the wait; the limit then goes, so the step's next try sends.
+      clock.set(Date.now() + 3600 * 1000);
+      await t.http().delete(`/v1/rate-limits/${(limit.body as { id: string }).id}`).set('authorization', bearer(chat.secret)).expect(200);
+      const events = await eventsUntilEnd(t, chat.secret, turn.executionId, 40_000);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: null });
+      const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+      expect((view.body as { spent: { seconds: number } }).spent.seconds).toBeLessThan(60);
+    } finally {
+      await tools.close();
+    }
   });
 });

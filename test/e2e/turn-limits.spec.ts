@@ -32,7 +32,8 @@ describe('turn limits', () => {
     fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 1]), toolCallReply('c2', 'lookup', ['{}'], [6, 1]));
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'loop');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
-    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    // `execution.ended` names the limit too, as the view does.
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: 'max-steps' });
     expect(events.filter((e) => e.type === 'model.started')).toHaveLength(2);
     expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(2);
     expect(fake.requests).toHaveLength(2);
@@ -49,7 +50,7 @@ describe('turn limits', () => {
     fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 60]), textReply(['never asked']));
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'expensive');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
-    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: 'max-output-tokens' });
     expect(fake.requests).toHaveLength(1);
     const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
     expect(view.body).toMatchObject({ stop: 'max-output-tokens', spent: { outputTokens: 60 } });
@@ -65,10 +66,20 @@ describe('turn limits', () => {
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'wait for me');
     await waitForEvent(t, chat.secret, turn.executionId, 'tool.called');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
-    expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'timeout', errorId: expect.any(String) });
+    expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'timeout', errorId: expect.any(String), stop: 'max-seconds' });
     // The unanswered call is left out of the stored history; the user input stays.
     expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => m.role)).toEqual(['user']);
     const late = await t.http().post(`/v1/chats/${chat.chatId}/tool-outputs`).set('authorization', bearer(chat.secret)).send({ callId: 'c1', output: 'too late' });
     expect(late.status).toBe(404);
+  });
+
+  it('a final answer ends with `stop: null` on `execution.ended` and on the view', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    fake.enqueue(textReply(['done']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'hi');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toEqual(expect.objectContaining({ type: 'execution.ended', state: 'completed', stop: null }));
+    const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+    expect(view.body).toMatchObject({ stop: null });
   });
 });

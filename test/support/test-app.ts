@@ -3,6 +3,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '@openbot/api';
 import { parseConfig, type RuntimeConfig } from '@openbot/openbot';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { MIGRATIONS } from '../../migrations';
@@ -47,7 +50,16 @@ const UNLIMITED = {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
-  const base = parseConfig({ OPENBOT_ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info', OPENBOT_EGRESS_ALLOW: '127.0.0.1', ...UNLIMITED, ...options.env });
+  // The `fs` object store writes under the data dir: a throwaway one unless the test names its own.
+  const ownDataDir = options.env?.OPENBOT_DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'openbot-test-app-')) : null;
+  const base = parseConfig({
+    OPENBOT_ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: 'info',
+    OPENBOT_EGRESS_ALLOW: '127.0.0.1',
+    ...UNLIMITED,
+    ...(ownDataDir !== null ? { OPENBOT_DATA_DIR: ownDataDir } : {}),
+    ...options.env,
+  });
   const config: RuntimeConfig = {
     ...base,
     databaseUrl: options.databaseUrl ?? database.url,
@@ -78,6 +90,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async close() {
       await app.close();
       if (options.database === undefined) await database.drop();
+      if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }

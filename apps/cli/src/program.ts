@@ -6,6 +6,8 @@ import { chatsCommand } from './commands/chats';
 import { configCommand } from './commands/config';
 import { executionsCommand } from './commands/executions';
 import { approvalsCommand } from './commands/approvals';
+import { memoriesCommand } from './commands/memories';
+import { filesCommand } from './commands/files';
 import { keysCommand } from './commands/keys';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
@@ -44,6 +46,8 @@ export function buildProgram(context: Context): Command {
   chatCommand(program, context);
   executionsCommand(program, context);
   approvalsCommand(program, context);
+  memoriesCommand(program, context);
+  filesCommand(program, context);
   billingCommands(program, context);
   vaultsCommand(program, context);
   return program;

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { BotsController } from './bots/bots.controller';
+import { MemoriesController } from './memories/memories.controller';
 import { ChatMessagesController } from './chats/chat-messages.controller';
 import { ChatsController } from './chats/chats.controller';
 import { UsageController } from './usage/usage.controller';
@@ -16,7 +17,9 @@ import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
+import { FilesController } from './files/files.controller';
 import { StuckExecutionsController } from './platform/stuck-executions.controller';
+import { RemindersController } from './reminders/reminders.controller';
 import { BearerGuard } from './auth/bearer.guard';
 import { StartupGateGuard } from './auth/startup-gate.guard';
 import { ErrorBoundaryFilter } from './errors/error-boundary.filter';
@@ -31,7 +34,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

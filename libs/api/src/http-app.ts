@@ -1,4 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
+import fastifyMultipart from '@fastify/multipart';
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -28,6 +29,9 @@ interface FrameworkErrorReply {
   headers(values: Record<string, string>): unknown;
   send(payload?: unknown): unknown;
 }
+
+/** The one route that reads a multipart body (a file upload). */
+const UPLOAD_ROUTE = '/v1/files';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -69,6 +73,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     void reply.header('x-request-id', request.id);
     done();
   });
+  // Multipart bodies belong to the file upload alone: anywhere else they are 415 like any non-JSON body.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const type = request.headers['content-type'];
+    if (typeof type !== 'string' || !/^multipart\/form-data\b/i.test(type.trim())) return done();
+    if (request.method === 'POST' && request.routeOptions.url === UPLOAD_ROUTE) return done();
+    const decision = classifyError(Object.assign(new Error('multipart body outside the upload route'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }));
+    if (decision.kind !== 'declared') return done();
+    void reply.code(decision.status).headers(decision.headers ?? {}).send(decision.body);
+  });
   // Only JSON bodies are accepted: a text body where JSON is expected is 415, not a string.
   fastify.removeContentTypeParser(['text/plain']);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
@@ -87,6 +100,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   // Cookies for SSO sessions (`request.cookies`, `reply.setCookie`). passport runs inside the SSO
   // use cases on a captured response, so Fastify's reply needs no Node-style shims.
   await app.register(fastifyCookie as unknown as Parameters<NestFastifyApplication['register']>[0]);
+  // File uploads (POST /v1/files) read their one part as a stream; the route sets the per-request limits.
+  await app.register(fastifyMultipart as unknown as Parameters<NestFastifyApplication['register']>[0], { throwFileSizeLimit: true });
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
   // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (docs/http-api.md "Errors").

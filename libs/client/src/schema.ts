@@ -193,6 +193,55 @@ export interface paths {
         patch: operations["Bots_update"];
         trace?: never;
     };
+    "/v1/bots/{id}/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of a Bot's memory items, without content
+         * @description Oldest first. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.
+         */
+        get: operations["Memories_list"];
+        put?: never;
+        /**
+         * Add an item to a Bot's memory
+         * @description The content is sealed at rest; search sees only keyed hashes of its words. `access` says whose Turns may select it (default: every Turn of the Bot); an item whose `sources` a reader can no longer see is not selected for them. Another organization's Bot is 404.
+         */
+        post: operations["Memories_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bots/{id}/memories/{memoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One memory item with its content
+         * @description Only members its access rule admits, and owners and admins, read the content: anyone else gets 403.
+         */
+        get: operations["Memories_get"];
+        put?: never;
+        post?: never;
+        /** Delete a memory item; answers 200 with it, without content */
+        delete: operations["Memories_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a memory item's tags or status
+         * @description The sealed content stays byte-identical. Answers the item without content.
+         */
+        patch: operations["Memories_update"];
+        trace?: never;
+    };
     "/v1/budgets": {
         parameters: {
             query?: never;
@@ -523,6 +572,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's files, newest first
+         * @description Newest first (descending `id`); `next` continues with older ones.
+         */
+        get: operations["Files_list"];
+        put?: never;
+        /**
+         * Upload a file
+         * @description `multipart/form-data` with exactly one part, a file named `file`; its filename and content type are kept, with the sha256 of the bytes. The bytes stream to the object store as they arrive (never held whole in memory). An image (png, jpeg, gif, webp) or PDF content type that the first bytes contradict is 400 `InvalidInput` (path `file`), as is a missing, extra or differently named part. A file larger than `OPENBOT_FILE_MAX_BYTES` is 413 `PayloadTooLarge`. An upload that breaks off leaves no file.
+         */
+        post: operations["Files_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One file's metadata */
+        get: operations["Files_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file
+         * @description The metadata disappears at once (the file answers 404 from then on); a `file.delete` execution removes the bytes from the object store, retried until it succeeds. Messages that named the file reach later Turns as a short text saying it was deleted.
+         */
+        delete: operations["Files_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file's bytes
+         * @description Streams the bytes from the object store with `content-type`, `content-length`, `etag` (the sha256 in hex, quoted), `content-disposition: attachment` and `x-content-type-options: nosniff`. A matching `if-none-match` is 304 without a body.
+         */
+        get: operations["Files_content"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -816,6 +930,46 @@ export interface paths {
         post?: never;
         /** Delete a rate limit */
         delete: operations["RateLimits_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's reminders, oldest first
+         * @description Reminders a Bot's `remind` tool set. Each is durable: when due, its message is posted into its Chat as user-side input (author `reminder`), also after a restart. Filter: `chatId`.
+         */
+        get: operations["Reminders_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reminders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a reminder
+         * @description A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is.
+         */
+        delete: operations["Reminders_cancel"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1236,6 +1390,8 @@ export interface components {
             tools: components["schemas"]["BotToolBody"][];
             /** @description The Turn limits, defaults filled in for those not set */
             limits: components["schemas"]["BotLimitsBody"];
+            /** @description Memory switches: `enabled` selects context from memory, `learn` learns after each Turn */
+            memory: components["schemas"]["BotMemoryInput"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1244,7 +1400,7 @@ export interface components {
         BotLimitsBody: {
             /** @description Most model steps per Turn */
             maxSteps: number;
-            /** @description Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals */
+            /** @description Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit */
             maxSeconds: number;
             /** @description Most output tokens a Turn may use, summed over its model steps */
             maxOutputTokens: number;
@@ -1258,7 +1414,7 @@ export interface components {
              */
             maxSteps: number;
             /**
-             * @description Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals
+             * @description Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit
              * @default 900
              */
             maxSeconds: number;
@@ -1272,6 +1428,12 @@ export interface components {
              * @default null
              */
             maxCostMicros: number | null;
+        };
+        BotMemoryInput: {
+            /** @description Turns select context from the Bot's memory and emit `memory.read` */
+            enabled: boolean;
+            /** @description After a Turn ends, a learning execution may add items */
+            learn: boolean;
         };
         BotPage: {
             data: components["schemas"]["BotBody"][];
@@ -1287,7 +1449,7 @@ export interface components {
              * @description The effective kind: `client` when none was given
              * @enum {string}
              */
-            kind: "client" | "http" | "background" | "delegate" | "plan";
+            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind";
             /** @description `http` and `background` tools: the endpoint called */
             url?: string;
             /**
@@ -1313,7 +1475,7 @@ export interface components {
         };
         BotToolInput: {
             /**
-             * @description Unique within the Bot; a `plan` tool is named `update_plan` when it has no name
+             * @description Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name
              * @example get_weather
              */
             name: string;
@@ -1334,11 +1496,11 @@ export interface components {
              */
             attached: boolean;
             /**
-             * @description How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; `background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends
+             * @description How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; `background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; `plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due
              * @default client
              * @enum {string}
              */
-            kind: "client" | "http" | "background" | "delegate" | "plan";
+            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind";
             /**
              * Format: uri
              * @description Required for `http` and `background` tools, refused for `client` tools: an absolute http or https URL without username or password; the egress policy applies when it is called
@@ -1522,6 +1684,8 @@ export interface components {
             tools?: components["schemas"]["BotToolInput"][];
             /** @description The Turn limits; a limit left out takes its default */
             limits?: components["schemas"]["BotLimitsInput"];
+            /** @description Memory switches; both false when absent (on update: absent keeps them) */
+            memory?: components["schemas"]["BotMemoryInput"];
         };
         CreateBudgetRequest: {
             scope: components["schemas"]["BudgetScopeInput"];
@@ -1541,6 +1705,16 @@ export interface components {
              * @description A Bot of the organization
              */
             botId: string;
+        };
+        CreateMemoryRequest: {
+            /** @description Sealed at rest; its words are indexed only as keyed hashes */
+            content: string;
+            /** @description Lower-cased; 1 to 64 letters, digits, "_", ".", ":" or "-" each */
+            tags?: string[];
+            /** @description Who the item is selected for; default `{ "kind": "bot" }` */
+            access?: components["schemas"]["MemoryAccessInput"];
+            /** @description Where it came from: an item whose source a reader can no longer see is not selected for them */
+            sources?: components["schemas"]["MemorySourceInput"][];
         };
         CreateModelProviderRequest: {
             /**
@@ -1740,12 +1914,12 @@ export interface components {
         };
         ExecutionSpentBody: {
             steps: number;
-            /** @description Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval */
+            /** @description Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval or a rate limit */
             seconds: number;
             outputTokens: number;
-            /** @description Null until prices exist */
+            /** @description The known cost of its model calls and of its tasks' (each call counted once), in micros */
             costMicros: number | null;
-            /** @description Null until prices exist */
+            /** @description Model calls of it and its tasks whose cost is not known yet (unknown usage) */
             unknownCostCalls: number | null;
         };
         ExecutionStateBody: {
@@ -1753,6 +1927,41 @@ export interface components {
             id: string;
             /** @enum {string} */
             state: "queued" | "running" | "waiting" | "cancelling" | "outcome_unknown" | "completed" | "failed" | "cancelled" | "interrupted";
+        };
+        FileBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description The upload part's filename */
+            name: string;
+            /**
+             * @description The part's content type (its essence in lower case; a charset is kept)
+             * @example image/png
+             */
+            contentType: string;
+            bytes: number;
+            /** @description sha256 of the bytes in hex; the download answers it, quoted, as `etag` */
+            sha256: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        FileDeleteBody: {
+            /**
+             * Format: uuid
+             * @description The `file.delete` execution that removes the bytes from the object store
+             */
+            executionId: string;
+        };
+        FilePage: {
+            data: components["schemas"]["FileBody"][];
+            /** @description Continues with older files */
+            next: string | null;
+        };
+        FileUploadForm: {
+            /**
+             * Format: binary
+             * @description The one file part; its filename and content type are kept
+             */
+            file: string;
         };
         FirstApiKeyBody: {
             /** Format: uuid */
@@ -1825,6 +2034,70 @@ export interface components {
             data: components["schemas"]["MemberBody"][];
             next: string | null;
         };
+        MemoryAccessBody: {
+            /** @enum {string} */
+            kind: "bot" | "members" | "roles";
+            ids?: string[];
+            roles?: ("owner" | "admin" | "member" | "viewer")[];
+        };
+        MemoryAccessInput: {
+            /**
+             * @description `bot`: every Turn of the Bot; `members`: Turns of the members named; `roles`: Turns of members with these roles
+             * @enum {string}
+             */
+            kind: "bot" | "members" | "roles";
+            /** @description `members` only: the member IDs admitted */
+            ids?: string[];
+            /** @description `roles` only: the roles admitted */
+            roles?: ("owner" | "admin" | "member" | "viewer")[];
+        };
+        MemoryBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            botId: string;
+            tags: string[];
+            access: components["schemas"]["MemoryAccessBody"];
+            sources: components["schemas"]["MemorySourceBody"][];
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        MemoryPage: {
+            data: components["schemas"]["MemoryBody"][];
+            /** @description The cursor of the next page; null on the last */
+            next: string | null;
+        };
+        MemorySourceBody: {
+            /** @enum {string} */
+            type: "chat" | "turn" | "file" | "url";
+            id: string;
+        };
+        MemorySourceInput: {
+            /** @enum {string} */
+            type: "chat" | "turn" | "file" | "url";
+            /** @description The Chat, Turn or file ID, or the URL */
+            id: string;
+        };
+        MemoryWithContentBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            botId: string;
+            tags: string[];
+            access: components["schemas"]["MemoryAccessBody"];
+            sources: components["schemas"]["MemorySourceBody"][];
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            content: string;
+        };
         MessageAdmissionBody: {
             /** Format: uuid */
             messageId: string;
@@ -1852,6 +2125,11 @@ export interface components {
             content: string;
             /** Format: uuid */
             turnId: string;
+            /**
+             * @description Who wrote a user-side message that is not its caller's input: `task` (a detached task's notice: history, it starts no Turn) or `reminder`; null otherwise
+             * @enum {string|null}
+             */
+            author: "task" | "reminder" | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -1971,6 +2249,22 @@ export interface components {
              */
             gate: "open" | "closed";
             pendingMigrations: string[];
+        };
+        ReminderBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            chatId: string;
+            /** @description What is posted into the Chat when it is due */
+            message: string;
+            /** Format: date-time */
+            dueAt: string;
+            /** @enum {string} */
+            state: "pending" | "sent" | "cancelled";
+        };
+        ReminderPage: {
+            data: components["schemas"]["ReminderBody"][];
+            next: string | null;
         };
         ReplaceVaultItemFieldsRequest: {
             /** @description Replaces every field at once. Field names (letters, digits, `_`, `-`, `.`, at most 100) and their secret values (strings of 1 to 16,384 characters, at most 50 fields). Stored sealed; no answer ever contains a value. */
@@ -2098,6 +2392,17 @@ export interface components {
             tools?: components["schemas"]["BotToolInput"][];
             /** @description Replaces the whole limits object: a limit left out takes its default again */
             limits?: components["schemas"]["BotLimitsInput"];
+            /** @description Memory switches; both false when absent (on update: absent keeps them) */
+            memory?: components["schemas"]["BotMemoryInput"];
+        };
+        UpdateMemoryRequest: {
+            /** @description Replaces the tags; the sealed content is not touched */
+            tags?: string[];
+            /**
+             * @description An archived item is never selected
+             * @enum {string}
+             */
+            status?: "active" | "archived";
         };
         UpdateVaultItemRequest: {
             /** @description The new name; the ID, and so every reference, stays */
@@ -3195,6 +3500,435 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BotBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Memories_list: {
+        parameters: {
+            query?: {
+                q?: string;
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+                tag?: string[];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Memories_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMemoryRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Memories_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                memoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryWithContentBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Memories_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                memoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Memories_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                memoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemoryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryBody"];
                 };
             };
             /** @description InvalidInput: the offending fields are listed in `issues` */
@@ -5114,6 +5848,412 @@ export interface operations {
             };
         };
     };
+    Files_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilePage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_upload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["FileUploadForm"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description PayloadTooLarge: the file is larger than `OPENBOT_FILE_MAX_BYTES` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileDeleteBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Files_content: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not modified: `if-none-match` names this etag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Me_me: {
         parameters: {
             query?: never;
@@ -6868,6 +8008,163 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Reminders_list: {
+        parameters: {
+            query?: {
+                chatId?: string;
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReminderPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Reminders_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReminderBody"];
                 };
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */

@@ -1,6 +1,7 @@
 import type { MemberCaller } from './caller';
 import {
   childIdentity,
+  DELEGATED_TASK_PERMISSIONS,
   identityAllows,
   identityForMember,
   identityForService,
@@ -95,6 +96,22 @@ describe('ExecutionIdentity', () => {
     expect([...ba.limits.permissions].sort()).toEqual([...ab.limits.permissions].sort());
     // The parent is not changed by deriving from it.
     expect(parent.limits.permissions).toEqual(['chats.read', 'chats.write', 'bots.read']);
+  });
+
+  it('[IDN-02] a delegation hop appends the source Bot and execution to the chain, runs the target Bot, and keeps every earlier hop', () => {
+    const [rootBot, middleBot, leafBot, rootRun, middleRun] = [newId(), newId(), newId(), newId(), newId()];
+    const root = identityForMember(member(), { botId: rootBot });
+    const middle = childIdentity(root, { sourceExecutionId: rootRun, delegatedTo: { botId: middleBot }, addPermissionsLimit: DELEGATED_TASK_PERMISSIONS });
+    const leaf = childIdentity(middle, { sourceExecutionId: middleRun, delegatedTo: { botId: leafBot }, addPermissionsLimit: DELEGATED_TASK_PERMISSIONS });
+    expect(leaf.delegation).toEqual([
+      { botId: rootBot, executionId: rootRun },
+      { botId: middleBot, executionId: middleRun },
+    ]);
+    expect({ botId: leaf.botId, actor: leaf.actor, token: leaf.token, owner: leaf.owner }).toEqual({ botId: leafBot, actor: root.actor, token: root.token, owner: root.owner });
+    expect(identityAllows(leaf, 'approvals.decide')).toBe(false);
+    expect(identityAllows(leaf, 'chats.write')).toBe(true);
+    // A parsed copy keeps the chain.
+    expect(parseExecutionIdentity(JSON.parse(JSON.stringify(leaf)))).toEqual(leaf);
   });
 
   it('[IDN-02] an empty limit leaves nothing, and no later limit brings a right back', () => {

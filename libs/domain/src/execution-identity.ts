@@ -15,7 +15,7 @@ export interface ExecutionIdentity {
   /** The credential that started the work; null when there was none (work started by the platform). */
   readonly token: IdentityToken | null;
   readonly botId: string | null;
-  /** Parent Bots that handed this work on, oldest first; empty until delegation exists. */
+  /** Parent Bots that handed this work on, oldest first (the root Turn's Bot first); empty for work nobody delegated. */
   readonly delegation: readonly DelegationLink[];
   /** The execution this identity was derived from (a child's parent); null for a submitted command. */
   readonly sourceExecutionId: string | null;
@@ -43,10 +43,7 @@ export interface IdentityToken {
   readonly id: string;
 }
 
-/**
- * One hop of delegation: the Bot that handed the work on, and the execution it did so from.
- * (Shape fixed now so stored identities need no migration when delegation arrives.)
- */
+/** One hop of delegation: the Bot that handed the work on, and the execution it did so from. */
 export interface DelegationLink {
   readonly botId: string;
   readonly executionId: string;
@@ -111,21 +108,35 @@ export function identityForService(
  */
 export function childIdentity(
   parent: ExecutionIdentity,
-  options: { readonly sourceExecutionId?: string | null; readonly addPermissionsLimit?: readonly Permission[] } = {},
+  options: {
+    readonly sourceExecutionId?: string | null;
+    readonly addPermissionsLimit?: readonly Permission[];
+    /** A delegation hop: the child runs `toBotId`, handed on by the source's Bot from the source execution. */
+    readonly delegatedTo?: { readonly botId: string };
+  } = {},
 ): ExecutionIdentity {
   const added = options.addPermissionsLimit;
+  const source = options.sourceExecutionId === undefined ? parent.sourceExecutionId : options.sourceExecutionId;
+  const hop = options.delegatedTo !== undefined && parent.botId !== null && source !== null ? [{ botId: parent.botId, executionId: source }] : [];
   return {
     owner: parent.owner,
     actor: parent.actor,
     token: parent.token,
-    botId: parent.botId,
-    delegation: [...parent.delegation],
-    sourceExecutionId: options.sourceExecutionId === undefined ? parent.sourceExecutionId : options.sourceExecutionId,
+    botId: options.delegatedTo?.botId ?? parent.botId,
+    delegation: [...parent.delegation, ...hop],
+    sourceExecutionId: source,
     limits: { permissions: added === undefined ? [...parent.limits.permissions] : parent.limits.permissions.filter((p) => added.includes(p)) },
     // What the source's work needs, the child's needs too: losing it stops both.
     ...(parent.requires !== undefined ? { requires: [...parent.requires] } : {}),
   };
 }
+
+/**
+ * What a delegated task may do at most (IDN-02): run its Turn and read what that needs. A Bot's
+ * task never manages members, keys, models or billing, and never decides approvals, whatever
+ * its source could: a saved approval stays a person's decision (IDN-07).
+ */
+export const DELEGATED_TASK_PERMISSIONS: readonly Permission[] = ['organization.read', 'bots.read', 'chats.read', 'chats.write', 'executions.read', 'usage.read'];
 
 /** Whether the identity's limits allow `permission`. */
 export function identityAllows(identity: ExecutionIdentity, permission: Permission): boolean {

@@ -6,7 +6,7 @@ import { SIGNALS_CHANNEL } from './node-listener';
 import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
-import { selectExecution, selectIdentity } from './sql/executions';
+import { pause as pauseSql, selectExecution, selectIdentity } from './sql/executions';
 import type { ExecutionCommands, Json, SubmittedWork } from './workflow';
 import * as signalSql from './sql/signals';
 
@@ -83,7 +83,8 @@ export type OutgoingCommand =
   | { readonly kind: 'signal'; readonly executionId: string; readonly name: string; readonly payload: Json }
   | { readonly kind: 'cancel'; readonly executionId: string }
   | { readonly kind: 'submit'; readonly executionId: ExecutionId; readonly command: SubmittedWork }
-  | { readonly kind: 'write'; readonly sql: string; readonly params: readonly unknown[] };
+  | { readonly kind: 'write'; readonly sql: string; readonly params: readonly unknown[] }
+  | { readonly kind: 'pause'; readonly executionId: string };
 
 /** The phase's `commands`: collects what it asks for; nothing happens before the checkpoint. */
 export function collectCommands(into: OutgoingCommand[]): ExecutionCommands {
@@ -99,6 +100,7 @@ export function collectCommands(into: OutgoingCommand[]): ExecutionCommands {
       return executionId;
     },
     write: (sql, params) => void into.push({ kind: 'write', sql, params: params ?? [] }),
+    pause: (executionId) => void into.push({ kind: 'pause', executionId }),
   };
 }
 
@@ -115,6 +117,9 @@ export async function applyCommands(ctx: EngineContext, tx: Queryable, fromId: s
       if (requested?.wake === true) after.advance.push(command.executionId);
     } else if (command.kind === 'write') {
       await tx.query(command.sql, [...command.params]);
+    } else if (command.kind === 'pause') {
+      const row = await selectExecution(tx, command.executionId, true);
+      if (row && !isFinal(row.state) && row.state !== 'cancelling' && !row.paused) await tx.query({ ...pauseSql, values: [command.executionId] });
     } else {
       // Work submitted by a phase acts with the phase's identity unless told otherwise (IDN-01).
       const identity = command.command.identity ?? (await identityToContinue(ctx, tx, fromId));

@@ -66,7 +66,7 @@ export interface WorkflowPhaseContext<S, Sg, C> extends Omit<PhaseContext<Json>,
   /** An outside call through the call log (CALL-01): the result is encoded when saved and decoded when reused. */
   call<N extends CallName<C>>(name: N, options: WorkflowCallOptions<CallResult<C, N>>, send: (request: CallRequest) => Promise<CallResult<C, N>>): Promise<CallResult<C, N>>;
   /** Starts a child at the next checkpoint, in the same transaction (STC-01, EXE-13). */
-  startChild<I>(child: ChildWorkflow<I, unknown>, input: I, options?: { readonly attached?: boolean; readonly resource?: ResourceRef }): ExecutionId;
+  startChild<I>(child: ChildWorkflow<I, unknown>, input: I, options?: { readonly attached?: boolean; readonly resource?: ResourceRef; readonly identityHint?: Json }): ExecutionId;
   /** A completed child's decoded result; undefined while it has not completed (or declares no result). */
   childResult<R>(child: Pick<ChildWorkflow<unknown, R>, 'result'>, childId: ExecutionId): Promise<R | undefined>;
 }
@@ -103,6 +103,8 @@ export interface WorkflowParts<S, I, R, Sg, C, P extends string> {
    * stored state no longer decodes: the execution then fails with that as its cause (CALL-07).
    */
   end?(context: WorkflowEndContext<S>): Promise<void>;
+  /** Fields added to the `execution.ended` event, from the final state (and result, when completed). Not run when the state no longer decodes. */
+  endedFacts?(context: { readonly state: S; readonly outcome: EndContext<Json>['outcome']; readonly result: R | undefined }): Record<string, Json>;
 }
 
 /** What is declared once per workflow: its name, who may submit it, and how its data is stored. */
@@ -228,6 +230,7 @@ function implement<S, I, R, Sg extends SignalCodecs, C extends CallCodecs, P ext
   }
 
   const end = parts.end;
+  const endedFacts = parts.endedFacts;
   return {
     name: spec.name,
     ...(spec.audience === undefined ? {} : { audience: spec.audience }),
@@ -260,6 +263,19 @@ function implement<S, I, R, Sg extends SignalCodecs, C extends CallCodecs, P ext
               throw error;
             }
             await end({ ...context, state: typed });
+          },
+        }),
+    ...(endedFacts === undefined
+      ? {}
+      : {
+          endedFacts(context: { readonly state: Json; readonly outcome: EndContext<Json>['outcome']; readonly result: Json }): Record<string, Json> {
+            try {
+              const result = context.result === null || spec.result === undefined ? undefined : spec.result.decode(context.result, 'result');
+              return endedFacts({ state: state.decode(context.state, 'state'), outcome: context.outcome, result });
+            } catch (error) {
+              if (error instanceof InvalidStoredJson) return {};
+              throw error;
+            }
           },
         }),
   };

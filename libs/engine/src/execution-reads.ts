@@ -109,6 +109,18 @@ export const executionReads = {
     return rows.map((row) => ({ ...toFacts(row), ownerNode: row.owner_node, leaseUntil: row.lease_until, leased: row.leased, since: row.updated_at }));
   },
 
+  /** The execution and every execution under it (children, their children…), attached or not. */
+  async subtree(db: Queryable, executionId: string): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>({ ...childSql.subtreeIds, values: [executionId] });
+    return rows.map((row) => row.id);
+  },
+
+  /** The executions above it, its parent first, the root last. */
+  async ancestors(db: Queryable, executionId: string): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>({ ...childSql.ancestorIds, values: [executionId] });
+    return rows.map((row) => row.id);
+  },
+
   /** The children an execution started, oldest first. */
   async children(db: Queryable, parentId: string): Promise<ExecutionFacts[]> {
     const { rows } = await db.query<FactsRow>({

@@ -12,7 +12,9 @@ export type FaultPoint =
   | 'schedule.fired.committed'
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
-  | 'phase.started';
+  | 'phase.started'
+  // Files (libs/openbot/src/files): an upload's bytes are stored, its metadata not yet committed.
+  | 'file.object.written';
 
 export type FaultAction =
   | { readonly kind: 'throw'; readonly error?: Error }

@@ -41,10 +41,10 @@ export function identityOf(row: { identity_key_id?: string | null; identity?: Bu
  * The sealed identity of a child of `parentId` (or of work that continues it): the product's
  * `derive` narrows it if it has one (IDN-02), else it is the parent's, sealed for the new row.
  */
-export function childIdentityOf(ctx: EngineContext, parentId: string, parent: SealedIdentity | null, childId: string): SealedIdentity | null {
+export function childIdentityOf(ctx: EngineContext, parentId: string, parent: SealedIdentity | null, childId: string, hint: Json | null = null): SealedIdentity | null {
   if (parent === null) return null;
   const opened = openIdentity(ctx.sealed, parentId, parent);
-  const derived = ctx.identityCheck?.derive ? ctx.identityCheck.derive(opened, parentId) : opened;
+  const derived = ctx.identityCheck?.derive ? ctx.identityCheck.derive(opened, parentId, hint) : opened;
   return sealIdentity(ctx.sealed, childId, derived);
 }
 

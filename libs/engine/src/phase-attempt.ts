@@ -28,6 +28,8 @@ export interface StartedChild {
   readonly input: Json;
   readonly attached: boolean;
   readonly resource: ResourceRef | null;
+  /** What the product's identity `derive` is told about this child (e.g. a delegation hop); null: nothing. */
+  readonly identityHint?: Json | null;
 }
 
 /** What a phase's successful attempt leaves for its checkpoint. */
@@ -135,7 +137,7 @@ function phaseContext(
       const childWorkflow = ctx.workflows.get(child.workflow);
       if (childWorkflow) assertAudience(childWorkflow, run.scopeKind);
       const id = newId<ExecutionId>();
-      work.children.push({ id, workflow: child.workflow, input: child.input, attached: child.attached ?? true, resource: child.resource ?? null });
+      work.children.push({ id, workflow: child.workflow, input: child.input, attached: child.attached ?? true, resource: child.resource ?? null, identityHint: child.identityHint ?? null });
       return id;
     },
     inbox,

@@ -28,9 +28,10 @@ export interface IdentityCheck {
   check(identity: Json, executionId: string): Promise<IdentityVerdict>;
   /**
    * The identity of a child started by `source` (IDN-02: it keeps every limit of its source).
-   * Absent: the child gets a copy of its parent's identity.
+   * Absent: the child gets a copy of its parent's identity. `hint` is what the starting phase
+   * said about the child (`startChild`'s `identityHint`, e.g. a delegation hop); null: nothing.
    */
-  derive?(parent: Json, sourceExecutionId: string): Json;
+  derive?(parent: Json, sourceExecutionId: string, hint: Json | null): Json;
 }
 
 export type IdentityVerdict = 'valid' | { readonly invalid: string };

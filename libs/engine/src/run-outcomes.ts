@@ -32,7 +32,7 @@ export async function saveCheckpoint(
   data: ExecutionData,
   step: number,
   events: readonly PendingEvent[],
-  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null; identityHint?: Json | null }>,
   outbox: PhaseOutbox = NO_OUTBOX,
 ): Promise<ExecutionState | null> {
   const sealed = sealData(ctx.sealed, run.id, data);
@@ -88,13 +88,13 @@ async function insertChildren(
   ctx: EngineContext,
   tx: Parameters<typeof insertExecution>[0],
   run: LocalRun,
-  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }>,
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null; identityHint?: Json | null }>,
 ): Promise<void> {
   const parentId = run.id;
   const parent = await selectExecution(tx, parentId);
   for (const child of children) {
     // The child acts with its parent's identity, sealed for its own row (IDN-02, SEC-01).
-    const identity = childIdentityOf(ctx, run.id, run.identity, child.id);
+    const identity = childIdentityOf(ctx, run.id, run.identity, child.id, child.identityHint ?? null);
     const workflow = ctx.workflows.get(child.workflow);
     const state = workflow ? workflow.initial(child.input) : null;
     const sealed = sealData(ctx.sealed, child.id, initialData(state));
@@ -131,7 +131,7 @@ export async function waitFor(
   step: number,
   wait: NonNullable<ExecutionData['wait']>,
   events: readonly PendingEvent[],
-  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null }> = [],
+  children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null; identityHint?: Json | null }> = [],
   outbox: PhaseOutbox = NO_OUTBOX,
 ): Promise<ExecutionData | 'lost' | 'waiting'> {
   const after = new AfterCommit();
@@ -283,7 +283,7 @@ export async function finish(
   const admitted: string[] = [];
   const notify: string[] = [];
   let ended = false;
-  if (!failure && !workflow?.end) {
+  if (!failure && !workflow?.end && !workflow?.endedFacts) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
     // The transactional path below counts in endExecution.
     if (ended) ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);

@@ -1,6 +1,7 @@
 import { newId, type ErrorCategory, type ExecutionId } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent, ENDED_EVENT } from './event-log';
+import type { PendingEvent } from './store';
 import { sealData, type ExecutionData } from './execution-data';
 import { insertQueued } from './new-execution';
 import type { Queryable } from './ports';
@@ -143,8 +144,10 @@ export async function endExecution(
     // Its own sealed cause and error ID, linked to the execution; the execution keeps its first failure.
     await ctx.failures.record(tx, { errorId: newId(), category: 'internal', origin: `release ${e.workflow?.name ?? 'unknown'}`, cause, executionId: e.id });
   }
-  const payload: Json = { state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
-  await appendEvents(tx, e.id, [encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);
+  const facts = e.workflow?.endedFacts?.({ state: e.data.state, outcome: e.outcome, result: e.result ?? null }) ?? {};
+  const payload: Json = { ...facts, state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
+  // Events the feature's end emits go just before `execution.ended`, in the same transaction.
+  const endEvents: PendingEvent[] = [];
   if (e.workflow?.end) {
     const endTx: EndTransaction = {
       query: async (sql, params) => {
@@ -180,8 +183,12 @@ export async function endExecution(
         if (requested?.state === 'cancelling') e.notify?.push(id);
         if (requested?.wake === true) e.admitted?.push(id);
       },
+      emit: (type, eventPayload) => {
+        endEvents.push(encodeEvent(ctx.sealed, e.id, type, eventPayload));
+      },
     });
   }
+  await appendEvents(tx, e.id, [...endEvents, encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);
   if (row.awaited) {
     // Executions that wait for this one's end wake in this transaction, like a parent (EXE-14).
     for (const waiter of await takeWaiters(tx, e.id)) await wakeIfWaiting(ctx, tx, waiter);

@@ -91,6 +91,12 @@ export interface ExecutionCommands {
    * (`ON CONFLICT DO NOTHING`): a phase run again after a failed checkpoint issues it again.
    */
   write(sql: string, params?: readonly unknown[]): void;
+  /**
+   * Pauses an execution (TASK-02) in the checkpoint's transaction: the phase's own one to leave it
+   * paused for recovery (DLG-01). A running execution waits once its checkpoint is saved; a final
+   * or cancelling one is left as it is. Resume is the usual command.
+   */
+  pause(executionId: string): void;
 }
 
 export interface PhaseContext<S extends Json> {
@@ -126,7 +132,7 @@ export interface PhaseContext<S extends Json> {
    * The child has its parent's scope and a copy of its identity (IDN-02: the child keeps every
    * limit of its source); a workflow of another audience is refused (IDN-11).
    */
-  startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef }): ExecutionId;
+  startChild(child: { workflow: string; input: Json; attached?: boolean; resource?: ResourceRef; identityHint?: Json }): ExecutionId;
   /** Signals sent to this execution while the phase runs; consumed with its checkpoint. */
   readonly inbox: PhaseInbox;
   /** Signal, cancel or submit other executions in this phase's checkpoint transaction (STC-01). */
@@ -162,6 +168,8 @@ export interface EndContext<S extends Json> {
   signal(executionId: string, name: string, payload?: Json): Promise<boolean>;
   /** Requests another execution's cancel in this end's transaction (STC-01). */
   cancel(executionId: string): Promise<void>;
+  /** Appends an event in this end's transaction, just before `execution.ended` (a Turn's `memory.learning`). */
+  emit(type: string, payload?: Json): void;
 }
 
 /** A workflow registered by a feature (EXE-05): the engine has no feature-specific branches. */
@@ -179,4 +187,13 @@ export interface Workflow<S extends Json = Json, I extends Json = Json> {
   readonly phases: Readonly<Record<string, Phase<S>>>;
   /** Saves the feature's end state in the end checkpoint's transaction. */
   end?(context: EndContext<S>): Promise<void>;
+  /** Fields the feature adds to its `execution.ended` event (e.g. the Turn's `stop`): pure, from the final state. */
+  endedFacts?(context: EndedFactsContext<S>): Record<string, Json>;
+}
+
+/** What `endedFacts` sees: the final saved state, the outcome and the completed result (null otherwise). */
+export interface EndedFactsContext<S extends Json> {
+  readonly state: S;
+  readonly outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  readonly result: Json;
 }

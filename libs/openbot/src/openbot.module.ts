@@ -11,13 +11,17 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
 import { EngineModule } from './engine/engine.module';
 import { EgressModule } from './egress/egress.module';
+import { ObjectStoreModule } from './object-store/object-store.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { ApprovalsModule } from './approvals/approvals.module';
+import { RemindersModule } from './reminders/reminders.module';
+import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { MembersModule } from './members/members.module';
+import { MemoryModule } from './memory/memory.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
@@ -55,6 +59,7 @@ export class OpenbotModule {
         SealingModule,
         VaultsModule,
         EgressModule,
+        ObjectStoreModule,
         HealthModule,
         ErrorsModule,
         LimitsModule,
@@ -68,11 +73,14 @@ export class OpenbotModule {
         ModelProvidersModule,
         ModelsModule,
         BotsModule,
+        MemoryModule,
         ChatsModule,
         UsageModule,
         EngineModule,
         ExecutionsModule,
         ApprovalsModule,
+        RemindersModule,
+        FilesModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

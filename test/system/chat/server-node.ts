@@ -28,6 +28,8 @@ export interface ServerNodeOptions {
   /** `OPENBOT_FAULTS` of this node (engine fault points, e.g. `call.result.committed=kill@step:2`). */
   readonly faults?: string;
   readonly startTimeoutMs?: number;
+  /** More environment for this node (e.g. the S3 variables of a test's s3rver). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -111,6 +113,7 @@ export async function startServerNode(options: ServerNodeOptions): Promise<Serve
     OPENBOT_EGRESS_ALLOW: '127.0.0.1',
     OPENBOT_SHUTDOWN_TIMEOUT_MS: '2000',
     ...(options.faults !== undefined ? { OPENBOT_FAULTS: options.faults } : {}),
+    ...options.env,
   });
   const child = spawn(process.execPath, [SERVER_MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -173,7 +176,7 @@ export interface ApiResponse<T> {
 /** One JSON request to a node; answers status and parsed body (fails on a non-JSON body). */
 export async function api<T = Record<string, unknown>>(
   node: ServerNode,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   options: { token: string; body?: unknown; headers?: Record<string, string> },
 ): Promise<ApiResponse<T>> {
@@ -200,7 +203,7 @@ export async function api<T = Record<string, unknown>>(
 export async function expectApi<T = Record<string, unknown>>(
   expected: number,
   node: ServerNode,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   options: { token: string; body?: unknown; headers?: Record<string, string> },
 ): Promise<T> {

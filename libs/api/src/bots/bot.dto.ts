@@ -6,6 +6,7 @@ import {
   DEFAULT_BOT_LIMITS,
   DELEGATE_PARAMETERS,
   PLAN_PARAMETERS,
+  REMIND_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
   type ApprovalPolicy,
@@ -43,11 +44,11 @@ const MAX_TOOL_URL_LENGTH = 2048;
 const isSent = (_object: object, value: unknown): boolean => value !== undefined;
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
-  !['delegate', 'plan'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
+  !['delegate', 'plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
 
 export class BotToolInput {
-  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` when it has no name' })
-  @ValidateIf((object: object) => (object as { kind?: unknown }).kind !== 'plan' || (object as { name?: unknown }).name !== undefined)
+  @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name' })
+  @ValidateIf((object: object) => !['plan', 'remind'].includes((object as { kind?: unknown }).kind as string) || (object as { name?: unknown }).name !== undefined)
   @IsString()
   @Matches(TOOL_NAME, { message: 'name must be 1 to 64 letters, digits, "_" or "-"' })
   name!: string;
@@ -81,7 +82,8 @@ export class BotToolInput {
     default: 'client',
     description:
       'How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; ' +
-      '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends',
+      '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; ' +
+      '`plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due',
   })
   @ValidateIf(isSent)
   @IsIn(BOT_TOOL_KINDS, { message: `kind must be one of ${BOT_TOOL_KINDS.join(', ')}` })
@@ -159,7 +161,7 @@ export class BotLimitsInput {
     minimum: 1,
     maximum: MAX_BOT_LIMITS.maxSeconds,
     default: DEFAULT_BOT_LIMITS.maxSeconds,
-    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals',
+    description: 'Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit',
   })
   @ValidateIf(isSent)
   @IsInt()
@@ -213,6 +215,21 @@ function ValidBotLimits(): PropertyDecorator {
   return applyDecorators(ValidateIf(isSent), IsObject({ message: 'limits must be an object' }), ValidateNested(), Type(() => BotLimitsInput));
 }
 
+export class BotMemoryInput {
+  @ApiProperty({ description: "Turns select context from the Bot's memory and emit `memory.read`" })
+  @IsBoolean()
+  enabled!: boolean;
+
+  @ApiProperty({ description: 'After a Turn ends, a learning execution may add items' })
+  @IsBoolean()
+  learn!: boolean;
+}
+
+/** The checks of a sent `memory` object (create and update). */
+function ValidBotMemory(): PropertyDecorator {
+  return applyDecorators(ValidateIf(isSent), IsObject({ message: 'memory must be an object' }), ValidateNested(), Type(() => BotMemoryInput));
+}
+
 export class CreateBotRequest {
   @ApiProperty({ example: 'Support', minLength: 1, maxLength: 200 })
   @IsString()
@@ -239,6 +256,10 @@ export class CreateBotRequest {
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'The Turn limits; a limit left out takes its default' })
   @ValidBotLimits()
   limits?: BotLimitsInput;
+
+  @ApiPropertyOptional({ type: BotMemoryInput, description: 'Memory switches; both false when absent (on update: absent keeps them)' })
+  @ValidBotMemory()
+  memory?: BotMemoryInput;
 }
 
 export class UpdateBotRequest {
@@ -269,6 +290,10 @@ export class UpdateBotRequest {
   @ApiPropertyOptional({ type: BotLimitsInput, description: 'Replaces the whole limits object: a limit left out takes its default again' })
   @ValidBotLimits()
   limits?: BotLimitsInput;
+
+  @ApiPropertyOptional({ type: BotMemoryInput, description: 'Memory switches; both false when absent (on update: absent keeps them)' })
+  @ValidBotMemory()
+  memory?: BotMemoryInput;
 }
 
 export class BotToolBody {
@@ -314,7 +339,7 @@ export class BotLimitsBody {
   @ApiProperty({ type: 'integer', description: 'Most model steps per Turn' })
   maxSteps!: number;
 
-  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused or waits only for approvals' })
+  @ApiProperty({ type: 'integer', description: 'Most seconds a Turn may run, counted while it can run: not while it is paused, waits only for approvals or waits for a rate limit' })
   maxSeconds!: number;
 
   @ApiProperty({ type: 'integer', description: 'Most output tokens a Turn may use, summed over its model steps' })
@@ -343,6 +368,9 @@ export class BotBody {
   @ApiProperty({ type: BotLimitsBody, description: 'The Turn limits, defaults filled in for those not set' })
   limits!: BotLimitsBody;
 
+  @ApiProperty({ type: BotMemoryInput, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn' })
+  memory!: BotMemoryInput;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
@@ -358,13 +386,20 @@ export class BotPage {
   next!: string | null;
 }
 
+/** What the model reads of a built-in tool that was given no description. */
+const BUILT_IN_DESCRIPTIONS: Partial<Record<string, string>> = {
+  delegate: 'Starts a task for another Bot and answers with its result',
+  plan: 'Saves your plan: every step with its status',
+  remind: 'Sets a reminder: the message is posted into this Chat at the given time or after the given delay',
+};
+
 /** Only the fields a tool definition has, whatever else the DTO instance carries. */
 export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
   return tools.map((tool) => ({
-    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : ''),
-    description: tool.description ?? (tool.kind === 'delegate' ? 'Starts a task for another Bot and answers with its result' : tool.kind === 'plan' ? 'Saves your plan: every step with its status' : ''),
-    // A delegate tool's parameters are fixed (the task's first message), and so are a plan tool's.
-    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.parameters,
+    name: tool.name ?? (tool.kind === 'plan' ? 'update_plan' : tool.kind === 'remind' ? 'remind' : ''),
+    description: tool.description ?? BUILT_IN_DESCRIPTIONS[tool.kind ?? 'client'] ?? '',
+    // A delegate tool's parameters are fixed (the task's first message), and so are a plan and a remind tool's.
+    parameters: tool.kind === 'delegate' ? DELEGATE_PARAMETERS : tool.kind === 'plan' ? PLAN_PARAMETERS : tool.kind === 'remind' ? REMIND_PARAMETERS : tool.parameters,
     ...(tool.botId === undefined ? {} : { botId: tool.botId }),
     ...(tool.attached === undefined ? {} : { attached: tool.attached }),
     ...(tool.kind === undefined ? {} : { kind: tool.kind }),
@@ -410,6 +445,7 @@ export function toBotBody(bot: BotView): BotBody {
     model: bot.model,
     instructions: bot.instructions,
     tools: bot.tools.map(toBotToolBody),
+    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn },
     limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens, maxCostMicros: bot.limits.maxCostMicros },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),

@@ -31,7 +31,7 @@ export class BotsController {
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateBotRequest): Promise<BotBody> {
     const bot = await this.commands.execute(
-      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {})),
+      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {}), body.memory === undefined ? undefined : { enabled: body.memory.enabled, learn: body.memory.learn }),
     );
     return toBotBody(bot);
   }
@@ -69,6 +69,7 @@ export class BotsController {
         ...(body.instructions === undefined ? {} : { instructions: body.instructions }),
         ...(body.tools === undefined ? {} : { tools: toBotTools(body.tools) }),
         ...(body.limits === undefined ? {} : { limits: toBotLimits(body.limits) }),
+        ...(body.memory === undefined ? {} : { memory: { enabled: body.memory.enabled, learn: body.memory.learn } }),
       }),
     );
     return toBotBody(bot);

@@ -45,6 +45,14 @@ export class MessageBody {
   @ApiProperty({ format: 'uuid' })
   turnId!: string;
 
+  @ApiProperty({
+    enum: ['task', 'reminder'],
+    nullable: true,
+    type: String,
+    description: "Who wrote a user-side message that is not its caller's input: `task` (a detached task's notice: history, it starts no Turn) or `reminder`; null otherwise",
+  })
+  author!: MessageView['author'];
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 }
@@ -63,6 +71,7 @@ export function toMessageBody(message: MessageView): MessageBody {
     role: message.role,
     content: message.content,
     turnId: message.turnId,
+    author: message.author,
     createdAt: new Date(message.createdAt).toISOString(),
   };
 }

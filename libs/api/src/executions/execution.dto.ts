@@ -29,16 +29,16 @@ export class ExecutionSpentBody {
   @ApiProperty({ type: 'integer' })
   steps!: number;
 
-  @ApiProperty({ type: 'integer', description: 'Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval' })
+  @ApiProperty({ type: 'integer', description: 'Counted only while it could run: not while it or a parent is paused, nor while it waits for an approval or a rate limit' })
   seconds!: number;
 
   @ApiProperty({ type: 'integer' })
   outputTokens!: number;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The known cost of its model calls and of its tasks\' (each call counted once), in micros' })
   costMicros!: number | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Null until prices exist' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Model calls of it and its tasks whose cost is not known yet (unknown usage)' })
   unknownCostCalls!: number | null;
 }
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat';
+import type { ChatMessage, FilePart, FilePartType, ToolDefinition } from '../chat';
 import {
   ModelFailure,
   type FinishReason,
@@ -119,6 +119,20 @@ export class AnthropicProvider implements ModelProvider {
   }
 }
 
+/** The file parts the Messages API takes natively: text, images and PDF documents (base64 sources). */
+export const ANTHROPIC_FILE_PARTS: readonly FilePartType[] = ['text', 'image', 'document'];
+
+function anthropicPart(part: FilePart): Record<string, unknown> {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: `File "${part.name}":\n${part.text}` };
+    case 'image':
+      return { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
+    case 'document':
+      return { type: 'document', source: { type: 'base64', media_type: part.mediaType, data: part.data }, title: part.name };
+  }
+}
+
 /**
  * Chat messages in Messages API form. System messages go to the top-level `system` field and are
  * left out here; tool results become `tool_result` blocks of a user message, consecutive ones
@@ -129,7 +143,12 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): Record<st
   let toolResults: Record<string, unknown>[] | undefined;
   for (const message of messages) {
     if (message.role === 'tool') {
-      const block = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content };
+      const files = message.files ?? [];
+      const block = {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: files.length === 0 ? message.content : [...(message.content === '' ? [] : [{ type: 'text', text: message.content }]), ...files.map(anthropicPart)],
+      };
       if (toolResults) {
         toolResults.push(block);
       } else {
@@ -142,9 +161,15 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): Record<st
     switch (message.role) {
       case 'system':
         break;
-      case 'user':
-        out.push({ role: 'user', content: message.content });
+      case 'user': {
+        const files = message.files ?? [];
+        if (files.length === 0) {
+          out.push({ role: 'user', content: message.content });
+          break;
+        }
+        out.push({ role: 'user', content: [...(message.content === '' ? [] : [{ type: 'text', text: message.content }]), ...files.map(anthropicPart)] });
         break;
+      }
       case 'assistant': {
         const calls = message.toolCalls ?? [];
         if (calls.length === 0) {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat';
+import { fileNote, type ChatMessage, type FilePart, type FilePartType, type ToolDefinition } from '../chat';
 import {
   ModelFailure,
   type FinishReason,
@@ -82,7 +82,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   private body(request: ModelRequest): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: request.model,
-      messages: request.messages.map(toOpenAiMessage),
+      messages: toOpenAiMessages(request.messages),
       stream: true,
       stream_options: { include_usage: true },
     };
@@ -93,11 +93,54 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   }
 }
 
+/** The file parts Chat Completions takes natively: text and images (`image_url` data URLs); a PDF becomes a note. */
+export const OPENAI_FILE_PARTS: readonly FilePartType[] = ['text', 'image'];
+
+function openAiPart(part: FilePart): Record<string, unknown> {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: `File "${part.name}":\n${part.text}` };
+    case 'image':
+      return { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}` } };
+    case 'document':
+      return { type: 'text', text: fileNote(part) };
+  }
+}
+
+/**
+ * Chat messages in Chat Completions form. Tool messages take text only and must follow their
+ * assistant message directly, so the images of a run of tool results go in one user message
+ * right after the run, each introduced by the call it came from.
+ */
+export function toOpenAiMessages(messages: readonly ChatMessage[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let deferred: Record<string, unknown>[] = [];
+  const flush = (): void => {
+    if (deferred.length > 0) out.push({ role: 'user', content: deferred });
+    deferred = [];
+  };
+  for (const message of messages) {
+    if (message.role !== 'tool') flush();
+    out.push(toOpenAiMessage(message));
+    if (message.role === 'tool') {
+      const images = (message.files ?? []).filter((part) => part.type === 'image');
+      if (images.length > 0) deferred.push({ type: 'text', text: `Images from tool call ${message.toolCallId}:` }, ...images.map(openAiPart));
+    }
+  }
+  flush();
+  return out;
+}
+
 export function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
   switch (message.role) {
     case 'system':
-    case 'user':
       return { role: message.role, content: message.content };
+    case 'user': {
+      const files = message.files ?? [];
+      if (files.length === 0) return { role: 'user', content: message.content };
+      const text = message.content === '' ? [] : [{ type: 'text', text: message.content }];
+      return { role: 'user', content: [...text, ...files.map(openAiPart)] };
+    }
     case 'assistant': {
       const calls = message.toolCalls ?? [];
       if (calls.length === 0) return { role: 'assistant', content: message.content };
@@ -111,8 +154,11 @@ export function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
         })),
       };
     }
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'tool': {
+      // Text files join the text; images follow the run of tool messages (toOpenAiMessages).
+      const texts = (message.files ?? []).filter((part) => part.type !== 'image').map((part) => (part.type === 'text' ? `File "${part.name}":\n${part.text}` : fileNote(part)));
+      return { role: 'tool', tool_call_id: message.toolCallId, content: [message.content, ...texts].filter((t) => t !== '').join('\n\n') };
+    }
   }
 }
 

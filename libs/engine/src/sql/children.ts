@@ -37,6 +37,26 @@ export const cascadeCancel: Statement = {
             RETURNING c.id, c.cancel_phase, p.state AS was`,
 };
 
+export const subtreeIds: Statement = {
+  name: 'engine.subtree_ids',
+  text: `WITH RECURSIVE tree(id) AS (
+           SELECT id FROM executions WHERE id = $1
+           UNION ALL
+           SELECT e.id FROM executions e JOIN tree ON e.parent_id = tree.id
+         )
+         SELECT id FROM tree`,
+};
+
+export const ancestorIds: Statement = {
+  name: 'engine.ancestor_ids',
+  text: `WITH RECURSIVE up(id, parent_id, depth) AS (
+           SELECT id, parent_id, 0 FROM executions WHERE id = $1
+           UNION ALL
+           SELECT e.id, e.parent_id, up.depth + 1 FROM executions e JOIN up ON e.id = up.parent_id
+         )
+         SELECT id FROM up WHERE depth > 0 ORDER BY depth`,
+};
+
 export const childrenFacts: Statement = {
   name: 'engine.children_facts',
   text: `SELECT ${FACTS_COLUMNS} FROM executions WHERE parent_id = $1 ORDER BY created_at, id`,

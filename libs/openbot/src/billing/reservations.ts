@@ -4,6 +4,7 @@ import type { Database } from '../database/sql';
 import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { costOf, prices, type Price } from './prices';
 import { rateBuckets } from './rate-buckets';
+import { ancestorCaps, passedCap } from './tree-cost';
 
 /** One attempt of a model call about to send (USE-02, USE-03). */
 export interface ReservationRequest extends BillingScope {
@@ -14,7 +15,7 @@ export interface ReservationRequest extends BillingScope {
   readonly estimatedInputTokens: number;
   /** The `max_tokens` the request sends: the reservation's output part. */
   readonly maxTokens: number;
-  /** The run's cost cap (a Bot's `limits.maxCostMicros`): its saved usage plus its reservations stay within it (DLG-01). */
+  /** The run's cost cap (a Bot's `limits.maxCostMicros`, a task's at most what its parent had left): its tree's saved usage plus reservations stay within it, and within every ancestor's (DLG-01). */
   readonly maxCostMicros?: number | null;
 }
 
@@ -57,10 +58,12 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
     });
     const price = await prices.inForce(tx, request.organizationId, request.model);
     const need = needOf(price, request);
-    // The run's cap, from what it saved and holds: a takeover or a restart sees the same sums (DLG-01).
+    // The run's cap and its ancestors', from what their trees saved and hold: a takeover or a
+    // restart sees the same sums (DLG-01). A task under a capped parent always has a cap of its
+    // own (it inherits what is left), so a run without one has no capped ancestor either.
     if (request.maxCostMicros !== undefined && request.maxCostMicros !== null) {
-      const spent = await runCost(tx, request.executionId);
-      if (spent + need.micros > BigInt(request.maxCostMicros)) return { reserved: false, maxCost: true };
+      const caps = [...(await ancestorCaps(tx, request.executionId)), { executionId: request.executionId, maxCostMicros: BigInt(request.maxCostMicros) }];
+      if ((await passedCap(tx, caps, need.micros)) !== null) return { reserved: false, maxCost: true };
     }
     // Read after the locks: every reservation committed before them is counted.
     const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
@@ -73,22 +76,6 @@ export async function reserve(db: Database, request: ReservationRequest): Promis
     await openHold(tx, request, price, need);
     return { reserved: true };
   });
-}
-
-/**
- * What one run has cost so far: the known cost of its usage records, what its unknown records
- * keep reserved, and its open holds. A failed read throws: the call then does not send, it never
- * falls back to an older sum or to no cap (DLG-01).
- */
-async function runCost(db: Queryable, executionId: string): Promise<bigint> {
-  const { rows } = await db.query<{ cost: string }>({
-    name: 'billing.run_cost',
-    text: `SELECT ((SELECT coalesce(sum(coalesce(cost_micros, CASE WHEN released_at IS NULL THEN reserved_micros END, 0)), 0)
-                      FROM usage_records WHERE execution_id = $1)
-                 + (SELECT coalesce(sum(reserved_micros), 0) FROM usage_holds WHERE execution_id = $1 AND released_at IS NULL))::text AS cost`,
-    values: [executionId],
-  });
-  return BigInt(rows[0]!.cost);
 }
 
 /** What an attempt reserves: its input estimate plus `max_tokens`, priced and in tokens. */

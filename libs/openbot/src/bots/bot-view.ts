@@ -2,15 +2,17 @@ import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/doma
 import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
+import type { BotMemorySettings } from '../memory/memory-view';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
  * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
  * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
  * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
- * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state.
+ * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
+ * built-in `remind` tool; a durable reminder posts a message into the Chat when due.
  */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan'] as const;
+export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind'] as const;
 export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
@@ -82,6 +84,8 @@ export interface BotView {
   readonly tools: readonly BotTool[];
   /** The stored limits with DEFAULT_BOT_LIMITS filled in under them. */
   readonly limits: Required<BotLimits>;
+  /** Whether Turns select context from the Bot's memory (`enabled`) and learn into it after they end (`learn`). */
+  readonly memory: BotMemorySettings;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -93,7 +97,7 @@ export interface BotView {
 export const BOT_VIEW_COLUMNS = `id, name, model, instructions,
   (SELECT COALESCE(jsonb_agg('{"kind":"client"}'::jsonb || tool ORDER BY position), '[]'::jsonb)
      FROM jsonb_array_elements(tools) WITH ORDINALITY AS bot_tool(tool, position)) AS tools,
-  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits,
+  '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits, memory,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
@@ -138,9 +142,9 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     issues.push(...headerIssues(tool, index));
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'plan') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a plan tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a plan tool must not have retry' });
+    if (kind === 'plan' || kind === 'remind') {
+      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
+      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
     } else if (kind === 'delegate') {
       if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
       if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
@@ -247,4 +251,18 @@ export const PLAN_PARAMETERS: Record<string, unknown> = {
     },
   },
   required: ['steps'],
+};
+
+/** The longest delay a reminder may be set for (a year, in seconds). */
+export const MAX_REMIND_IN_SECONDS = 31_536_000;
+
+/** The fixed parameters of the built-in `remind` tool: a message and exactly one of `at` or `inSeconds`. */
+export const REMIND_PARAMETERS: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    message: { type: 'string', description: 'What to post into this Chat when the reminder is due' },
+    at: { type: 'string', format: 'date-time', description: 'When (an ISO time); give this or inSeconds' },
+    inSeconds: { type: 'integer', minimum: 1, maximum: MAX_REMIND_IN_SECONDS, description: 'After how many seconds; give this or at' },
+  },
+  required: ['message'],
 };

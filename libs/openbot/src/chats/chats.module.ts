@@ -3,6 +3,7 @@ import { Engine } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
+import { MemoryStore } from '../memory/memory-store';
 import { ModelCalls } from '../models/model-calls';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { VaultSecrets } from '../vaults/vault-secrets';
@@ -16,6 +17,7 @@ import { chatDeleteWorkflow } from './delete/chat-delete.workflow';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
+import { reminderWorkflow } from '../reminders/reminder.workflow';
 import { backgroundToolWorkflow } from './turn/background-tool.workflow';
 import { turnWorkflow } from './turn/turn.workflow';
 import { TurnHooks } from './turn/turn-hooks';
@@ -44,6 +46,7 @@ export class ChatsModule implements OnModuleInit {
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
+    @Inject(MemoryStore) private readonly memory: MemoryStore,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
@@ -60,9 +63,18 @@ export class ChatsModule implements OnModuleInit {
     };
     const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes, secrets };
     this.engine.register(
-      turnWorkflow({ pool, models: this.models, hooks: this.hooks, http, readExecution: (id) => this.engine.get(id), maxDelegationDepth: this.config.maxDelegationDepth }),
+      turnWorkflow({
+        pool,
+        models: this.models,
+        hooks: this.hooks,
+        http,
+        readExecution: (id) => this.engine.get(id),
+        maxDelegationDepth: this.config.maxDelegationDepth,
+        memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
+      }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
+    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine }));
   }
 }

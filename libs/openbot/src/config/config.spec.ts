@@ -50,6 +50,7 @@ describe('parseConfig defaults', () => {
       egressToolAnswerLimit: 1024 * 1024,
       egressDocumentLimit: 64 * 1024,
       objectStore: { kind: 'fs' },
+      files: { maxBytes: 52_428_800, uploadTimeoutSeconds: 3_600 },
       nodeId: `${hostname()}-${process.pid}`,
       logLevel: 'info',
       logFormat: 'auto',
@@ -59,7 +60,7 @@ describe('parseConfig defaults', () => {
       maxDelegationDepth: 5,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
-      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096 },
+      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
       trustedProxies: [],
       metrics: null,
     });
@@ -194,6 +195,22 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
   it('S3_BUCKET missing with OBJECT_STORE=s3', () => {
     expectRejected({ OBJECT_STORE: 's3' }, 'S3_BUCKET');
     expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: ' ' }, 'S3_BUCKET');
+  });
+
+  it('[PLAT-03] S3_ENDPOINT that is no http(s) URL, a lone S3 credential half, a malformed S3_REGION', () => {
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'minio:9000' }, 'S3_ENDPOINT');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'ftp://minio' }, 'S3_ENDPOINT');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'id' }, 'S3_SECRET_ACCESS_KEY');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_SECRET_ACCESS_KEY: 's' }, 'S3_ACCESS_KEY_ID');
+    expectRejected({ OBJECT_STORE: 's3', S3_BUCKET: 'b', S3_REGION: 'EU West' }, 'S3_REGION');
+  });
+
+  it('OPENBOT_FILE_MAX_BYTES, OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS and OBJECT_STORE_ALLOW_FS out of range', () => {
+    expectRejected({ OPENBOT_FILE_MAX_BYTES: '0' }, 'OPENBOT_FILE_MAX_BYTES');
+    expectRejected({ OPENBOT_FILE_MAX_BYTES: '10MB' }, 'OPENBOT_FILE_MAX_BYTES');
+    expectRejected({ OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS: '0' }, 'OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS');
+    expectRejected({ OBJECT_STORE_ALLOW_FS: 'yes' }, 'OBJECT_STORE_ALLOW_FS');
+    expect(parseConfig({ OPENBOT_FILE_MAX_BYTES: '1024', OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS: '5' }).files).toEqual({ maxBytes: 1024, uploadTimeoutSeconds: 5 });
   });
 
   it('S3_FORCE_PATH_STYLE other than true/false', () => {
@@ -339,6 +356,8 @@ describe('parseConfig in production', () => {
   it('refuses the fs object store, given or by default', () => {
     expectRejected({ ...PRODUCTION, OBJECT_STORE: 'fs' }, 'OBJECT_STORE');
     expectRejected({ ...PRODUCTION, OBJECT_STORE: undefined, S3_BUCKET: undefined }, 'OBJECT_STORE');
+    // The refusal can be overridden on purpose (one node with a persistent volume).
+    expect(parseConfig({ ...PRODUCTION, OBJECT_STORE: 'fs', OBJECT_STORE_ALLOW_FS: 'true' }).objectStore).toEqual({ kind: 'fs' });
   });
 
   it('development accepts all three unset', () => {
@@ -368,8 +387,10 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
       OPENBOT_AUTH_FAILURE_LIMIT: '9',
       OPENBOT_RATE_LIMIT_WINDOW_SECONDS: '120',
       OPENBOT_TRUSTED_PROXIES: '10.0.0.0/8, loopback,2001:db8::1',
+      OPENBOT_MEMORY_HELPER_PERMITS: '2',
+      OPENBOT_MEMORY_CONTEXT_TOKENS: '500',
     });
-    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096 });
+    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096, memoryHelperPermits: 2, memoryContextTokens: 500 });
     expect(config.trustedProxies).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
   });
 
@@ -382,6 +403,8 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
     ['OPENBOT_RATE_LIMIT_WINDOW_SECONDS', '86401'],
     ['OPENBOT_TRUSTED_PROXIES', 'proxy.example.com'],
     ['OPENBOT_TRUSTED_PROXIES', '10.0.0.0/33'],
+    ['OPENBOT_MEMORY_HELPER_PERMITS', '0'],
+    ['OPENBOT_MEMORY_CONTEXT_TOKENS', 'lots'],
   ])('%s=%s stops the boot with a line naming it', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });

@@ -26,6 +26,16 @@ export interface S3Config {
   readonly forcePathStyle: boolean;
 }
 
+export interface FilesConfig {
+  /** `OPENBOT_FILE_MAX_BYTES`: the largest file accepted (413 above). */
+  readonly maxBytes: number;
+  /**
+   * `OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS`: an upload still running after this long is cut off; the
+   * bytes of one that never committed (a crash) are removed after it by recovery.
+   */
+  readonly uploadTimeoutSeconds: number;
+}
+
 /** The whole configuration, parsed once at boot (README "Configuration"). */
 export interface Config {
   readonly production: boolean;
@@ -50,6 +60,8 @@ export interface Config {
   readonly egressDocumentLimit: number;
   // ---- end of egress ----
   readonly objectStore: { readonly kind: 'fs' } | ({ readonly kind: 's3' } & S3Config);
+  /** Files (docs/decisions/028): the largest upload, and how long one upload may take before it is abandoned. */
+  readonly files: FilesConfig;
   readonly nodeId: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `LOG_FORMAT`: `auto` picks by environment and terminal (see `logFormatFor`), or forced `json` / `pretty`. */
@@ -100,6 +112,10 @@ export interface Limits {
   readonly windowSeconds: number;
   /** The most output tokens one model call may ask for (`max_tokens`, with the Bot's remaining output limit): what a reservation bounds. */
   readonly modelCallMaxTokens: number;
+  /** Shared permits for memory helper calls (learning), across all nodes (LIM-01). */
+  readonly memoryHelperPermits: number;
+  /** The token budget of the memories a Turn's context may hold. */
+  readonly memoryContextTokens: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -126,8 +142,10 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   }
   const store = optional(env, 'OBJECT_STORE') ?? 'fs';
   if (store !== 'fs' && store !== 's3') throw new ConfigError('OBJECT_STORE', `must be "fs" or "s3", not "${store}"`);
-  if (production && store === 'fs') {
-    throw new ConfigError('OBJECT_STORE', 'must be "s3" in production (the fs store is for development only)');
+  const allowFs = optional(env, 'OBJECT_STORE_ALLOW_FS') ?? 'false';
+  if (allowFs !== 'true' && allowFs !== 'false') throw new ConfigError('OBJECT_STORE_ALLOW_FS', 'must be "true" or "false"');
+  if (production && store === 'fs' && allowFs !== 'true') {
+    throw new ConfigError('OBJECT_STORE', 'must be "s3" in production (the fs store is for development only; OBJECT_STORE_ALLOW_FS=true overrides)');
   }
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -148,6 +166,10 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     oldMasterKeys: list(env, 'OPENBOT_MASTER_KEYS_OLD').map((k) => parseMasterKey('OPENBOT_MASTER_KEYS_OLD', k)),
     ...egressOf(env, production),
     objectStore: store === 'fs' ? { kind: 'fs' } : { kind: 's3', ...parseS3(env) },
+    files: {
+      maxBytes: integer(env, 'OPENBOT_FILE_MAX_BYTES', 52_428_800, 1, 1024 * 1024 * 1024 * 1024),
+      uploadTimeoutSeconds: integer(env, 'OPENBOT_FILE_UPLOAD_TIMEOUT_SECONDS', 3_600, 1, 86_400),
+    },
     nodeId: optional(env, 'OPENBOT_NODE_ID') ?? `${hostname()}-${process.pid}`,
     logLevel: logLevel as Config['logLevel'],
     logFormat: logFormat as LogFormatSetting,
@@ -183,6 +205,8 @@ function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
       authFailuresPerWindow: integer(env, 'OPENBOT_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
       windowSeconds: integer(env, 'OPENBOT_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
       modelCallMaxTokens: integer(env, 'OPENBOT_MODEL_CALL_MAX_TOKENS', 4_096, 1, 1_000_000),
+      memoryHelperPermits: integer(env, 'OPENBOT_MEMORY_HELPER_PERMITS', 4, 1, 10_000),
+      memoryContextTokens: integer(env, 'OPENBOT_MEMORY_CONTEXT_TOKENS', 2_000, 1, 1_000_000),
     },
     trustedProxies: list(env, 'OPENBOT_TRUSTED_PROXIES').map((entry) => parseTrustedProxy(entry)),
   };
@@ -304,12 +328,31 @@ function parseS3(env: Env): S3Config {
   if (forcePathStyle !== 'true' && forcePathStyle !== 'false') {
     throw new ConfigError('S3_FORCE_PATH_STYLE', 'must be "true" or "false"');
   }
+  const endpoint = optional(env, 'S3_ENDPOINT');
+  if (endpoint !== null) {
+    let url: URL | null;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = null;
+    }
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new ConfigError('S3_ENDPOINT', 'must be an http:// or https:// URL (e.g. https://s3.eu-central-1.amazonaws.com)');
+    }
+  }
+  const accessKeyId = optional(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = optional(env, 'S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === null) !== (secretAccessKey === null)) {
+    throw new ConfigError(accessKeyId === null ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all');
+  }
+  const region = optional(env, 'S3_REGION') ?? 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError('S3_REGION', 'must be a region name such as eu-central-1');
   return {
-    endpoint: optional(env, 'S3_ENDPOINT'),
+    endpoint,
     bucket,
-    region: optional(env, 'S3_REGION') ?? 'us-east-1',
-    accessKeyId: optional(env, 'S3_ACCESS_KEY_ID'),
-    secretAccessKey: optional(env, 'S3_SECRET_ACCESS_KEY'),
+    region,
+    accessKeyId,
+    secretAccessKey,
     forcePathStyle: forcePathStyle === 'true',
   };
 }

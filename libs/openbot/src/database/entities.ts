@@ -1,6 +1,7 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
+import { FileEntity } from '../files/storage/file.entity';
 import { AuditEventEntity } from '../audit/storage/audit-event.entity';
 import { BotEntity } from '../bots/storage/bot.entity';
 import { BILLING_ENTITIES } from '../billing/storage/entities';
@@ -15,11 +16,13 @@ import { ExecutionPlanEntity } from '../executions/storage/execution-plan.entity
 import { ExecutionPauseEntity } from '../executions/storage/execution-pause.entity';
 import { ErrorRecordEntity } from '../errors/storage/error-record.entity';
 import { LIMITS_ENTITIES } from '../limits/storage/entities';
+import { MEMORY_ENTITIES } from '../memory/storage/entities';
 import { ModelProviderEntity } from '../model-providers/storage/model-provider.entity';
 import { MemberEntity } from '../organizations/storage/member.entity';
 import { OrganizationEntity } from '../organizations/storage/organization.entity';
 import { UsageHoldEntity } from '../usage/storage/usage-hold.entity';
 import { UsageRecordEntity } from '../usage/storage/usage-record.entity';
+import { ReminderEntity } from '../reminders/storage/reminder.entity';
 import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 import { ServiceEntity } from '../services/storage/service.entity';
 import { SSO_ENTITIES } from '../sso/storage/entities';
@@ -41,9 +44,11 @@ export const ENTITIES = [
   ClientToolCallEntity,
   TurnHookWriteEntity,
   ApprovalEntity,
+  FileEntity,
   ExecutionPauseEntity,
   ExecutionLimitsEntity,
   ExecutionPlanEntity,
+  ReminderEntity,
   UsageRecordEntity,
   UsageHoldEntity,
   AuditEventEntity,
@@ -52,5 +57,6 @@ export const ENTITIES = [
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,
   ...VAULT_ENTITIES,
+  ...MEMORY_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -1,5 +1,6 @@
 import { isFinal, type ExecutionState } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
+import { subtreeSpent } from '../billing/tree-cost';
 
 /** `limits` of an execution view: null for work without limits (contract of issue 15). */
 export interface ExecutionLimitsView {
@@ -15,7 +16,9 @@ export interface ExecutionSpentView {
   /** Counted only while the work could run: not while paused or waiting for an approval (TASK-03). */
   readonly seconds: number;
   readonly outputTokens: number;
+  /** The known cost of its model calls and of every task under it, each call counted once. */
   readonly costMicros: number | null;
+  /** Calls of it and its tasks whose cost is not known yet (unknown usage). */
   readonly unknownCostCalls: number | null;
 }
 
@@ -75,7 +78,7 @@ export async function executionSpend(
   }
   return {
     limits: { maxSteps: row.max_steps, maxSeconds: row.max_seconds, maxOutputTokens: row.max_output_tokens, maxCostMicros: row.max_cost_micros === null ? null : Number(row.max_cost_micros) },
-    spent: { steps: row.steps, seconds: Math.floor(ms / 1000), outputTokens, costMicros: null, unknownCostCalls: null },
+    spent: { steps: row.steps, seconds: Math.floor(ms / 1000), outputTokens, ...(await subtreeSpent(db, execution.id)) },
     stop,
   };
 }

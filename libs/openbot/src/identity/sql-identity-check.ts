@@ -1,5 +1,5 @@
-import { childIdentity, effectivePermissions, isMemberRole, MalformedIdentity, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import type { IdentityCheck, IdentityVerdict, Json } from '@openbot/engine';
+import { childIdentity, DELEGATED_TASK_PERMISSIONS, effectivePermissions, isMemberRole, MalformedIdentity, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
+import { executionReads, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import type { Pool } from 'pg';
 
 /** PostgreSQL's "undefined_table": the sessions table of SSO is not there (yet). */
@@ -51,6 +51,13 @@ export class SqlIdentityCheck implements IdentityCheck {
     if (!verdicts.actor) return { invalid: actor.kind === 'member' ? 'the member was removed' : 'the service is disabled or gone' };
     if (!verdicts.token) return { invalid: token?.kind === 'session' ? 'the session ended' : 'the API key was revoked or expired' };
     const required = identity.requires ?? [];
+    // What the work needs must stay within what every caller along the way allowed (IDN-02, IDN-07).
+    const beyond = required.filter((permission) => !identity.limits.permissions.includes(permission));
+    if (beyond.length > 0) return { invalid: `the identity's limits do not allow ${beyond.join(', ')}` };
+    if (identity.delegation.length > 0) {
+      const broken = await this.brokenLink(identity);
+      if (broken !== null) return { invalid: broken };
+    }
     if (actor.kind === 'member' && required.length > 0) {
       const now = verdicts.role !== null && isMemberRole(verdicts.role) ? effectivePermissions(verdicts.role, verdicts.scopes) : [];
       const lost = required.filter((permission) => !now.includes(permission));
@@ -59,8 +66,16 @@ export class SqlIdentityCheck implements IdentityCheck {
     return 'valid';
   }
 
-  /** A child keeps every limit of its parent and names it as its source (IDN-02). */
-  derive(parent: Json, sourceExecutionId: string): Json {
+  private brokenLink(identity: ExecutionIdentity): Promise<string | null> {
+    return brokenChain(this.pool, identity);
+  }
+
+  /**
+   * A child keeps every limit of its parent and names it as its source (IDN-02). A delegated task
+   * (hint `{ delegateTo: botId }`) also records the hop in its delegation chain, runs as the
+   * target Bot, and is narrowed to what a task may do.
+   */
+  derive(parent: Json, sourceExecutionId: string, hint: Json | null = null): Json {
     let identity: ExecutionIdentity;
     try {
       identity = parseExecutionIdentity(parent);
@@ -68,8 +83,32 @@ export class SqlIdentityCheck implements IdentityCheck {
       // Passed on unchanged: the child's own check refuses it, nothing is made up here.
       return parent;
     }
-    return childIdentity(identity, { sourceExecutionId }) as unknown as Json;
+    const delegateTo = hint !== null && typeof hint === 'object' && !Array.isArray(hint) && typeof hint.delegateTo === 'string' ? hint.delegateTo : null;
+    if (delegateTo === null) return childIdentity(identity, { sourceExecutionId }) as unknown as Json;
+    return childIdentity(identity, { sourceExecutionId, delegatedTo: { botId: delegateTo }, addPermissionsLimit: DELEGATED_TASK_PERMISSIONS }) as unknown as Json;
   }
+}
+
+/**
+ * A delegated identity's chain, checked before each send (IDN-02): every Bot that handed the work
+ * on and the Bot it runs still exist in the owning organization, and every hop's execution is
+ * work of that organization. Null when it holds.
+ */
+async function brokenChain(pool: Pool, identity: ExecutionIdentity): Promise<string | null> {
+  const bots = [...identity.delegation.map((link) => link.botId), ...(identity.botId === null ? [] : [identity.botId])];
+  const { rows } = await pool.query<{ bots: number }>({
+    name: 'identity.check.delegation',
+    text: `SELECT count(DISTINCT id)::int AS bots FROM bots WHERE id = ANY($2::uuid[]) AND organization_id = $1::uuid`,
+    values: [identity.owner.id, bots],
+  });
+  if (rows[0]!.bots < new Set(bots).size) return 'a Bot of its delegation chain no longer exists';
+  const organizationId = identity.owner.id ?? undefined;
+  for (const link of identity.delegation) {
+    if ((await executionReads.byId(pool, link.executionId, organizationId === undefined ? {} : { organizationId })) === null) {
+      return 'an execution of its delegation chain is not work of its organization';
+    }
+  }
+  return null;
 }
 
 /**

@@ -62,6 +62,12 @@ export interface ModelCallRequest {
   readonly eventStep: number;
   /** Each text piece of an attempt as it streams; whatever it publishes is stored before `model.completed`. */
   readonly onText?: (text: string, position: { readonly step: number; readonly attempt: number }) => void;
+  /**
+   * Runs right before each attempt sends (after the call log checked the identity): a workflow's
+   * own precondition, e.g. that it still holds its shared permit (LIM-01). An error it throws with
+   * `notSent: true` reaches the workflow as it is, and nothing is sent.
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 /**
@@ -169,6 +175,7 @@ export class ModelCalls {
           },
         },
         async (call) => {
+          await request.beforeSend?.();
           // The key is opened for this attempt only, its Vault rights checked again, then the identity (IDN-06, SEC-02).
           const provider = await resolved.connect({
             actor: { kind: request.billing.scopeKind, id: request.billing.scopeId },
@@ -211,7 +218,8 @@ export class ModelCalls {
     } catch (error) {
       // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
       const cause = (error as { cause?: unknown } | null)?.cause;
-      throw cause instanceof BudgetStop || cause instanceof RateLimitWait ? cause : error;
+      // Any refusal before sending (a budget, a rate limit, a workflow's own precondition) reaches the workflow as it is.
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
     }
     if (confirmed !== null) this.metrics?.modelUsage(labels.providerKind, labels.model, confirmed);
     publisher.announce();

@@ -16,6 +16,7 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
+import { DEFAULT_BOT_MEMORY, type BotMemorySettings } from '../../memory/memory-view';
 
 /**
  * Creates a Bot in the caller's organization. Its model must name one of the organization's
@@ -31,6 +32,7 @@ export class CreateBot extends Command<BotView> {
     readonly instructions: string,
     readonly tools: readonly BotTool[],
     readonly limits: BotLimits = {},
+    readonly memory: BotMemorySettings = DEFAULT_BOT_MEMORY,
   ) {
     super();
   }
@@ -43,7 +45,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
   ) {}
 
-  async execute({ caller, name, model, instructions, tools, limits }: CreateBot): Promise<BotView> {
+  async execute({ caller, name, model, instructions, tools, limits, memory }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
     checkToolNames(tools);
     checkToolKinds(tools);
@@ -53,11 +55,11 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     const id = newId<BotId>();
     // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
     const row = await this.db.one<BotView>(
-      `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb
+      `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits, memory)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb, $9::jsonb
         WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
        RETURNING ${BOT_VIEW_COLUMNS}`,
-      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools.map(withEffectiveKind)), provider, JSON.stringify(limits)],
+      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
     );
     if (row === undefined) throw unknownModelProvider(provider);
     return row;

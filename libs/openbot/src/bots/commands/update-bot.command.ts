@@ -16,6 +16,7 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
+import type { BotMemorySettings } from '../../memory/memory-view';
 
 /** The fields of a Bot a PATCH may change; an absent field keeps its value. */
 export interface BotChanges {
@@ -25,6 +26,8 @@ export interface BotChanges {
   readonly tools?: readonly BotTool[];
   /** Replaces the whole limits object; a limit left out takes its default again. */
   readonly limits?: BotLimits;
+  /** Replaces the memory switches. */
+  readonly memory?: BotMemorySettings;
 }
 
 /**
@@ -69,7 +72,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       }
       const row = await tx.one<BotView>(
         `UPDATE bots SET name = COALESCE($3, name), model = COALESCE($4, model), instructions = COALESCE($5, instructions),
-                tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), updated_at = now()
+                tools = COALESCE($6::jsonb, tools), limits = COALESCE($7::jsonb, limits), memory = COALESCE($8::jsonb, memory), updated_at = now()
           WHERE id = $1 AND organization_id = $2
           RETURNING ${BOT_VIEW_COLUMNS}`,
         [
@@ -80,6 +83,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
           changes.instructions ?? null,
           changes.tools === undefined ? null : JSON.stringify(changes.tools.map(withEffectiveKind)),
           changes.limits === undefined ? null : JSON.stringify(changes.limits),
+          changes.memory === undefined ? null : JSON.stringify(changes.memory),
         ],
       );
       if (row === undefined) throw new NotFound('Bot');

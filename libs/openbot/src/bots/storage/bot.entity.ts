@@ -36,6 +36,10 @@ export class BotEntity {
   @Column('jsonb', { default: {} })
   limits!: Record<string, number>;
 
+  /** `{ enabled, learn }`: whether Turns select context from the Bot's memory, and learn into it after they end. */
+  @Column('jsonb', { default: { enabled: false, learn: false } })
+  memory!: { enabled: boolean; learn: boolean };
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

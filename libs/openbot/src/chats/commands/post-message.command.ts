@@ -46,74 +46,106 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
 
   async execute({ caller, chatId, content, commandKey }: PostMessage): Promise<MessageAdmission> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    const scope = { kind: 'member' as const, id: caller.memberId as string };
-    const hash = inputHash({ content });
     let start: () => void = () => undefined;
     const answer = await this.db.transaction(async (tx) => {
-      const chat = await lockChat(tx, chatId, caller.organizationId);
-      if (commandKey !== null) {
-        const earlier = await readCommand(tx, scope, chatId, commandKey);
-        if (earlier !== null) {
-          if (!earlier.input_hash.equals(hash)) throw new Conflict('CommandKeyConflict', 'This Idempotency-Key was already used with another message.');
-          return earlier.answer;
-        }
-      }
-      // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
-      if (chat.closed_at !== null) throw new NotFound('Chat');
-      // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
-      await checkAdmission(tx, { organizationId: caller.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
-      const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
-      let admission: MessageAdmission;
-      const messageId = newId();
-      if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
-        admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
-      } else {
-        const turnId = newId();
-        const held = active !== null;
-        const input: TurnInput = { chatId, turnId, organizationId: caller.organizationId, scope };
-        const submitted = await this.engine.submitIn(
-          tx,
-          {
-            ...TURN.command(input),
-            scope: { ...scope, organizationId: caller.organizationId },
-            resource: { type: 'turn', id: turnId },
-            identity: identityForMember(caller, { botId: chat.bot_id, requires: ['chats.write'] }) as unknown as Json,
-          },
-          { held },
-        );
-        start = submitted.start;
-        await tx.query({
-          name: 'chats.insert_turn',
-          text: `INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          values: [turnId, chatId, chat.last_turn_seq + 1, submitted.executionId, held ? 'queued' : 'running', scope.kind, scope.id],
-        });
-        admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
-      }
-      await tx.query({
-        name: 'chats.admit_input',
-        text: `WITH c AS (
-                 UPDATE chats SET last_position = last_position + 1,
-                   last_turn_seq = last_turn_seq + CASE WHEN $5 = 'steered' THEN 0 ELSE 1 END,
-                   active_turn_id = CASE WHEN $5 = 'started' THEN $3::uuid ELSE active_turn_id END
-                  WHERE id = $2 RETURNING last_position
-               )
-               INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content)
-               SELECT $1, $2, $3, c.last_position, 'user', $4 FROM c`,
-        values: [messageId, chatId, admission.turnId, content, admission.admission],
+      const admitted = await admitInput(tx, this.engine, {
+        chatId,
+        organizationId: caller.organizationId,
+        scope: { kind: 'member', id: caller.memberId as string },
+        identity: (botId) => identityForMember(caller, { botId, requires: ['chats.write'] }) as unknown as Json,
+        content,
+        author: null,
+        commandKey,
       });
-      if (commandKey !== null) {
-        await tx.query({
-          name: 'chats.insert_command',
-          text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
-          values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
-        });
-      }
-      return admission;
+      start = admitted.start;
+      return admitted.admission;
     });
     start();
     return answer;
   }
+}
+
+/** One input to admit into a Chat: a member's message, or a reminder posting in the name of the Turn's caller. */
+export interface InputToAdmit {
+  readonly chatId: string;
+  readonly organizationId: string;
+  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
+  /** The identity of a Turn it starts, from the Chat's Bot. */
+  readonly identity: (botId: string) => Json;
+  readonly content: string;
+  /** `reminder` for a reminder's message; null for a caller's own input. */
+  readonly author: 'reminder' | null;
+  readonly commandKey: string | null;
+}
+
+/**
+ * The admission of one input, in the caller's transaction (see PostMessage). `start` runs the
+ * Turn it started once that transaction committed.
+ */
+export async function admitInput(tx: Queryable, engine: Engine, input: InputToAdmit): Promise<{ readonly admission: MessageAdmission; readonly start: () => void }> {
+  const { chatId, scope, content, commandKey } = input;
+  const hash = inputHash({ content });
+  let start: () => void = () => undefined;
+  const chat = await lockChat(tx, chatId, input.organizationId);
+  if (commandKey !== null) {
+    const earlier = await readCommand(tx, scope, chatId, commandKey);
+    if (earlier !== null) {
+      if (!earlier.input_hash.equals(hash)) throw new Conflict('CommandKeyConflict', 'This Idempotency-Key was already used with another message.');
+      return { admission: earlier.answer, start };
+    }
+  }
+  // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
+  if (chat.closed_at !== null) throw new NotFound('Chat');
+  // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
+  await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
+  const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
+  let admission: MessageAdmission;
+  const messageId = newId();
+  if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
+    admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
+  } else {
+    const turnId = newId();
+    const held = active !== null;
+    const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
+    const submitted = await engine.submitIn(
+      tx,
+      {
+        ...TURN.command(turnInput),
+        scope: { ...scope, organizationId: input.organizationId },
+        resource: { type: 'turn', id: turnId },
+        identity: input.identity(chat.bot_id),
+      },
+      { held },
+    );
+    start = submitted.start;
+    await tx.query({
+      name: 'chats.insert_turn',
+      text: `INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      values: [turnId, chatId, chat.last_turn_seq + 1, submitted.executionId, held ? 'queued' : 'running', scope.kind, scope.id],
+    });
+    admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
+  }
+  await tx.query({
+    name: 'chats.admit_input',
+    text: `WITH c AS (
+             UPDATE chats SET last_position = last_position + 1,
+               last_turn_seq = last_turn_seq + CASE WHEN $5 = 'steered' THEN 0 ELSE 1 END,
+               active_turn_id = CASE WHEN $5 = 'started' THEN $3::uuid ELSE active_turn_id END
+              WHERE id = $2 RETURNING last_position
+           )
+           INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author)
+           SELECT $1, $2, $3, c.last_position, 'user', $4, $6 FROM c`,
+    values: [messageId, chatId, admission.turnId, content, admission.admission, input.author],
+  });
+  if (commandKey !== null) {
+    await tx.query({
+      name: 'chats.insert_command',
+      text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
+      values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
+    });
+  }
+  return { admission, start };
 }
 
 async function lockChat(tx: Queryable, chatId: string, organizationId: string) {

@@ -44,6 +44,10 @@ export class ChatMessageEntity {
   @Column('text', { name: 'tool_call_id', nullable: true })
   toolCallId!: string | null;
 
+  /** `task` (a detached task's notice, TASK-04) or `reminder`; null: the input of its Turn's caller, or the Turn's own reply. */
+  @Column('text', { nullable: true })
+  author!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

@@ -1,3 +1,4 @@
+import { newId } from '@openbot/domain';
 import type { Pool } from 'pg';
 import type { GatedCall } from './turn-state';
 
@@ -19,15 +20,21 @@ export async function readGate(pool: Pool, executionId: string, gated: GatedCall
   const { rows } = await pool.query<Gate>({
     name: 'turn.approval_gate',
     // The expiry and a decision race on the row: whichever update commits first wins (the other finds it decided).
+    // An expiry is audited in the same statement (every decision is in the audit log), by the platform.
     text: `WITH expired AS (
              UPDATE approvals SET state = 'expired', decided_at = $4
               WHERE id = $1 AND execution_id = $2 AND state = 'pending' AND $3::boolean
-             RETURNING id, state, reason
+             RETURNING id, state, reason, organization_id, execution_id, call_id, tool_name
+           ), audited AS (
+             INSERT INTO audit_events (id, organization_id, actor_kind, actor_id, action, target_type, target_id, details)
+             SELECT $5::uuid, organization_id, 'platform', NULL, 'approval.expired', 'approval', id::text,
+                    jsonb_build_object('executionId', execution_id, 'callId', call_id, 'toolName', tool_name)
+               FROM expired
            )
            SELECT id AS "approvalId", state, reason FROM expired
            UNION ALL
            SELECT id, state, reason FROM approvals WHERE id = $1 AND execution_id = $2 AND NOT EXISTS (SELECT 1 FROM expired)`,
-    values: [gated.approvalId, executionId, gated.expiresAt !== null && now >= gated.expiresAt, new Date(now)],
+    values: [gated.approvalId, executionId, gated.expiresAt !== null && now >= gated.expiresAt, new Date(now), newId()],
   });
   const row = rows[0];
   // The record commits with the saved call (APPR-01): a missing one is a broken invariant, never a yes.

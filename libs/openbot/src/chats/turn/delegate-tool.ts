@@ -2,6 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import { isFinal, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
+import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
 import type { ToolAnswer } from './http-tool';
 import { TURN, type TurnPhaseContext } from './turn-contract';
@@ -46,13 +47,16 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     maxSteps: Math.max(1, limits.maxSteps - state.step),
     maxSeconds: Math.max(1, Math.ceil((limits.maxSeconds * 1000 - countedMs(state, context.clock.now())) / 1000)),
     maxOutputTokens: Math.max(1, limits.maxOutputTokens - state.outputTokens),
+    // What this Turn and its tasks have not spent yet, from saved usage and holds (a failed read stops the call, DLG-01).
+    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await subtreeCost(deps.pool, context.executionId))) }),
   };
   const chatId = newId();
   const turnId = newId();
   const childId = context.startChild(
     TURN,
-    { chatId, turnId, organizationId: state.organizationId, scope: state.scope, depth, caps },
-    { attached: tool.attached !== false, resource: { type: 'turn', id: turnId } },
+    { chatId, turnId, organizationId: state.organizationId, scope: state.scope, depth, caps, ...(tool.attached === false ? { attached: false } : {}) },
+    // The task's identity records this hop and runs as the target Bot, narrowed (IDN-02).
+    { attached: tool.attached !== false, resource: { type: 'turn', id: turnId }, identityHint: { delegateTo: tool.botId! } },
   );
   context.commands.write(
     `INSERT INTO chats (id, organization_id, bot_id, parent_execution_id, active_turn_id, last_position, last_turn_seq) VALUES ($1, $2, $3, $4, $5, 1, 1)
@@ -79,7 +83,9 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
  */
 export async function taskAnswer(context: TurnPhaseContext, state: TurnState, childId: string, call: ToolCall, deps: DelegateDeps): Promise<ToolAnswer | 'running'> {
   const child = await deps.readExecution(childId as ExecutionId);
-  if (child === null || !isFinal(child.state)) return 'running';
+  // A task the Turn saved but cannot read stops the call (DLG-01): never taken as still running, never as done.
+  if (child === null) throw new Error(`task ${childId} of call ${call.callId} cannot be read`);
+  if (!isFinal(child.state)) return 'running';
   context.publisher.publish('task.ended', { callId: call.callId, executionId: childId, state: child.state }, { step: state.step });
   if (child.state === 'completed') {
     const { rows } = await deps.pool.query<{ content: string }>({

@@ -6,8 +6,9 @@ import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-c
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import type { GatedCall, TurnState } from './turn-state';
+import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnState } from './turn-state';
 import { toolDefinition } from './tool-definition';
+import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { pastTimeLimit, startCounting } from './turn-clock';
 
 /**
@@ -17,7 +18,7 @@ import { pastTimeLimit, startCounting } from './turn-clock';
  * text as `text.delta`. The result is saved before any tool runs (STC-06); a takeover reuses it
  * instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks }): TurnPhase {
+export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks; readonly memory?: TurnMemoryDeps }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
@@ -25,10 +26,17 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         const read = await readBotSnapshot(deps.pool, state.chatId);
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
-        const caps = state.caps;
-        const bot = caps === undefined ? read : { ...read, limits: { maxSteps: Math.min(read.limits.maxSteps, caps.maxSteps), maxSeconds: Math.min(read.limits.maxSeconds, caps.maxSeconds), maxOutputTokens: Math.min(read.limits.maxOutputTokens, caps.maxOutputTokens) } };
+        const bot = state.caps === undefined ? read : { ...read, limits: capped(read.limits, state.caps) };
         state = { ...state, bot, startedAt: context.clock.now() };
         await deps.hooks.run('turn.started', hookFacts(state, context.executionId, 1));
+      }
+      if (state.bot!.memory?.enabled === true && state.memory === undefined && deps.memory !== undefined) {
+        // Memory selects the context once, before the first model call: `memory.read` commits
+        // with the saved selection, so a takeover neither selects again nor emits it twice.
+        const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
+        const memory = await selectTurnMemory(deps.pool, deps.memory, state, inputs.map((input) => input.content).join('\n'));
+        context.emit('memory.read', { ids: [...memory.ids] });
+        return { state: { ...state, memory } };
       }
       state = await startCounting(deps.pool, context, state);
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
@@ -40,7 +48,7 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const step = state.step + 1;
       const history = await readHistory(deps.pool, state.chatId, state.turnId);
       const definitions = bot.tools.map(toolDefinition);
-      const prefix: ChatMessage[] = bot.instructions ? [systemMessage(bot.instructions)] : [];
+      const prefix: ChatMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
       let result;
       try {
@@ -60,7 +68,11 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
         if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
         // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
-        if (error instanceof RateLimitWait) return { state, wait: { until: new Date(context.clock.now() + error.waitMs) } };
+        // The wait is not the Turn's own work, so its time does not count (TASK-03): the step's start counts again.
+        if (error instanceof RateLimitWait) {
+          const now = context.clock.now();
+          return { state: stopCounting(state, now), wait: { until: new Date(now + error.waitMs) } };
+        }
         throw error;
       }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
@@ -104,6 +116,18 @@ function requestApprovals(context: TurnPhaseContext, state: TurnState, step: num
     gated.push({ callId: call.callId, approvalId, expiresAt });
   }
   return gated;
+}
+
+/** A task's limits: its Bot's, each at most what its parent had left (a cost cap of null means none). */
+function capped(limits: BotSnapshot['limits'], caps: TaskCaps): BotSnapshot['limits'] {
+  const own = limits.maxCostMicros ?? null;
+  const maxCostMicros = caps.maxCostMicros === undefined ? own : own === null ? caps.maxCostMicros : Math.min(own, caps.maxCostMicros);
+  return {
+    maxSteps: Math.min(limits.maxSteps, caps.maxSteps),
+    maxSeconds: Math.min(limits.maxSeconds, caps.maxSeconds),
+    maxOutputTokens: Math.min(limits.maxOutputTokens, caps.maxOutputTokens),
+    maxCostMicros,
+  };
 }
 
 export function hookFacts(state: TurnState, executionId: string, step: number) {

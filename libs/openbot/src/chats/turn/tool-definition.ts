@@ -1,11 +1,11 @@
 import type { ToolDefinition } from '@openbot/core';
-import type { BotTool } from '../../bots/bot-view';
+import type { BotTool, BotToolKind } from '../../bots/bot-view';
 
 /** What the model sees of a Bot tool: name, description and parameters, never its route. */
 export function toolDefinition(tool: BotTool): ToolDefinition {
   return { name: tool.name, description: tool.description, parameters: tool.parameters };
 }
 
-export function toolKind(tool: BotTool): 'client' | 'http' | 'background' | 'delegate' | 'plan' {
+export function toolKind(tool: BotTool): BotToolKind {
   return tool.kind ?? 'client';
 }

@@ -59,6 +59,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   instructions: codec.string,
   tools: codec.array(botToolCodec),
   limits: limitsCodec,
+  memory: codec.optional(codec.object({ enabled: codec.boolean, learn: codec.boolean })),
 });
 
 const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cost', 'budget'] as const satisfies readonly TurnStop[];
@@ -71,7 +72,8 @@ const turnInputFields = {
   organizationId: codec.string,
   scope: scopeCodec,
   depth: codec.optional(codec.number),
-  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number })),
+  attached: codec.optional(codec.boolean),
+  caps: codec.optional(codec.object({ maxSteps: codec.number, maxSeconds: codec.number, maxOutputTokens: codec.number, maxCostMicros: codec.optional(codec.number) })),
 };
 
 const turnInputCodec: Codec<TurnInput> = codec.object(turnInputFields);
@@ -94,6 +96,7 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   countingSince: codec.optional(codec.nullable(codec.number)),
   pausedMsSeen: codec.optional(codec.number),
   timedOut: codec.optional(codec.boolean),
+  memory: codec.optional(codec.object({ ids: codec.array(codec.string), contents: codec.array(codec.string) })),
   plan: codec.optional(
     codec.object({
       steps: codec.array(codec.object({ title: codec.string, status: codec.oneOf(['pending', 'in_progress', 'done', 'skipped']) })),

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '@openbot/core';
 import { newId } from '@openbot/domain';
 import type { WorkflowEndContext } from '@openbot/engine';
+import { MEMORY_LEARN } from '../../memory/learning/memory-learn.workflow';
 import { TURN } from './turn-contract';
 import type { TurnInput, TurnState } from './turn-state';
 
@@ -17,7 +18,19 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
   await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
   // A Turn that ends (cancelled, failed, or past its limit) leaves no approval to decide: a late yes runs nothing.
-  await tx.query(`UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'`, [context.executionId]);
+  const cancelled = await tx.query(
+    `UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
+     RETURNING id, organization_id, call_id, tool_name`,
+    [context.executionId],
+  );
+  // Every decision is audited: these by the platform, for the Turn that ended.
+  for (const row of cancelled.rows as Array<{ id: string; organization_id: string; call_id: string; tool_name: string }>) {
+    await tx.query(
+      `INSERT INTO audit_events (id, organization_id, actor_kind, actor_id, action, target_type, target_id, details)
+       VALUES ($1, $2, 'platform', NULL, 'approval.cancelled', 'approval', $3, $4::jsonb)`,
+      [newId(), row.organization_id, row.id, JSON.stringify({ executionId: context.executionId, callId: row.call_id, toolName: row.tool_name, turnOutcome: context.outcome })],
+    );
+  }
   const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
     | { active_turn_id: string | null; closed_at: Date | null }
     | undefined;
@@ -25,6 +38,8 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   if (chat === undefined || ended.rowCount === 0 || chat.active_turn_id !== state.turnId) return;
 
   await writeReply(context, state);
+  if ((state.depth ?? 0) > 0) await noticeToParent(context, state);
+  await submitLearning(context, state);
   let next: string | null = null;
   if (chat.closed_at === null) {
     next = context.outcome === 'completed' ? await carryOverSteering(context, state) : null;
@@ -74,12 +89,28 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
 }
 
 /**
+ * A Bot that learns gets a learning execution for every completed Turn, submitted in this end
+ * transaction (it runs once the reply has committed); its ID is in `memory.learning`, just
+ * before `execution.ended` (decision 030).
+ */
+async function submitLearning(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
+  const bot = state.bot;
+  if (context.outcome !== 'completed' || bot === null || bot.memory?.learn !== true) return;
+  const executionId = await context.submit({
+    ...MEMORY_LEARN.command({ organizationId: state.organizationId, botId: bot.id, chatId: state.chatId, turnId: state.turnId, model: bot.model, scope: state.scope }),
+    scope: { ...state.scope, organizationId: state.organizationId },
+    resource: { type: 'bot', id: bot.id },
+  });
+  context.emit('memory.learning', { executionId });
+}
+
+/**
  * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
  * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
  */
 async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<string | null> {
   const { rows } = await context.tx.query(
-    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
+    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     [state.turnId, state.consumed],
   );
   if (rows.length === 0) return null;
@@ -112,4 +143,32 @@ async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: strin
   if (row === undefined) return null;
   await context.admit(row.execution_id);
   return row.id;
+}
+
+/**
+ * A detached task's end is a notice to the work that started it (TASK-04). Its parent Turn does
+ * not wait for it, and has often ended: the notice adds history to the parent's Chat — a message
+ * of author `task`, under the parent Turn, which later Turns read — and starts no Turn, steers
+ * none and queues none. Written in this end's transaction, so it is there exactly once. An
+ * attached task's end is its call's result instead (the parent waits for it).
+ */
+async function noticeToParent(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
+  const { tx } = context;
+  if (state.attached !== false) return;
+  const { rows } = await tx.query(
+    `SELECT t.id AS turn_id, t.chat_id FROM chats task
+       JOIN chat_turns t ON t.execution_id = task.parent_execution_id
+       JOIN chats c ON c.id = t.chat_id
+      WHERE task.id = $1 AND c.closed_at IS NULL`,
+    [state.chatId],
+  );
+  const parent = rows[0] as { turn_id: string; chat_id: string } | undefined;
+  if (parent === undefined) return;
+  const reply = state.added.findLast((m) => m.role === 'assistant' && m.content !== '')?.content ?? '';
+  const content = `[Task ${context.executionId} ${context.outcome}]${reply === '' ? '' : ` ${reply}`}`;
+  await tx.query(
+    `WITH c AS (UPDATE chats SET last_position = last_position + 1 WHERE id = $2 RETURNING last_position)
+     INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author) SELECT $1, $2, $3, c.last_position, 'user', $4, 'task' FROM c`,
+    [newId(), parent.chat_id, parent.turn_id, content],
+  );
 }

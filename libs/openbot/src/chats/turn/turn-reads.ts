@@ -5,22 +5,22 @@ import type { BotSnapshot } from './turn-state';
 
 /** The Bot of a Chat, as a Turn saves it at its first step. Null when the Chat is gone. */
 export async function readBotSnapshot(db: Queryable, chatId: string): Promise<BotSnapshot | null> {
-  const { rows } = await db.query<{ id: string; model: string; instructions: string; tools: BotTool[]; limits: BotLimits }>({
-    name: 'turn.bot',
-    text: `SELECT b.id, b.model, b.instructions, b.tools, b.limits FROM chats c JOIN bots b ON b.id = c.bot_id WHERE c.id = $1`,
+  const { rows } = await db.query<{ id: string; model: string; instructions: string; tools: BotTool[]; limits: BotLimits; memory: { enabled: boolean; learn: boolean } }>({
+    name: 'turn.bot_with_memory',
+    text: `SELECT b.id, b.model, b.instructions, b.tools, b.limits, b.memory FROM chats c JOIN bots b ON b.id = c.bot_id WHERE c.id = $1`,
     values: [chatId],
   });
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, model: row.model, instructions: row.instructions, tools: row.tools, limits: { ...DEFAULT_BOT_LIMITS, ...row.limits } };
+  return { id: row.id, model: row.model, instructions: row.instructions, tools: row.tools, limits: { ...DEFAULT_BOT_LIMITS, ...row.limits }, memory: { enabled: row.memory.enabled, learn: row.memory.learn } };
 }
 
-/** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). */
+/** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). A task's notice is history, never input (TASK-04). */
 export async function readNewInputs(db: Queryable, turnId: string, after: string): Promise<Array<{ position: string; content: string }>> {
   const { rows } = await db.query<{ position: string; content: string }>({
     name: 'turn.new_inputs',
     text: `SELECT position::text AS position, content FROM chat_messages
-            WHERE turn_id = $1 AND role = 'user' AND position > $2::bigint ORDER BY position`,
+            WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     values: [turnId, after],
   });
   return rows;

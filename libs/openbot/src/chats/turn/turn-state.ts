@@ -17,11 +17,13 @@ export interface GatedCall {
   readonly expiresAt: number | null;
 }
 
-/** The remaining steps, seconds and output tokens a task's parent hands it (cost is billing's). */
+/** The remaining steps, seconds, output tokens and cost a task's parent hands it (IDN-02). */
 export interface TaskCaps {
   readonly maxSteps: number;
   readonly maxSeconds: number;
   readonly maxOutputTokens: number;
+  /** What was left of the parent's cost cap when the task started; absent: the parent had none. */
+  readonly maxCostMicros?: number;
 }
 
 /** What a Turn's execution is submitted with. */
@@ -35,6 +37,8 @@ export interface TurnInput {
   readonly depth?: number;
   /** A task's limits from its parent's remaining ones: its Bot's own limits can only be tighter (IDN-02). */
   readonly caps?: TaskCaps;
+  /** A task: false when detached (its end is a notice to its parent's Chat, TASK-04). Absent: attached, or not a task. */
+  readonly attached?: boolean;
 }
 
 /** The Bot as the Turn saw it at its first step: later edits of the Bot do not change a running Turn (STC-07). */
@@ -45,6 +49,14 @@ export interface BotSnapshot {
   readonly tools: readonly BotTool[];
   /** `maxCostMicros` is absent on Turns saved before it existed: no cap. */
   readonly limits: Required<Omit<BotLimits, 'maxCostMicros'>> & Pick<BotLimits, 'maxCostMicros'>;
+  /** The Bot's memory switches; absent on Turns saved before memory existed: both off. */
+  readonly memory?: { readonly enabled: boolean; readonly learn: boolean };
+}
+
+/** The memories a Turn's memory selected for its context, saved with the checkpoint that emitted `memory.read`. */
+export interface TurnMemory {
+  readonly ids: readonly string[];
+  readonly contents: readonly string[];
 }
 
 /** Why a Turn ended; `budget`: a budget or the credits had nothing left for its next model call (PLAT-08); `max-cost`: its Bot's `limits.maxCostMicros`. */
@@ -90,6 +102,8 @@ export interface TurnState extends TurnInput {
   readonly plan?: TurnPlan;
   /** A phase found the time limit passed: the Turn ends `failed` with category `timeout`. */
   readonly timedOut?: boolean;
+  /** What memory selected (Bots with memory enabled): the same context for every step and after a takeover. */
+  readonly memory?: TurnMemory;
 }
 
 export function initialTurnState(input: TurnInput): TurnState {
@@ -151,3 +165,13 @@ export function nextTurnDecision(state: TurnState, _wake: unknown, _now: number)
   return { phase: 'model' };
 }
 
+
+/** The limits a Turn can end on, as `stop` shows them: a final answer, a length cut-off or a cancel is none. */
+export type TurnLimitStop = 'max-steps' | 'max-seconds' | 'max-output-tokens' | 'max-cost' | 'budget';
+
+/** Which limit ended the Turn (null when none did): the `stop` of its `execution.ended` event. */
+export function turnLimitStop(state: TurnState, outcome: string, stop: TurnStop | undefined): TurnLimitStop | null {
+  if (outcome === 'failed') return state.timedOut === true ? 'max-seconds' : null;
+  if (outcome !== 'completed' || stop === undefined || stop === 'stop' || stop === 'length') return null;
+  return stop;
+}

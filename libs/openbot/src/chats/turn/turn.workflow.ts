@@ -9,7 +9,8 @@ import { withSpend } from './turn-spend';
 import { TURN } from './turn-contract';
 import { endTurn } from './turn-end';
 import type { TurnHooks } from './turn-hooks';
-import { initialTurnState, nextTurnDecision } from './turn-state';
+import type { TurnMemoryDeps } from './turn-memory';
+import { initialTurnState, nextTurnDecision, turnLimitStop } from './turn-state';
 
 /** What a Turn needs from its node. */
 export interface TurnDeps {
@@ -21,6 +22,8 @@ export interface TurnDeps {
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
   readonly maxDelegationDepth: number;
+  /** Bot memory: where Turns of Bots with memory enabled select their context (absent: memory is off). */
+  readonly memory?: TurnMemoryDeps;
 }
 
 /**
@@ -33,9 +36,11 @@ export function turnWorkflow(deps: TurnDeps) {
     initial: initialTurnState,
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
-      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks })),
+      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}) })),
       tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
+    // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.
+    endedFacts: ({ state, outcome, result }) => ({ stop: turnLimitStop(state, outcome, result?.stop) }),
   });
 }

@@ -1,0 +1,85 @@
+import { executionReads, type Queryable } from '@openbot/engine';
+
+/**
+ * Cost limits over a delegation tree (DLG-01). A task's spending counts toward its parent's too,
+ * so a cap is checked against the cost of the capped execution and every task under it: each
+ * usage record and hold belongs to exactly one execution, so a subtree sum counts it once.
+ * Every read here throws when it fails: the caller then stops (no older sum, no missing cap).
+ */
+
+/**
+ * What a subtree has cost so far: the known cost of its usage records, what its unknown records
+ * keep reserved, and its open holds (what a reservation is checked against).
+ */
+export async function subtreeCost(db: Queryable, executionId: string): Promise<bigint> {
+  const tree = await executionReads.subtree(db, executionId);
+  const { rows } = await db.query<{ cost: string }>({
+    name: 'billing.subtree_cost',
+    text: `SELECT ((SELECT coalesce(sum(coalesce(r.cost_micros, CASE WHEN r.released_at IS NULL THEN r.reserved_micros END, 0)), 0)
+                      FROM usage_records r WHERE r.execution_id = ANY($1::uuid[]))
+                 + (SELECT coalesce(sum(h.reserved_micros), 0) FROM usage_holds h
+                     WHERE h.execution_id = ANY($1::uuid[]) AND h.released_at IS NULL))::text AS cost`,
+    values: [tree],
+  });
+  return BigInt(rows[0]!.cost);
+}
+
+/** What a subtree spent, as the execution view shows it: known costs, and how many calls have no known cost yet. */
+export async function subtreeSpent(db: Queryable, executionId: string): Promise<{ readonly costMicros: number; readonly unknownCostCalls: number }> {
+  const tree = await executionReads.subtree(db, executionId);
+  const { rows } = await db.query<{ cost: string; unknown: number }>({
+    name: 'billing.subtree_spent',
+    text: `SELECT coalesce(sum(r.cost_micros), 0)::text AS cost, count(*) FILTER (WHERE r.cost_micros IS NULL)::int AS unknown
+             FROM usage_records r WHERE r.execution_id = ANY($1::uuid[])`,
+    values: [tree],
+  });
+  return { costMicros: Number(rows[0]!.cost), unknownCostCalls: rows[0]!.unknown };
+}
+
+/** A cost cap that applies to a call: the capped execution (the caller's own or an ancestor's). */
+export interface CostCap {
+  readonly executionId: string;
+  readonly maxCostMicros: bigint;
+}
+
+/**
+ * The cost caps of an execution's ancestors, the topmost first, as their Turns saved them with
+ * their checkpoints (`execution_limits`, written before any of them started a task).
+ */
+export async function ancestorCaps(db: Queryable, executionId: string): Promise<CostCap[]> {
+  const ancestors = await executionReads.ancestors(db, executionId);
+  if (ancestors.length === 0) return [];
+  const { rows } = await db.query<{ id: string; cap: string }>({
+    name: 'billing.ancestor_caps',
+    text: `SELECT execution_id AS id, max_cost_micros::text AS cap FROM execution_limits WHERE execution_id = ANY($1::uuid[]) AND max_cost_micros IS NOT NULL`,
+    values: [ancestors],
+  });
+  const caps = new Map(rows.map((r) => [r.id, BigInt(r.cap)]));
+  // The topmost first: the root's lock is the one every reservation under it takes.
+  return ancestors
+    .toReversed()
+    .filter((id) => caps.has(id))
+    .map((id) => ({ executionId: id, maxCostMicros: caps.get(id)! }));
+}
+
+/**
+ * Serializes the reservations of every execution under the same topmost cap, so two tasks racing
+ * for what is left of their parent's cap cannot both take it. Taken after the budget and credit
+ * locks, in the same order by every reservation.
+ */
+export async function lockCostTree(db: Queryable, topmost: string): Promise<void> {
+  await db.query({ name: 'billing.lock_cost_tree', text: `SELECT pg_advisory_xact_lock(hashtextextended('cost-tree:' || $1, 0))`, values: [topmost] });
+}
+
+/**
+ * The first cap the call would pass (its need added to the capped subtree's cost), or null when
+ * it fits them all: its own and each ancestor's.
+ */
+export async function passedCap(db: Queryable, caps: readonly CostCap[], need: bigint): Promise<CostCap | null> {
+  if (caps.length === 0) return null;
+  await lockCostTree(db, caps[0]!.executionId);
+  for (const cap of caps) {
+    if ((await subtreeCost(db, cap.executionId)) + need > cap.maxCostMicros) return cap;
+  }
+  return null;
+}

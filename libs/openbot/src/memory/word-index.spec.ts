@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { isUuid } from '@openbot/domain';
+import { parseLearned } from './learning/learning-prompt';
+import { learnedItemId } from './learning/memory-learn.workflow';
+import { normalizedWords, WordIndex } from './word-index';
+
+describe('memory word index', () => {
+  const index = new WordIndex({ id: 'k1', key: randomBytes(32) });
+
+  it('normalizes words: NFKC, lower case, letters and digits, no stop words, distinct', () => {
+    expect(normalizedWords('The Café’s ＣＯＤＥ is 4471, the code!')).toEqual(['café', 'code', '4471']);
+  });
+
+  it('[MEM-03] keeps no plaintext: entries are keyed hashes, per Bot, equal for equal words only', () => {
+    const a = index.hashes('bot-a', 'Zebra crossing');
+    const b = index.hashes('bot-b', 'Zebra crossing');
+    expect(a).toHaveLength(2);
+    for (const entry of a) {
+      expect(entry).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(entry.toLowerCase()).not.toContain('zebra');
+    }
+    expect(a).not.toEqual(b);
+    expect(index.hashes('bot-a', 'ZEBRA')).toEqual([a[0]]);
+    expect(new WordIndex({ id: 'k2', key: randomBytes(32) }).hashes('bot-a', 'zebra')).not.toEqual([a[0]]);
+  });
+});
+
+describe('learning answers', () => {
+  it('takes well-formed items from the JSON in the answer and ignores the rest', () => {
+    expect(parseLearned('Sure! {"memories":[{"content":" Likes tea ","tags":["Drinks","bad tag!"]},{"content":""},{"tags":[]}]} done')).toEqual([
+      { content: 'Likes tea', tags: ['drinks'] },
+    ]);
+    expect(parseLearned('no json here')).toEqual([]);
+    expect(parseLearned('{"memories": "nope"}')).toEqual([]);
+    expect(parseLearned('{broken')).toEqual([]);
+  });
+
+  it('derives item IDs from the execution and position: a replay inserts the same IDs', () => {
+    const id = learnedItemId('0190c3f0-1234-7abc-8def-0123456789ab', '12', 0);
+    expect(isUuid(id)).toBe(true);
+    expect(learnedItemId('0190c3f0-1234-7abc-8def-0123456789ab', '12', 0)).toBe(id);
+    expect(learnedItemId('0190c3f0-1234-7abc-8def-0123456789ab', '12', 1)).not.toBe(id);
+  });
+});

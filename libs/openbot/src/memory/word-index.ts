@@ -1,0 +1,46 @@
+import { createHmac } from 'node:crypto';
+import type { MasterKey } from '../config/config';
+
+/** Distinct words indexed per item, and looked up per query: enough for whole-word matching, bounded either way. */
+const MAX_WORDS = 512;
+const WORD = /[\p{L}\p{N}]+/gu;
+/** Words too common to say anything: indexed, they would match nearly every item. */
+const STOP_WORDS = new Set(
+  'is it of to in on at be as or by an if so do we he me my us no the and for are but not you your with this that have has had was were will would can could should from they them their there what when where which who how its our out all any been into than then also just about over some such only other more most very'.split(' '),
+);
+
+/**
+ * Whole-word search without plaintext (decision 030): each distinct normalized word of an
+ * item's content is stored as HMAC-SHA256(per-Bot key, word), truncated to 16 bytes. The per-Bot
+ * key derives from the master key, so the index is useless without it and equal words of two
+ * Bots do not match. A query's words are hashed the same way and matched against the array.
+ */
+export class WordIndex {
+  private readonly root: Buffer;
+
+  constructor(readonly key: MasterKey) {
+    this.root = createHmac('sha256', key.key).update('openbot.memory.words.v1').digest();
+  }
+
+  get keyId(): string {
+    return this.key.id;
+  }
+
+  /** The index entries of a text for one Bot, distinct and at most MAX_WORDS. */
+  hashes(botId: string, text: string): string[] {
+    const botKey = createHmac('sha256', this.root).update(botId).digest();
+    return normalizedWords(text).map((word) => createHmac('sha256', botKey).update(word).digest().subarray(0, 16).toString('base64url'));
+  }
+}
+
+/** Lower-cased NFKC letter-and-digit runs of two or more characters, without stop words, distinct, in order. */
+export function normalizedWords(text: string): string[] {
+  const seen = new Set<string>();
+  for (const match of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
+    const word = match[0];
+    if (word.length < 2 || STOP_WORDS.has(word) || seen.has(word)) continue;
+    seen.add(word);
+    if (seen.size >= MAX_WORDS) break;
+  }
+  return [...seen];
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { checkObjectKey, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
+
+/**
+ * Objects as files under `<data dir>/objects` (the embedded default; production refuses it unless
+ * `OBJECT_STORE_ALLOW_FS=true`). A write goes to a temporary name in the same directory and is
+ * renamed into place once every byte is flushed, so a crash or an abort never leaves a partial
+ * object under its key. Temporary names start with `.` and can never be a key.
+ */
+export class FsObjectStore implements ObjectStore {
+  readonly kind = 'fs' as const;
+
+  constructor(private readonly root: string) {}
+
+  async put(key: string, body: Readable, options: { readonly signal?: AbortSignal } = {}): Promise<StoredObject> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = join(dirname(path), `.partial-${randomBytes(8).toString('hex')}`);
+    let bytes = 0;
+    body.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    try {
+      await pipeline(body, createWriteStream(temporary, { flush: true }), options.signal ? { signal: options.signal } : {});
+      await rename(temporary, path);
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+    return { bytes };
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    if ((await this.head(key)) === null) throw new ObjectNotFound(key);
+    return createReadStream(path);
+  }
+
+  async head(key: string): Promise<StoredObject | null> {
+    try {
+      const info = await stat(this.pathOf(key));
+      return info.isFile() ? { bytes: info.size } : null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  private pathOf(key: string): string {
+    return join(this.root, checkObjectKey(key));
+  }
+}

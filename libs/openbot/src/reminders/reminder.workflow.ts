@@ -1,0 +1,63 @@
+import type { Engine, Json } from '@openbot/engine';
+import { admitInput } from '../chats/commands/post-message.command';
+import type { Database } from '../database/sql';
+import { REMINDER } from './reminder-contract';
+
+/**
+ * A reminder's delivery (APPR-01, FW-06). The execution waits on the engine's durable timer
+ * until the reminder is due — a restart or a takeover keeps the timer, no node holds it in
+ * memory — and then closes that one reminder (no scan of due reminders). The post is an outside
+ * send recorded in the call log: one transaction locks the reminder row, admits its message into
+ * the Chat (author `reminder`, as the Turn's caller's input: it starts, steers or queues a Turn)
+ * and marks it `sent`. A retry or a takeover after that commit finds it sent and posts nothing
+ * again; a reminder cancelled first is never posted.
+ */
+export function reminderWorkflow(deps: { readonly db: Database; readonly engine: () => Engine }) {
+  return REMINDER.implement({
+    initial: (input) => ({ ...input, done: false }),
+    next: (state) => (state.done ? { end: 'completed' } : { phase: 'deliver' }),
+    phases: {
+      deliver: {
+        async run(context) {
+          const state = context.state;
+          if (context.clock.now() < state.dueAt) return { state, wait: { until: new Date(state.dueAt) } };
+          const identity = await deps.engine().identity(context.executionId);
+          await context.call('post', { safe: true, kind: 'channel' }, () => post(deps, state, identity));
+          return { state: { ...state, done: true } };
+        },
+      },
+    },
+  });
+}
+
+async function post(
+  deps: { readonly db: Database; readonly engine: () => Engine },
+  state: { readonly reminderId: string; readonly organizationId: string; readonly chatId: string; readonly scope: { readonly kind: 'member' | 'service'; readonly id: string } },
+  identity: Json | null,
+): Promise<Json> {
+  let start: () => void = () => undefined;
+  const outcome = await deps.db.transaction(async (tx): Promise<Json> => {
+    const { rows } = await tx.query<{ state: string; message: string }>({
+      name: 'reminders.lock',
+      text: 'SELECT state, message FROM reminders WHERE id = $1 FOR UPDATE',
+      values: [state.reminderId],
+    });
+    const reminder = rows[0];
+    // Cancelled, sent by an earlier attempt, or gone with its Chat: nothing to post.
+    if (reminder === undefined || reminder.state !== 'pending') return { posted: false, state: reminder?.state ?? 'gone' };
+    const admitted = await admitInput(tx, deps.engine(), {
+      chatId: state.chatId,
+      organizationId: state.organizationId,
+      scope: state.scope,
+      identity: () => identity,
+      content: reminder.message,
+      author: 'reminder',
+      commandKey: null,
+    });
+    start = admitted.start;
+    await tx.query({ name: 'reminders.sent', text: `UPDATE reminders SET state = 'sent', sent_at = now() WHERE id = $1`, values: [state.reminderId] });
+    return { posted: true, state: 'sent', messageId: admitted.admission.messageId, turnId: admitted.admission.turnId };
+  });
+  start();
+  return outcome;
+}

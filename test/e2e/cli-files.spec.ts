@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/** The compiled CLI's file commands against a listening server: upload, get (metadata and bytes), list, delete. */
+const ROOT = join(__dirname, '..', '..');
+const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
+
+jest.setTimeout(120_000);
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+describe('openbot CLI: files upload|get|list|delete', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  let dir: string;
+
+  function cli(args: readonly string[]): Promise<Run> {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` builds before running jest).`);
+    const clean: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  }
+
+  async function ok(args: readonly string[]): Promise<string> {
+    const run = await cli(args);
+    expect({ args, code: run.code }).toEqual({ args, code: 0 });
+    return run.stdout;
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'openbot-cli-files-'));
+    t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const org = await t.createOrganization('CLI files');
+    env = { OPENBOT_URL: `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`, OPENBOT_API_KEY: org.secret, OPENBOT_CONFIG: join(ROOT, 'no-such-config.json') };
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('[PLAT-03] upload streams a file from disk, get prints its metadata and saves the same bytes, delete answers the execution', async () => {
+    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(3 * 1024 * 1024)]);
+    const source = join(dir, 'picture.png');
+    await writeFile(source, bytes);
+    const uploaded = JSON.parse(await ok(['files', 'upload', source, '--json'])) as { id: string; name: string; contentType: string; bytes: number; sha256: string };
+    expect(uploaded).toMatchObject({ name: 'picture.png', contentType: 'image/png', bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+
+    expect(await ok(['files', 'get', uploaded.id])).toMatch(new RegExp(`sha256:\\s+${uploaded.sha256}`));
+    const target = join(dir, 'copy.png');
+    await ok(['files', 'get', uploaded.id, '--output', target]);
+    expect(Buffer.compare(await readFile(target), bytes)).toBe(0);
+    expect(await ok(['files', 'list'])).toContain(uploaded.id);
+
+    // The server's magic-number check reaches the CLI as a usage-level API error.
+    const liar = join(dir, 'liar.png');
+    await writeFile(liar, 'not a png');
+    const refused = await cli(['files', 'upload', liar]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('InvalidInput');
+
+    const executionId = (await ok(['files', 'delete', uploaded.id])).trim();
+    expect(executionId).toMatch(/^[0-9a-f-]{36}$/);
+    const gone = await cli(['files', 'get', uploaded.id]);
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain('FileNotFound');
+  });
+});

@@ -1,0 +1,208 @@
+import { newId } from '@openbot/domain';
+import { chunks, FakeOpenAiServer, heldStreamReply, statusReply, textReply } from '../fakes/fake-openai-server';
+import { MEMORY_LOCK_NAMESPACE } from '../../libs/openbot/src/memory/memory-locks';
+import { waitForExecutionState } from '../support/tool-probes';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * A Turn of a Bot with memory (decision 030): memory selects the context (the Turn never reads
+ * the pool), the Turn emits `memory.read` with the IDs it used before its first model call, and
+ * a Bot that learns gets a learning execution after each Turn, a model call through the one
+ * model-call path, whose ID is announced in `memory.learning` just before `execution.ended`.
+ */
+
+interface ExecutionEvent {
+  type: string;
+  ids?: string[];
+  executionId?: string;
+  [field: string]: unknown;
+}
+
+describe('turn memory', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let chat: ChatFixture;
+
+  const auth = () => bearer(chat.secret);
+  async function remember(body: Record<string, unknown>): Promise<string> {
+    const res = await t.http().post(`/v1/bots/${chat.botId}/memories`).set('authorization', auth()).send(body).expect(201);
+    return (res.body as { id: string }).id;
+  }
+  async function setMemory(memory: { enabled: boolean; learn: boolean }): Promise<void> {
+    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth()).send({ memory }).expect(200);
+  }
+  /** The system text of the model request at `index`. */
+  const systemText = (index: number): string =>
+    (fake.requests[index]!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    fake = await FakeOpenAiServer.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+  beforeEach(async () => {
+    chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+  });
+
+  it('[MEM-01] [MEM-03] the Turn gets what memory selects for its member, announced once in memory.read before model.started', async () => {
+    await setMemory({ enabled: true, learn: false });
+    const other = await addMember(t, chat.organizationId);
+    const invoices = await remember({ content: 'Invoices go to billing@acme.test in kroner', tags: ['invoice'] });
+    const words = await remember({ content: 'The invoice portal closes on Fridays' });
+    const unrelated = await remember({ content: 'The office plant is called Gerald' });
+    const notForThisMember = await remember({ content: 'Invoice approvals need the CFO', access: { kind: 'members', ids: [other.memberId] } });
+    const archived = await remember({ content: 'Old invoice address: PO Box 1', tags: ['invoice'] });
+    await t.http().patch(`/v1/bots/${chat.botId}/memories/${archived}`).set('authorization', auth()).send({ status: 'archived' }).expect(200);
+    // A chat source that is gone hides its item.
+    const goneChat = await t.http().post('/v1/chats').set('authorization', auth()).send({ botId: chat.botId }).expect(201);
+    const fromGoneChat = await remember({ content: 'Invoice numbers start at 9000', sources: [{ type: 'chat', id: (goneChat.body as { id: string }).id }] });
+    await t.database.query('UPDATE chats SET closed_at = now() WHERE id = $1', [(goneChat.body as { id: string }).id]);
+
+    fake.enqueue(textReply(['Send it to billing.'], [20, 4]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Where do I send the invoice?');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const types = events.map((e) => e.type);
+    expect(types.filter((type) => type === 'memory.read')).toHaveLength(1);
+    expect(types.indexOf('memory.read')).toBeLessThan(types.indexOf('model.started'));
+    const read = events.find((e) => e.type === 'memory.read')!;
+    // The tag match ranks first; the word match follows; nothing else is selected.
+    expect(read.ids).toEqual([invoices, words]);
+    for (const id of [unrelated, notForThisMember, archived, fromGoneChat]) expect(read.ids).not.toContain(id);
+    const system = systemText(fake.requests.length - 1);
+    expect(system).toContain('Invoices go to billing@acme.test in kroner');
+    expect(system).toContain('The invoice portal closes on Fridays');
+    expect(system).not.toContain('Gerald');
+    expect(system).not.toContain('CFO');
+    expect(system).not.toContain('PO Box');
+    expect(system).not.toContain('9000');
+  });
+
+  it('a Bot without memory enabled emits no memory.read and its prompt holds no memories', async () => {
+    await remember({ content: 'Invoices go to billing@acme.test' , tags: ['invoice'] });
+    fake.enqueue(textReply(['Ok.'], [5, 1]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'invoice?');
+    const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+    expect(events.map((e) => e.type)).toEqual(['model.started', 'text.delta', 'model.completed', 'execution.ended']);
+    expect(systemText(fake.requests.length - 1)).not.toContain('billing@acme.test');
+  });
+
+  it('[FW-03] a learning Bot: memory.learning names an execution that learns through the model-call path and the call log', async () => {
+    await setMemory({ enabled: true, learn: true });
+    fake.enqueue(textReply(['Noted, Oslo it is.'], [10, 3]));
+    fake.enqueue(textReply(['{"memories":[{"content":"The user lives in Oslo","tags":["Home"]}]}'], [30, 12]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'I live in Oslo, remember that.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    expect(events.slice(-2).map((e) => e.type)).toEqual(['memory.learning', 'execution.ended']);
+    const learningId = events.at(-2)!.executionId!;
+    const learning = (await eventsUntilEnd(t, chat.secret, learningId)) as ExecutionEvent[];
+    expect(learning.map((e) => e.type)).toEqual(['model.started', 'model.completed', 'execution.ended']);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    // The learner read the Turn's messages and nothing of memory's pool.
+    const prompt = JSON.stringify(fake.requests.at(-1)!.body.messages);
+    expect(prompt).toContain('I live in Oslo, remember that.');
+    expect(prompt).toContain('Noted, Oslo it is.');
+    // Its model call is in the common call log, with a usage record billed to the Turn's member.
+    const calls = await t.database.query<{ kind: string; status: string }>('SELECT kind, status FROM execution_calls WHERE execution_id = $1', [learningId]);
+    expect(calls).toEqual([{ kind: 'model', status: 'succeeded' }]);
+    const usage = await t.database.query<{ scope_id: string; turn_id: string }>('SELECT scope_id, turn_id FROM usage_records WHERE execution_id = $1', [learningId]);
+    expect(usage).toEqual([{ scope_id: chat.memberId, turn_id: admitted.turnId }]);
+    // The item: learned with its sources; the cursor moved to the Turn's last message; the permit is back.
+    const list = await t.http().get(`/v1/bots/${chat.botId}/memories?q=oslo`).set('authorization', auth()).expect(200);
+    const items = (list.body as { data: Array<{ id: string; tags: string[]; sources: unknown[] }> }).data;
+    expect(items).toEqual([expect.objectContaining({ tags: ['home'], sources: [{ type: 'chat', id: chat.chatId }, { type: 'turn', id: admitted.turnId }] })]);
+    const [cursor] = await t.database.query<{ position: string }>('SELECT position::text FROM memory_cursors WHERE bot_id = $1 AND chat_id = $2', [chat.botId, chat.chatId]);
+    expect(cursor!.position).toBe('2');
+    expect(await t.database.query('SELECT * FROM memory_permits WHERE execution_id = $1', [learningId])).toEqual([]);
+    // The next Turn selects what was learned.
+    fake.enqueue(textReply(['Oslo.'], [10, 1]));
+    fake.enqueue(textReply(['{"memories":[]}'], [10, 1]));
+    const next = await sendMessage(t, chat.secret, chat.chatId, 'Where do I live? Oslo?');
+    const nextEvents = (await eventsUntilEnd(t, chat.secret, next.executionId)) as ExecutionEvent[];
+    expect(nextEvents.find((e) => e.type === 'memory.read')!.ids).toEqual([items[0]!.id]);
+    await eventsUntilEnd(t, chat.secret, nextEvents.at(-2)!.executionId!);
+  });
+
+  it('[MEM-02] the learning model call runs with no memory lock held: changes go ahead while it is in flight', async () => {
+    await setMemory({ enabled: false, learn: true });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue(textReply(['Fine.'], [5, 1]));
+    fake.enqueue(heldStreamReply([chunks.role(), chunks.text('{"memories":[{"content":"Held fact"}]}'), chunks.finish('stop')], { holdAfter: 1, release: released }));
+    const before = fake.requests.length;
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the held fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    await fake.waitForRequests(before + 2);
+    // The learner is mid-call: no backend holds or waits for a memory lock…
+    const locks = await t.database.query(`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int4::oid`, [MEMORY_LOCK_NAMESPACE]);
+    expect(locks).toEqual([]);
+    // …so a change (exclusive lock) completes while the model call is still open.
+    const added = await remember({ content: 'Added while the learner waits for its model' });
+    expect(added).toEqual(expect.any(String));
+    release();
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+  });
+
+  it('[LIM-01] a learner waits durably for a shared permit held elsewhere, and sends nothing until it has one', async () => {
+    await setMemory({ enabled: false, learn: true });
+    const cap = t.config.limits.memoryHelperPermits;
+    // Other nodes' learners hold every permit.
+    for (let slot = 1; slot <= cap; slot++) await t.database.query('INSERT INTO memory_permits (slot, execution_id) VALUES ($1, $2)', [slot, newId()]);
+    fake.enqueue(textReply(['Sure.'], [5, 1]));
+    fake.enqueue(textReply(['{"memories":[{"content":"Permit fact"}]}'], [5, 5]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the permit fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    const requestsAfterTurn = fake.requests.length;
+    await waitForExecutionState(t, chat.secret, learningId, 'waiting');
+    expect(fake.requests.length).toBe(requestsAfterTurn);
+    expect(await t.database.query('SELECT slot FROM memory_permits WHERE execution_id = $1', [learningId])).toEqual([]);
+    // One permit frees: the learner takes it on its next wake, learns, and gives it back.
+    await t.database.query('DELETE FROM memory_permits WHERE slot = 1');
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    expect(fake.requests.length).toBe(requestsAfterTurn + 1);
+    const [held] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM memory_permits');
+    expect(held!.n).toBe(cap - 1);
+    await t.database.query('DELETE FROM memory_permits');
+  });
+
+  it('[LIM-01] a learner must still hold its permit right before each attempt sends: without it, that attempt is never sent', async () => {
+    await setMemory({ enabled: false, learn: true });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    fake.enqueue(textReply(['Okay.'], [5, 1]));
+    // The learner's first attempt fails (a retryable 500) only after the test took its permit away.
+    fake.enqueue(async (res) => {
+      await answered;
+      void statusReply(500, { error: { message: 'try again' } })(res);
+    });
+    fake.enqueue(textReply(['{"memories":[{"content":"Permit-checked fact"}]}'], [5, 5]));
+    const before = fake.requests.length;
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Remember the permit-checked fact.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learningId = events.at(-2)!.executionId!;
+    await fake.waitForRequests(before + 2);
+    // Another node's recovery (or an operator) took the permit: the retry must not send under it.
+    await t.database.query('DELETE FROM memory_permits WHERE execution_id = $1', [learningId]);
+    answer();
+    const learning = await eventsUntilEnd(t, chat.secret, learningId);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    // Attempt 2 of the first call was refused before sending; the learner took a permit again and
+    // asked with a new call: two learning requests in all, with two different idempotency keys.
+    const learningRequests = fake.requests.slice(before + 1);
+    expect(learningRequests).toHaveLength(2);
+    expect(learningRequests[0]!.headers['idempotency-key']).not.toBe(learningRequests[1]!.headers['idempotency-key']);
+    const calls = await t.database.query<{ call_key: string; attempt: number; status: string }>(
+      'SELECT call_key, attempt, status FROM execution_calls WHERE execution_id = $1 ORDER BY created_at, attempt',
+      [learningId],
+    );
+    expect(new Set(calls.map((c) => c.call_key)).size).toBe(2);
+    expect(calls.at(-1)).toMatchObject({ status: 'succeeded' });
+  });
+});
