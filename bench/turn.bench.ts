@@ -37,6 +37,8 @@ const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 /** `BENCH_BILLING=1`: one organization budget and one rate limit that never bind, so every call reserves and every message is checked (decision 024). */
 const BILLING = process.env.BENCH_BILLING === '1';
+/** `BENCH_METRICS=1`: the server records metrics (OPENBOT_METRICS_PORT, any free port; decision 034), to compare with them off. */
+const METRICS = process.env.BENCH_METRICS === '1';
 const TARGET_FIRST_P50 = 5;
 const TARGET_FIRST_P99 = 25;
 /**
@@ -95,7 +97,7 @@ async function main(): Promise<number> {
     await dataSource.destroy();
 
     fake = await FakeModelServer.start({ tokens: TOKENS });
-    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: LOG_LEVEL });
+    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: LOG_LEVEL, ...(METRICS ? { env: { OPENBOT_METRICS_PORT: '0' } } : {}) });
     const base = server.base;
     const adminToken = server.adminToken;
 

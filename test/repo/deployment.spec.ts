@@ -174,11 +174,14 @@ describe('helm chart templates (text checks, no template engine needed)', () => 
     guarded('ingress.yaml', '.Values.ingress.enabled');
     guarded('secret.yaml', '.Values.secret.create');
     guarded('migrate-job.yaml', '.Values.migration.enabled');
+    guarded('metrics-service.yaml', '.Values.metrics.enabled');
+    guarded('servicemonitor.yaml', '.Values.metrics.serviceMonitor.enabled');
     expect(template('hpa.yaml')).toMatch(/^apiVersion: autoscaling\/v2\nkind: HorizontalPodAutoscaler$/m);
     expect(template('ingress.yaml')).toMatch(/^apiVersion: networking\.k8s\.io\/v1\nkind: Ingress$/m);
     expect(deployment).toMatch(/\{\{- if not \.Values\.autoscaling\.enabled \}\}\n\s+replicas: \{\{ \.Values\.replicaCount \}\}/);
     expect(defaults.autoscaling).toMatchObject({ enabled: false });
     expect(defaults.ingress).toMatchObject({ enabled: false });
+    expect(defaults.metrics).toMatchObject({ enabled: false, serviceMonitor: { enabled: false } });
   });
 
   it('the server reads its settings through envFrom a ConfigMap and a Secret, under names config.ts knows', () => {
@@ -235,7 +238,8 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
 
   const EXPECTED_KINDS: Record<(typeof VALUES_FILES)[number], string[]> = {
     'values.yaml': ['ConfigMap', 'Deployment', 'Job', 'PodDisruptionBudget', 'Service', 'ServiceAccount'],
-    'examples/full-values.yaml': ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'Job', 'PodDisruptionBudget', 'Service', 'ServiceAccount'],
+    // Metrics on: their own Service and the ServiceMonitor.
+    'examples/full-values.yaml': ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'Job', 'PodDisruptionBudget', 'Service', 'Service', 'ServiceAccount', 'ServiceMonitor'],
     // One replica: no PodDisruptionBudget; the chart-made Secret and its hook copy for the Job.
     'examples/trial-values.yaml': ['ConfigMap', 'Deployment', 'Job', 'Secret', 'Secret', 'Service', 'ServiceAccount'],
   };
@@ -246,7 +250,8 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
       expect(stderr).toBe('');
       expect(code).toBe(0);
       expect(manifests.map((m) => m.kind).sort()).toEqual(EXPECTED_KINDS[file]);
-      for (const manifest of manifests) await validateManifest(manifest);
+      // kubernetes-models knows no CRD: the ServiceMonitor's shape is checked in its own test.
+      for (const manifest of manifests.filter((m) => m.kind !== 'ServiceMonitor')) await validateManifest(manifest);
       const deployment = manifests.find((m) => m.kind === 'Deployment')!;
       const pod = valueAt(deployment, ['spec', 'template', 'spec']) as Record<string, unknown>;
       const container = (pod.containers as Record<string, unknown>[])[0]!;
@@ -279,6 +284,48 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
     const secret = manifests.find((m) => m.kind === 'Secret' && !m.metadata.annotations?.['helm.sh/hook'])!;
     for (const [name, value] of Object.entries(secret.data as Record<string, string>)) env[name] = Buffer.from(value, 'base64').toString('utf8');
     expect(parseConfig(env).trustedProxies).toHaveLength(2);
+  });
+
+  it('metrics (decision 034): their own port and ClusterIP Service, scrape annotations, a ServiceMonitor, and config.ts accepts the port', async () => {
+    const { code, manifests, stderr } = await render(['-f', join(chartDir, 'examples/trial-values.yaml'), '--set', 'metrics.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.port=9555']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const configMap = manifests.find((m) => m.kind === 'ConfigMap')!;
+    const env: Record<string, string> = { ...(configMap.data as Record<string, string>) };
+    expect(env).toMatchObject({ OPENBOT_METRICS_PORT: '9555', OPENBOT_METRICS_HOST: '0.0.0.0' });
+    const secret = manifests.find((m) => m.kind === 'Secret' && !m.metadata.annotations?.['helm.sh/hook'])!;
+    for (const [name, value] of Object.entries(secret.data as Record<string, string>)) env[name] = Buffer.from(value, 'base64').toString('utf8');
+    expect(parseConfig(env).metrics).toEqual({ port: 9555, host: '0.0.0.0' });
+
+    const deployment = manifests.find((m) => m.kind === 'Deployment')!;
+    expect(valueAt(deployment, ['spec', 'template', 'metadata', 'annotations'])).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9555', 'prometheus.io/path': '/metrics' });
+    expect(valueAt(deployment, ['spec', 'template', 'spec', 'containers', '0', 'ports'])).toEqual([
+      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9555, protocol: 'TCP' },
+    ]);
+    const services = manifests.filter((m) => m.kind === 'Service');
+    const api = services.find((m) => !m.metadata.name.endsWith('-metrics'))!;
+    const metrics = services.find((m) => m.metadata.name.endsWith('-metrics'))!;
+    // The API's Service (perhaps a LoadBalancer) never carries the metrics port.
+    expect((valueAt(api, ['spec', 'ports']) as Array<{ name: string }>).map((p) => p.name)).toEqual(['http']);
+    expect(valueAt(metrics, ['spec'])).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics', port: 9555, targetPort: 'metrics', protocol: 'TCP' }] });
+    for (const manifest of services) await validateManifest(manifest);
+
+    const monitor = manifests.find((m) => m.kind === 'ServiceMonitor')!;
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    const selector = valueAt(monitor, ['spec', 'selector', 'matchLabels']) as Record<string, string>;
+    expect(Object.entries(selector).every(([k, v]) => metrics.metadata.labels?.[k] === v)).toBe(true);
+    expect(Object.entries(selector).every(([k, v]) => api.metadata.labels?.[k] === v)).toBe(false);
+    expect(valueAt(monitor, ['spec', 'endpoints'])).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s' }]);
+
+    const off = await render([]);
+    expect(off.manifests.filter((m) => m.kind === 'ServiceMonitor' || m.metadata.name.endsWith('-metrics'))).toEqual([]);
+    expect((off.manifests.find((m) => m.kind === 'ConfigMap')!.data as Record<string, string>).OPENBOT_METRICS_PORT).toBeUndefined();
+    const orphan = await render(['--set', 'metrics.serviceMonitor.enabled=true']);
+    expect(orphan.code).not.toBe(0);
+    expect(orphan.stderr).toMatch(/metrics\.serviceMonitor\.enabled needs metrics\.enabled/);
+    const apiPort = await render(['--set', 'metrics.enabled=true', '--set', 'metrics.port=8080']);
+    expect(apiPort.code).not.toBe(0);
   });
 
   it('helm refuses values the schema rejects and a grace period shorter than the drain', async () => {

@@ -255,6 +255,15 @@ describe('the compiled server process (npm start)', () => {
     expect(postgresProcessesUnder(dataDir)).toEqual([]);
   });
 
+  it('a metrics port equal to the API port exits with code 2 and one stderr line naming OPENBOT_METRICS_PORT (decision 034)', async () => {
+    const dataDir = freshDataDir();
+    const result = await runToExit(['start'], serverEnv({ OPENBOT_DATA_DIR: dataDir, PORT: '18080', OPENBOT_METRICS_PORT: '18080' }));
+    expect(result.code).toBe(2);
+    const lines = result.stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toEqual([expect.stringMatching(/invalid configuration: OPENBOT_METRICS_PORT: must differ from PORT/)]);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
   it('NODE_ENV=production without DATABASE_URL exits with code 2 naming DATABASE_URL', async () => {
     const dataDir = freshDataDir();
     const result = await runToExit(['start'], serverEnv({ OPENBOT_DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'production' }));

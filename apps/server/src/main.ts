@@ -3,6 +3,7 @@ import { createHttpApp } from '@openbot/api';
 import {
   ConfigError,
   createDataSource,
+  MetricsServer,
   migrate,
   parseConfig,
   resolveSecrets,
@@ -79,7 +80,8 @@ async function serve(config: Config, database: Database, cleanups: Cleanup[], cl
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  printBanner(config, base, database, secrets);
+  const metricsPort = app.get(MetricsServer).port;
+  printBanner(config, base, database, secrets, metricsPort);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -110,7 +112,7 @@ async function serve(config: Config, database: Database, cleanups: Cleanup[], cl
   });
 }
 
-function printBanner(config: Config, base: string, database: Database, secrets: Awaited<ReturnType<typeof resolveSecrets>>): void {
+function printBanner(config: Config, base: string, database: Database, secrets: Awaited<ReturnType<typeof resolveSecrets>>, metricsPort: number | null): void {
   const lines = [
     '',
     '  OpenBot is running',
@@ -120,6 +122,11 @@ function printBanner(config: Config, base: string, database: Database, secrets: 
     `  Database  ${database.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
     `  Data dir  ${config.dataDir}`,
   ];
+  if (config.metrics !== null && metricsPort !== null) {
+    // Its own port, never the API's (docs/decisions/034-metrics.md).
+    const host = config.metrics.host.includes(':') ? `[${config.metrics.host}]` : config.metrics.host;
+    lines.push(`  Metrics   http://${host}:${metricsPort}/metrics`);
+  }
   if (config.egressLoopbackByDefault) {
     // A newcomer's first model server is on their own machine (Ollama on 127.0.0.1:11434, LM Studio, vLLM).
     lines.push(`  Egress    loopback allowed (development default while OPENBOT_EGRESS_ALLOW is unset)`);

@@ -85,6 +85,10 @@ OPENBOT_EGRESS_ALLOW: {{ join "," . | quote }}
 {{- with .Values.config.trustedProxies }}
 OPENBOT_TRUSTED_PROXIES: {{ join "," . | quote }}
 {{- end }}
+{{- if .Values.metrics.enabled }}
+OPENBOT_METRICS_PORT: {{ .Values.metrics.port | int64 | quote }}
+OPENBOT_METRICS_HOST: "0.0.0.0"
+{{- end }}
 OBJECT_STORE: "s3"
 S3_BUCKET: {{ required "s3.bucket is required (production stores objects in S3)" .Values.s3.bucket | quote }}
 S3_REGION: {{ .Values.s3.region | quote }}
@@ -138,6 +142,9 @@ pods mid-drain, and their executions would wait for lease expiry instead of bein
 {{- $needed := add (int64 .Values.preStopSleepSeconds) $drainSeconds }}
 {{- if le (int64 .Values.terminationGracePeriodSeconds) $needed }}
 {{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + config.shutdownTimeoutMs in seconds (%d)" (int64 .Values.terminationGracePeriodSeconds) $needed) }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.enabled (the pods serve no /metrics without it)" }}
 {{- end }}
 {{- end }}
 

@@ -4,7 +4,7 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { newId } from '@openbot/domain';
-import { logFormatFor, OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
+import { logFormatFor, OpenbotMetrics, OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';
@@ -85,7 +85,17 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   // Only JSON bodies are accepted: a text body where JSON is expected is 415, not a string.
   fastify.removeContentTypeParser(['text/plain']);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  // Request latency by route pattern (decision 034): added only when metrics are on, so they cost nothing when off.
+  let metrics: OpenbotMetrics | null = null;
+  if (config.metrics !== null) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      // The route's pattern (`/v1/chats/:id`), never the raw path: an ID is never a label value.
+      metrics?.httpRequest({ method: request.method, route: request.routeOptions.url ?? 'unmatched', statusCode: reply.statusCode, seconds: reply.elapsedTime / 1000 });
+      done();
+    });
+  }
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, abortOnError: false });
+  if (config.metrics !== null) metrics = app.get(OpenbotMetrics);
   app.useLogger(app.get(Logger));
   // Cookies for SSO sessions (`request.cookies`, `reply.setCookie`). passport runs inside the SSO
   // use cases on a captured response, so Fastify's reply needs no Node-style shims.

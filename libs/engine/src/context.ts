@@ -4,6 +4,7 @@ import type { EventWriteBatcher } from './event-write-batcher';
 import type { PgBoss } from 'pg-boss';
 import type { Clock } from './clock';
 import type { FaultPoints } from './fault-points';
+import type { EngineMetrics } from './metrics';
 import type { NodeListener, Notifier } from './node-listener';
 import type { FailureRecorder, IdentityCheck } from './ports';
 import type { SealedJson } from './sealed-json';
@@ -33,4 +34,6 @@ export interface EngineContext {
   readonly eventWindowMs?: number;
   /** Claims and runs an execution on this node now (after a commit made it runnable); its job stays the fallback. */
   readonly advanceHere: (executionId: string) => void;
+  /** What an exporter learns of phases, takeovers, event batches and ends (no-op by default). */
+  readonly metrics: EngineMetrics;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { noEngineMetrics, type EngineMetrics } from './metrics';
 import { Conflict, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
@@ -66,6 +67,8 @@ export interface EngineOptions {
   readonly eventWindowMs?: number;
   /** A fire time found later than this is missed: the schedule's missed-run policy decides (default 60 s). */
   readonly scheduleMisfireSeconds?: number;
+  /** Where phase durations, takeovers, event batches and ends are reported (default: nowhere; decision 034). */
+  readonly metrics?: EngineMetrics;
 }
 
 /** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
@@ -162,9 +165,10 @@ export class Engine {
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
-      eventWrites: new EventWriteBatcher(options.pool),
+      eventWrites: new EventWriteBatcher(options.pool, options.metrics ?? noEngineMetrics),
       eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
+      metrics: options.metrics ?? noEngineMetrics,
     };
     this.runner = new Runner(this.ctx);
     const deadNodes = options.deadNodes ?? {};

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { noEngineMetrics, type EngineMetrics } from './metrics';
 import type { PendingEvent } from './store';
 import { publishEvents } from './sql/events';
 import { isConnectionFailure } from './storage-retry';
@@ -27,7 +28,10 @@ export class EventWriteBatcher {
   private waiting: Pending[] = [];
   private writing = false;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly metrics: EngineMetrics = noEngineMetrics,
+  ) {}
 
   write(executionId: string, generation: number, events: readonly PendingEvent[]): Promise<EventWriteResult> {
     return new Promise((resolve, reject) => {
@@ -47,6 +51,7 @@ export class EventWriteBatcher {
         }
         try {
           const results = await this.writeMany(batch);
+          this.metrics.eventBatchWritten(batch.length);
           for (const item of batch) item.done(results.get(item.executionId) ?? null);
         } catch (error) {
           if (isConnectionFailure(error)) {
@@ -63,7 +68,10 @@ export class EventWriteBatcher {
 
   private writeOne(item: Pending): Promise<void> {
     return publishEvents(this.pool, item.executionId, item.generation, item.events).then(
-      (result) => item.done(result),
+      (result) => {
+        this.metrics.eventBatchWritten(1);
+        item.done(result);
+      },
       (error: unknown) => item.done(null, error ?? new Error('event write failed')),
     );
   }

@@ -18,6 +18,8 @@ export { withTransaction } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
+export * from './metrics';
+export { executionCountsByState, advanceQueueDepth } from './metrics-reads';
 export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
 export * from './define-workflow';
 export * as codec from './codec';

@@ -51,7 +51,9 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
         cause: new Error(`workflow ${workflow.name} has no phase "${decision.phase}"`),
       });
     }
+    const began = performance.now();
     const result = await runPhase(ctx, run, { workflow, data: at.data, step: at.step, name: decision.phase, phase });
+    ctx.metrics.phaseEnded(workflow.name, typeof result === 'string' ? result : 'succeeded', (performance.now() - began) / 1000);
     if (typeof result === 'string') return result;
     const saved = await savePhaseResult(ctx, run, workflow, phase, at, result);
     if (saved !== null) return saved;

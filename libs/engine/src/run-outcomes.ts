@@ -285,6 +285,8 @@ export async function finish(
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+    // The transactional path below counts in endExecution.
+    if (ended) ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
   }
   if (!ended) {
   try {

@@ -78,7 +78,8 @@ export class Runner {
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
       // A waiting execution is woken by a signal or child notice (which queue it), or by its due timer here.
       if (row.state === 'waiting' && !(await timerDue(this.ctx, tx, executionId))) return 'idle' as const;
-      if (row.leased && row.owner_node !== this.ctx.nodeId && !(await this.ownerIsGone(tx, row, deadOwner))) {
+      const ownerGone = row.leased && row.owner_node !== this.ctx.nodeId && (await this.ownerIsGone(tx, row, deadOwner));
+      if (row.leased && row.owner_node !== this.ctx.nodeId && !ownerGone) {
         // Someone holds it. A recovery job looks again when that lease would have run out;
         // other callers (signals, wake-ups) leave it to the holder.
         if (fromJob) await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
@@ -93,9 +94,13 @@ export class Runner {
       const taken = await takeOver(tx, executionId, this.ctx.nodeId, this.ctx.leaseSeconds);
       // The recovery job of this lease: fires after it would expire, finds the run ended or re-arms.
       await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds * 2);
-      return { ...row, generation: taken.generation, state: taken.state };
+      // Another node's work taken: its owner was found dead, or its lease ran out (a lease handed
+      // back at shutdown counts as run out too: both wait for no one). Counted after the commit.
+      const cause = ownerGone ? ('dead_node' as const) : row.owner_node !== null && row.owner_node !== this.ctx.nodeId ? ('lease_expired' as const) : null;
+      return { ...row, generation: taken.generation, state: taken.state, takeoverCause: cause };
     });
     if (claimed === 'idle' || claimed === 'busy') return claimed;
+    if (claimed.takeoverCause !== null) this.ctx.metrics.takeover(claimed.takeoverCause);
     if (this.runs.has(executionId) || !this.accepting) return 'busy';
     this.launch(claimed, claimed.generation);
     return 'started';

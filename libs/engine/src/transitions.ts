@@ -130,6 +130,7 @@ export async function endExecution(
   });
   const row = rows[0];
   if (!row) return false;
+  ctx.metrics.executionEnded(e.workflow?.name ?? 'unknown', e.outcome);
   if (e.failure && errorId !== null && e.failure.errorId === undefined) {
     await ctx.failures.record(tx, {
       errorId: errorId as never,

@@ -3,6 +3,8 @@ export * from './config/log-format';
 export * from './config/runtime-config';
 export * from './config/development-secrets';
 export * from './openbot.module';
+export { OpenbotMetrics, type HttpRequestMetric } from './metrics/openbot-metrics';
+export { MetricsServer } from './metrics/metrics-server';
 export * from './database/data-source';
 export * from './database/embedded-postgres';
 export * from './database/migrate';

@@ -23,6 +23,7 @@ import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -55,6 +56,7 @@ export class OpenbotModule {
         ConfigModule.forRoot(options.config),
         CqrsModule.forRoot(),
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
+        MetricsModule,
         SealingModule,
         VaultsModule,
         EgressModule,

@@ -39,7 +39,7 @@ function billedWorkflow(outside: OutsideService<{ inputTokens: number; outputTok
             {
               safe: true,
               onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId)),
-              commit: async (tx, saved) => usageRecords.record(tx, billing(saved.callId), saved.result as { inputTokens: number; outputTokens: number }),
+              commit: async (tx, saved) => void (await usageRecords.record(tx, billing(saved.callId), saved.result as { inputTokens: number; outputTokens: number })),
             },
             (request) => outside.send(request, node),
           );

@@ -52,7 +52,7 @@ export async function runHelm(helm: string, args: readonly string[], cwd: string
 export interface Manifest {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> };
+  readonly metadata: { readonly name: string; readonly annotations?: Record<string, string>; readonly labels?: Record<string, string> };
   readonly [field: string]: unknown;
 }
 

@@ -2,7 +2,21 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, isFinal, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CancelExecution, DecideExecution, GetExecution, GetPlan, ListChildren, ObserveExecution, OpenEventStream, PauseExecution, ResumeExecution, type EventStreamLease, type ExecutionEvent, type Json } from '@openbot/openbot';
+import {
+  CancelExecution,
+  DecideExecution,
+  GetExecution,
+  GetPlan,
+  ListChildren,
+  ObserveExecution,
+  OpenbotMetrics,
+  OpenEventStream,
+  PauseExecution,
+  ResumeExecution,
+  type EventStreamLease,
+  type ExecutionEvent,
+  type Json,
+} from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
@@ -23,6 +37,7 @@ export class ExecutionsController {
     @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(ErrorBoundaryFilter) private readonly boundary: ErrorBoundaryFilter,
+    @Inject(OpenbotMetrics) private readonly metrics: OpenbotMetrics,
   ) {}
 
   @Get(':id')
@@ -258,6 +273,8 @@ export class ExecutionsController {
       ...(typeof request.id === 'string' ? { 'x-request-id': request.id } : {}),
     });
     raw.flushHeaders();
+    // Open from the headers sent to the end below (decision 034: the observers gauge).
+    this.metrics.sseOpened();
     const keepalive = setInterval(() => {
       if (!raw.destroyed) raw.write(': keepalive\n\n');
     }, KEEPALIVE_MS);
@@ -286,6 +303,7 @@ export class ExecutionsController {
     } finally {
       clearInterval(keepalive);
       clearTimeout(lifetime);
+      this.metrics.sseClosed();
       closed.abort();
       // Released before the end is sent: a client resuming at once finds its slot free.
       await lease.release();

@@ -63,6 +63,7 @@ describe('parseConfig defaults', () => {
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
       trustedProxies: [],
+      metrics: null,
     });
   });
 
@@ -407,5 +408,22 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
     ['OPENBOT_MEMORY_CONTEXT_TOKENS', 'lots'],
   ])('%s=%s stops the boot with a line naming it', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+});
+
+describe('metrics port (docs/decisions/034-metrics.md)', () => {
+  it('is off when OPENBOT_METRICS_PORT is unset, and listens on HOST unless OPENBOT_METRICS_HOST says', () => {
+    expect(parseConfig({}).metrics).toBeNull();
+    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', HOST: '0.0.0.0' }).metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', OPENBOT_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ port: 9464, host: '10.0.0.5' });
+  });
+
+  it.each([
+    [{ OPENBOT_METRICS_PORT: 'nine' }],
+    [{ OPENBOT_METRICS_PORT: '70000' }],
+    [{ OPENBOT_METRICS_PORT: '8080' }],
+    [{ OPENBOT_METRICS_PORT: '9000', PORT: '9000' }],
+  ])('refuses %j in one line naming the variable', (env) => {
+    expect(() => parseConfig(env)).toThrow(expect.objectContaining({ variable: 'OPENBOT_METRICS_PORT' }) as Error);
   });
 });

@@ -91,6 +91,11 @@ export interface Config {
    * empty: the socket's address is the client's (a forwarded header is ignored).
    */
   readonly trustedProxies: readonly string[];
+  /**
+   * `OPENBOT_METRICS_PORT` / `OPENBOT_METRICS_HOST`: where `/metrics` listens, on its own port,
+   * never the API's (docs/decisions/034-metrics.md); null port: no metrics server and no recording.
+   */
+  readonly metrics: { readonly port: number; readonly host: string } | null;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -177,7 +182,19 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
+    metrics: metricsOf(env),
   };
+}
+
+/** The metrics port is its own (decision 034): the public API port never answers `/metrics`. */
+function metricsOf(env: Env): Config['metrics'] {
+  if (optional(env, 'OPENBOT_METRICS_PORT') === null) return null;
+  const port = integer(env, 'OPENBOT_METRICS_PORT', 0, 0, 65535);
+  // Port 0 picks a free port (tests); any other port must differ from the API's.
+  if (port !== 0 && port === integer(env, 'PORT', 8080, 0, 65535)) {
+    throw new ConfigError('OPENBOT_METRICS_PORT', 'must differ from PORT (metrics are never served on the API port)');
+  }
+  return { port, host: optional(env, 'OPENBOT_METRICS_HOST') ?? optional(env, 'HOST') ?? '127.0.0.1' };
 }
 
 // Limits (docs/decisions/017): every cap has a default that never bothers ordinary use.

@@ -13,6 +13,7 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { StartupGate } from '../health/startup-gate';
 import { poolOf } from '../database/pool';
+import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { SqlIdentityCheck } from '../identity/sql-identity-check';
 import { Sealer } from '../sealing/sealer';
 
@@ -64,8 +65,16 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
     { provide: SqlIdentityCheck, inject: [DataSource], useFactory: (dataSource: DataSource) => new SqlIdentityCheck(poolOf(dataSource)) },
     {
       provide: Engine,
-      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, { token: ENGINE_CLOCK, optional: true }],
-      useFactory: (dataSource: DataSource, config: RuntimeConfig, sealer: Sealer, failures: SqlFailureRecorder, identityCheck: SqlIdentityCheck, clock?: Clock) =>
+      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, OpenbotMetrics, { token: ENGINE_CLOCK, optional: true }],
+      useFactory: (
+        dataSource: DataSource,
+        config: RuntimeConfig,
+        sealer: Sealer,
+        failures: SqlFailureRecorder,
+        identityCheck: SqlIdentityCheck,
+        metrics: OpenbotMetrics,
+        clock?: Clock,
+      ) =>
         new Engine({
           pool: poolOf(dataSource),
           connectionString: config.databaseUrl,
@@ -75,6 +84,8 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
           nodeId: config.nodeId,
           leaseSeconds: config.leaseSeconds,
           faults: faultPointsFromEnv(process.env, config.production),
+          // Metrics off: the engine keeps its no-op port (decision 034).
+          ...(metrics.enabled ? { metrics } : {}),
           ...(clock ? { clock } : {}),
         }),
     },

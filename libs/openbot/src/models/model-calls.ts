@@ -6,6 +6,7 @@ import { rateBuckets } from '../billing/rate-buckets';
 import { reserve } from '../billing/reservations';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
+import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry } from './model-registry';
@@ -125,6 +126,8 @@ export class ModelCalls {
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
     // Absent (a workflow test without the node's config): the default per-call cap.
     @Optional() @Inject(RUNTIME_CONFIG) private readonly config?: RuntimeConfig,
+    // Absent (a workflow test without the node's modules): nothing is measured.
+    @Optional() @Inject(OpenbotMetrics) private readonly metrics?: OpenbotMetrics,
   ) {}
 
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
@@ -138,6 +141,10 @@ export class ModelCalls {
     const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
     const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };
 
+    // Labels of this call's metrics: the provider's kind and the model's name, never an ID (decision 034).
+    const labels = { providerKind: resolved.kind, model: resolved.modelId };
+    // Usage confirmed in the commit, counted once it committed (a rolled-back commit counts nothing).
+    let confirmed: { inputTokens: number; outputTokens: number; costMicros: number } | null = null;
     let result: ModelStepResult;
     try {
       result = await context.call(
@@ -159,7 +166,8 @@ export class ModelCalls {
             const stepResult = saved.result;
             const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
-            await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage && { ...usage, cachedInputTokens: stepResult.usage?.cachedInputTokens ?? null });
+            const recorded = await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage && { ...usage, cachedInputTokens: stepResult.usage?.cachedInputTokens ?? null });
+            confirmed = usage !== null && recorded !== null ? { ...usage, costMicros: recorded.costMicros } : null;
             // The token buckets took the estimate; confirmed usage corrects them (LIM-01).
             if (usage !== null) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
             await usageHolds.release(tx, executionId, callKey);
@@ -189,12 +197,19 @@ export class ModelCalls {
           }
           publisher.publish('model.started', null, position(call.attempt));
           const onText = request.onText;
+          const sent = performance.now();
+          let firstText: number | null = null;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
             provider,
             { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
-            onText === undefined ? undefined : (text) => onText(text, position(call.attempt)),
+            (text) => {
+              firstText ??= performance.now();
+              onText?.(text, position(call.attempt));
+            },
           );
+          const answered = performance.now();
+          this.metrics?.modelCall({ ...labels, firstTokenSeconds: firstText === null ? null : (firstText - sent) / 1000, totalSeconds: (answered - sent) / 1000 });
           // Every delta is stored before the result is: `model.completed` always follows them.
           await publisher.flush();
           return stepResult;
@@ -206,6 +221,7 @@ export class ModelCalls {
       // Any refusal before sending (a budget, a rate limit, a workflow's own precondition) reaches the workflow as it is.
       throw cause instanceof BudgetStop || cause instanceof RateLimitWait || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
     }
+    if (confirmed !== null) this.metrics?.modelUsage(labels.providerKind, labels.model, confirmed);
     publisher.announce();
     return result;
   }

@@ -18,6 +18,8 @@ export interface ModelSend {
 export interface ResolvedModel {
   readonly providerId: string;
   readonly modelId: string;
+  /** The provider's wire kind: a metrics label (decision 034), never its ID. */
+  readonly kind: ModelProviderKind;
   /**
    * The adapter with the provider's key, opened now and for this send only (FW-08): a sealed
    * literal key, or a Vault reference checked again (item, field, `allowedHosts` against the base
@@ -62,6 +64,7 @@ export class ModelRegistry {
     return {
       providerId: row.id,
       modelId,
+      kind: row.kind,
       connect: async (send) => {
         const apiKey = await this.openKey(organizationId, row, send);
         const options = { baseUrl: row.baseUrl, apiKey, fetch: this.egress.fetch, maxErrorBodyBytes: this.egress.limits.documentBytes };

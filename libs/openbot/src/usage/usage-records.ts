@@ -76,8 +76,8 @@ const RECORD_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::int, 
  */
 export const usageRecords = {
   /** A saved model result: confirmed when the provider reported usage, else unknown with the estimate. */
-  async record(tx: Queryable, call: UsageCall, usage: ConfirmedUsage | null): Promise<void> {
-    await tx.query({
+  async record(tx: Queryable, call: UsageCall, usage: ConfirmedUsage | null): Promise<{ costMicros: number } | null> {
+    const { rows } = await tx.query<{ cost_micros: string }>({
       name: 'usage.record',
       text: `WITH ${HOLD_AND_PRICE},
              rec AS (
@@ -88,15 +88,20 @@ export const usageRecords = {
                      cost_micros = EXCLUDED.cost_micros, settled_at = now()
                WHERE usage_records.status = 'unknown' AND EXCLUDED.status = 'confirmed'
                RETURNING id, organization_id, status, cost_micros
-             )
+             ),
              -- One charge per confirmed record, only for an organization with credits; a duplicate result changes no row above.
-             INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason, usage_record_id)
-             SELECT $18, rec.organization_id, -rec.cost_micros, 'charge', 'model call', rec.id FROM rec
-              WHERE rec.status = 'confirmed' AND rec.cost_micros > 0
-                AND EXISTS (SELECT 1 FROM credit_accounts a WHERE a.organization_id = rec.organization_id)
-             ON CONFLICT (usage_record_id) DO NOTHING`,
+             charge AS (
+               INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason, usage_record_id)
+               SELECT $18, rec.organization_id, -rec.cost_micros, 'charge', 'model call', rec.id FROM rec
+                WHERE rec.status = 'confirmed' AND rec.cost_micros > 0
+                  AND EXISTS (SELECT 1 FROM credit_accounts a WHERE a.organization_id = rec.organization_id)
+               ON CONFLICT (usage_record_id) DO NOTHING
+             )
+             -- The cost of a record confirmed now (metrics count it once; decision 034).
+             SELECT cost_micros FROM rec WHERE status = 'confirmed'`,
       values: values(call, usage),
     });
+    return rows[0] ? { costMicros: Number(rows[0].cost_micros) } : null;
   },
 
   /**
