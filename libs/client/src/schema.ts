@@ -130,6 +130,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the Apps of the organization, oldest first */
+        get: operations["Apps_list"];
+        put?: never;
+        /**
+         * Register an App (an MCP server) from its Server Card URL, or a Streamable HTTP endpoint without one
+         * @description The URL is read once through the egress policy. A broken card, or a URL that is refused or cannot be reached, is a 400 on `url`.
+         */
+        post: operations["Apps_register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one App */
+        get: operations["Apps_get"];
+        put?: never;
+        post?: never;
+        /** Delete an App; 409 AppHasConnections while it has connections */
+        delete: operations["Apps_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{id}/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up a connection to one remote of the App (GRANT-06: card refreshed once, remote and values checked, probed, saved as prepared)
+         * @description An organization connection (the default) needs apps.manage; `owner: "member"` makes it the caller’s own. Literal header and variable values are stored sealed and answered as null. `state` is what the probe found: `ready`, `needs_authorization` or `failed` (with `category` and `errorId` on the connection).
+         */
+        post: operations["Apps_connect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit-events": {
         parameters: {
             query?: never;
@@ -378,6 +437,98 @@ export interface paths {
          * @description The output is saved once, then the Turn wakes and continues under its actor's identity. Only the Turn's actor (the member whose message started it), an owner or an admin may answer (403 otherwise). The same output again is accepted; another one is 409 ToolCallAnswered.
          */
         post: operations["ChatMessages_toolOutput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the connections the caller may see: the organization’s, and member connections (its own; all of them for owners and admins) */
+        get: operations["Connections_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one connection (literal values are never shown) */
+        get: operations["Connections_get"];
+        put?: never;
+        post?: never;
+        /** Delete the connection: it answers 404 from now on, and a cleanup execution closes its sessions (RES-07) */
+        delete: operations["Connections_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revalidate the connection (CONN-01): an execution probes it and lists its tools; its `state` and `revision` show the outcome */
+        post: operations["Connections_check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Full discovery: the tools of the connection’s server, cached per connection and revision
+         * @description The first read of a revision lists the server’s tools; tools whose schema is not a JSON Schema object are left out (see the connection’s `warnings`). 503 when the server cannot be listed.
+         */
+        get: operations["Connections_tools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/tools/{name}/view": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The View of one tool (MCP Apps `ui://` resource): its HTML, the CSP domains and permissions it asks for
+         * @description Read from the server when asked; render it in a sandboxed frame with at most the CSP it names. 404 ViewNotFound when the tool has none.
+         */
+        get: operations["Connections_view"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1304,11 +1455,38 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
         };
         ApiKeyPage: {
             data: components["schemas"]["ApiKeyBody"][];
             next: string | null;
+        };
+        AppBody: {
+            /** Format: uuid */
+            id: string;
+            /** @description The card name (reverse DNS), or the host of a bare endpoint */
+            name: string;
+            title: string | null;
+            description: string | null;
+            remotes: components["schemas"]["RemoteBody"][];
+            /** @description Whether the URL served a Server Card (false: a bare Streamable HTTP endpoint) */
+            card: boolean;
+            url: string;
+            version: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        AppPage: {
+            data: components["schemas"]["AppBody"][];
+            next: string | null;
+        };
+        AppToolDeclarationBody: {
+            /** @description The name the model sees */
+            name: string;
+            /** @description The name on the server */
+            serverName: string;
+            /** @description The connection revision the declaration was saved at */
+            revision: number;
         };
         ApprovalBody: {
             /** Format: uuid */
@@ -1449,7 +1627,7 @@ export interface components {
              * @description The effective kind: `client` when none was given
              * @enum {string}
              */
-            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind";
+            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind" | "app";
             /** @description `http` and `background` tools: the endpoint called */
             url?: string;
             /**
@@ -1468,6 +1646,15 @@ export interface components {
             botId?: string;
             /** @description `delegate` tools, when given: whether the task is attached (default true) */
             attached?: boolean;
+            /**
+             * Format: uuid
+             * @description `app` tools: the connection
+             */
+            connectionId?: string;
+            /** @description `app` tools, when given: the server names chosen */
+            tools?: string[];
+            /** @description `app` tools: the saved declarations, one per tool (the name the model sees, the server name, the connection revision it was saved at) */
+            declarations?: components["schemas"]["AppToolDeclarationBody"][];
             /** @description When given: `never`, `always` or `{ argument, in }`; absent means `never` */
             approval?: Record<string, never>;
             /** @description When given: seconds until a pending approval expires */
@@ -1491,6 +1678,13 @@ export interface components {
              */
             botId?: string;
             /**
+             * Format: uuid
+             * @description `app` tools: a connection of this organization (or your own member connection) whose tools the Bot uses. Each tool reaches the model under its server name, or `<last 8 hex digits of connectionId>_<name>` when that name is not a valid tool name or is taken
+             */
+            connectionId?: string;
+            /** @description `app` tools: the server names of the tools to use; all of them when absent */
+            tools?: string[];
+            /**
              * @description `delegate` tools: an attached task ends before its parent, which gets its reply as the tool result; a detached one answers `{ executionId }` at once and may outlive it
              * @default true
              */
@@ -1500,7 +1694,7 @@ export interface components {
              * @default client
              * @enum {string}
              */
-            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind";
+            kind: "client" | "http" | "background" | "delegate" | "plan" | "remind" | "app";
             /**
              * Format: uri
              * @description Required for `http` and `background` tools, refused for `client` tools: an absolute http or https URL without username or password; the egress policy applies when it is called
@@ -1660,6 +1854,72 @@ export interface components {
              */
             defaultRole: "member" | "viewer" | "admin";
         };
+        ConnectionBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            appId: string;
+            /** @enum {string} */
+            state: "ready" | "needs_authorization" | "failed";
+            /** @description Starts at 1 and rises by 1 with each accepted change */
+            revision: number;
+            /** @enum {string} */
+            owner: "organization" | "member";
+            /**
+             * Format: uuid
+             * @description The member of a member connection
+             */
+            memberId: string | null;
+            /** @description The url of the selected remote */
+            remote: string;
+            /** @description Each variable: its Vault reference as given, or null for a literal value (never shown) */
+            variables: {
+                [key: string]: unknown;
+            };
+            /** @description Each header: its Vault reference as given, or null for a literal value (never shown) */
+            headers: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `legacy`: 2025 revisions (initialize, sessions); `modern`: the stateless 2026-07-28 revision
+             * @enum {string|null}
+             */
+            era: "legacy" | "modern" | null;
+            protocolVersion: string | null;
+            /** @description From the last discovery: a cut tool list, refused tools */
+            warnings: string[];
+            /** @description Why the last probe failed */
+            category: string | null;
+            errorId: string | null;
+            /** Format: date-time */
+            checkedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ConnectionPage: {
+            data: components["schemas"]["ConnectionBody"][];
+            next: string | null;
+        };
+        ConnectionToolBody: {
+            /** @description The name on the server */
+            name: string;
+            title: string | null;
+            description: string | null;
+            /** @description JSON Schema of the arguments */
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            /** @description The server’s hints (readOnlyHint, idempotentHint, …): a call is repeated only when one of the first two is true */
+            annotations: {
+                [key: string]: unknown;
+            };
+        };
+        ConnectionToolPage: {
+            data: components["schemas"]["ConnectionToolBody"][];
+            next: string | null;
+        };
         CreateApiKeyRequest: {
             /** @example CI deploys */
             name: string;
@@ -1669,7 +1929,7 @@ export interface components {
              */
             expiresAt?: string;
             /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
-            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use")[];
+            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
         };
         CreateBotRequest: {
             /** @example Support */
@@ -1705,6 +1965,24 @@ export interface components {
              * @description A Bot of the organization
              */
             botId: string;
+        };
+        CreateConnectionRequest: {
+            /** @description The `url` of one of the App's remotes (default: the first) */
+            remote?: string;
+            /** @description URL variables of the remote. A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }` */
+            variables?: {
+                [key: string]: unknown;
+            };
+            /** @description Headers sent with every request. A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }` */
+            headers?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `member`: the caller’s own connection (only its member, owners and admins see it; only its work may use it)
+             * @default organization
+             * @enum {string}
+             */
+            owner: "organization" | "member";
         };
         CreateMemoryRequest: {
             /** @description Sealed at rest; its words are indexed only as keyed hashes */
@@ -1797,9 +2075,19 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
             /** @description Shown once; only its hash is stored */
             secret: string;
+        };
+        CreatedConnectionBody: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            appId: string;
+            /** @enum {string} */
+            state: "ready" | "needs_authorization" | "failed";
+            /** @description Starts at 1 and rises by 1 with each accepted change */
+            revision: number;
         };
         CreatedOrganizationBody: {
             organization: components["schemas"]["OrganizationBody"];
@@ -1922,6 +2210,10 @@ export interface components {
             /** @description Model calls of it and its tasks whose cost is not known yet (unknown usage) */
             unknownCostCalls: number | null;
         };
+        ExecutionStartedBody: {
+            /** Format: uuid */
+            executionId: string;
+        };
         ExecutionStateBody: {
             /** Format: uuid */
             id: string;
@@ -2012,7 +2304,7 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
             /** @description What this request may do: the role's permissions narrowed by the API key's scopes */
-            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use")[];
+            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
         };
         MeOrganization: {
             /** Format: uuid */
@@ -2250,6 +2542,13 @@ export interface components {
             gate: "open" | "closed";
             pendingMigrations: string[];
         };
+        RegisterAppRequest: {
+            /**
+             * @description An MCP Server Card URL, or a Streamable HTTP endpoint without one. Read once through the egress policy.
+             * @example https://mcp.example.com/mcp
+             */
+            url: string;
+        };
         ReminderBody: {
             /** Format: uuid */
             id: string;
@@ -2265,6 +2564,35 @@ export interface components {
         ReminderPage: {
             data: components["schemas"]["ReminderBody"][];
             next: string | null;
+        };
+        RemoteBody: {
+            /** @enum {string} */
+            type: "streamable-http";
+            /** @description The endpoint; `{name}` parts are variables */
+            url: string;
+            headers: components["schemas"]["RemoteHeaderBody"][];
+            variables: {
+                [key: string]: components["schemas"]["RemoteInputBody"];
+            };
+        };
+        RemoteHeaderBody: {
+            description?: string;
+            isRequired?: boolean;
+            isSecret?: boolean;
+            default?: string;
+            choices?: string[];
+            /** @description A fixed value the client sends as it is */
+            value?: string;
+            name: string;
+        };
+        RemoteInputBody: {
+            description?: string;
+            isRequired?: boolean;
+            isSecret?: boolean;
+            default?: string;
+            choices?: string[];
+            /** @description A fixed value the client sends as it is */
+            value?: string;
         };
         ReplaceVaultItemFieldsRequest: {
             /** @description Replaces every field at once. Field names (letters, digits, `_`, `-`, `.`, at most 100) and their secret values (strings of 1 to 16,384 characters, at most 50 fields). Stored sealed; no answer ever contains a value. */
@@ -2382,6 +2710,26 @@ export interface components {
             turnId: string;
             /** Format: uuid */
             executionId: string;
+        };
+        ToolViewBody: {
+            /** @description The tool the View belongs to */
+            toolName: string;
+            /** @example ui://weather/forecast.html */
+            uri: string;
+            /** @example text/html;profile=mcp-app */
+            mimeType: string;
+            /** @description The HTML to render in a sandboxed frame */
+            html: string;
+            /** @description The CSP domains the View asks for (`connectDomains`, `resourceDomains`, `frameDomains`, `baseUriDomains`), as the server gave them */
+            csp: {
+                [key: string]: unknown;
+            };
+            /** @description The permissions the View asks for (camera, microphone, geolocation, clipboardWrite …) */
+            permissions: {
+                [key: string]: unknown;
+            };
+            /** @description A dedicated origin the View asks to be served from */
+            domain: string | null;
         };
         UpdateBotRequest: {
             name?: string;
@@ -3041,6 +3389,417 @@ export interface operations {
             };
             /** @description A conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Apps_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Apps_register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterAppRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Apps_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Apps_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Apps_connect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateConnectionRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedConnectionBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4972,6 +5731,486 @@ export interface operations {
             };
             /** @description A conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_list: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+                /** @description Only the connections of this App */
+                appId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStartedBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStartedBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_tools: {
+        parameters: {
+            query?: {
+                /** @description The `next` value of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionToolPage"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Connections_view: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolViewBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
