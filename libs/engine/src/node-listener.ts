@@ -205,18 +205,27 @@ function parsePayload(payload: string): { origin: string; ids: string[] } {
   return { origin, ids: payload.slice(bar + 1).split(',').filter((id) => id !== '') };
 }
 
+/** The least time between two NOTIFY statements of a node (see `Notifier`). */
+const NOTIFY_INTERVAL_MS = 20;
+
 /**
  * Sends notifications after commit, batched on one connection (docs/architecture.md: a NOTIFY inside
- * the checkpoint transaction would serialize every commit's WAL flush).
+ * the checkpoint transaction would serialize every commit's WAL flush). Statements are at least
+ * `intervalMs` apart, and each carries every execution that had news meanwhile: a node streaming
+ * many Turns sends a few notifications a second instead of one (and one commit) per event window.
+ * Only readers on other nodes wait for them, and at most that much longer; readers here are woken
+ * directly.
  */
 export class Notifier {
   private readonly pending = new Map<string, Set<string>>();
   private flushing: Promise<void> | null = null;
+  private lastSentAt = Number.NEGATIVE_INFINITY;
 
   /** `node` tags every payload, so the sending node's own listener can skip what it already woke locally. */
   constructor(
     private readonly db: Queryable,
     private readonly node = '',
+    private readonly intervalMs = NOTIFY_INTERVAL_MS,
   ) {}
 
   notify(channel: string, executionId: string): void {
@@ -235,6 +244,9 @@ export class Notifier {
     await new Promise((r) => setImmediate(r));
     try {
       while (this.pending.size > 0) {
+        const wait = this.lastSentAt + this.intervalMs - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        this.lastSentAt = performance.now();
         const batch = [...this.pending.entries()];
         this.pending.clear();
         const channels: string[] = [];
