@@ -34,6 +34,7 @@ async function appAndConnection(t: TestApp, organizationId: string): Promise<{ a
 /** Bodies that pass validation, so the request reaches the access checks behind it. */
 const BODIES: Record<string, unknown> = {
   'post /v1/chats/{id}/messages': { content: 'hello' },
+  'post /v1/bots/{id}/memories': { content: 'a remembered fact' },
   'post /v1/chats/{id}/tool-outputs': { callId: 'call-1', output: 'out' },
   'post /v1/executions/{id}/decision': { decision: 'stop' },
   'post /v1/approvals/{id}/decision': { decision: 'approve' },
@@ -111,6 +112,14 @@ describe('access matrix', () => {
       ).id,
       vaults: (await t.http().post('/v1/vaults').set('authorization', bearer(a.secret)).send({ name: 'matrix' }).expect(201)).body.id,
       ...(await appAndConnection(t, a.organizationId)),
+      // A pending reminder of A's Chat, as the remind tool saves it (test/e2e/reminders.spec.ts sets real ones).
+      reminders: (
+        await t.database.query<{ id: string }>(
+          `INSERT INTO reminders (id, organization_id, chat_id, execution_id, call_id, message, due_at, delivery_execution_id)
+           VALUES (gen_random_uuid(), $1, $2, $3, 'call_matrix', 'matrix reminder', now() + interval '1 day', $3) RETURNING id`,
+          [a.organizationId, a.chatId, turn.executionId],
+        )
+      )[0]!.id,
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });
@@ -163,9 +172,12 @@ describe('access matrix', () => {
     expect(answers.filter((answer) => !/ 404 \w+NotFound$/.test(answer))).toEqual([]);
     // A's resources are all still there for A.
     for (const [kind, id] of Object.entries(resources)) {
-      if (kind === 'member' || kind === 'members' || kind === 'api-keys' || kind === 'usage') continue;
+      if (kind === 'member' || kind === 'members' || kind === 'api-keys' || kind === 'usage' || kind === 'reminders') continue;
       await t.http().get(`/v1/${kind}/${id}`).set('authorization', bearer(a.secret)).expect(200);
     }
+    // Reminders have no single read: the pending one is still in its Chat's list.
+    const reminders = await t.http().get(`/v1/reminders?chatId=${a.chatId}`).set('authorization', bearer(a.secret)).expect(200);
+    expect((reminders.body as { data: Array<{ id: string; state: string }> }).data).toContainEqual(expect.objectContaining({ id: resources.reminders, state: 'pending' }));
     const members = await t.http().get('/v1/members').set('authorization', bearer(a.secret)).expect(200);
     expect((members.body as { data: Array<{ id: string }> }).data.map((m) => m.id)).toContain(resources.members);
     const apiKeys = await t.http().get('/v1/api-keys').set('authorization', bearer(a.secret)).expect(200);

@@ -1,5 +1,5 @@
 import { newId, type ErrorId } from '@openbot/domain';
-import { codec, defineWorkflow, type Codec, type FailureRecorder, type Json, type Queryable } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec, type FailureRecorder, type Json } from '@openbot/engine';
 import { toFailure, toolDigest, type CheckedToolList, type ListedTool, type McpFailure } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { AppClient } from './app-client';
@@ -28,11 +28,37 @@ interface CheckState {
   readonly proposal: Proposal | null;
 }
 
+/** A proposal as the saved state holds it: plain JSON (its fields are all JSON values). */
+function proposalJson(proposal: Proposal): Json {
+  return JSON.parse(JSON.stringify(proposal)) as Json;
+}
+
+/** What this workflow itself saved as a proposal: checked on the fields a proposal always has. */
+function isProposal(value: unknown): value is Proposal {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.revision === 'number' && typeof v.generation === 'number' && typeof v.state === 'string' && typeof v.changed === 'boolean';
+}
+
+/** The check's saved state: the proposal is stored as JSON and read back as the Proposal it was. */
+function checkStateCodec(): Codec<CheckState> {
+  const base = codec.object({ connectionId: codec.string, organizationId: codec.string, memberId: codec.string, proposal: codec.nullable(codec.json) });
+  return {
+    encode: (value) => base.encode({ ...value, proposal: value.proposal === null ? null : proposalJson(value.proposal) }),
+    decode: (json, path) => {
+      const raw = base.decode(json, path);
+      const proposal = raw.proposal;
+      if (proposal !== null && !isProposal(proposal)) throw new Error(`${path ?? ''}.proposal is not a saved proposal`);
+      return { ...raw, proposal };
+    },
+  };
+}
+
 export const CONNECTION_CHECK = defineWorkflow({
   name: 'app.connection.check',
   audience: 'member',
   input: codec.object({ connectionId: codec.string, organizationId: codec.string, memberId: codec.string }),
-  state: codec.object({ connectionId: codec.string, organizationId: codec.string, memberId: codec.string, proposal: codec.nullable(codec.json) }) as unknown as Codec<CheckState>,
+  state: checkStateCodec(),
   result: codec.json,
   calls: { probe: codec.json },
 });
@@ -78,12 +104,12 @@ export function connectionCheckWorkflow(deps: { readonly pool: Pool; readonly cl
             if (cause !== null) {
               // The sealed cause is recorded once, with this call's saved result (a takeover reuses both).
               const errorId = newId<ErrorId>();
-              await deps.failures.record(deps.pool as unknown as Queryable, { errorId, category: cause.category, origin: 'app-connection.check', cause, executionId: context.executionId });
+              await deps.failures.record(deps.pool, { errorId, category: cause.category, origin: 'app-connection.check', cause, executionId: context.executionId });
               failure = { category: cause.category, reason: cause.reason, errorId };
             }
             const before = await deps.discovery.cached(state.connectionId, saved.revision);
             const changed = outcome !== saved.state || (probe?.era ?? saved.era) !== saved.era || (tools !== null && before !== null && listDigest(tools.tools) !== listDigest(before.tools));
-            return { revision: saved.revision, generation: saved.generation, state: outcome, era: probe?.era ?? null, protocolVersion: probe?.protocolVersion ?? null, failure, tools, changed } as unknown as Json;
+            return proposalJson({ revision: saved.revision, generation: saved.generation, state: outcome, era: probe?.era ?? null, protocolVersion: probe?.protocolVersion ?? null, failure, tools, changed });
           })) as Proposal | { gone: true };
           if ('gone' in proposal) return { state: { ...state, proposal: { revision: 0, generation: 0, state: 'failed', era: null, protocolVersion: null, failure: null, tools: null, changed: false } } };
           return { state: { ...state, proposal } };

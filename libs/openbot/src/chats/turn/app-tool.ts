@@ -1,6 +1,6 @@
 import type { ToolCall } from '@openbot/core';
 import { newId, type ErrorId } from '@openbot/domain';
-import type { CallRequest, FailureRecorder, Json, PhaseEvents, Queryable } from '@openbot/engine';
+import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/engine';
 import { McpFailure, toFailure, toolDigest, type ListedTool, type McpConnection, type ToolDeclaration } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { AppClient } from '../../apps/app-client';
@@ -109,7 +109,7 @@ async function checkDeclaration(pool: Pool, declaration: ToolDeclaration, contex
 /** Records the failure (sealed cause, error ID) and answers the model with its category and ID. */
 async function failed(deps: AppToolDeps, context: AppCallContext, failure: McpFailure, name: string): Promise<Json> {
   const errorId = newId<ErrorId>();
-  await deps.failures.record(deps.pool as unknown as Queryable, { errorId, category: failure.category, origin: `app-tool:${failure.reason}`, cause: failure, executionId: context.executionId });
+  await deps.failures.record(deps.pool, { errorId, category: failure.category, origin: `app-tool:${failure.reason}`, cause: failure, executionId: context.executionId });
   const why = failure.reason === 'tool_changed' ? `${failure.message}; save the Bot again to take the new declaration` : failure.message;
   return { ...(answer(`Error: the App tool "${name}" failed (category ${failure.category}, error ID ${errorId}): ${why}.`, true) as object), failure: { category: failure.category, errorId } };
 }
