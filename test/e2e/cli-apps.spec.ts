@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startServerEverything, type RunningMcpServer } from '../fakes/mcp-test-servers';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's App commands against a listening server and server-everything on loopback. */
 const ROOT = join(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 
 jest.setTimeout(120_000);
 
@@ -16,16 +14,8 @@ describe('openbot CLI: apps and connections', () => {
   let everything: RunningMcpServer;
   let env: Record<string, string>;
 
-  function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  function cli(args: readonly string[]): Promise<CliRun> {
+    return runCli(args, env);
   }
 
   async function ok(args: readonly string[]): Promise<string> {

@@ -1,22 +1,15 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's billing commands against a listening server (PLAT-08): prices, budgets, usage, credits. */
 const ROOT = join(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 
 jest.setTimeout(120_000);
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('openbot CLI: billing commands', () => {
   let t: TestApp;
@@ -24,16 +17,8 @@ describe('openbot CLI: billing commands', () => {
   let chat: ChatFixture;
   let env: Record<string, string>;
 
-  function cli(args: readonly string[]): Promise<Run> {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` builds before running jest).`);
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  function cli(args: readonly string[]): Promise<CliRun> {
+    return runCli(args, env);
   }
 
   async function ok(args: readonly string[]): Promise<string> {

@@ -1,39 +1,24 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's file commands against a listening server: upload, get (metadata and bytes), list, delete. */
 const ROOT = join(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 
 jest.setTimeout(120_000);
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('openbot CLI: files upload|get|list|delete', () => {
   let t: TestApp;
   let env: Record<string, string>;
   let dir: string;
 
-  function cli(args: readonly string[]): Promise<Run> {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` builds before running jest).`);
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  function cli(args: readonly string[]): Promise<CliRun> {
+    return runCli(args, env);
   }
 
   async function ok(args: readonly string[]): Promise<string> {

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
@@ -7,18 +5,13 @@ import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
+import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's approval and task commands against a listening server: approvals list|approve|deny, executions pause|resume|children. */
 const ROOT = join(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 
 jest.setTimeout(120_000);
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('openbot CLI: approvals and tasks', () => {
   let t: TestApp;
@@ -27,16 +20,8 @@ describe('openbot CLI: approvals and tasks', () => {
   let chat: ChatFixture;
   let env: Record<string, string>;
 
-  function cli(args: readonly string[]): Promise<Run> {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` builds before running jest).`);
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  function cli(args: readonly string[]): Promise<CliRun> {
+    return runCli(args, env);
   }
   async function ok(args: readonly string[]): Promise<string> {
     const run = await cli(args);

@@ -1,36 +1,21 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's `openbot vaults …` against a listening server: values go in, never come out. */
 const ROOT = join(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'apps', 'cli', 'src', 'main.js');
 const SECRET = 'cli-VAULT-secret-value-0042';
 
 jest.setTimeout(120_000);
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('openbot CLI: vaults', () => {
   let t: TestApp;
   let env: Record<string, string>;
 
-  function cli(args: readonly string[], extra: Record<string, string> = {}): Promise<Run> {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (\`npm test\` builds before running jest).`);
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(clean)) if (name.startsWith('OPENBOT_')) delete clean[name];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...clean, ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    return new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  function cli(args: readonly string[], extra: Record<string, string> = {}): Promise<CliRun> {
+    return runCli(args, { ...env, ...extra });
   }
 
   async function ok(args: readonly string[], extra: Record<string, string> = {}): Promise<string> {

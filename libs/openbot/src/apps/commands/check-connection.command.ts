@@ -1,10 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { canSteerOthersWork, Forbidden, isUuid, type MemberCaller } from '@openbot/domain';
+import type { MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { connectionNotFound } from '../app-failures';
-import { VISIBLE_CONNECTION } from '../app-view';
+import { lockChangeableConnection } from '../changeable-connection';
 import { CONNECTION_CHECK } from '../connection-check.workflow';
 
 /**
@@ -29,17 +28,9 @@ export class CheckConnectionHandler implements ICommandHandler<CheckConnection> 
   ) {}
 
   async execute({ caller, connectionId }: CheckConnection): Promise<{ executionId: string }> {
-    if (!isUuid(connectionId)) throw connectionNotFound();
     let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
-      const row = await tx.one<{ owner: string }>(`SELECT owner FROM app_connections WHERE ${VISIBLE_CONNECTION} AND id = $4 FOR SHARE`, [
-        caller.organizationId,
-        caller.memberId,
-        canSteerOthersWork(caller),
-        connectionId,
-      ]);
-      if (row === undefined) throw connectionNotFound();
-      assertMayChange(caller, row.owner);
+      await lockChangeableConnection(tx, caller, connectionId, 'share');
       const submitted = await this.engine.submitIn(
         tx,
         {
@@ -54,12 +45,5 @@ export class CheckConnectionHandler implements ICommandHandler<CheckConnection> 
     });
     start();
     return { executionId };
-  }
-}
-
-/** An organization connection is changed only with `apps.manage`; a member's own with `apps.write` (the route's permission). */
-export function assertMayChange(caller: MemberCaller, owner: string): void {
-  if (owner === 'organization' && !caller.permissions.includes('apps.manage')) {
-    throw new Forbidden('Changing an organization connection needs the apps.manage permission.');
   }
 }

@@ -1,12 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { canSteerOthersWork, isUuid, type MemberCaller } from '@openbot/domain';
+import type { MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { connectionNotFound } from '../app-failures';
-import { VISIBLE_CONNECTION } from '../app-view';
+import { lockChangeableConnection } from '../changeable-connection';
 import { CONNECTION_CLEANUP } from '../connection-cleanup.workflow';
-import { assertMayChange } from './check-connection.command';
 
 /**
  * Deletes a connection (`DELETE /v1/connections/{id}` → 202): admission closes now (the
@@ -30,17 +28,9 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
   ) {}
 
   async execute({ caller, connectionId }: DeleteConnection): Promise<{ executionId: string }> {
-    if (!isUuid(connectionId)) throw connectionNotFound();
     let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
-      const row = await tx.one<{ owner: string }>(`SELECT owner FROM app_connections WHERE ${VISIBLE_CONNECTION} AND id = $4 FOR UPDATE`, [
-        caller.organizationId,
-        caller.memberId,
-        canSteerOthersWork(caller),
-        connectionId,
-      ]);
-      if (row === undefined) throw connectionNotFound();
-      assertMayChange(caller, row.owner);
+      await lockChangeableConnection(tx, caller, connectionId, 'update');
       await tx.count('UPDATE app_connections SET deleting_at = now() WHERE id = $1', [connectionId]);
       const submitted = await this.engine.submitIn(
         tx,
