@@ -249,7 +249,9 @@ export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Ex
           values: [run.id, run.generation, sealed.keyId, sealed.data, step],
         });
         if (rowCount === 0) {
-          // The unknown result was saved meanwhile (a late result): queue it again to reuse that result.
+          // The unknown result was saved meanwhile (a late result): queue it again to reuse that
+          // result. Or a cancel committed before this node's gate heard of it: the row stays
+          // `cancelling` (EXE-12), and the claim this queues runs the cancel.
           const { rowCount: requeued } = await tx.query({
             ...executionSql.requeueResolved,
             values: [run.id, run.generation],

@@ -259,6 +259,24 @@ describe('engine: the call log', () => {
     expect(outside.calls).toBe(0);
   });
 
+  it('[EXE-12] a cancel that commits while an unsafe call is out, whose answer is then lost, still ends cancelled: outcome_unknown never overwrites cancelling', async () => {
+    // The cancel commits on the other node, so this node's gate has not closed when the lost
+    // answer turns the call unknown: the unknown-outcome save must leave `cancelling` in place.
+    const { executionId } = await a.submit({ workflow: 'test.call', input: { safe: false, park: true }, scope: SERVICE });
+    await waitForState(a, executionId, ['waiting']);
+    script = async () => {
+      await b.cancel(executionId);
+      throw Object.assign(new Error('the connection broke after the request was written'), { resultLost: true });
+    };
+    await a.signal(executionId, 'go', null);
+    expect(await a.waitForEnd(executionId)).toBe('cancelled');
+    expect(outside.calls).toBe(1);
+    const types = (await readAll(a, executionId)).map((e) => e.type);
+    expect(types).not.toContain('execution.outcome_unknown');
+    expect(types.filter((type) => type === 'execution.ended')).toHaveLength(1);
+    expect((await callRows(executionId)).map((c) => c.status)).toEqual(['unknown']);
+  });
+
   it('[CALL-06] killing every engine connection right after the result commit: the execution completes, the provider is called once', async () => {
     const admin = new Client({ connectionString: t.database.url });
     await admin.connect();

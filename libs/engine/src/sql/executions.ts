@@ -234,7 +234,7 @@ export const cancelWait: Statement = {
 export const outcomeUnknown: Statement = {
   name: 'engine.outcome_unknown',
   text: `UPDATE executions SET state = 'outcome_unknown', key_id = $3, data = $4, step = $5, lease_until = NULL, updated_at = now()
-                  WHERE id = $1 AND generation = $2
+                  WHERE id = $1 AND generation = $2 AND state <> 'cancelling'
                     AND EXISTS (SELECT 1 FROM execution_calls WHERE execution_id = $1 AND status = 'unknown')`,
 };
 
