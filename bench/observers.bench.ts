@@ -22,6 +22,8 @@ const STALLED = Number(process.env.BENCH_STALLED ?? 100);
 const TOKENS = 200;
 const CLIENTS = join(__dirname, 'observer-clients.js');
 const TICKS_PER_S = 100;
+/** Extra Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to find where its CPU goes. */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-observers-bench-${process.pid}`);
@@ -31,7 +33,7 @@ async function main(): Promise<number> {
   let fake: FakeModelServer | null = null;
   try {
     fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
-    server = await startServer({ databaseUrl: url, work, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
+    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
     const base = server.base;
     const org = await api<{ apiKey: { secret: string } }>(base, 'POST', '/v1/organizations', server.adminToken, { name: 'Observers' }, 201);
     const secret = org.apiKey.secret;

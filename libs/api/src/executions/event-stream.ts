@@ -3,15 +3,16 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * Frames already encoded, by event: the events a node hands its readers in memory are shared
- * objects (frozen), so ten readers of one Turn encode each event once, not ten times.
+ * objects (frozen), so ten readers of one Turn encode each event once, not ten times, and as
+ * bytes, so no socket write converts the same text to UTF-8 again.
  */
-const encoded = new WeakMap<ExecutionEvent, string>();
+const encoded = new WeakMap<ExecutionEvent, Buffer>();
 
 /** One Server-Sent Event: `id` is the sequence number, `event` the type, `data` the JSON. */
-export function formatSse(event: ExecutionEvent): string {
+export function formatSse(event: ExecutionEvent): Buffer {
   let frame = encoded.get(event);
   if (frame === undefined) {
-    frame = `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    frame = Buffer.from(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`, 'utf8');
     encoded.set(event, frame);
   }
   return frame;
@@ -35,7 +36,7 @@ export function coalesceWrites(raw: ServerResponse): () => void {
 }
 
 /** Writes to a raw response, waiting for the socket when it is full (a slow reader slows the reads, not memory). */
-export async function writeChunk(raw: ServerResponse, chunk: string): Promise<void> {
+export async function writeChunk(raw: ServerResponse, chunk: string | Buffer): Promise<void> {
   if (raw.destroyed || raw.writableEnded) throw new Error('stream closed');
   if (!raw.write(chunk)) {
     await new Promise<void>((resolve, reject) => {
