@@ -3,6 +3,7 @@ import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefiniti
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
 import { rateBuckets } from '../billing/rate-buckets';
+import { LimitsUnreadable } from '../billing/limits-unreadable';
 import { reserve } from '../billing/reservations';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
@@ -155,8 +156,8 @@ export class ModelCalls {
           attempts: MODEL_ATTEMPTS,
           onFailedAttempt: async ({ attempt, error, retrying }) => {
             await usageHolds.release(this.db, executionId, callKey);
-            // A refused reservation sent nothing: no model attempt started, so none failed.
-            if (error instanceof BudgetStop) return;
+            // A refused or unreadable reservation sent nothing: no model attempt started, so none failed.
+            if (error instanceof BudgetStop || error instanceof LimitsUnreadable) return;
             publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
             await publisher.flush();
           },
