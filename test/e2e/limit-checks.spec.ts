@@ -120,4 +120,47 @@ describe('limit checks that cannot read', () => {
     const usage = (await t.http().get('/v1/usage?limit=10').set('authorization', auth).expect(200)).body as { data: Array<{ executionId: string }> };
     expect(usage.data.filter((r) => r.executionId === turn.executionId)).toHaveLength(2);
   });
+  it('[DLG-01] a delegation whose Turn cannot read what it has spent starts no task: no cap is guessed for it, the Turn is left paused, and resumed it starts the task once', async () => {
+    const chat = await createChatFixture(t, { baseUrl: model.baseUrl, limits: { maxCostMicros: 1_000_000 } });
+    const auth = bearer(chat.secret);
+    const helper = ((await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'Helper', model: 'fake/gpt-test' }).expect(201)).body as { id: string }).id;
+    // The delegate call waits for a yes, so the limit read happens when the test chooses.
+    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth).send({ tools: [{ name: 'ask_helper', kind: 'delegate', botId: helper, approval: 'always' }] }).expect(200);
+    model.enqueue(toolCallReply('call_d', 'ask_helper', ['{"input":"Summarize"}'], [5, 2]), textReply(['Summary.'], [5, 2]), textReply(['The helper summarized.'], [5, 2]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Ask the helper');
+    await waitForEvent(t, chat.secret, turn.executionId, 'approval.requested');
+    await waitForExecutionState(t, chat.secret, turn.executionId, 'waiting');
+    const [approval] = ((await t.http().get(`/v1/approvals?executionId=${turn.executionId}`).set('authorization', auth).expect(200)).body as { data: Array<{ id: string }> }).data;
+
+    const tasks = async () => (await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM executions WHERE parent_id = $1', [turn.executionId]))[0]!.n;
+    await t.database.query('ALTER TABLE usage_holds RENAME TO usage_holds_unreadable');
+    try {
+      await t.http().post(`/v1/approvals/${approval!.id}/decision`).set('authorization', auth).send({ decision: 'approve' }).expect(200);
+      const parked = async () =>
+        (await t.database.query<{ paused: boolean; state: string; events: number }>(
+          `SELECT paused, state, (SELECT count(*)::int FROM execution_events WHERE execution_id = $1 AND type = 'turn.paused') AS events FROM executions WHERE id = $1`,
+          [turn.executionId],
+        ))[0]!;
+      for (let i = 0; i < 400; i++) {
+        const now = await parked();
+        if (now.paused && now.state === 'waiting' && now.events === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(await parked()).toEqual({ paused: true, state: 'waiting', events: 1 });
+      expect(await tasks()).toBe(0);
+      expect(model.requests).toHaveLength(1);
+    } finally {
+      await t.database.query('ALTER TABLE usage_holds_unreadable RENAME TO usage_holds');
+    }
+    const paused = await waitForEvent(t, chat.secret, turn.executionId, 'turn.paused');
+    expect(paused.find((e) => e.type === 'turn.paused')).toMatchObject({ reason: 'limit-check-failed' });
+    expect(paused.filter((e) => e.type === 'task.started' || e.type === 'tool.called')).toEqual([]);
+    await t.http().post(`/v1/executions/${turn.executionId}/resume`).set('authorization', auth).send({}).expect(202);
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: null });
+    expect(events.filter((e) => e.type === 'task.started')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool.called')).toHaveLength(1);
+    expect(await tasks()).toBe(1);
+    expect(model.requests).toHaveLength(3);
+  });
 });

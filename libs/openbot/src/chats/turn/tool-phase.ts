@@ -16,6 +16,7 @@ import { setReminder } from './remind-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { pausedForRecovery } from './recovery-pause';
+import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
 
 /** How one call stands at the end of this phase run. */
@@ -58,7 +59,7 @@ export function toolPhase(deps: {
       let waitChildren = false;
       let plan = state.plan;
       const failures: unknown[] = [];
-      /** Approval checks that failed (a read error): the Turn is left paused for recovery. */
+      /** Approval or limit checks that failed (a read error): the Turn is left paused for recovery. */
       const checkStopped: unknown[] = [];
 
       /** One call, from its gate to its saved answer (or what it waits for). */
@@ -152,8 +153,9 @@ export function toolPhase(deps: {
           case 'delegate': {
             const task = children.find((c) => c.callId === call.callId);
             if (task === undefined) {
-              called();
+              // Announced once the task started or was refused: a stopped limit check announces nothing yet.
               const started = await startTask(context, state, tool, call, deps);
+              called();
               if ('answer' in started) return started;
               children.push({ callId: call.callId, childId: started.childId });
               // A detached task may outlive the Turn: the call answers with its ID at once.
@@ -182,6 +184,12 @@ export function toolPhase(deps: {
           results.push(toolResult);
           await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
         } catch (error) {
+          // A limit check that could not read (DLG-01): the call neither runs nor fails; the Turn is left paused.
+          if (error instanceof LimitsUnreadable) {
+            checkStopped.push(error);
+            waiting.add(call.callId);
+            return;
+          }
           failures.push(error);
         }
       };
@@ -217,7 +225,10 @@ export function toolPhase(deps: {
       if (failures.length > 0) throw failures[0];
 
       let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children, ...(plan === undefined ? {} : { plan }) };
-      if (checkStopped.length > 0) return pausedForRecovery(context, next, 'approval-check-failed', [CLIENT_TOOL_SIGNAL, APPROVAL_SIGNAL]);
+      if (checkStopped.length > 0) {
+        const reason = checkStopped.some((e) => e instanceof LimitsUnreadable) ? 'limit-check-failed' : 'approval-check-failed';
+        return pausedForRecovery(context, next, reason, [CLIENT_TOOL_SIGNAL, APPROVAL_SIGNAL]);
+      }
       if (waiting.size === 0) return { state: next };
       // Waiting only for people's decisions does not count toward the time limit (TASK-03).
       if ([...waiting].every((callId) => gated.some((g) => g.callId === callId))) next = stopCounting(next, context.clock.now());
