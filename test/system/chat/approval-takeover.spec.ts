@@ -27,7 +27,7 @@ afterAll(async () => {
  * decision and sends the approved `pay` exactly once, with its saved arguments.
  */
 describe('a decision that arrives during a takeover (two real server processes)', () => {
-  it('[FW-02] [STC-07] approve while the owner of the running tool phase is frozen, then dead, before anyone took it over: the decision is kept, the other node takes over, and the approved call runs exactly once', async () => {
+  it('[FW-02] [STC-07] [REL-02] approve while the owner of the running tool phase is frozen, then dead, before anyone took it over: the decision is kept, the other node takes over, and the approved call runs exactly once', async () => {
     const [database, model, tools] = await Promise.all([createTestDatabase(), FakeOpenAiServer.start(), FakeToolServer.start()]);
     opened.push(database, model, tools);
     const query = <T>(sql: string, params?: unknown[]) => database.query<T>(sql, params);
