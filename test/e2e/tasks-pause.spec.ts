@@ -3,7 +3,7 @@ import { ManualClock } from '@openbot/engine';
 import { ENGINE_CLOCK } from '@openbot/openbot';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, hangReply, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
@@ -191,7 +191,7 @@ describe('pause, resume and counted time', () => {
     await t.http().patch(`/v1/bots/${lead.botId}`).set('authorization', auth).send({ tools: [{ name: 'ask_helper', kind: 'delegate', botId: helper }] }).expect(200);
     model.enqueue(toolCallReply('d1', 'ask_helper', ['{"input":"ask them"}'], [5, 1]), toolCallReply('u1', 'ask_user', ['{}'], [5, 1]), textReply(['Asked.'], [5, 1]), textReply(['Done.'], [5, 1]));
     const turn = await sendMessage(t, lead.secret, lead.chatId, 'Delegate the question');
-    const started = (await waitForEvent(t, lead.secret, turn.executionId, 'task.started')).find((e) => e.type === 'task.started') as { executionId: string };
+    const started = (await waitForEvent(t, lead.secret, turn.executionId, 'task.started')).find((e) => e.type === 'task.started') as EventBody & { executionId: string };
     const task = started.executionId;
     await waitForEvent(t, lead.secret, task, 'tool.called');
     await waitForExecutionState(t, lead.secret, task, 'waiting');
