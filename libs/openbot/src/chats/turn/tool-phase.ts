@@ -215,7 +215,8 @@ export function toolPhase(deps: {
           throw error;
         });
         done.abort();
-        await work.catch(() => undefined);
+        // Not awaited: waiting for it would hold an arrived decision until a running call ends.
+        void work.catch(() => undefined);
         if (arrived.length > 0 && failures.length === 0) {
           const again = state.pending.filter((c) => waiting.has(c.callId) && !children.some((child) => child.callId === c.callId));
           for (const call of again) waiting.delete(call.callId);
