@@ -70,6 +70,9 @@ describe('limit checks that cannot read', () => {
       expect(modelSteps(events)).toBe(1);
       expect(events.filter((e) => e.type === 'model.failed')).toEqual([]);
       expect(await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_holds WHERE execution_id = $1', [task])).toEqual([{ n: 1 }]);
+      // The check was tried again as new attempts of the call, each reading anew, before the pause.
+      const attempts = await t.database.query<{ status: string }>(`SELECT status FROM execution_calls WHERE execution_id = $1 AND kind = 'model' ORDER BY created_at, attempt`, [task]);
+      expect(attempts.map((a) => a.status)).toEqual(['succeeded', 'failed', 'failed', 'failed']);
     } finally {
       await t.database.query('UPDATE execution_limits SET execution_id = $1 WHERE execution_id = $2', [turn.executionId, hidden]);
     }

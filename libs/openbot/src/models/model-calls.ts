@@ -219,8 +219,8 @@ export class ModelCalls {
     } catch (error) {
       // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
       const cause = (error as { cause?: unknown } | null)?.cause;
-      // Any refusal before sending (a budget, a rate limit, a workflow's own precondition) reaches the workflow as it is.
-      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
+      // Any refusal before sending (a budget, a rate limit, a limit check that could not read, a workflow's own precondition) reaches the workflow as it is.
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || cause instanceof LimitsUnreadable || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
     }
     if (confirmed !== null) this.metrics?.modelUsage(labels.providerKind, labels.model, confirmed);
     publisher.announce();
