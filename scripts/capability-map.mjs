@@ -34,7 +34,6 @@ const NOTES = {
   'FW-05': 'not built yet: Apps',
   'FW-06': 'partly: reminders are built; Channels and triggers are not built yet',
   'FW-07': 'not built yet: Computers, Connectors, Live',
-  'DLG-01': 'partly: delegation limit checks, a failed usage read stopping the action, and a stopped approval check leaving the task paused are not built yet',
   'DEVT-01': 'not built yet: developer tests',
   'MIG-03': 'not built yet: no data conversions exist yet (the mechanism arrives with the first one)',
   'MIG-04': 'not applicable: no predecessor deployment, so no imported File or Index history',

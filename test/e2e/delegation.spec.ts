@@ -35,7 +35,7 @@ describe('delegation', () => {
   const toolMessages = (index: number) =>
     (model.requests[index]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').map((m) => m.content);
 
-  it('[FW-02] [IDN-02] [IDN-01] an attached task: a child Turn of the other Bot in its own Chat, with the parent\'s remaining limits; its reply is the call\'s result, and task events are on the parent stream', async () => {
+  it('[FW-02] [IDN-02] [IDN-01] [EXE-13] an attached task: a child Turn of the other Bot in its own Chat, with the parent\'s remaining limits; its reply is the call\'s result, and task events are on the parent stream', async () => {
     const helper = await bot('Helper');
     const lead = await bot('Lead', [delegate(helper)]);
     model.enqueue(toolCallReply('call_d', 'ask_helper', ['{"input":"Summarize the report"}'], [5, 2]), textReply(['The report says 42.'], [5, 3]), textReply(['Helper says 42.'], [5, 3]));
@@ -109,7 +109,7 @@ describe('delegation', () => {
     expect(JSON.stringify(refused.body)).toContain('tools.0.botId');
   });
 
-  it('a detached task answers { executionId } at once and may outlive its parent', async () => {
+  it('[EXE-13] a detached task answers { executionId } at once and may outlive its parent', async () => {
     const helper = await bot('Slow', [{ name: 'ask_user', description: 'Asks', parameters: { type: 'object' } }]);
     const lead = await bot('Lead3', [delegate(helper, { attached: false })]);
     // The parent's second step and the task's first run at the same time: each is answered by who asks.

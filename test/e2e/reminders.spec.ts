@@ -1,3 +1,4 @@
+import { Engine } from '@openbot/engine';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -103,5 +104,64 @@ describe('reminders', () => {
     expect(res.status).toBe(404);
     expect(((await a.http().get(`/v1/reminders?chatId=${chat.chatId}`).set('authorization', bearer(other.secret)).expect(200)).body as { data: unknown[] }).data).toEqual([]);
     expect((await a.http().get('/v1/reminders?chatId=nope').set('authorization', bearer(chat.secret))).status).toBe(400);
+  });
+  /** A member of the chat's organization (not its owner) with a key of its own. */
+  const memberOf = async (chat: ChatFixture): Promise<{ memberId: string; secret: string }> => {
+    const added = (await a.http().post('/v1/members').set('authorization', bearer(chat.secret)).send({ role: 'member' }).expect(201)).body as { member: { id: string }; apiKey: { secret: string } };
+    return { memberId: added.member.id, secret: added.apiKey.secret };
+  };
+  /** The Turn a reminder's message started (or steered), once it was posted. */
+  const remindedTurn = async (chat: ChatFixture, message: string) => {
+    const messages = await until(() => listMessages(a, chat.secret, chat.chatId), (m) => m.some((x) => x.content === message), 'the reminder message');
+    const [turn] = await a.database.query<{ execution_id: string; scope_kind: string; scope_id: string }>(
+      'SELECT execution_id, scope_kind, scope_id FROM chat_turns WHERE id = $1',
+      [messages.find((x) => x.content === message)!.turnId],
+    );
+    return turn!;
+  };
+
+  it("[FW-06] [IDN-02] a reminder's message posts as the member whose Turn set it: its Turn has that member's scope and identity, never the Chat owner's or a service's", async () => {
+    const chat = await createChatFixture(a, { baseUrl: model.baseUrl, tools: [remind] });
+    const member = await memberOf(chat);
+    model.enqueue(toolCallReply('r4', 'remind', ['{"message":"Water the plants","inSeconds":1}'], [1, 1]), textReply(['Noted.'], [1, 1]));
+    model.fallback = textReply(['Watering.'], [1, 1]);
+    // The member's own key sets it; the Chat was created by the owner.
+    const turn = await sendMessage(a, member.secret, chat.chatId, 'Remind me to water the plants');
+    expect((await eventsUntilEnd(a, member.secret, turn.executionId)).at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+
+    const reminded = await remindedTurn(chat, 'Water the plants');
+    expect(reminded).toMatchObject({ scope_kind: 'member', scope_id: member.memberId });
+    expect(reminded.scope_id).not.toBe(chat.memberId);
+    const [execution] = await a.database.query<{ scope_kind: string; scope_id: string }>('SELECT scope_kind, scope_id FROM executions WHERE id = $1', [reminded.execution_id]);
+    expect(execution).toEqual({ scope_kind: 'member', scope_id: member.memberId });
+    const engine = a.app.get(Engine);
+    const [setter, posted] = (await Promise.all([engine.identity(turn.executionId), engine.identity(reminded.execution_id)])) as Array<{ owner: unknown; actor: unknown; token: unknown }>;
+    expect(posted).toMatchObject({ owner: setter!.owner, actor: setter!.actor, token: setter!.token });
+    expect(posted!.actor).toMatchObject({ kind: 'member', id: member.memberId });
+  });
+
+  it('[FW-06] a reminder whose post meets an exhausted budget stays pending and posts nothing; the delivery waits and tries again, and posts once the budget allows it', async () => {
+    const chat = await createChatFixture(a, { baseUrl: model.baseUrl, tools: [remind] });
+    model.enqueue(toolCallReply('r5', 'remind', ['{"message":"Call the bank","inSeconds":3}'], [1, 1]), textReply(['Will do.'], [1, 1]));
+    model.fallback = textReply(['Calling.'], [1, 1]);
+    const turn = await sendMessage(a, chat.secret, chat.chatId, 'Remind me to call the bank');
+    await eventsUntilEnd(a, chat.secret, turn.executionId);
+    // The Turn spent 4 tokens: a budget of 1 has nothing left when the reminder is due.
+    const budget = (await a.http().post('/v1/budgets').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, period: 'day', limitTokens: 1 }).expect(201)).body as { id: string };
+    const delivery = await deliveryOf(a, chat, turn.executionId);
+    const posts = () =>
+      a.database.query<{ status: string }>(`SELECT status FROM execution_calls WHERE execution_id = $1 AND kind = 'channel' ORDER BY created_at, id`, [delivery.id]);
+    // The refused post is recorded in the call log; nothing was posted, and the delivery waits to try again.
+    await until(posts, (rows) => rows.some((r) => r.status === 'failed'), 'the refused post');
+    expect(await waitForExecutionState(a, chat.secret, delivery.id, 'waiting')).toMatchObject({ state: 'waiting' });
+    expect((await reminders(a, chat))[0]).toMatchObject({ message: 'Call the bank', state: 'pending' });
+    expect((await listMessages(a, chat.secret, chat.chatId)).some((m) => m.content === 'Call the bank')).toBe(false);
+
+    await a.http().delete(`/v1/budgets/${budget.id}`).set('authorization', bearer(chat.secret)).expect((res) => expect([200, 204]).toContain(res.status));
+    await until(() => listMessages(a, chat.secret, chat.chatId), (m) => m.some((x) => x.content === 'Call the bank'), 'the retried reminder');
+    expect(await waitForExecutionState(a, chat.secret, delivery.id, 'completed', 20_000)).toMatchObject({ state: 'completed' });
+    expect((await reminders(a, chat))[0]).toMatchObject({ state: 'sent' });
+    expect((await listMessages(a, chat.secret, chat.chatId)).filter((m) => m.content === 'Call the bank')).toHaveLength(1);
+    expect((await posts()).map((r) => r.status).at(-1)).toBe('succeeded');
   });
 });

@@ -3,7 +3,7 @@ import { ManualClock } from '@openbot/engine';
 import { ENGINE_CLOCK } from '@openbot/openbot';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, hangReply, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
@@ -183,5 +183,33 @@ describe('pause, resume and counted time', () => {
     // The hung request was let go by the pause (an attempt cut off, not a failed call); the safe call was sent again with the same key after the resume.
     expect(tools.requests).toHaveLength(2);
     expect(new Set(tools.requests.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+  });
+  it("[TASK-03] a task's time does not count while its parent is paused: the pause of the parent pauses the attached task, and its time before and after adds up", async () => {
+    const lead = await createChatFixture(t, { baseUrl: model.baseUrl, limits: { maxSeconds: 60 } });
+    const auth = bearer(lead.secret);
+    const helper = ((await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'Helper', model: 'fake/gpt-test', tools: [ask] }).expect(201)).body as { id: string }).id;
+    await t.http().patch(`/v1/bots/${lead.botId}`).set('authorization', auth).send({ tools: [{ name: 'ask_helper', kind: 'delegate', botId: helper }] }).expect(200);
+    model.enqueue(toolCallReply('d1', 'ask_helper', ['{"input":"ask them"}'], [5, 1]), toolCallReply('u1', 'ask_user', ['{}'], [5, 1]), textReply(['Asked.'], [5, 1]), textReply(['Done.'], [5, 1]));
+    const turn = await sendMessage(t, lead.secret, lead.chatId, 'Delegate the question');
+    const started = (await waitForEvent(t, lead.secret, turn.executionId, 'task.started')).find((e) => e.type === 'task.started') as EventBody & { executionId: string };
+    const task = started.executionId;
+    await waitForEvent(t, lead.secret, task, 'tool.called');
+    await waitForExecutionState(t, lead.secret, task, 'waiting');
+
+    // 20 s, an hour with the parent paused, 20 s: the task counted 40 s of the 60 it got.
+    clock.advance(20 * SECOND);
+    await post(lead, `/v1/executions/${turn.executionId}/pause`).expect(202);
+    expect((await t.http().get(`/v1/executions/${task}`).set('authorization', auth).expect(200)).body).toMatchObject({ paused: true });
+    clock.advance(3600 * SECOND);
+    await post(lead, `/v1/executions/${turn.executionId}/resume`).expect(202);
+    clock.advance(20 * SECOND);
+    const view = await t.http().get(`/v1/executions/${task}`).set('authorization', auth).expect(200);
+    expect(view.body).toMatchObject({ paused: false, limits: { maxSeconds: 60 }, spent: { seconds: 40 }, stop: null });
+
+    const [taskChat] = await t.database.query<{ chat_id: string }>('SELECT chat_id FROM chat_turns WHERE execution_id = $1', [task]);
+    await t.http().post(`/v1/chats/${taskChat!.chat_id}/tool-outputs`).set('authorization', auth).send({ callId: 'u1', output: 'yes' }).expect(202);
+    const events = await eventsUntilEnd(t, lead.secret, turn.executionId);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(events.find((e) => e.type === 'task.ended')).toMatchObject({ executionId: task, state: 'completed' });
   });
 });

@@ -82,4 +82,31 @@ describe('turn limits', () => {
     const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
     expect(view.body).toMatchObject({ stop: null });
   });
+  it("[TASK-01] a Turn keeps its saved step and cost limits across a restart: the node that started it stops, another one finishes it within them, whatever the Bot says now", async () => {
+    // The node that starts the Turn, on the same database; it stops while the Turn waits.
+    const first = await startTestApp({ database: t.database, masterKey: t.config.masterKey });
+    let closed = false;
+    try {
+      const ask = { name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } };
+      const chat = await createChatFixture(first, { baseUrl: fake.baseUrl, tools: [ask, lookup()], limits: { maxSteps: 2, maxCostMicros: 5_000_000 } });
+      tools.fallback = jsonReply(200, { modelOutput: 'more' });
+      fake.enqueue(toolCallReply('c1', 'ask_user', ['{}'], [5, 1]), toolCallReply('c2', 'lookup', ['{}'], [5, 1]));
+      fake.fallback = toolCallReply('never', 'lookup', ['{}'], [5, 1]);
+      const turn = await sendMessage(first, chat.secret, chat.chatId, 'ask, then loop');
+      await waitForEvent(first, chat.secret, turn.executionId, 'tool.called');
+      await first.close();
+      closed = true;
+
+      // The Bot's limits change meanwhile; the Turn keeps the ones it saved at its first step.
+      await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ limits: { maxSteps: 16, maxCostMicros: 9_000_000 } }).expect(200);
+      await t.http().post(`/v1/chats/${chat.chatId}/tool-outputs`).set('authorization', bearer(chat.secret)).send({ callId: 'c1', output: 'yes' }).expect(202);
+      const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: 'max-steps' });
+      expect(fake.requests).toHaveLength(2);
+      const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
+      expect(view.body).toMatchObject({ stop: 'max-steps', limits: { maxSteps: 2, maxCostMicros: 5_000_000 }, spent: { steps: 2, outputTokens: 2 } });
+    } finally {
+      if (!closed) await first.close();
+    }
+  });
 });

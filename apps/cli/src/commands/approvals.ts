@@ -1,4 +1,4 @@
-import { unwrap, type OpenbotClient } from '@openbot/client';
+import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
@@ -22,17 +22,6 @@ interface Approval {
   readonly reason: string | null;
 }
 
-/**
- * The approval routes through the client's plain form: the generated `paths` gain them when the
- * client is regenerated from the server's document after this branch is merged (then these calls
- * can take the typed form like every other command).
- */
-interface PlainCalls {
-  GET(path: string, init: { params: { path?: Record<string, string>; query?: Record<string, unknown> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  POST(path: string, init: { params: { path: Record<string, string> }; body: unknown }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-}
-const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
-
 const COLUMNS: ReadonlyArray<Column<Approval>> = [
   ['id', (a) => a.id],
   ['state', (a) => a.state],
@@ -42,7 +31,9 @@ const COLUMNS: ReadonlyArray<Column<Approval>> = [
   ['requested', (a) => a.requestedAt],
 ];
 
-const STATES = ['pending', 'approved', 'denied', 'expired', 'cancelled'];
+const STATES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
+type State = (typeof STATES)[number];
+const isState = (value: string): value is State => (STATES as readonly string[]).includes(value);
 
 export function approvalsCommand(program: Command, context: Context): void {
   const approvals = program.command('approvals').description('tool calls waiting for (or given) a person\'s decision');
@@ -55,15 +46,15 @@ export function approvalsCommand(program: Command, context: Context): void {
       .option('--chat <id>', 'only this Chat')
       .option('--execution <id>', 'only this execution'),
   ).action(async (options: PageOptions & { state?: string; chat?: string; execution?: string }) => {
-    if (options.state !== undefined && !STATES.includes(options.state)) throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
+    if (options.state !== undefined && !isState(options.state)) throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
     const query = {
       ...pageQuery(options),
-      ...(options.state !== undefined ? { state: options.state } : {}),
+      ...(options.state !== undefined && isState(options.state) ? { state: options.state } : {}),
       ...(options.chat !== undefined ? { chatId: options.chat } : {}),
       ...(options.execution !== undefined ? { executionId: options.execution } : {}),
     };
     const client = await connect(context);
-    const page = await unwrap<{ data: Approval[]; next: string | null }>(plain(client).GET('/v1/approvals', { params: { query } }) as never);
+    const page: { data: Approval[]; next: string | null } = await unwrap(client.GET('/v1/approvals', { params: { query } }));
     printPage(context, page, COLUMNS, options, 'approvals list');
   });
 
@@ -76,7 +67,7 @@ export function approvalsCommand(program: Command, context: Context): void {
       .action(async (id: string, options: { reason?: string; json?: boolean }) => {
         const client = await connect(context);
         const body = { decision, ...(options.reason !== undefined ? { reason: options.reason } : {}) };
-        const approval = await unwrap<Approval>(plain(client).POST('/v1/approvals/{id}/decision', { params: { path: { id } }, body }) as never);
+        const approval: Approval = await unwrap(client.POST('/v1/approvals/{id}/decision', { params: { path: { id } }, body }));
         context.io.out(options.json ? formatJson(approval) : describe(approval));
       });
   }

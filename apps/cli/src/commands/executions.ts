@@ -1,4 +1,4 @@
-import { unwrap, type OpenbotClient, type StreamItem } from '@openbot/client';
+import { unwrap, type StreamItem } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
@@ -37,14 +37,14 @@ export function executionsCommand(program: Command, context: Context): void {
       .option('--json', 'print the result as JSON')
       .action(async (id: string, options: { json?: boolean }) => {
         const client = await connect(context);
-        const answer = await unwrap<{ id: string; state: string; paused: boolean }>(plain(client).POST(`/v1/executions/{id}/${action}`, { params: { path: { id } } }) as never);
+        const answer = await unwrap(action === 'pause' ? client.POST('/v1/executions/{id}/pause', { params: { path: { id } } }) : client.POST('/v1/executions/{id}/resume', { params: { path: { id } } }));
         context.io.out(options.json ? formatJson(answer) : formatFields([['id', answer.id], ['state', answer.state], ['paused', answer.paused]]));
       });
   }
 
   pageOptions(executions.command('children <id>').description('list the executions it started (its tasks)')).action(async (id: string, options: PageOptions) => {
     const client = await connect(context);
-    const page = await unwrap<{ data: Child[]; next: string | null }>(plain(client).GET('/v1/executions/{id}/children', { params: { path: { id }, query: pageQuery(options) } }) as never);
+    const page: { data: Child[]; next: string | null } = await unwrap(client.GET('/v1/executions/{id}/children', { params: { path: { id }, query: pageQuery(options) } }));
     printPage(context, page, CHILD_COLUMNS, options, `executions children ${id}`);
   });
 
@@ -77,16 +77,6 @@ const CHILD_COLUMNS: ReadonlyArray<Column<Child>> = [
   ['attached', (c) => c.attached],
   ['resource', (c) => (c.resource === null ? null : `${c.resource.type} ${c.resource.id}`)],
 ];
-
-/**
- * Pause, resume and children through the client's plain form until the generated `paths` name
- * them (the client is regenerated from the server's document after this branch is merged).
- */
-interface PlainCalls {
-  GET(path: string, init: { params: { path: Record<string, string>; query?: Record<string, unknown> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  POST(path: string, init: { params: { path: Record<string, string> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-}
-const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
 
 /** `   3  text.delta  step=1 attempt=1 text="Hel"`: the sequence number, the type, then its own fields. */
 function describe(item: StreamItem): string {

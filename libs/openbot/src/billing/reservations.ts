@@ -2,6 +2,7 @@ import { newId } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
 import type { Database } from '../database/sql';
 import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { LimitsUnreadable } from './limits-unreadable';
 import { costOf, prices, type Price } from './prices';
 import { rateBuckets } from './rate-buckets';
 import { ancestorCaps, passedCap } from './tree-cost';
@@ -37,6 +38,15 @@ export type Reservation =
  * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
  */
 export async function reserve(db: Database, request: ReservationRequest): Promise<Reservation> {
+  try {
+    return await reserveChecked(db, request);
+  } catch (error) {
+    // Whatever could not be read or taken, the call does not send on a guess (DLG-01).
+    throw error instanceof LimitsUnreadable ? error : new LimitsUnreadable('the saved usage and limits', { cause: error });
+  }
+}
+
+async function reserveChecked(db: Database, request: ReservationRequest): Promise<Reservation> {
   // Most organizations have no budget, credits or rate limit: one read says so and finds the
   // price, and the hold is written on its own, with no lock taken. A limit created while this call
   // starts applies from the next call on.

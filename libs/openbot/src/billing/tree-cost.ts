@@ -1,4 +1,5 @@
 import { executionReads, type Queryable } from '@openbot/engine';
+import { LimitsUnreadable } from './limits-unreadable';
 
 /**
  * Cost limits over a delegation tree (DLG-01). A task's spending counts toward its parent's too,
@@ -44,22 +45,26 @@ export interface CostCap {
 
 /**
  * The cost caps of an execution's ancestors, the topmost first, as their Turns saved them with
- * their checkpoints (`execution_limits`, written before any of them started a task).
+ * their checkpoints (`execution_limits`, written before any of them started a task). Every
+ * ancestor of a capped Turn is a Turn that saved its limits: one without a saved row is a read
+ * that failed, never an ancestor without a cap (DLG-01).
  */
 export async function ancestorCaps(db: Queryable, executionId: string): Promise<CostCap[]> {
   const ancestors = await executionReads.ancestors(db, executionId);
   if (ancestors.length === 0) return [];
-  const { rows } = await db.query<{ id: string; cap: string }>({
-    name: 'billing.ancestor_caps',
-    text: `SELECT execution_id AS id, max_cost_micros::text AS cap FROM execution_limits WHERE execution_id = ANY($1::uuid[]) AND max_cost_micros IS NOT NULL`,
+  const { rows } = await db.query<{ id: string; cap: string | null }>({
+    name: 'billing.ancestor_limits',
+    text: `SELECT execution_id AS id, max_cost_micros::text AS cap FROM execution_limits WHERE execution_id = ANY($1::uuid[])`,
     values: [ancestors],
   });
-  const caps = new Map(rows.map((r) => [r.id, BigInt(r.cap)]));
+  const saved = new Map(rows.map((r) => [r.id, r.cap]));
+  const missing = ancestors.find((id) => !saved.has(id));
+  if (missing !== undefined) throw new LimitsUnreadable(`the saved limits of ancestor ${missing}`);
   // The topmost first: the root's lock is the one every reservation under it takes.
   return ancestors
     .toReversed()
-    .filter((id) => caps.has(id))
-    .map((id) => ({ executionId: id, maxCostMicros: caps.get(id)! }));
+    .filter((id) => saved.get(id) !== null)
+    .map((id) => ({ executionId: id, maxCostMicros: BigInt(saved.get(id)!) }));
 }
 
 /**

@@ -3,6 +3,7 @@ import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefiniti
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
 import { rateBuckets } from '../billing/rate-buckets';
+import { LimitsUnreadable } from '../billing/limits-unreadable';
 import { reserve } from '../billing/reservations';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
@@ -155,8 +156,8 @@ export class ModelCalls {
           attempts: MODEL_ATTEMPTS,
           onFailedAttempt: async ({ attempt, error, retrying }) => {
             await usageHolds.release(this.db, executionId, callKey);
-            // A refused reservation sent nothing: no model attempt started, so none failed.
-            if (error instanceof BudgetStop) return;
+            // A refused or unreadable reservation sent nothing: no model attempt started, so none failed.
+            if (error instanceof BudgetStop || error instanceof LimitsUnreadable) return;
             publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
             await publisher.flush();
           },
@@ -218,8 +219,8 @@ export class ModelCalls {
     } catch (error) {
       // The call log wraps the refusal in its failed call: the workflow gets the refusal itself.
       const cause = (error as { cause?: unknown } | null)?.cause;
-      // Any refusal before sending (a budget, a rate limit, a workflow's own precondition) reaches the workflow as it is.
-      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
+      // Any refusal before sending (a budget, a rate limit, a limit check that could not read, a workflow's own precondition) reaches the workflow as it is.
+      throw cause instanceof BudgetStop || cause instanceof RateLimitWait || cause instanceof LimitsUnreadable || (cause as { notSent?: unknown } | null)?.notSent === true ? cause : error;
     }
     if (confirmed !== null) this.metrics?.modelUsage(labels.providerKind, labels.model, confirmed);
     publisher.announce();

@@ -14,6 +14,8 @@ export interface ReminderInput {
 interface ReminderState extends ReminderInput {
   /** Set once the reminder was posted, found cancelled, or found gone. */
   readonly done: boolean;
+  /** How many times in a row its post was refused (nothing left on a budget or the credits); absent on older deliveries: none. */
+  readonly refusals?: number;
 }
 
 const inputFields = {
@@ -30,6 +32,6 @@ export const REMINDER = defineWorkflow({
   // Started only by a Turn, with the Turn's scope and identity (IDN-02, IDN-11).
   audience: 'member',
   input: codec.object(inputFields) satisfies Codec<ReminderInput>,
-  state: codec.object({ ...inputFields, done: codec.boolean }) satisfies Codec<ReminderState>,
+  state: codec.object({ ...inputFields, done: codec.boolean, refusals: codec.optional(codec.number) }) satisfies Codec<ReminderState>,
   calls: { post: codec.json },
 });

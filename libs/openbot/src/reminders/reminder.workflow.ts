@@ -1,4 +1,5 @@
-import type { Engine, Json } from '@openbot/engine';
+import { BudgetExceeded } from '@openbot/domain';
+import type { Engine, Json, Queryable } from '@openbot/engine';
 import { admitInput } from '../chats/commands/post-message.command';
 import type { Database } from '../database/sql';
 import { REMINDER } from './reminder-contract';
@@ -11,7 +12,25 @@ import { REMINDER } from './reminder-contract';
  * the Chat (author `reminder`, as the Turn's caller's input: it starts, steers or queues a Turn)
  * and marks it `sent`. A retry or a takeover after that commit finds it sent and posts nothing
  * again; a reminder cancelled first is never posted.
+ *
+ * A post the Chat refuses for a proven reason — nothing left on a budget or the credits of the
+ * member it posts as (PLAT-08) — posted nothing (its transaction rolled back): the reminder stays
+ * `pending` and the delivery waits on a durable timer and tries again, 5 s after the first
+ * refusal, doubling up to an hour (FW-06: a proven rejection is retried later; any other failure
+ * is the call log's, retried as a safe call and then failed). It never posts in another name.
  */
+const RETRY_FIRST_MS = 5_000;
+const RETRY_MAX_MS = 3_600_000;
+
+/** The Chat refused the post for a proven reason (nothing was posted): not a failed send, retried later. */
+class PostRefused extends Error {
+  readonly notSent = true;
+  readonly safeToRetry = false;
+  constructor(cause: BudgetExceeded) {
+    super(`the reminder was not posted: ${cause.message}`, { cause });
+  }
+}
+
 export function reminderWorkflow(deps: { readonly db: Database; readonly engine: () => Engine }) {
   return REMINDER.implement({
     initial: (input) => ({ ...input, done: false }),
@@ -22,8 +41,15 @@ export function reminderWorkflow(deps: { readonly db: Database; readonly engine:
           const state = context.state;
           if (context.clock.now() < state.dueAt) return { state, wait: { until: new Date(state.dueAt) } };
           const identity = await deps.engine().identity(context.executionId);
-          await context.call('post', { safe: true, kind: 'channel' }, () => post(deps, state, identity));
-          return { state: { ...state, done: true } };
+          try {
+            await context.call('post', { safe: true, kind: 'channel' }, () => post(deps, state, identity));
+          } catch (error) {
+            if (!((error as { cause?: unknown }).cause instanceof PostRefused)) throw error;
+            const refusals = (state.refusals ?? 0) + 1;
+            const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(refusals - 1, 20));
+            return { state: { ...state, refusals }, wait: { until: new Date(context.clock.now() + delay) } };
+          }
+          return { state: { ...state, done: true, refusals: 0 } };
         },
       },
     },
@@ -37,6 +63,17 @@ async function post(
 ): Promise<Json> {
   let start: () => void = () => undefined;
   const outcome = await deps.db.transaction(async (tx): Promise<Json> => {
+    try {
+      return await postIn(tx);
+    } catch (error) {
+      // Rolled back with the transaction: nothing was posted, the reminder is still pending.
+      throw error instanceof BudgetExceeded ? new PostRefused(error) : error;
+    }
+  });
+  start();
+  return outcome;
+
+  async function postIn(tx: Queryable): Promise<Json> {
     const { rows } = await tx.query<{ state: string; message: string }>({
       name: 'reminders.lock',
       text: 'SELECT state, message FROM reminders WHERE id = $1 FOR UPDATE',
@@ -57,7 +94,5 @@ async function post(
     start = admitted.start;
     await tx.query({ name: 'reminders.sent', text: `UPDATE reminders SET state = 'sent', sent_at = now() WHERE id = $1`, values: [state.reminderId] });
     return { posted: true, state: 'sent', messageId: admitted.admission.messageId, turnId: admitted.admission.turnId };
-  });
-  start();
-  return outcome;
+  }
 }

@@ -2,6 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import { isFinal, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
+import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
 import type { ToolAnswer } from './http-tool';
@@ -48,7 +49,7 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     maxSeconds: Math.max(1, Math.ceil((limits.maxSeconds * 1000 - countedMs(state, context.clock.now())) / 1000)),
     maxOutputTokens: Math.max(1, limits.maxOutputTokens - state.outputTokens),
     // What this Turn and its tasks have not spent yet, from saved usage and holds (a failed read stops the call, DLG-01).
-    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await subtreeCost(deps.pool, context.executionId))) }),
+    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await spentSoFar(deps.pool, context.executionId))) }),
   };
   const chatId = newId();
   const turnId = newId();
@@ -75,6 +76,15 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
   ]);
   context.emit('task.started', { callId: call.callId, executionId: childId, botId: tool.botId ?? null }, { step: state.step });
   return { childId };
+}
+
+/** What this Turn's subtree has cost; a read that fails is a stopped limit check, never a guess (DLG-01). */
+async function spentSoFar(pool: Pool, executionId: string): Promise<bigint> {
+  try {
+    return await subtreeCost(pool, executionId);
+  } catch (cause) {
+    throw new LimitsUnreadable('what the delegating Turn has spent', { cause });
+  }
 }
 
 /**

@@ -10,6 +10,8 @@ import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type Tur
 import { toolDefinition } from './tool-definition';
 import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { pastTimeLimit, startCounting } from './turn-clock';
+import { LimitsUnreadable } from '../../billing/limits-unreadable';
+import { pausedForRecovery } from './recovery-pause';
 
 /**
  * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
@@ -73,6 +75,9 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
           const now = context.clock.now();
           return { state: stopCounting(state, now), wait: { until: new Date(now + error.waitMs) } };
         }
+        // The limit check could not read the saved usage or limits: nothing was sent, and nothing
+        // is guessed; the Turn is left paused, and the step checks again once resumed (DLG-01).
+        if (error instanceof LimitsUnreadable) return pausedForRecovery(context, state, 'limit-check-failed', []);
         throw error;
       }
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });

@@ -15,10 +15,9 @@ import { updatePlan } from './plan-tool';
 import { setReminder } from './remind-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
+import { pausedForRecovery } from './recovery-pause';
+import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
-
-/** How soon a Turn paused by a failed approval check may check again once resumed. */
-const RECHECK_MS = 1000;
 
 /** How one call stands at the end of this phase run. */
 type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child';
@@ -60,7 +59,7 @@ export function toolPhase(deps: {
       let waitChildren = false;
       let plan = state.plan;
       const failures: unknown[] = [];
-      /** Approval checks that failed (a read error): the Turn is left paused for recovery. */
+      /** Approval or limit checks that failed (a read error): the Turn is left paused for recovery. */
       const checkStopped: unknown[] = [];
 
       /** One call, from its gate to its saved answer (or what it waits for). */
@@ -154,8 +153,9 @@ export function toolPhase(deps: {
           case 'delegate': {
             const task = children.find((c) => c.callId === call.callId);
             if (task === undefined) {
-              called();
+              // Announced once the task started or was refused: a stopped limit check announces nothing yet.
               const started = await startTask(context, state, tool, call, deps);
+              called();
               if ('answer' in started) return started;
               children.push({ callId: call.callId, childId: started.childId });
               // A detached task may outlive the Turn: the call answers with its ID at once.
@@ -184,6 +184,12 @@ export function toolPhase(deps: {
           results.push(toolResult);
           await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
         } catch (error) {
+          // A limit check that could not read (DLG-01): the call neither runs nor fails; the Turn is left paused.
+          if (error instanceof LimitsUnreadable) {
+            checkStopped.push(error);
+            waiting.add(call.callId);
+            return;
+          }
           failures.push(error);
         }
       };
@@ -209,7 +215,8 @@ export function toolPhase(deps: {
           throw error;
         });
         done.abort();
-        await work.catch(() => undefined);
+        // Not awaited: waiting for it would hold an arrived decision until a running call ends.
+        void work.catch(() => undefined);
         if (arrived.length > 0 && failures.length === 0) {
           const again = state.pending.filter((c) => waiting.has(c.callId) && !children.some((child) => child.callId === c.callId));
           for (const call of again) waiting.delete(call.callId);
@@ -219,7 +226,10 @@ export function toolPhase(deps: {
       if (failures.length > 0) throw failures[0];
 
       let next: TurnState = { ...state, results, added: withToolMessages(state, results), child: null, children, ...(plan === undefined ? {} : { plan }) };
-      if (checkStopped.length > 0) return pausedForRecovery(context, next);
+      if (checkStopped.length > 0) {
+        const reason = checkStopped.some((e) => e instanceof LimitsUnreadable) ? 'limit-check-failed' : 'approval-check-failed';
+        return pausedForRecovery(context, next, reason, [CLIENT_TOOL_SIGNAL, APPROVAL_SIGNAL]);
+      }
       if (waiting.size === 0) return { state: next };
       // Waiting only for people's decisions does not count toward the time limit (TASK-03).
       if ([...waiting].every((callId) => gated.some((g) => g.callId === callId))) next = stopCounting(next, context.clock.now());
@@ -236,26 +246,6 @@ export function toolPhase(deps: {
       };
     },
   };
-}
-
-/**
- * A stopped approval check leaves the Turn paused for recovery (DLG-01): the pause is saved with
- * this checkpoint (the engine's pause command and the pause's start, so its time does not count),
- * and the Turn waits for decisions and outputs as usual. Once resumed, the phase runs again and
- * checks the approvals anew; the results saved so far stay.
- */
-function pausedForRecovery(context: TurnPhaseContext, next: TurnState) {
-  const now = context.clock.now();
-  context.commands.pause(context.executionId);
-  context.commands.write(
-    `INSERT INTO execution_pauses (execution_id, paused_at) VALUES ($1, $2)
-     ON CONFLICT (execution_id) DO UPDATE SET paused_at = COALESCE(execution_pauses.paused_at, EXCLUDED.paused_at)`,
-    [context.executionId, new Date(now)],
-  );
-  context.publisher.publish('turn.paused', { reason: 'approval-check-failed' }, { step: next.step });
-  // The timer makes the resumed Turn check again even when no new decision or output comes (its
-  // earlier signals were consumed by this run); while paused it only parks the Turn again.
-  return { state: stopCounting(next, now), wait: { signals: [CLIENT_TOOL_SIGNAL, APPROVAL_SIGNAL], until: new Date(now + RECHECK_MS) } };
 }
 
 /**
