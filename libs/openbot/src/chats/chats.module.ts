@@ -6,6 +6,7 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { MemoryStore } from '../memory/memory-store';
+import { OBJECT_STORE, type ObjectStore } from '../object-store/object-store';
 import { ModelCalls } from '../models/model-calls';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { VaultSecrets } from '../vaults/vault-secrets';
@@ -51,6 +52,7 @@ export class ChatsModule implements OnModuleInit {
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(MemoryStore) private readonly memory: MemoryStore,
     @Inject(AppClient) private readonly apps: AppClient,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
@@ -76,6 +78,7 @@ export class ChatsModule implements OnModuleInit {
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
+        files: { pool, store: this.store },
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));

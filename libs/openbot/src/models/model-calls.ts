@@ -68,6 +68,11 @@ export interface ModelCallRequest {
    * `notSent: true` reaches the workflow as it is, and nothing is sent.
    */
   readonly beforeSend?: () => Promise<void>;
+  /**
+   * What this attempt sends in place of `messages`, made right before it sends:
+   * e.g. a Turn reads its files' bytes here, so they are never saved with the call (decision 036).
+   */
+  readonly prepareMessages?: () => Promise<readonly ChatMessage[]>;
 }
 
 /**
@@ -181,6 +186,7 @@ export class ModelCalls {
             actor: { kind: request.billing.scopeKind, id: request.billing.scopeId },
             ...(call.checkIdentity ? { checkIdentity: call.checkIdentity } : {}),
           });
+          const messages = request.prepareMessages ? await request.prepareMessages() : request.messages;
           const reservation = await reserve(this.db, {
             ...scope,
             executionId,
@@ -202,7 +208,7 @@ export class ModelCalls {
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
             provider,
-            { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
+            { model: resolved.modelId, messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
             (text) => {
               firstText ??= performance.now();
               onText?.(text, position(call.attempt));

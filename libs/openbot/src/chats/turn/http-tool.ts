@@ -7,6 +7,8 @@ import { VaultReferenceRefused, type OpenRequest, type SendActor } from '../../v
 export interface ToolAnswer {
   readonly modelOutput: string;
   readonly isError: boolean;
+  /** Files (IDs of the organization's files) the answer hands the model beside its text (STC-09). */
+  readonly fileIds?: readonly string[];
   /** A failed background tool's own category and error ID, carried as they are (ERR-01). */
   readonly failure?: { readonly category: string; readonly errorId: string };
 }
@@ -58,7 +60,8 @@ export class HttpToolFailure extends Error {
 /**
  * Calls an organization's HTTP tool: POST `url` with `{ callId, name, arguments }` and the call's
  * `Idempotency-Key` (the same on every attempt, CALL-02). A JSON answer with a string
- * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
+ * `modelOutput` is used as it is, with the files its `fileIds` names (STC-09: uploaded with
+ * `POST /v1/files`, sent to the model as its provider supports them); any other answer is given to the model as text. A 4xx answer is
  * an error result the model can read; arguments that are not JSON never leave the server.
  */
 export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest, work: ToolWork): Promise<Json> {
@@ -109,7 +112,8 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
     throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
   }
   if (!response.ok) return answer(`Error: the tool "${call.name}" answered HTTP ${response.status}: ${text}`, true);
-  return answer(modelOutputOf(text), false);
+  const output = modelOutputOf(text);
+  return answer(output.modelOutput, false, output.fileIds);
 }
 
 /**
@@ -137,21 +141,30 @@ function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429;
 }
 
-function modelOutputOf(text: string): string {
+/** Most files one tool result may hand the model. */
+const MAX_RESULT_FILES = 10;
+
+function modelOutputOf(text: string): { modelOutput: string; fileIds: string[] } {
   try {
     const body = JSON.parse(text) as unknown;
     if (body !== null && typeof body === 'object' && typeof (body as { modelOutput?: unknown }).modelOutput === 'string') {
-      return (body as { modelOutput: string }).modelOutput;
+      return { modelOutput: (body as { modelOutput: string }).modelOutput, fileIds: fileIdsOf((body as { fileIds?: unknown }).fileIds) };
     }
   } catch {
     // Plain text: the model reads it as it is.
   }
-  return text;
+  return { modelOutput: text, fileIds: [] };
 }
 
-export function answer(modelOutput: string, isError: boolean): Json {
+/** The file IDs a result names: strings only, the first MAX_RESULT_FILES (an unknown one reaches the model as a note). */
+function fileIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((id): id is string => typeof id === 'string' && id.length <= 64).slice(0, MAX_RESULT_FILES);
+}
+
+export function answer(modelOutput: string, isError: boolean, fileIds: readonly string[] = []): Json {
   const cut = modelOutput.length > MAX_OUTPUT_CHARS ? `${modelOutput.slice(0, MAX_OUTPUT_CHARS)}\n[cut: ${modelOutput.length - MAX_OUTPUT_CHARS} more characters]` : modelOutput;
-  return { modelOutput: cut, isError };
+  return fileIds.length > 0 ? { modelOutput: cut, isError, fileIds: [...fileIds] } : { modelOutput: cut, isError };
 }
 
 /** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
@@ -162,7 +175,8 @@ export function toToolAnswer(saved: Json): ToolAnswer {
       failure !== null && typeof failure === 'object' && !Array.isArray(failure) && typeof failure.category === 'string' && typeof failure.errorId === 'string'
         ? { failure: { category: failure.category, errorId: failure.errorId } }
         : {};
-    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried };
+    const files = fileIdsOf(saved.fileIds);
+    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried, ...(files.length > 0 ? { fileIds: files } : {}) };
   }
   return { modelOutput: JSON.stringify(saved), isError: false };
 }

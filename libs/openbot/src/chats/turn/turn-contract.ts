@@ -1,11 +1,10 @@
-import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@openbot/protocol';
-import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
+import { modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
 import type { VaultReference } from '../../vaults/vault-view';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
-import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
+import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnMessage, type TurnState, type TurnStop, type TurnToolResult } from './turn-state';
 
 /**
  * How a Turn is stored (decision 019): the codecs of its input, state, result, signal and calls.
@@ -13,7 +12,22 @@ import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type T
  * a stored value that no longer fits fails its Turn (CALL-07) instead of being cast.
  */
 
-const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
+const toolResultCodec: Codec<TurnToolResult> = codec.object({
+  callId: codec.string,
+  name: codec.string,
+  modelOutput: codec.string,
+  isError: codec.boolean,
+  fileIds: codec.optional(codec.array(codec.string)),
+});
+
+/** A Turn's message: file IDs only, never file bytes (decision 036). */
+const turnMessageCodec: Codec<TurnMessage> = codec.object({
+  role: codec.oneOf(['system', 'user', 'assistant', 'tool']),
+  content: codec.string,
+  toolCalls: codec.optional(codec.array(toolCallCodec)),
+  toolCallId: codec.optional(codec.string),
+  fileIds: codec.optional(codec.array(codec.string)),
+});
 
 /** `never`, `always` or `{ argument, in }` (decision 025). */
 function approvalPolicyCodec(): Codec<ApprovalPolicy> {
@@ -93,7 +107,7 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   startedAt: codec.nullable(codec.number),
   step: codec.number,
   consumed: codec.string,
-  added: codec.array(chatMessageCodec),
+  added: codec.array(turnMessageCodec),
   pending: codec.array(toolCallCodec),
   results: codec.array(toolResultCodec),
   child: codec.nullable(codec.string),
