@@ -1,6 +1,6 @@
 import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
 import type { CallRequest, Json } from '@openbot/engine';
-import type { BotTool } from '../../bots/bot-view';
+import { isReference, type BotTool } from '../../bots/bot-view';
 import { VaultReferenceRefused, type OpenRequest, type SendActor } from '../../vaults/vault-secrets';
 
 /** What a tool call answers the model with (STC-09). */
@@ -25,6 +25,8 @@ export interface HttpToolClient {
 /** The Vault side of a tool call: open references right before the send, record a refusal (ERR-01). */
 export interface ToolSecrets {
   open(request: OpenRequest): Promise<string[]>;
+  /** A tool's sealed literal header values (its `headerSecrets` record), opened; empty when the record is gone. */
+  literals(recordId: string): Promise<Readonly<Record<string, string>>>;
   /** Saves the refusal as an error record of category `forbidden` and answers its ID. */
   recordRefusal(refusal: VaultReferenceRefused, executionId: string): Promise<string>;
 }
@@ -122,19 +124,34 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
  * The values live in this send's memory only, never in the saved call, an event or a log line.
  */
 async function openHeaders(http: HttpToolClient, tool: BotTool, request: CallRequest, work: ToolWork): Promise<Record<string, string>> {
-  const names = Object.keys(tool.headers ?? {});
-  if (names.length === 0) return {};
+  const entries = Object.entries(tool.headers ?? {});
+  if (entries.length === 0) return {};
   if (http.secrets === undefined || work.actor === undefined) throw new VaultReferenceRefused('this call has no member to check its Vault rights against');
-  const values = await http.secrets.open({
-    organizationId: work.organizationId,
-    actor: work.actor,
-    url: tool.url!,
-    references: names.map((name) => tool.headers![name]!),
-    ...(request.checkIdentity ? { checkIdentity: request.checkIdentity } : {}),
-  });
+  const references = entries.flatMap(([name, value]) => (isReference(value) ? [{ name, reference: value }] : []));
+  const values =
+    references.length === 0
+      ? []
+      : await http.secrets.open({
+          organizationId: work.organizationId,
+          actor: work.actor,
+          url: tool.url!,
+          references: references.map((r) => r.reference),
+          ...(request.checkIdentity ? { checkIdentity: request.checkIdentity } : {}),
+        });
+  const headers: Record<string, string> = Object.fromEntries(references.map((r, index) => [r.name, values[index]!]));
+  // Literal values, sealed with the tool when it was saved (decision 036): opened for this send only.
+  const literalNames = entries.filter(([, value]) => !isReference(value)).map(([name]) => name);
+  if (literalNames.length > 0) {
+    const literals = tool.headerSecrets === undefined ? {} : await http.secrets.literals(tool.headerSecrets);
+    for (const name of literalNames) {
+      const value = literals[name];
+      if (value === undefined) throw new VaultReferenceRefused(`the value of header "${name}" was replaced or removed since this Turn saved its Bot`);
+      headers[name] = value;
+    }
+  }
   // A value that cannot be a header is refused here, before fetch could name it in an error.
-  if (values.some((value) => /[\r\n\0]/.test(value))) throw new VaultReferenceRefused('a referenced value cannot be sent as a header (it has a line break)');
-  return Object.fromEntries(names.map((name, index) => [name, values[index]!]));
+  if (Object.values(headers).some((value) => /[\r\n\0]/.test(value))) throw new VaultReferenceRefused('a referenced value cannot be sent as a header (it has a line break)');
+  return headers;
 }
 
 function retryableStatus(status: number): boolean {

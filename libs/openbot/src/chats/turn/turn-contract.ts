@@ -44,9 +44,12 @@ const declarationCodec: Codec<ToolDeclaration> = {
   decode: (json) => decodeDeclaration(json),
 };
 
-/** A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given (SEC-02). */
-function headersCodec(): Codec<Readonly<Record<string, VaultReference>>> {
-  const reference = codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) });
+/**
+ * A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given
+ * (SEC-02), or null for a literal kept in the tool's sealed `headerSecrets` (decision 036).
+ */
+function headersCodec(): Codec<Readonly<Record<string, VaultReference | null>>> {
+  const reference: Codec<VaultReference | null> = codec.nullable(codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) }));
   return {
     encode: (value) => Object.fromEntries(Object.entries(value).map(([name, ref]) => [name, reference.encode(ref)])),
     decode: (json, path = '') => Object.fromEntries(Object.entries(codec.jsonObject.decode(json, path)).map(([name, ref]) => [name, reference.decode((ref ?? null) as Json, `${path}.${name}`)])),
@@ -61,6 +64,7 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
   headers: codec.optional(headersCodec()),
+  headerSecrets: codec.optional(codec.string),
   botId: codec.optional(codec.string),
   attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),
