@@ -67,6 +67,23 @@ describe('files on messages', () => {
     ]);
   });
 
+  it("[USE-02] a call's reservation counts its files: a 40,000-byte text file adds about 10,000 tokens to the estimate", async () => {
+    const chat = await createChatFixture(t, { baseUrl: openai.baseUrl });
+    const big = await upload(chat.secret, Buffer.from('word '.repeat(8_000)), 'big.txt', 'text/plain');
+    const estimateOf = async (body: Record<string, unknown>): Promise<number> => {
+      openai.enqueue(textReply(['ok']));
+      const res = await post(chat, body).expect(202);
+      await eventsUntilEnd(t, chat.secret, (res.body as Admission).executionId);
+      const [hold] = await t.database.query<{ estimated: number }>('SELECT estimated_input_tokens AS estimated FROM usage_holds WHERE execution_id = $1', [(res.body as Admission).executionId]);
+      return hold!.estimated;
+    };
+    const without = await estimateOf({ content: 'short' });
+    const withFile = await estimateOf({ content: 'short', fileIds: [big] });
+    // The second prompt also carries the first exchange (a few tokens); the file is the rest.
+    expect(withFile - without).toBeGreaterThanOrEqual(10_000);
+    expect(withFile - without).toBeLessThan(10_100);
+  });
+
   it('a PDF reaches an Anthropic model as a document block', async () => {
     const chat = await createChatFixture(t, { baseUrl: anthropic.baseUrl, kind: 'anthropic' });
     const pdf = await upload(chat.secret, PDF, 'report.pdf', 'application/pdf');

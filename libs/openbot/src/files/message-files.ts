@@ -104,6 +104,30 @@ export async function readFileParts(db: Queryable, store: ObjectStore, organizat
   return parts;
 }
 
+/** Tokens an image part is reckoned at (providers scale images to about 1,600 tokens at most). */
+const IMAGE_TOKENS = 1_600;
+
+/**
+ * A pessimistic token estimate of the files as a model receives them, for the call's reservation
+ * (USE-02): text as its characters (about 4 bytes a token), an image at IMAGE_TOKENS, a PDF as
+ * its bytes over 4; a file that is gone costs its short note.
+ */
+export async function estimateFileTokens(db: Queryable, organizationId: string, fileIds: readonly string[]): Promise<number> {
+  if (fileIds.length === 0) return 0;
+  const { rows } = await db.query<{ id: string; content_type: string; bytes: string }>({
+    name: 'files.token_estimate',
+    text: `SELECT id, content_type, bytes::text AS bytes FROM files WHERE organization_id = $1 AND id = ANY($2::uuid[]) AND state = 'ready'`,
+    values: [organizationId, [...new Set(fileIds.filter(isUuid))]],
+  });
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return fileIds.reduce((sum, id) => {
+    const row = byId.get(id);
+    const type = row === undefined ? null : filePartTypeOf(row.content_type);
+    if (row === undefined || type === null) return sum + 16;
+    return sum + (type === 'image' ? IMAGE_TOKENS : Math.ceil(Math.min(Number(row.bytes), MAX_MODEL_FILE_BYTES) / 4));
+  }, 0);
+}
+
 /** The object's bytes, at most MAX_MODEL_FILE_BYTES of them (the row said how many). */
 async function readAll(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];

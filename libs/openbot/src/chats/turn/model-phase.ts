@@ -7,7 +7,7 @@ import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
 import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnMessage, type TurnState } from './turn-state';
-import { withFileParts, type TurnFileDeps } from './turn-files';
+import { fileTokens, withFileParts, type TurnFileDeps } from './turn-files';
 import { toolDefinition } from './tool-definition';
 import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { pastTimeLimit, startCounting } from './turn-clock';
@@ -59,6 +59,7 @@ export function modelPhase(deps: {
       const definitions = bot.tools.map(toolDefinition);
       const prefix: TurnMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
+      const estimatedInputTokens = fitted.estimatedTokens + (await fileTokens(deps.files, state.organizationId, fitted.messages));
       let result;
       try {
         result = await deps.models.call(context, {
@@ -68,7 +69,7 @@ export function modelPhase(deps: {
           // The files' bytes are read for each attempt and never saved with the Turn or the call (decision 036).
           prepareMessages: () => withFileParts(deps.files, state.organizationId, fitted.messages),
           tools: definitions,
-          estimatedInputTokens: fitted.estimatedTokens,
+          estimatedInputTokens,
           remainingOutputTokens: bot.limits.maxOutputTokens - state.outputTokens,
           maxCostMicros: bot.limits.maxCostMicros ?? null,
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '@openbot/core';
 import type { Pool } from 'pg';
-import { readFileParts } from '../../files/message-files';
+import { estimateFileTokens, readFileParts } from '../../files/message-files';
 import type { ObjectStore } from '../../object-store/object-store';
 import type { TurnMessage } from './turn-state';
 
@@ -28,4 +28,11 @@ export async function withFileParts(deps: TurnFileDeps | undefined, organization
     out.push({ ...message, files });
   }
   return out;
+}
+
+/** The files' share of a prompt's token estimate (the reservation counts them, USE-02); 0 without files. */
+export async function fileTokens(deps: TurnFileDeps | undefined, organizationId: string, messages: readonly TurnMessage[]): Promise<number> {
+  const fileIds = messages.flatMap((message) => message.fileIds ?? []);
+  if (deps === undefined || fileIds.length === 0) return 0;
+  return estimateFileTokens(deps.pool, organizationId, fileIds);
 }
