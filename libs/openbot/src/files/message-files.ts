@@ -1,9 +1,10 @@
-import { ANTHROPIC_FILE_PARTS, OPENAI_FILE_PARTS, type FilePart, type FilePartType } from '@openbot/core';
+import type { FilePart, FilePartType } from '@openbot/core';
 import { InvalidInput, isUuid, type InputIssue } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
 import type { Readable } from 'node:stream';
 import { parseModelReference } from '../bots/bot-view';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
+import { filePartsOf } from '../models/model-calls';
 import { ObjectNotFound, type ObjectStore } from '../object-store/object-store';
 import { essenceOf, IMAGE_CONTENT_TYPES, TEXT_CONTENT_TYPES } from './file-content';
 
@@ -23,11 +24,6 @@ export function filePartTypeOf(contentType: string): FilePartType | null {
   if (essence === 'application/pdf') return 'document';
   if (TEXT_CONTENT_TYPES.includes(essence) || essence.startsWith('text/')) return 'text';
   return null;
-}
-
-/** The file parts a provider's adapter sends natively (libs/core's `*_FILE_PARTS`). */
-export function filePartsOf(kind: ModelProviderKind): readonly FilePartType[] {
-  return kind === 'anthropic' ? ANTHROPIC_FILE_PARTS : OPENAI_FILE_PARTS;
 }
 
 /**

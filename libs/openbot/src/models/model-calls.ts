@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
+import { ANTHROPIC_FILE_PARTS, OPENAI_FILE_PARTS, runModelStep, type ChatMessage, type FilePartType, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
 import { rateBuckets } from '../billing/rate-buckets';
@@ -10,6 +10,12 @@ import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry } from './model-registry';
+import type { ModelProviderKind } from '../model-providers/model-provider-view';
+
+/** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
+export function filePartsOf(kind: ModelProviderKind): readonly FilePartType[] {
+  return kind === 'anthropic' ? ANTHROPIC_FILE_PARTS : OPENAI_FILE_PARTS;
+}
 
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
