@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
+import { createChatFixture } from '../support/chat-fixture';
 import { runCli, type CliRun } from '../support/cli-runner';
 
 /** The compiled CLI's file commands against a listening server: upload, get (metadata and bytes), list, delete. */
@@ -64,5 +66,25 @@ describe('openbot CLI: files upload|get|list|delete', () => {
     const gone = await cli(['files', 'get', uploaded.id]);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain('FileNotFound');
+  });
+
+  it('chat --file sends uploaded files with the message: the model gets them as parts, the message may be empty', async () => {
+    const model = await FakeOpenAiServer.start();
+    try {
+      const chat = await createChatFixture(t, { baseUrl: model.baseUrl });
+      const own = { ...env, OPENBOT_API_KEY: chat.secret };
+      const source = join(dir, 'agenda.md');
+      await writeFile(source, '# Agenda\n- budget');
+      const upload = await runCli(['files', 'upload', source, '--type', 'text/markdown', '--json'], own);
+      expect(upload.code).toBe(0);
+      const file = JSON.parse(upload.stdout) as { id: string };
+      model.enqueue(textReply(['Two items.']));
+      const run = await runCli(['chat', chat.chatId, '', '--file', file.id], own);
+      expect({ code: run.code, out: run.stdout }).toEqual({ code: 0, out: expect.stringContaining('Two items.') });
+      const body = model.requests.at(-1)!.body as { messages: Array<{ role: string; content: unknown }> };
+      expect(body.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'File "agenda.md":\n# Agenda\n- budget' }] });
+    } finally {
+      await model.close();
+    }
   });
 });

@@ -159,7 +159,8 @@ describe('Vault references in HTTP tool headers', () => {
     expect(issuePaths(outside)).toEqual(['tools.0.headers.X-Api-Key']);
     const badField = await t.http().post('/v1/bots').set('authorization', auth(member.secret)).send({ name: 'Mine', model: 'fake/gpt-test', tools: [httpTool(tools.url(), { 'X-Api-Key': { vaultItemId: itemId, field: 'nope' } })] });
     expect(issuePaths(badField)).toEqual(['tools.0.headers.X-Api-Key.field']);
-    const literal = await t.http().post('/v1/bots').set('authorization', auth(member.secret)).send({ name: 'Mine', model: 'fake/gpt-test', tools: [httpTool(tools.url(), { 'X-Api-Key': secret })] });
+    // A literal is the member's own value (stored sealed); one that cannot be a header is refused.
+    const literal = await t.http().post('/v1/bots').set('authorization', auth(member.secret)).send({ name: 'Mine', model: 'fake/gpt-test', tools: [httpTool(tools.url(), { 'X-Api-Key': `${secret}\r\nX-Injected: 1` })] });
     expect(issuePaths(literal)).toEqual(['tools.0.headers.X-Api-Key']);
 
     // Saved while allowed, to the allowed host; then pointed at the member's own server: refused.

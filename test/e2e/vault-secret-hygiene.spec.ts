@@ -154,6 +154,68 @@ describe('Vault secrets in a full Turn', () => {
     expect(await t.app.get(SealedRecords).get(record!.id as SealedRecordId)).toEqual({ purpose: 'vault-item.fields', value: { providerKey: PROVIDER_KEY, toolToken: TOOL_TOKEN } });
   });
 
+  it('[SEC-02] a literal HTTP tool header is stored sealed and answered as null: sent at the call only, in no table, event, log line or answer but its sealed record; null keeps it, a new value replaces it', async () => {
+    const LITERAL = 'lit-SEALED-tool-header-c0ffee';
+    const REPLACED = 'lit-REPLACED-tool-header-beef01';
+    const literalAnswers: string[] = [];
+    const keep = async (request: Promise<Response>): Promise<Response> => {
+      const res = await request;
+      literalAnswers.push(`${JSON.stringify(res.headers)}\n${res.text}`);
+      return res;
+    };
+    await t.http().post('/v1/model-providers').set('authorization', as()).send({ name: 'plain', kind: 'openai-compatible', baseUrl: model.baseUrl }).expect(201);
+    const weather = (headers: Record<string, unknown>) => ({ name: 'weather', description: 'Weather', parameters: { type: 'object' }, kind: 'http', url: tools.url(), headers });
+    const created = await keep(t.http().post('/v1/bots').set('authorization', as()).send({ name: 'Literal', model: 'plain/gpt-test', tools: [weather({ 'X-Api-Key': LITERAL, 'X-Team': 'research' })] }).expect(201));
+    const botId = (created.body as { id: string }).id;
+    expect((created.body as { tools: Array<{ headers: unknown }> }).tools[0]!.headers).toEqual({ 'X-Api-Key': null, 'X-Team': null });
+    const [stored] = await t.database.query<{ record: string }>(`SELECT tools->0->>'headerSecrets' AS record FROM bots WHERE id = $1`, [botId]);
+    expect(await t.app.get(SealedRecords).get(stored!.record as SealedRecordId)).toEqual({ purpose: 'bot-tool.headers', value: { 'X-Api-Key': LITERAL, 'X-Team': 'research' } });
+
+    const chat = await keep(t.http().post('/v1/chats').set('authorization', as()).send({ botId }).expect(201));
+    const chatId = (chat.body as { id: string }).id;
+    const turn = async (): Promise<string> => {
+      model.enqueue(toolCallReply('c-lit', 'weather', ['{"city":"Oslo"}'], [3, 2]), textReply(['Fine.'], [4, 3]));
+      const admission = await keep(t.http().post(`/v1/chats/${chatId}/messages`).set('authorization', as()).send({ content: 'weather?' }).expect(202));
+      const executionId = (admission.body as { executionId: string }).executionId;
+      const events = await eventsUntilEnd(t, org.secret, executionId);
+      literalAnswers.push(JSON.stringify(events));
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+      return executionId;
+    };
+    const first = await turn();
+    expect(tools.requests.at(-1)!.headers['x-api-key']).toBe(LITERAL);
+    expect(tools.requests.at(-1)!.headers['x-team']).toBe('research');
+    for (const path of [`/v1/bots/${botId}`, '/v1/bots', `/v1/chats/${chatId}/messages`, `/v1/executions/${first}`, `/v1/executions/${first}/events`]) {
+      await keep(t.http().get(path).set('authorization', as()).expect(200));
+    }
+    expect(await tablesHolding(LITERAL)).toEqual([]);
+    expect(t.logs.filter((line) => line.includes(LITERAL))).toEqual([]);
+    expect(literalAnswers.filter((answer) => answer.includes(LITERAL))).toEqual([]);
+
+    // The answer given back (null) keeps the value: the record stays the same.
+    await keep(t.http().patch(`/v1/bots/${botId}`).set('authorization', as()).send({ tools: [weather({ 'X-Api-Key': null, 'X-Team': null })] }).expect(200));
+    const [kept1] = await t.database.query<{ record: string }>(`SELECT tools->0->>'headerSecrets' AS record FROM bots WHERE id = $1`, [botId]);
+    expect(kept1!.record).toBe(stored!.record);
+    // A null with nothing saved to keep is refused on its header.
+    const nothing = await t.http().patch(`/v1/bots/${botId}`).set('authorization', as()).send({ tools: [weather({ 'X-Api-Key': null, 'X-Other': null })] });
+    expect(issuePaths(nothing)).toEqual(['tools.0.headers.X-Other']);
+    // A new value replaces it: a new record, the old one deleted, and the next call sends the new value.
+    await keep(t.http().patch(`/v1/bots/${botId}`).set('authorization', as()).send({ tools: [weather({ 'X-Api-Key': REPLACED, 'X-Team': null })] }).expect(200));
+    const [replaced] = await t.database.query<{ record: string }>(`SELECT tools->0->>'headerSecrets' AS record FROM bots WHERE id = $1`, [botId]);
+    expect(replaced!.record).not.toBe(stored!.record);
+    expect(await t.app.get(SealedRecords).get(stored!.record as SealedRecordId)).toBeNull();
+    await turn();
+    expect(tools.requests.at(-1)!.headers['x-api-key']).toBe(REPLACED);
+    expect(tools.requests.at(-1)!.headers['x-team']).toBe('research');
+    expect(await tablesHolding(REPLACED)).toEqual([]);
+    expect(literalAnswers.filter((answer) => answer.includes(REPLACED))).toEqual([]);
+    // A deleted Bot takes its sealed header values with it.
+    const spare = await t.http().post('/v1/bots').set('authorization', as()).send({ name: 'Spare', model: 'plain/gpt-test', tools: [weather({ 'X-Api-Key': LITERAL })] }).expect(201);
+    const [spareRecord] = await t.database.query<{ record: string }>(`SELECT tools->0->>'headerSecrets' AS record FROM bots WHERE id = $1`, [(spare.body as { id: string }).id]);
+    await t.http().delete(`/v1/bots/${(spare.body as { id: string }).id}`).set('authorization', as()).expect(200);
+    expect(await t.app.get(SealedRecords).get(spareRecord!.record as SealedRecordId)).toBeNull();
+  });
+
   it('[SEC-02] a model provider whose key item was deleted fails the Turn with category forbidden, and the model server gets no request', async () => {
     const vault = await t.http().post('/v1/vaults').set('authorization', as()).send({ name: 'gone' }).expect(201);
     const vaultId = (vault.body as { id: string }).id;

@@ -67,14 +67,14 @@ export async function sendMessage(
   client: OpenbotClient,
   chatId: string,
   content: string,
-  options: { readonly idempotencyKey?: string; readonly signal?: AbortSignal } = {},
+  options: { readonly idempotencyKey?: string; readonly signal?: AbortSignal; readonly fileIds?: readonly string[] } = {},
 ): Promise<MessageAdmission> {
   const header: paths['/v1/chats/{id}/messages']['post']['parameters']['header'] =
     options.idempotencyKey !== undefined ? { 'Idempotency-Key': options.idempotencyKey } : {};
   return unwrap(
     client.POST('/v1/chats/{id}/messages', {
       params: { path: { id: chatId }, header },
-      body: { content },
+      body: { content, ...(options.fileIds !== undefined && options.fileIds.length > 0 ? { fileIds: [...options.fileIds] } : {}) },
       ...(options.signal ? { signal: options.signal } : {}),
     }),
   );

@@ -1455,7 +1455,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
         };
         ApiKeyPage: {
             data: components["schemas"]["ApiKeyBody"][];
@@ -1635,9 +1635,9 @@ export interface components {
              * @enum {string}
              */
             retry?: "safe" | "unsafe";
-            /** @description `http` and `background` tools, when given: the header references as they were saved (never a value) */
+            /** @description `http` and `background` tools, when given: the header references as they were saved, and `null` for a literal value (stored sealed, never answered) */
             headers?: {
-                [key: string]: components["schemas"]["VaultReferenceBody"];
+                [key: string]: components["schemas"]["VaultReferenceBody"] | null;
             };
             /**
              * Format: uuid
@@ -1707,17 +1707,18 @@ export interface components {
              */
             retry?: "safe" | "unsafe";
             /**
-             * @description `http` and `background` tools only: headers sent with every call, each a Vault reference `{ vaultItemId, field, prefix? }`. Saving one needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. Literal values are not accepted yet.
+             * @description `http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; `null` given back keeps the value saved for that header of the tool of the same name.
              * @example {
              *       "authorization": {
              *         "vaultItemId": "0190c3f0-1234-7abc-8def-0123456789ab",
              *         "field": "token",
              *         "prefix": "Bearer "
-             *       }
+             *       },
+             *       "x-team": "research"
              *     }
              */
             headers?: {
-                [key: string]: components["schemas"]["VaultReferenceBody"];
+                [key: string]: (components["schemas"]["VaultReferenceBody"] | string) | null;
             };
             /**
              * @description Whether a call waits for a person's decision before it runs: `never` (default), `always`, or `{ argument, in }`, which requires approval when the argument at that dotted path is one of the values (JSON comparison; an absent path does not match; arguments that are not a JSON object always require approval)
@@ -1929,7 +1930,7 @@ export interface components {
              */
             expiresAt?: string;
             /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
-            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
+            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
         };
         CreateBotRequest: {
             /** @example Support */
@@ -2075,7 +2076,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
@@ -2304,7 +2305,7 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
             /** @description What this request may do: the role's permissions narrowed by the API key's scopes */
-            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
+            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
         };
         MeOrganization: {
             /** Format: uuid */
@@ -2415,6 +2416,8 @@ export interface components {
             /** @enum {string} */
             role: "user" | "assistant" | "tool";
             content: string;
+            /** @description The files the message carries to the model: a user message's `fileIds`, or the files a tool result handed the model. A file deleted since stays listed. */
+            fileIds: string[];
             /** Format: uuid */
             turnId: string;
             /**
@@ -2489,8 +2492,13 @@ export interface components {
             status: "pending" | "in_progress" | "done" | "skipped";
         };
         PostMessageRequest: {
-            /** @example What is the weather in Paris? */
+            /**
+             * @description The message; may be empty when `fileIds` is not
+             * @example What is the weather in Paris?
+             */
             content: string;
+            /** @description Files (`POST /v1/files`) the model receives with the message, as its provider supports them: text, image or PDF parts. A file of another organization, an unknown one, or one the Bot's provider cannot take is 400 InvalidInput on `fileIds.N`. A file deleted later reaches later Turns as a short text that says so. */
+            fileIds?: string[];
         };
         PostToolOutputRequest: {
             /** @description The `callId` of the `tool.called` event */
@@ -2499,6 +2507,8 @@ export interface components {
             output: string;
             /** @description The tool failed; the model is told so */
             isError?: boolean;
+            /** @description Files the output hands the model beside its text (STC-09), as the Bot's provider supports them; 400 InvalidInput on `fileIds.N` for an unknown file */
+            fileIds?: string[];
         };
         PriceBody: {
             /** Format: uuid */

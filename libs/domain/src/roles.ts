@@ -16,6 +16,8 @@ export const PERMISSIONS = [
   'bots.write',
   'chats.read',
   'chats.write',
+  'files.read',
+  'files.write',
   'executions.read',
   'executions.write',
   'approvals.decide',
@@ -32,12 +34,12 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'executions.read', 'usage.read', 'vaults.read', 'apps.read'];
+const READ: readonly Permission[] = ['organization.read', 'members.read', 'models.read', 'bots.read', 'chats.read', 'files.read', 'executions.read', 'usage.read', 'vaults.read', 'apps.read'];
 /**
  * `vaults.use` lets a member name references to the Vaults that grant it to them (owners and
  * admins: every Vault of the organization); the permission alone opens no Vault (decision 029).
  */
-const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'executions.write', 'approvals.decide', 'vaults.write', 'vaults.use', 'apps.write'];
+const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', 'chats.write', 'files.write', 'executions.write', 'approvals.decide', 'vaults.write', 'vaults.use', 'apps.write'];
 
 /** What each role may do; `viewer` is read-only (its own API keys included: it may create none). */
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {

@@ -143,3 +143,4 @@ export * from './files/commands/delete-file.command';
 export * from './files/queries/get-file.query';
 export * from './files/queries/list-files.query';
 export * from './files/queries/open-file-content.query';
+export * from './files/organization-files';

@@ -75,6 +75,30 @@ describe('memory rules', () => {
     await t.database.query('DELETE FROM memory_items WHERE bot_id = $1', [botId]);
   });
 
+  it('[MEM-01] an item whose file source the reader can still see is selected; once the file is deleted (or another organization\'s) it is not, and is never opened', async () => {
+    const fileId = newId();
+    const foreignOrg = await t.createOrganization('Memory file stranger');
+    const foreignFile = newId();
+    const insertFile = (id: string, organizationId: string) =>
+      t.database.query(
+        `INSERT INTO files (id, organization_id, created_by, name, content_type, bytes, sha256, object_key, state, upload_deadline, guard_execution_id)
+         VALUES ($1, $2, $3, 'atlas.txt', 'text/plain', 5, 'x', $4, 'ready', now(), $5)`,
+        [id, organizationId, organizationId === caller.organizationId ? caller.memberId : foreignOrg.memberId, `files/${organizationId}/${id}`, newId()],
+      );
+    await insertFile(fileId, caller.organizationId);
+    await insertFile(foreignFile, foreignOrg.organizationId);
+    const fromFile = await add('Atlas pages list every lighthouse', { tags: ['atlas'], sources: [{ type: 'file', id: fileId }] });
+    const fromForeign = await add('Atlas of a stranger', { tags: ['atlas'], sources: [{ type: 'file', id: foreignFile }] });
+    const fromNowhere = await add('Atlas of a file that never was', { tags: ['atlas'], sources: [{ type: 'file', id: newId() }] });
+    await t.database.query(`UPDATE memory_items SET content = '\\x00'::bytea WHERE id = ANY($1::uuid[])`, [[fromForeign.id, fromNowhere.id]]);
+    expect((await select('atlas')).ids).toEqual([fromFile.id]);
+    // The file deleted: its metadata goes at once, and with it the item's visibility.
+    await t.database.query('DELETE FROM files WHERE id = $1', [fileId]);
+    await t.database.query(`UPDATE memory_items SET content = '\\x00'::bytea WHERE id = $1`, [fromFile.id]);
+    expect((await select('atlas')).ids).toEqual([]);
+    await t.database.query('DELETE FROM memory_items WHERE bot_id = $1', [botId]);
+  });
+
   it('[MEM-02] reads share the Bot lock; a change waits for a read in progress and a read waits for a change', async () => {
     await add('Harbour tides are charted daily', { tags: ['harbour'] });
     const other = await client();

@@ -117,6 +117,18 @@ export function objectStoreContract(name: string, open: () => Promise<{ store: O
       expect(await store.head(k)).toBeNull();
     });
 
+    it('[ARCH-04] lists the keys under a prefix in key order, a page at a time, and nothing under an empty one', async () => {
+      const prefix = `${key()}/`;
+      const keys = [`${prefix}a`, `${prefix}b/1`, `${prefix}b/2`, `${prefix}c`];
+      for (const k of keys) await store.put(k, Readable.from([Buffer.from(k)]));
+      await store.put(`${prefix.slice(0, -1)}-sibling`, Readable.from([Buffer.from('x')]));
+      expect(await store.list(prefix, 100)).toEqual(keys);
+      expect(await store.list(prefix, 2)).toEqual(keys.slice(0, 2));
+      for (const k of keys) await store.delete(k);
+      expect(await store.list(prefix, 100)).toEqual([]);
+      expect(await store.list(`${key()}/`, 100)).toEqual([]);
+    });
+
     it('refuses keys outside the platform shape (no traversal)', async () => {
       for (const bad of ['../etc/passwd', 'a/../b', '.hidden', 'a//b', '/abs', 'a b']) {
         await expect(store.put(bad, Readable.from([Buffer.from('x')]))).rejects.toThrow('invalid object key');

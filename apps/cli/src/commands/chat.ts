@@ -8,15 +8,18 @@ import { followExecution } from './follow';
 
 const SEND_ATTEMPTS = 3;
 
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 export function chatCommand(program: Command, context: Context): void {
   program
     .command('chat <chatId> <message>')
     .description('send a message and print the reply as it streams (exit 4 when the Turn does not complete)')
     .option('--idempotency-key <key>', 'the command key (default: a new one); the same key and message never send twice')
+    .option('--file <fileId>', 'a file (from `openbot files upload`) the model gets with the message (repeat for several; the message may then be "")', collect)
     .option('--json', 'print the admission, then every event, as JSON lines')
-    .action(async (chatId: string, message: string, options: { idempotencyKey?: string; json?: boolean }) => {
+    .action(async (chatId: string, message: string, options: { idempotencyKey?: string; json?: boolean; file?: string[] }) => {
       const client = await connect(context);
-      const admission = await send(client, chatId, message, options.idempotencyKey ?? randomUUID());
+      const admission = await send(client, chatId, message, options.idempotencyKey ?? randomUUID(), options.file ?? []);
       if (options.json) {
         context.io.out(`${JSON.stringify(admission)}\n`);
         await followExecution(client, admission.executionId, (item) => context.io.out(`${JSON.stringify(item)}\n`));
@@ -37,10 +40,10 @@ export function chatCommand(program: Command, context: Context): void {
  * Sends once, retrying a lost answer or a server fault with the same Idempotency-Key: the server
  * answers the same ids, so a retry never starts a second Turn (docs/http-api.md "Idempotency").
  */
-async function send(client: OpenbotClient, chatId: string, content: string, idempotencyKey: string): Promise<MessageAdmission> {
+async function send(client: OpenbotClient, chatId: string, content: string, idempotencyKey: string, fileIds: readonly string[]): Promise<MessageAdmission> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await sendMessage(client, chatId, content, { idempotencyKey });
+      return await sendMessage(client, chatId, content, { idempotencyKey, fileIds });
     } catch (error) {
       const retryable = error instanceof OpenbotConnectionError || (error instanceof OpenbotApiError && error.isServerFault);
       if (!retryable || attempt >= SEND_ATTEMPTS) throw error;

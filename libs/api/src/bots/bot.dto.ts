@@ -15,6 +15,7 @@ import {
   type BotToolKind,
   type BotToolRetry,
   type BotView,
+  type ToolHeaderValue,
   type VaultReference,
 } from '@openbot/openbot';
 import { toVaultReferenceBody } from '../vaults/vault.dto';
@@ -128,16 +129,17 @@ export class BotToolInput {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/VaultReferenceBody' },
-    example: { authorization: { vaultItemId: '0190c3f0-1234-7abc-8def-0123456789ab', field: 'token', prefix: 'Bearer ' } },
+    additionalProperties: { oneOf: [{ $ref: '#/components/schemas/VaultReferenceBody' }, { type: 'string' }], nullable: true },
+    example: { authorization: { vaultItemId: '0190c3f0-1234-7abc-8def-0123456789ab', field: 'token', prefix: 'Bearer ' }, 'x-team': 'research' },
     description:
-      '`http` and `background` tools only: headers sent with every call, each a Vault reference `{ vaultItemId, field, prefix? }`. ' +
-      'Saving one needs `vaults.use` on its Vault and the tool\'s host in the item\'s `allowedHosts` (400 on `tools.<n>.headers.<name>` otherwise); ' +
-      'both are checked again before every send, and the value is opened only then. Literal values are not accepted yet.',
+      '`http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` ' +
+      'needs `vaults.use` on its Vault and the tool\'s host in the item\'s `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); ' +
+      'both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; ' +
+      '`null` given back keeps the value saved for that header of the tool of the same name.',
   })
   @ValidateIf(isSent)
   @IsObject()
-  headers?: Record<string, VaultReference>;
+  headers?: Record<string, VaultReference | string | null>;
 
   @ApiPropertyOptional({
     oneOf: [
@@ -344,10 +346,10 @@ export class BotToolBody {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/VaultReferenceBody' },
-    description: '`http` and `background` tools, when given: the header references as they were saved (never a value)',
+    additionalProperties: { allOf: [{ $ref: '#/components/schemas/VaultReferenceBody' }], nullable: true },
+    description: '`http` and `background` tools, when given: the header references as they were saved, and `null` for a literal value (stored sealed, never answered)',
   })
-  headers?: Record<string, VaultReference>;
+  headers?: Record<string, VaultReference | null>;
 
   @ApiPropertyOptional({ format: 'uuid', description: '`delegate` tools: the Bot a call starts a task of' })
   botId?: string;
@@ -504,6 +506,7 @@ export function toBotBody(bot: BotView): BotBody {
 }
 
 /** References answered as they were given: their three fields, nothing else. */
-function toReferenceBodies(headers: Readonly<Record<string, VaultReference>>): Record<string, VaultReference> {
-  return Object.fromEntries(Object.entries(headers).map(([name, ref]) => [name, toVaultReferenceBody(ref)]));
+function toReferenceBodies(headers: Readonly<Record<string, ToolHeaderValue>>): Record<string, VaultReference | null> {
+  // A literal is never answered: stored as null, and a string here would be one not yet sealed.
+  return Object.fromEntries(Object.entries(headers).map(([name, ref]) => [name, ref !== null && typeof ref === 'object' ? toVaultReferenceBody(ref) : null]));
 }

@@ -48,7 +48,7 @@ export class ChatMessagesController {
     // The whole header map: a named @Headers() would add a second, required header to the document.
     @Headers() headers: Record<string, string | undefined>,
   ): Promise<MessageAdmissionBody> {
-    return this.commands.execute(new PostMessage(caller, id, body.content, commandKeyOf(headers)));
+    return this.commands.execute(new PostMessage(caller, id, body.content, commandKeyOf(headers), body.fileIds ?? []));
   }
 
   @Get('messages')
@@ -77,7 +77,7 @@ export class ChatMessagesController {
   @ApiAcceptedResponse({ type: ToolOutputAcceptedBody })
   @ApiErrors(400, 401, 403, 404, 409)
   async toolOutput(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: PostToolOutputRequest): Promise<ToolOutputAcceptedBody> {
-    return this.commands.execute(new PostToolOutput(caller, id, body.callId, body.output, body.isError ?? false));
+    return this.commands.execute(new PostToolOutput(caller, id, body.callId, body.output, body.isError ?? false, body.fileIds ?? []));
   }
 
   @Post('stop')

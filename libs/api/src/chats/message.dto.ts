@@ -1,16 +1,45 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { MessageAdmission, MessageView } from '@openbot/openbot';
-import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength, MinLength, ValidateBy } from 'class-validator';
 
 export const MAX_MESSAGE_CHARS = 200_000;
+const MAX_MESSAGE_FILES = 10;
+
+const hasFiles = (object: object): boolean => {
+  const fileIds = (object as { fileIds?: unknown }).fileIds;
+  return Array.isArray(fileIds) && fileIds.length > 0;
+};
+
+/** `content` must have a visible character, unless the message carries files. */
+const NotBlankWithoutFiles = () =>
+  ValidateBy({
+    name: 'notBlankWithoutFiles',
+    validator: {
+      validate: (value: unknown, args) => typeof value === 'string' && (/\S/.test(value) || hasFiles(args?.object ?? {})),
+      defaultMessage: () => 'content must not be blank (it may be empty when fileIds is not)',
+    },
+  });
 
 export class PostMessageRequest {
-  @ApiProperty({ minLength: 1, maxLength: MAX_MESSAGE_CHARS, example: 'What is the weather in Paris?' })
+  @ApiProperty({ maxLength: MAX_MESSAGE_CHARS, example: 'What is the weather in Paris?', description: 'The message; may be empty when `fileIds` is not' })
   @IsString()
-  @MinLength(1)
   @MaxLength(MAX_MESSAGE_CHARS)
-  @Matches(/\S/, { message: 'content must not be blank' })
+  @NotBlankWithoutFiles()
   content!: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_MESSAGE_FILES,
+    description:
+      'Files (`POST /v1/files`) the model receives with the message, as its provider supports them: text, image or PDF parts. ' +
+      "A file of another organization, an unknown one, or one the Bot's provider cannot take is 400 InvalidInput on `fileIds.N`. " +
+      'A file deleted later reaches later Turns as a short text that says so.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_MESSAGE_FILES)
+  @IsString({ each: true })
+  fileIds?: string[];
 }
 
 export class MessageAdmissionBody {
@@ -42,6 +71,12 @@ export class MessageBody {
   @ApiProperty()
   content!: string;
 
+  @ApiProperty({
+    type: [String],
+    description: "The files the message carries to the model: a user message's `fileIds`, or the files a tool result handed the model. A file deleted since stays listed.",
+  })
+  fileIds!: string[];
+
   @ApiProperty({ format: 'uuid' })
   turnId!: string;
 
@@ -70,6 +105,7 @@ export function toMessageBody(message: MessageView): MessageBody {
     id: message.id,
     role: message.role,
     content: message.content,
+    fileIds: [...message.fileIds],
     turnId: message.turnId,
     author: message.author,
     createdAt: new Date(message.createdAt).toISOString(),
@@ -92,6 +128,17 @@ export class PostToolOutputRequest {
   @IsOptional()
   @IsBoolean()
   isError?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_MESSAGE_FILES,
+    description: "Files the output hands the model beside its text (STC-09), as the Bot's provider supports them; 400 InvalidInput on `fileIds.N` for an unknown file",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_MESSAGE_FILES)
+  @IsString({ each: true })
+  fileIds?: string[];
 }
 
 export class ToolOutputAcceptedBody {

@@ -57,7 +57,7 @@ export class FilesController {
   ) {}
 
   @Post()
-  @Requires('chats.write')
+  @Requires('files.write')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Upload a file',
@@ -118,7 +118,7 @@ export class FilesController {
   }
 
   @Get()
-  @Requires('chats.read')
+  @Requires('files.read')
   @ApiOperation({ summary: "The organization's files, newest first", description: 'Newest first (descending `id`); `next` continues with older ones.' })
   @ApiPageQuery()
   @ApiOkResponse({ type: FilePage })
@@ -129,7 +129,7 @@ export class FilesController {
   }
 
   @Get(':id')
-  @Requires('chats.read')
+  @Requires('files.read')
   @ApiOperation({ summary: "One file's metadata" })
   @ApiOkResponse({ type: FileBody })
   @ApiErrors(401, 403, 404)
@@ -138,7 +138,7 @@ export class FilesController {
   }
 
   @Get(':id/content')
-  @Requires('chats.read')
+  @Requires('files.read')
   @ApiOperation({
     summary: "A file's bytes",
     description:
@@ -171,7 +171,7 @@ export class FilesController {
   }
 
   @Delete(':id')
-  @Requires('chats.write')
+  @Requires('files.write')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Delete a file',

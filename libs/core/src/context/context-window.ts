@@ -49,8 +49,8 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools: re
   return messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0) + estimateToolTokens(tools);
 }
 
-export interface FitResult {
-  readonly messages: readonly ChatMessage[];
+export interface FitResult<M extends ChatMessage = ChatMessage> {
+  readonly messages: readonly M[];
   /** How many messages were left out. */
   readonly dropped: number;
   readonly estimatedTokens: number;
@@ -63,11 +63,11 @@ export interface FitResult {
  * The last unit (the newest input) is never dropped; if even that does not fit, the request could
  * never succeed, so this fails with `context-too-long` instead of calling the model.
  */
-export function fitToContext(messages: readonly ChatMessage[], limits: ModelLimits, tools: readonly ToolDefinition[] = []): FitResult {
+export function fitToContext<M extends ChatMessage>(messages: readonly M[], limits: ModelLimits, tools: readonly ToolDefinition[] = []): FitResult<M> {
   const budget = limits.contextTokens - limits.maxOutputTokens;
   const units = groupUnits(messages);
   let total = estimatePromptTokens(messages, tools);
-  const dropped = new Set<Unit>();
+  const dropped = new Set<Unit<M>>();
   const droppable = units.filter((unit) => !unit.pinned).slice(0, -1);
   for (const unit of droppable) {
     if (total <= budget) break;
@@ -81,16 +81,16 @@ export function fitToContext(messages: readonly ChatMessage[], limits: ModelLimi
   return { messages: kept, dropped: messages.length - kept.length, estimatedTokens: total };
 }
 
-interface Unit {
-  readonly messages: ChatMessage[];
+interface Unit<M extends ChatMessage> {
+  readonly messages: M[];
   readonly pinned: boolean;
   tokens: number;
 }
 
 /** Splits a conversation into units that are kept or dropped as a whole. */
-function groupUnits(messages: readonly ChatMessage[]): Unit[] {
-  const units: Unit[] = [];
-  let open: { unit: Unit; pending: Set<string> } | undefined;
+function groupUnits<M extends ChatMessage>(messages: readonly M[]): Unit<M>[] {
+  const units: Unit<M>[] = [];
+  let open: { unit: Unit<M>; pending: Set<string> } | undefined;
   for (const message of messages) {
     const tokens = estimateMessageTokens(message);
     if (message.role === 'tool' && open && message.toolCallId !== undefined && open.pending.has(message.toolCallId)) {
@@ -99,7 +99,7 @@ function groupUnits(messages: readonly ChatMessage[]): Unit[] {
       open.pending.delete(message.toolCallId);
       continue;
     }
-    const unit: Unit = { messages: [message], pinned: message.role === 'system', tokens };
+    const unit: Unit<M> = { messages: [message], pinned: message.role === 'system', tokens };
     units.push(unit);
     const calls = message.role === 'assistant' ? (message.toolCalls ?? []) : [];
     open = calls.length > 0 ? { unit, pending: new Set(calls.map((call) => call.callId)) } : undefined;

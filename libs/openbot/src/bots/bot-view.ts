@@ -36,10 +36,14 @@ export interface BotTool {
    */
   readonly retry?: BotToolRetry;
   /**
-   * http and background tools: headers sent with every call, each a Vault reference opened only
-   * at the send, right after its rights, field and `allowedHosts` are checked again (SEC-02).
+   * http and background tools: headers sent with every call. A Vault reference is opened only at
+   * the send, right after its rights, field and `allowedHosts` are checked again (SEC-02). A
+   * literal value is given as a string and stored sealed (`headerSecrets`): stored and answered
+   * as `null`; a `null` given back keeps the value saved for that header of that tool.
    */
-  readonly headers?: Readonly<Record<string, VaultReference>>;
+  readonly headers?: Readonly<Record<string, ToolHeaderValue>>;
+  /** The sealed record of the tool's literal header values (decision 036); never answered. */
+  readonly headerSecrets?: string;
   /** delegate tools: the Bot a call starts a task of. */
   readonly botId?: string;
   /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
@@ -179,6 +183,12 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
   if (issues.length > 0) throw new InvalidInput(issues);
 }
 
+/** A tool header's value: a Vault reference, a literal (as given; sealed when saved), or null (a sealed literal). */
+export type ToolHeaderValue = VaultReference | string | null;
+
+/** The longest literal header value. */
+const MAX_HEADER_VALUE_CHARS = 8192;
+
 /** Most headers one tool may send. */
 export const MAX_TOOL_HEADERS = 20;
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
@@ -203,8 +213,12 @@ function headerIssues(tool: BotTool, index: number): InputIssue[] {
     if (seen.has(lower)) return [{ path: at, message: 'a header is named twice (names are case-insensitive)' }];
     seen.add(lower);
     const value: unknown = tool.headers![name];
-    // A literal value would have to be stored sealed; until then it belongs in a Vault item.
-    if (typeof value === 'string') return [{ path: at, message: 'a header value must be a Vault reference { vaultItemId, field, prefix? }: put the value in a Vault item' }];
+    // A literal is stored sealed (decision 036); null keeps the one saved before.
+    if (value === null) return [];
+    if (typeof value === 'string') {
+      if (value.length > MAX_HEADER_VALUE_CHARS || /[\r\n\0]/.test(value)) return [{ path: at, message: `a header value has at most ${MAX_HEADER_VALUE_CHARS} characters on one line` }];
+      return [];
+    }
     return referenceIssues(value, at);
   });
 }
@@ -212,8 +226,13 @@ function headerIssues(tool: BotTool, index: number): InputIssue[] {
 /** The Vault references the tools name, each with the URL its value is sent to (checked at save, SEC-02). */
 export function toolReferenceUses(tools: readonly BotTool[]): ReferenceUse[] {
   return tools.flatMap((tool, index) =>
-    Object.entries(tool.headers ?? {}).map(([name, reference]) => ({ path: `tools.${index}.headers.${name}`, reference, url: tool.url ?? '' })),
+    Object.entries(tool.headers ?? {}).flatMap(([name, value]) => (isReference(value) ? [{ path: `tools.${index}.headers.${name}`, reference: value, url: tool.url ?? '' }] : [])),
   );
+}
+
+/** A header value that is a Vault reference (not a literal, not a sealed one). */
+export function isReference(value: ToolHeaderValue | undefined): value is VaultReference {
+  return value !== null && value !== undefined && typeof value === 'object';
 }
 
 function isPlainHttpUrl(value: string): boolean {

@@ -6,6 +6,9 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { MemoryStore } from '../memory/memory-store';
+import { readLiterals } from '../bots/tool-header-secrets';
+import { SealedRecords } from '../sealing/sealed-records';
+import { OBJECT_STORE, type ObjectStore } from '../object-store/object-store';
 import { ModelCalls } from '../models/model-calls';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { VaultSecrets } from '../vaults/vault-secrets';
@@ -51,6 +54,8 @@ export class ChatsModule implements OnModuleInit {
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(MemoryStore) private readonly memory: MemoryStore,
     @Inject(AppClient) private readonly apps: AppClient,
+    @Inject(OBJECT_STORE) private readonly store: ObjectStore,
+    @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
@@ -58,6 +63,7 @@ export class ChatsModule implements OnModuleInit {
     const pool = this.db.pool;
     const secrets = {
       open: this.vaults.open.bind(this.vaults),
+      literals: (recordId: string) => readLiterals(this.sealed, recordId),
       // A refused reference is an error record of its own (category forbidden), named in the tool's answer (ERR-01).
       recordRefusal: async (refusal: Error, executionId: string): Promise<string> => {
         const errorId = newId<ErrorId>();
@@ -76,6 +82,7 @@ export class ChatsModule implements OnModuleInit {
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
+        files: { pool, store: this.store },
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));

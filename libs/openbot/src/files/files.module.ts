@@ -9,6 +9,7 @@ import { ListFilesHandler } from './queries/list-files.query';
 import { OpenFileContentHandler } from './queries/open-file-content.query';
 import { fileDeleteWorkflow } from './workflows/file-delete.workflow';
 import { fileUploadGuardWorkflow } from './workflows/file-upload-guard.workflow';
+import { organizationFileSweepWorkflow } from './workflows/organization-file-sweep.workflow';
 
 /** Files (decision 028): metadata in PostgreSQL, bytes in the object store, deletion as an execution. */
 @Module({ providers: [UploadFileHandler, DeleteFileHandler, GetFileHandler, ListFilesHandler, OpenFileContentHandler] })
@@ -22,5 +23,6 @@ export class FilesModule implements OnModuleInit {
   onModuleInit(): void {
     this.engine.register(fileDeleteWorkflow({ store: this.store }));
     this.engine.register(fileUploadGuardWorkflow({ pool: this.db.pool, store: this.store }));
+    this.engine.register(organizationFileSweepWorkflow({ store: this.store }));
   }
 }

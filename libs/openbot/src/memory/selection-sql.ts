@@ -7,10 +7,11 @@
  * grouped by item), tag matches of the items that share a tag (twice as much). The matched items
  * then keep only those that are active, whose access rule admits the reader, and whose every
  * source is still visible in the organization: a closed or deleted Chat or Turn hides them, and
- * file sources, not resolvable yet, hide them too (failing closed).
+ * so does a file that was deleted (or is still uploading): files are the organization's, so a
+ * ready file of it is visible to every reader of its Bot (`files.read` is every role's).
  */
 export const selectionStatement = {
-  name: 'memory.select_ranked',
+  name: 'memory.select_ranked_files',
   text: `WITH matched AS (
       SELECT item_id, sum(score)::int AS score FROM (
         SELECT item_id, count(*) AS score FROM memory_words WHERE bot_id = $1 AND word = ANY($4::text[]) GROUP BY item_id
@@ -33,7 +34,8 @@ export const selectionStatement = {
              OR (s->>'type' = 'turn' AND NOT EXISTS (
                    SELECT 1 FROM chat_turns t JOIN chats c ON c.id = t.chat_id
                     WHERE t.id = (s->>'id')::uuid AND c.organization_id = m.organization_id AND c.closed_at IS NULL))
-             OR s->>'type' = 'file'))
+             OR (s->>'type' = 'file' AND NOT EXISTS (
+                   SELECT 1 FROM files f WHERE f.id = (s->>'id')::uuid AND f.organization_id = m.organization_id AND f.state = 'ready'))))
      ORDER BY matched.score DESC, m.id DESC
      LIMIT $7`,
 };

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { runModelStep, type ChatMessage, type ModelStepResult, type ToolDefinition } from '@openbot/core';
+import { ANTHROPIC_FILE_PARTS, OPENAI_FILE_PARTS, runModelStep, type ChatMessage, type FilePartType, type ModelStepResult, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
 import { rateBuckets } from '../billing/rate-buckets';
@@ -11,6 +11,12 @@ import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry } from './model-registry';
+import type { ModelProviderKind } from '../model-providers/model-provider-view';
+
+/** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
+export function filePartsOf(kind: ModelProviderKind): readonly FilePartType[] {
+  return kind === 'anthropic' ? ANTHROPIC_FILE_PARTS : OPENAI_FILE_PARTS;
+}
 
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
@@ -69,6 +75,11 @@ export interface ModelCallRequest {
    * `notSent: true` reaches the workflow as it is, and nothing is sent.
    */
   readonly beforeSend?: () => Promise<void>;
+  /**
+   * What this attempt sends in place of `messages`, made right before it sends:
+   * e.g. a Turn reads its files' bytes here, so they are never saved with the call (decision 036).
+   */
+  readonly prepareMessages?: () => Promise<readonly ChatMessage[]>;
 }
 
 /**
@@ -182,6 +193,7 @@ export class ModelCalls {
             actor: { kind: request.billing.scopeKind, id: request.billing.scopeId },
             ...(call.checkIdentity ? { checkIdentity: call.checkIdentity } : {}),
           });
+          const messages = request.prepareMessages ? await request.prepareMessages() : request.messages;
           const reservation = await reserve(this.db, {
             ...scope,
             executionId,
@@ -203,7 +215,7 @@ export class ModelCalls {
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
             provider,
-            { model: resolved.modelId, messages: request.messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
+            { model: resolved.modelId, messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
             (text) => {
               firstText ??= performance.now();
               onText?.(text, position(call.attempt));

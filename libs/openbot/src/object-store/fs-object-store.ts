@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { checkObjectKey, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
+import { checkObjectKey, checkObjectPrefix, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
 
 /**
  * Objects as files under `<data dir>/objects` (the embedded default; production refuses it unless
@@ -49,6 +49,27 @@ export class FsObjectStore implements ObjectStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+  }
+
+  async list(prefix: string, limit: number): Promise<string[]> {
+    const directory = join(this.root, checkObjectPrefix(prefix));
+    let entries: string[];
+    try {
+      entries = await readdir(directory, { recursive: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const keys: string[] = [];
+    for (const entry of entries.sort()) {
+      const key = `${prefix}${entry.split('\\').join('/')}`;
+      // Temporary names of writes in progress start with `.`: never an object.
+      if (key.split('/').some((segment) => segment.startsWith('.'))) continue;
+      if ((await stat(join(directory, entry)).catch(() => null))?.isFile() !== true) continue;
+      keys.push(key);
+      if (keys.length >= limit) break;
+    }
+    return keys;
   }
 
   async delete(key: string): Promise<void> {

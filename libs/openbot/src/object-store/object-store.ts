@@ -20,6 +20,11 @@ export interface ObjectStore {
   get(key: string): Promise<Readable>;
   /** The object's size, or null when there is none. */
   head(key: string): Promise<StoredObject | null>;
+  /**
+   * Up to `limit` keys under `prefix` (a key prefix ending in `/`), in key order: what a sweep
+   * deletes page by page (an organization's objects when it is deleted). Partial writes never show.
+   */
+  list(prefix: string, limit: number): Promise<string[]>;
   /** Removes the object; removing one that is not there succeeds (so a retried delete is safe). */
   delete(key: string): Promise<void>;
   /** Releases connections (at shutdown). */
@@ -39,6 +44,13 @@ export class ObjectNotFound extends Error {
 }
 
 const KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
+
+/** Refuses a prefix that is not a key shape followed by `/`. */
+export function checkObjectPrefix(prefix: string): string {
+  if (!prefix.endsWith('/')) throw new Error(`invalid object key prefix "${prefix}"`);
+  checkObjectKey(prefix.slice(0, -1));
+  return prefix;
+}
 
 /** Refuses a key outside the platform's own shape (a path traversal can never reach an adapter). */
 export function checkObjectKey(key: string): string {

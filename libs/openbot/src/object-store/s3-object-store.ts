@@ -5,13 +5,14 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { S3Config } from '../config/config';
-import { checkObjectKey, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
+import { checkObjectKey, checkObjectPrefix, ObjectNotFound, type ObjectStore, type StoredObject } from './object-store';
 
 /** S3 parts must be at least 5 MiB (but the last): the smallest part bounds what one upload holds in memory. */
 const PART_BYTES = 5 * 1024 * 1024;
@@ -122,6 +123,12 @@ export class S3ObjectStore implements ObjectStore {
       if (isNotFound(error)) return null;
       throw error;
     }
+  }
+
+  async list(prefix: string, limit: number): Promise<string[]> {
+    // One page of the server's own size (S3: 1000), cut here: s3rver fails a page it has to truncate below its size.
+    const answer = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: checkObjectPrefix(prefix) }));
+    return (answer.Contents ?? []).flatMap((object) => (object.Key === undefined ? [] : [object.Key])).slice(0, limit);
   }
 
   async delete(key: string): Promise<void> {

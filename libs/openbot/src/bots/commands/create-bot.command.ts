@@ -4,6 +4,8 @@ import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
+import { SealedRecords } from '../../sealing/sealed-records';
+import { sealToolHeaders } from '../tool-header-secrets';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -45,6 +47,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+    @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
   async execute({ caller, name, model, instructions, tools: given, limits, memory }: CreateBot): Promise<BotView> {
@@ -57,15 +60,19 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
     const tools = await this.apps.declareAll(caller, given);
     const id = newId<BotId>();
-    // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
-    const row = await this.db.one<BotView>(
-      `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits, memory)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb, $9::jsonb
-        WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
-       RETURNING ${BOT_VIEW_COLUMNS}`,
-      [id, caller.organizationId, name, model, instructions, JSON.stringify(tools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
-    );
-    if (row === undefined) throw unknownModelProvider(provider);
-    return row;
+    return this.db.transaction(async (tx) => {
+      // Literal header values are sealed in this transaction: a refused Bot leaves no record behind.
+      const sealedTools = (await sealToolHeaders(tx, this.sealed, tools, [])).tools;
+      // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
+      const row = await tx.one<BotView>(
+        `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits, memory)
+         SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb, $9::jsonb
+          WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
+         RETURNING ${BOT_VIEW_COLUMNS}`,
+        [id, caller.organizationId, name, model, instructions, JSON.stringify(sealedTools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
+      );
+      if (row === undefined) throw unknownModelProvider(provider);
+      return row;
+    });
   }
 }

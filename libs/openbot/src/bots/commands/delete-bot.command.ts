@@ -4,6 +4,7 @@ import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { isChatsBotForeignKeyViolation } from '../../chats/chat-view';
 import { BOT_VIEW_COLUMNS, type BotView } from '../bot-view';
+import { headerSecretRecords } from '../tool-header-secrets';
 
 /**
  * Deletes a Bot of the caller's organization and answers what was deleted.
@@ -27,7 +28,13 @@ export class DeleteBotHandler implements ICommandHandler<DeleteBot> {
     if (!isUuid(id)) throw new NotFound('Bot');
     let row: BotView | undefined;
     try {
-      row = await this.db.one<BotView>(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [id, caller.organizationId]);
+      row = await this.db.transaction(async (tx) => {
+        const deleted = await tx.one<BotView>(`DELETE FROM bots WHERE id = $1 AND organization_id = $2 RETURNING ${BOT_VIEW_COLUMNS}`, [id, caller.organizationId]);
+        // The sealed literal header values go with their Bot (decision 036).
+        const records = deleted === undefined ? [] : headerSecretRecords(deleted.tools);
+        if (records.length > 0) await tx.count('DELETE FROM sealed_records WHERE id = ANY($1::uuid[])', [records]);
+        return deleted;
+      });
     } catch (error) {
       // The foreign key is checked in the same statement, so a Chat created concurrently counts too.
       if (isChatsBotForeignKeyViolation(error)) throw new Conflict('BotHasChats', 'This Bot has Chats and cannot be deleted.');

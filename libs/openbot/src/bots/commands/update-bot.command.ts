@@ -4,6 +4,8 @@ import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
+import { SealedRecords } from '../../sealing/sealed-records';
+import { sealToolHeaders } from '../tool-header-secrets';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -51,6 +53,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+    @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
   async execute({ caller, id, changes: given }: UpdateBot): Promise<BotView> {
@@ -67,10 +70,17 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
     const references = changes.tools === undefined ? [] : toolReferenceUses(changes.tools);
     return this.db.transaction(async (tx) => {
       // Lock the Bot first, so an unknown Bot is a 404 before the model is looked at.
-      const found = await tx.count('SELECT id FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId]);
-      if (found === 0) throw new NotFound('Bot');
+      const found = await tx.one<{ tools: BotTool[] }>('SELECT tools FROM bots WHERE id = $1 AND organization_id = $2 FOR UPDATE', [id, caller.organizationId]);
+      if (found === undefined) throw new NotFound('Bot');
       // Whoever saves a tool set names its references, also those it kept as they were (SEC-02).
       await this.vaults.checkForSave(caller, references, tx);
+      // Literal header values are sealed now; `null` keeps a tool's saved one (decision 036).
+      let obsolete: string[] = [];
+      if (changes.tools !== undefined) {
+        const sealedHeaders = await sealToolHeaders(tx, this.sealed, changes.tools, found.tools);
+        changes = { ...changes, tools: sealedHeaders.tools };
+        obsolete = sealedHeaders.obsolete;
+      }
       if (provider !== null) {
         const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider]);
         if (providers === 0) throw unknownModelProvider(provider);
@@ -92,6 +102,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
         ],
       );
       if (row === undefined) throw new NotFound('Bot');
+      if (obsolete.length > 0) await tx.count('DELETE FROM sealed_records WHERE id = ANY($1::uuid[])', [obsolete]);
       return row;
     });
   }

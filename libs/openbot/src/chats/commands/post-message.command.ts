@@ -3,6 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
 import { checkAdmission } from '../../billing/admission';
+import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
@@ -32,6 +33,8 @@ export class PostMessage extends Command<MessageAdmission> {
     readonly chatId: string,
     readonly content: string,
     readonly commandKey: string | null,
+    /** Files for the model beside `content` (checked against the Bot's provider, decision 036). */
+    readonly fileIds: readonly string[] = [],
   ) {
     super();
   }
@@ -44,7 +47,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
-  async execute({ caller, chatId, content, commandKey }: PostMessage): Promise<MessageAdmission> {
+  async execute({ caller, chatId, content, commandKey, fileIds }: PostMessage): Promise<MessageAdmission> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
     let start: () => void = () => undefined;
     const answer = await this.db.transaction(async (tx) => {
@@ -54,6 +57,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         scope: { kind: 'member', id: caller.memberId as string },
         identity: (botId) => identityForMember(caller, { botId, requires: ['chats.write'] }) as unknown as Json,
         content,
+        fileIds,
         author: null,
         commandKey,
       });
@@ -73,6 +77,8 @@ export interface InputToAdmit {
   /** The identity of a Turn it starts, from the Chat's Bot. */
   readonly identity: (botId: string) => Json;
   readonly content: string;
+  /** Files the message carries to the model; absent: none. */
+  readonly fileIds?: readonly string[];
   /** `reminder` for a reminder's message; null for a caller's own input. */
   readonly author: 'reminder' | null;
   readonly commandKey: string | null;
@@ -84,7 +90,9 @@ export interface InputToAdmit {
  */
 export async function admitInput(tx: Queryable, engine: Engine, input: InputToAdmit): Promise<{ readonly admission: MessageAdmission; readonly start: () => void }> {
   const { chatId, scope, content, commandKey } = input;
-  const hash = inputHash({ content });
+  const fileIds = input.fileIds ?? [];
+  // A message without files hashes as it did before files existed: earlier keys keep their meaning.
+  const hash = inputHash(fileIds.length === 0 ? { content } : { content, fileIds: [...fileIds] });
   let start: () => void = () => undefined;
   const chat = await lockChat(tx, chatId, input.organizationId);
   if (commandKey !== null) {
@@ -96,6 +104,7 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   }
   // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
   if (chat.closed_at !== null) throw new NotFound('Chat');
+  if (fileIds.length > 0) await checkMessageFiles(tx, input.organizationId, await botModel(tx, chat.bot_id), fileIds);
   // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
   await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
   const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
@@ -134,9 +143,9 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
                active_turn_id = CASE WHEN $5 = 'started' THEN $3::uuid ELSE active_turn_id END
               WHERE id = $2 RETURNING last_position
            )
-           INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author)
-           SELECT $1, $2, $3, c.last_position, 'user', $4, $6 FROM c`,
-    values: [messageId, chatId, admission.turnId, content, admission.admission, input.author],
+           INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author, file_ids)
+           SELECT $1, $2, $3, c.last_position, 'user', $4, $6, $7::uuid[] FROM c`,
+    values: [messageId, chatId, admission.turnId, content, admission.admission, input.author, fileIds],
   });
   if (commandKey !== null) {
     await tx.query({
@@ -157,6 +166,11 @@ async function lockChat(tx: Queryable, chatId: string, organizationId: string) {
   const chat = rows[0];
   if (chat === undefined) throw new NotFound('Chat');
   return chat;
+}
+
+async function botModel(tx: Queryable, botId: string): Promise<string> {
+  const { rows } = await tx.query<{ model: string }>({ name: 'chats.bot_model', text: 'SELECT model FROM bots WHERE id = $1', values: [botId] });
+  return rows[0]!.model;
 }
 
 async function readCommand(tx: Queryable, scope: { kind: string; id: string }, chatId: string, key: string) {

@@ -3,6 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { canSteerOthersWork, Conflict, Forbidden, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
+import { checkMessageFiles } from '../../files/message-files';
 import { CLIENT_TOOL_SIGNAL, TURN } from '../turn/turn-contract';
 
 /**
@@ -19,6 +20,8 @@ export class PostToolOutput extends Command<{ readonly turnId: string; readonly 
     readonly callId: string,
     readonly output: string,
     readonly isError: boolean,
+    /** Files the output hands the model beside its text (STC-09). */
+    readonly fileIds: readonly string[] = [],
   ) {
     super();
   }
@@ -31,26 +34,31 @@ export class PostToolOutputHandler implements ICommandHandler<PostToolOutput> {
     @Inject(Engine) private readonly engine: Engine,
   ) {}
 
-  async execute({ caller, chatId, callId, output, isError }: PostToolOutput): Promise<{ turnId: string; executionId: string }> {
+  async execute({ caller, chatId, callId, output, isError, fileIds }: PostToolOutput): Promise<{ turnId: string; executionId: string }> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
+    if (fileIds.length > 0) {
+      const chat = await this.db.one<{ model: string }>('SELECT b.model FROM chats c JOIN bots b ON b.id = c.bot_id WHERE c.id = $1 AND c.organization_id = $2', [chatId, caller.organizationId]);
+      if (chat === undefined) throw new NotFound('Chat');
+      await checkMessageFiles(this.db.pool, caller.organizationId, chat.model, fileIds);
+    }
     const rows = await this.db.rows<{ turnId: string; executionId: string; answered: number; same: boolean | null; allowed: boolean }>(
       `WITH target AS (
-         SELECT k.turn_id, t.execution_id, k.model_output, k.is_error, k.answered_at,
+         SELECT k.turn_id, t.execution_id, k.model_output, k.is_error, k.file_ids, k.answered_at,
                 $6::boolean OR (t.scope_kind = 'member' AND t.scope_id = $7::uuid) AS allowed
            FROM chats c JOIN chat_turns t ON t.chat_id = c.id AND t.state <> 'ended'
            JOIN chat_client_tool_calls k ON k.turn_id = t.id AND k.call_id = $3
           WHERE c.id = $1 AND c.organization_id = $2 AND c.closed_at IS NULL
           FOR UPDATE OF k
        ), answered AS (
-         UPDATE chat_client_tool_calls k SET model_output = $4, is_error = $5, answered_at = now()
+         UPDATE chat_client_tool_calls k SET model_output = $4, is_error = $5, file_ids = $8::uuid[], answered_at = now()
            FROM target WHERE k.turn_id = target.turn_id AND k.call_id = $3 AND target.answered_at IS NULL AND target.allowed
          RETURNING k.turn_id
        )
        SELECT target.turn_id AS "turnId", target.execution_id AS "executionId",
               (SELECT count(*) FROM answered)::int AS answered,
-              target.model_output = $4 AND target.is_error = $5 AS same, target.allowed
+              target.model_output = $4 AND target.is_error = $5 AND target.file_ids = $8::uuid[] AS same, target.allowed
          FROM target`,
-      [chatId, caller.organizationId, callId, output, isError, canSteerOthersWork(caller), caller.memberId],
+      [chatId, caller.organizationId, callId, output, isError, canSteerOthersWork(caller), caller.memberId, fileIds],
     );
     const row = rows[0];
     if (row === undefined) throw new NotFound('ToolCall');

@@ -8,6 +8,8 @@ export interface MessageView {
   readonly id: string;
   readonly role: 'user' | 'assistant' | 'tool';
   readonly content: string;
+  /** Files the message carries to the model (a user message's attachments, a tool result's files). */
+  readonly fileIds: readonly string[];
   readonly turnId: string;
   /** `task` (a detached task's notice) or `reminder`; null: its caller's input or the Turn's reply. */
   readonly author: 'task' | 'reminder' | null;
@@ -36,10 +38,10 @@ export class ListMessagesHandler implements IQueryHandler<ListMessages> {
   async execute({ caller, chatId, page }: ListMessages): Promise<Page<MessageView>> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
     const rows = await this.db.rows<MessageView & { chat: string; id: string | null }>(
-      `SELECT c.id AS chat, m.id, m.role, m.content, m.turn_id AS "turnId", m.author, m.created_at AS "createdAt"
+      `SELECT c.id AS chat, m.id, m.role, m.content, m.file_ids::text[] AS "fileIds", m.turn_id AS "turnId", m.author, m.created_at AS "createdAt"
          FROM chats c
          LEFT JOIN LATERAL (
-           SELECT id, role, content, turn_id, author, created_at FROM chat_messages
+           SELECT id, role, content, file_ids, turn_id, author, created_at FROM chat_messages
             WHERE chat_id = c.id AND NOT (role = 'assistant' AND content = '')
               AND position > COALESCE((SELECT position FROM chat_messages WHERE id = $3::uuid AND chat_id = c.id), 0)
             ORDER BY position LIMIT $4

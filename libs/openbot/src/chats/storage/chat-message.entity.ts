@@ -44,6 +44,10 @@ export class ChatMessageEntity {
   @Column('text', { name: 'tool_call_id', nullable: true })
   toolCallId!: string | null;
 
+  /** Files the message carries to the model: a user message's attachments, a tool result's files (STC-09). */
+  @Column('uuid', { name: 'file_ids', array: true, default: () => "'{}'" })
+  fileIds!: string[];
+
   /** `task` (a detached task's notice, TASK-04) or `reminder`; null: the input of its Turn's caller, or the Turn's own reply. */
   @Column('text', { nullable: true })
   author!: string | null;

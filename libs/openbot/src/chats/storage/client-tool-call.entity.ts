@@ -26,6 +26,10 @@ export class ClientToolCallEntity {
   @Column('text', { name: 'model_output', nullable: true })
   modelOutput!: string | null;
 
+  /** Files the posted output hands the model (STC-09). */
+  @Column('uuid', { name: 'file_ids', array: true, default: () => "'{}'" })
+  fileIds!: string[];
+
   @Column('boolean', { name: 'is_error', default: false })
   isError!: boolean;
 

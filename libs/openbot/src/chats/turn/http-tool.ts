@@ -1,12 +1,14 @@
 import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
 import type { CallRequest, Json } from '@openbot/engine';
-import type { BotTool } from '../../bots/bot-view';
+import { isReference, type BotTool } from '../../bots/bot-view';
 import { VaultReferenceRefused, type OpenRequest, type SendActor } from '../../vaults/vault-secrets';
 
 /** What a tool call answers the model with (STC-09). */
 export interface ToolAnswer {
   readonly modelOutput: string;
   readonly isError: boolean;
+  /** Files (IDs of the organization's files) the answer hands the model beside its text (STC-09). */
+  readonly fileIds?: readonly string[];
   /** A failed background tool's own category and error ID, carried as they are (ERR-01). */
   readonly failure?: { readonly category: string; readonly errorId: string };
 }
@@ -23,6 +25,8 @@ export interface HttpToolClient {
 /** The Vault side of a tool call: open references right before the send, record a refusal (ERR-01). */
 export interface ToolSecrets {
   open(request: OpenRequest): Promise<string[]>;
+  /** A tool's sealed literal header values (its `headerSecrets` record), opened; empty when the record is gone. */
+  literals(recordId: string): Promise<Readonly<Record<string, string>>>;
   /** Saves the refusal as an error record of category `forbidden` and answers its ID. */
   recordRefusal(refusal: VaultReferenceRefused, executionId: string): Promise<string>;
 }
@@ -58,7 +62,8 @@ export class HttpToolFailure extends Error {
 /**
  * Calls an organization's HTTP tool: POST `url` with `{ callId, name, arguments }` and the call's
  * `Idempotency-Key` (the same on every attempt, CALL-02). A JSON answer with a string
- * `modelOutput` is used as it is; any other answer is given to the model as text. A 4xx answer is
+ * `modelOutput` is used as it is, with the files its `fileIds` names (STC-09: uploaded with
+ * `POST /v1/files`, sent to the model as its provider supports them); any other answer is given to the model as text. A 4xx answer is
  * an error result the model can read; arguments that are not JSON never leave the server.
  */
 export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: ToolCall, request: CallRequest, work: ToolWork): Promise<Json> {
@@ -109,7 +114,8 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
     throw new HttpToolFailure(`the tool "${call.name}" answered HTTP ${response.status}`, false);
   }
   if (!response.ok) return answer(`Error: the tool "${call.name}" answered HTTP ${response.status}: ${text}`, true);
-  return answer(modelOutputOf(text), false);
+  const output = modelOutputOf(text);
+  return answer(output.modelOutput, false, output.fileIds);
 }
 
 /**
@@ -118,40 +124,64 @@ export async function callHttpTool(http: HttpToolClient, tool: BotTool, call: To
  * The values live in this send's memory only, never in the saved call, an event or a log line.
  */
 async function openHeaders(http: HttpToolClient, tool: BotTool, request: CallRequest, work: ToolWork): Promise<Record<string, string>> {
-  const names = Object.keys(tool.headers ?? {});
-  if (names.length === 0) return {};
+  const entries = Object.entries(tool.headers ?? {});
+  if (entries.length === 0) return {};
   if (http.secrets === undefined || work.actor === undefined) throw new VaultReferenceRefused('this call has no member to check its Vault rights against');
-  const values = await http.secrets.open({
-    organizationId: work.organizationId,
-    actor: work.actor,
-    url: tool.url!,
-    references: names.map((name) => tool.headers![name]!),
-    ...(request.checkIdentity ? { checkIdentity: request.checkIdentity } : {}),
-  });
+  const references = entries.flatMap(([name, value]) => (isReference(value) ? [{ name, reference: value }] : []));
+  const values =
+    references.length === 0
+      ? []
+      : await http.secrets.open({
+          organizationId: work.organizationId,
+          actor: work.actor,
+          url: tool.url!,
+          references: references.map((r) => r.reference),
+          ...(request.checkIdentity ? { checkIdentity: request.checkIdentity } : {}),
+        });
+  const headers: Record<string, string> = Object.fromEntries(references.map((r, index) => [r.name, values[index]!]));
+  // Literal values, sealed with the tool when it was saved (decision 036): opened for this send only.
+  const literalNames = entries.filter(([, value]) => !isReference(value)).map(([name]) => name);
+  if (literalNames.length > 0) {
+    const literals = tool.headerSecrets === undefined ? {} : await http.secrets.literals(tool.headerSecrets);
+    for (const name of literalNames) {
+      const value = literals[name];
+      if (value === undefined) throw new VaultReferenceRefused(`the value of header "${name}" was replaced or removed since this Turn saved its Bot`);
+      headers[name] = value;
+    }
+  }
   // A value that cannot be a header is refused here, before fetch could name it in an error.
-  if (values.some((value) => /[\r\n\0]/.test(value))) throw new VaultReferenceRefused('a referenced value cannot be sent as a header (it has a line break)');
-  return Object.fromEntries(names.map((name, index) => [name, values[index]!]));
+  if (Object.values(headers).some((value) => /[\r\n\0]/.test(value))) throw new VaultReferenceRefused('a referenced value cannot be sent as a header (it has a line break)');
+  return headers;
 }
 
 function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429;
 }
 
-function modelOutputOf(text: string): string {
+/** Most files one tool result may hand the model. */
+const MAX_RESULT_FILES = 10;
+
+function modelOutputOf(text: string): { modelOutput: string; fileIds: string[] } {
   try {
     const body = JSON.parse(text) as unknown;
     if (body !== null && typeof body === 'object' && typeof (body as { modelOutput?: unknown }).modelOutput === 'string') {
-      return (body as { modelOutput: string }).modelOutput;
+      return { modelOutput: (body as { modelOutput: string }).modelOutput, fileIds: fileIdsOf((body as { fileIds?: unknown }).fileIds) };
     }
   } catch {
     // Plain text: the model reads it as it is.
   }
-  return text;
+  return { modelOutput: text, fileIds: [] };
 }
 
-export function answer(modelOutput: string, isError: boolean): Json {
+/** The file IDs a result names: strings only, the first MAX_RESULT_FILES (an unknown one reaches the model as a note). */
+function fileIdsOf(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((id): id is string => typeof id === 'string' && id.length <= 64).slice(0, MAX_RESULT_FILES);
+}
+
+export function answer(modelOutput: string, isError: boolean, fileIds: readonly string[] = []): Json {
   const cut = modelOutput.length > MAX_OUTPUT_CHARS ? `${modelOutput.slice(0, MAX_OUTPUT_CHARS)}\n[cut: ${modelOutput.length - MAX_OUTPUT_CHARS} more characters]` : modelOutput;
-  return { modelOutput: cut, isError };
+  return fileIds.length > 0 ? { modelOutput: cut, isError, fileIds: [...fileIds] } : { modelOutput: cut, isError };
 }
 
 /** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
@@ -162,7 +192,8 @@ export function toToolAnswer(saved: Json): ToolAnswer {
       failure !== null && typeof failure === 'object' && !Array.isArray(failure) && typeof failure.category === 'string' && typeof failure.errorId === 'string'
         ? { failure: { category: failure.category, errorId: failure.errorId } }
         : {};
-    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried };
+    const files = fileIdsOf(saved.fileIds);
+    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried, ...(files.length > 0 ? { fileIds: files } : {}) };
   }
   return { modelOutput: JSON.stringify(saved), isError: false };
 }

@@ -1,4 +1,4 @@
-import { fitToContext, modelLimits, systemMessage, userMessage, type ChatMessage, type ToolCall } from '@openbot/core';
+import { fitToContext, modelLimits, systemMessage, userMessage, type ToolCall } from '@openbot/core';
 import { newId } from '@openbot/domain';
 import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
@@ -6,7 +6,8 @@ import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-c
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnState } from './turn-state';
+import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnMessage, type TurnState } from './turn-state';
+import { fileTokens, withFileParts, type TurnFileDeps } from './turn-files';
 import { toolDefinition } from './tool-definition';
 import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { pastTimeLimit, startCounting } from './turn-clock';
@@ -20,7 +21,14 @@ import { pausedForRecovery } from './recovery-pause';
  * text as `text.delta`. The result is saved before any tool runs (STC-06); a takeover reuses it
  * instead of asking the model again (STC-05).
  */
-export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCalls; readonly hooks: TurnHooks; readonly memory?: TurnMemoryDeps }): TurnPhase {
+export function modelPhase(deps: {
+  readonly pool: Pool;
+  readonly models: ModelCalls;
+  readonly hooks: TurnHooks;
+  readonly memory?: TurnMemoryDeps;
+  /** Where the files of messages are read at each send (absent: a file reaches the model as a note that it cannot be read). */
+  readonly files?: TurnFileDeps;
+}): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
@@ -45,21 +53,25 @@ export function modelPhase(deps: { readonly pool: Pool; readonly models: ModelCa
       const bot = state.bot!;
       const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
       if (inputs.length > 0) {
-        state = { ...state, added: [...state.added, ...inputs.map((input) => userMessage(input.content))], consumed: inputs.at(-1)!.position };
+        const messages = inputs.map((input): TurnMessage => (input.fileIds.length > 0 ? { ...userMessage(input.content), fileIds: input.fileIds } : userMessage(input.content)));
+        state = { ...state, added: [...state.added, ...messages], consumed: inputs.at(-1)!.position };
       }
       const step = state.step + 1;
       const history = await readHistory(deps.pool, state.chatId, state.turnId);
       const definitions = bot.tools.map(toolDefinition);
-      const prefix: ChatMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
+      const prefix: TurnMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
+      const estimatedInputTokens = fitted.estimatedTokens + (await fileTokens(deps.files, state.organizationId, fitted.messages));
       let result;
       try {
         result = await deps.models.call(context, {
           organizationId: state.organizationId,
           model: bot.model,
           messages: fitted.messages,
+          // The files' bytes are read for each attempt and never saved with the Turn or the call (decision 036).
+          prepareMessages: () => withFileParts(deps.files, state.organizationId, fitted.messages),
           tools: definitions,
-          estimatedInputTokens: fitted.estimatedTokens,
+          estimatedInputTokens,
           remainingOutputTokens: bot.limits.maxOutputTokens - state.outputTokens,
           maxCostMicros: bot.limits.maxCostMicros ?? null,
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },

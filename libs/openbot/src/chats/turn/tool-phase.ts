@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
+import type { ToolCall } from '@openbot/core';
 import { isFinal, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView, Json } from '@openbot/engine';
 import type { Pool } from 'pg';
@@ -17,7 +17,7 @@ import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseCont
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { pausedForRecovery } from './recovery-pause';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
-import { stopCounting, turnDeadline, type TurnState } from './turn-state';
+import { stopCounting, turnDeadline, type TurnMessage, type TurnState, type TurnToolResult } from './turn-state';
 
 /** How one call stands at the end of this phase run. */
 type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child';
@@ -180,7 +180,8 @@ export function toolPhase(deps: {
           const declared = state.bot!.tools.find((t) => t.name === call.name)?.declaration;
           const app: Record<string, Json> = declared === undefined ? {} : { app: { connectionId: declared.connectionId, revision: declared.revision } };
           publisher.publish('tool.result', { callId: call.callId, name: call.name, isError: result.isError, ...result.failure, ...app }, { step });
-          const toolResult: ToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError };
+          const files = result.fileIds !== undefined && result.fileIds.length > 0 ? { fileIds: [...result.fileIds] } : {};
+          const toolResult: TurnToolResult = { callId: call.callId, name: call.name, modelOutput: result.modelOutput, isError: result.isError, ...files };
           results.push(toolResult);
           await deps.hooks.run('tool.result', { ...hookFacts(state, context.executionId, step), toolResult });
         } catch (error) {
@@ -252,11 +253,12 @@ export function toolPhase(deps: {
  * The Turn's messages with this step's tool results after its assistant message, in the order of
  * the calls (whatever order they came in), so the model and the Chat read them as asked.
  */
-function withToolMessages(state: TurnState, results: readonly ToolResult[]): ChatMessage[] {
+function withToolMessages(state: TurnState, results: readonly TurnToolResult[]): TurnMessage[] {
   const lastAssistant = state.added.findLastIndex((m) => m.role === 'assistant');
   const answered = state.pending.flatMap((call) => {
     const result = results.find((r) => r.callId === call.callId);
-    return result === undefined ? [] : [{ role: 'tool' as const, content: result.modelOutput, toolCallId: call.callId }];
+    if (result === undefined) return [];
+    return [{ role: 'tool' as const, content: result.modelOutput, toolCallId: call.callId, ...(result.fileIds ? { fileIds: result.fileIds } : {}) }];
   });
   return [...state.added.slice(0, lastAssistant + 1), ...answered];
 }
@@ -289,20 +291,20 @@ async function childFailure(read: (id: ExecutionId) => Promise<ExecutionView | n
  * answered once the caller posted its output. Rows first: the signal only wakes the Turn.
  */
 async function readClientOutput(pool: Pool, turnId: string, call: ToolCall): Promise<'new' | 'waiting' | ToolAnswer> {
-  const { rows } = await pool.query<{ model_output: string | null; is_error: boolean; answered_at: Date | null; inserted: boolean }>({
-    name: 'turn.client_tool_call',
+  const { rows } = await pool.query<{ model_output: string | null; is_error: boolean; file_ids: string[]; answered_at: Date | null; inserted: boolean }>({
+    name: 'turn.client_tool_call_files',
     text: `WITH ins AS (
              INSERT INTO chat_client_tool_calls (turn_id, call_id, name, arguments) VALUES ($1, $2, $3, $4)
-             ON CONFLICT DO NOTHING RETURNING model_output, is_error, answered_at, true AS inserted
+             ON CONFLICT DO NOTHING RETURNING model_output, is_error, file_ids::text[], answered_at, true AS inserted
            )
            SELECT * FROM ins
            UNION ALL
-           SELECT model_output, is_error, answered_at, false FROM chat_client_tool_calls WHERE turn_id = $1 AND call_id = $2
+           SELECT model_output, is_error, file_ids::text[], answered_at, false FROM chat_client_tool_calls WHERE turn_id = $1 AND call_id = $2
            LIMIT 1`,
     values: [turnId, call.callId, call.name, call.arguments],
   });
   const row = rows[0]!;
   if (row.inserted) return 'new';
   if (row.answered_at === null) return 'waiting';
-  return { modelOutput: row.model_output ?? '', isError: row.is_error };
+  return { modelOutput: row.model_output ?? '', isError: row.is_error, ...(row.file_ids.length > 0 ? { fileIds: row.file_ids } : {}) };
 }

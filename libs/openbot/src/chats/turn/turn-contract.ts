@@ -1,11 +1,10 @@
-import type { ToolResult } from '@openbot/core';
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@openbot/protocol';
-import { chatMessageCodec, modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
+import { modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
 import type { VaultReference } from '../../vaults/vault-view';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
-import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type TurnStop } from './turn-state';
+import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnMessage, type TurnState, type TurnStop, type TurnToolResult } from './turn-state';
 
 /**
  * How a Turn is stored (decision 019): the codecs of its input, state, result, signal and calls.
@@ -13,7 +12,22 @@ import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnState, type T
  * a stored value that no longer fits fails its Turn (CALL-07) instead of being cast.
  */
 
-const toolResultCodec: Codec<ToolResult> = codec.object({ callId: codec.string, name: codec.string, modelOutput: codec.string, isError: codec.boolean });
+const toolResultCodec: Codec<TurnToolResult> = codec.object({
+  callId: codec.string,
+  name: codec.string,
+  modelOutput: codec.string,
+  isError: codec.boolean,
+  fileIds: codec.optional(codec.array(codec.string)),
+});
+
+/** A Turn's message: file IDs only, never file bytes (decision 036). */
+const turnMessageCodec: Codec<TurnMessage> = codec.object({
+  role: codec.oneOf(['system', 'user', 'assistant', 'tool']),
+  content: codec.string,
+  toolCalls: codec.optional(codec.array(toolCallCodec)),
+  toolCallId: codec.optional(codec.string),
+  fileIds: codec.optional(codec.array(codec.string)),
+});
 
 /** `never`, `always` or `{ argument, in }` (decision 025). */
 function approvalPolicyCodec(): Codec<ApprovalPolicy> {
@@ -30,9 +44,12 @@ const declarationCodec: Codec<ToolDeclaration> = {
   decode: (json) => decodeDeclaration(json),
 };
 
-/** A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given (SEC-02). */
-function headersCodec(): Codec<Readonly<Record<string, VaultReference>>> {
-  const reference = codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) });
+/**
+ * A tool's headers: each a Vault reference `{ vaultItemId, field, prefix? }`, saved as given
+ * (SEC-02), or null for a literal kept in the tool's sealed `headerSecrets` (decision 036).
+ */
+function headersCodec(): Codec<Readonly<Record<string, VaultReference | null>>> {
+  const reference: Codec<VaultReference | null> = codec.nullable(codec.object({ vaultItemId: codec.string, field: codec.string, prefix: codec.optional(codec.string) }));
   return {
     encode: (value) => Object.fromEntries(Object.entries(value).map(([name, ref]) => [name, reference.encode(ref)])),
     decode: (json, path = '') => Object.fromEntries(Object.entries(codec.jsonObject.decode(json, path)).map(([name, ref]) => [name, reference.decode((ref ?? null) as Json, `${path}.${name}`)])),
@@ -47,6 +64,7 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
   headers: codec.optional(headersCodec()),
+  headerSecrets: codec.optional(codec.string),
   botId: codec.optional(codec.string),
   attached: codec.optional(codec.boolean),
   approval: codec.optional(approvalPolicyCodec()),
@@ -93,7 +111,7 @@ const turnStateCodec: Codec<TurnState> = codec.object({
   startedAt: codec.nullable(codec.number),
   step: codec.number,
   consumed: codec.string,
-  added: codec.array(chatMessageCodec),
+  added: codec.array(turnMessageCodec),
   pending: codec.array(toolCallCodec),
   results: codec.array(toolResultCodec),
   child: codec.nullable(codec.string),

@@ -1,9 +1,8 @@
-import type { ChatMessage } from '@openbot/core';
-import { newId } from '@openbot/domain';
+import { isUuid, newId } from '@openbot/domain';
 import type { WorkflowEndContext } from '@openbot/engine';
 import { MEMORY_LEARN } from '../../memory/learning/memory-learn.workflow';
 import { TURN } from './turn-contract';
-import type { TurnInput, TurnState } from './turn-state';
+import type { TurnInput, TurnMessage, TurnState } from './turn-state';
 
 /**
  * A Turn's end, in the transaction of its final state (STC-01, STC-04): the engine runs it after
@@ -55,7 +54,7 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
  */
 async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
   const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
-  const messages: ChatMessage[] = [];
+  const messages: TurnMessage[] = [];
   for (const message of state.added) {
     if (message.role === 'assistant') {
       const toolCalls = (message.toolCalls ?? []).filter((call) => answered.has(call.callId));
@@ -72,9 +71,9 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
   ]);
   const first = BigInt(rows[0]!.last as string) - BigInt(messages.length) + 1n;
   await context.tx.query(
-    `INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id)
-     SELECT m.id, $1, $2, $3::bigint + m.ord - 1, m.role, m.content, m.tool_calls, m.tool_call_id
-       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, ord)`,
+    `INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
+     SELECT m.id, $1, $2, $3::bigint + m.ord - 1, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
+       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)`,
     [
       state.chatId,
       state.turnId,
@@ -84,6 +83,8 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       messages.map((m) => m.content),
       messages.map((m) => (m.toolCalls ? JSON.stringify(m.toolCalls) : null)),
       messages.map((m) => m.toolCallId ?? null),
+      // A tool result's files stay named with it, so later Turns replay them (STC-09); IDs that are no UUID name no file.
+      messages.map((m) => JSON.stringify((m.fileIds ?? []).filter(isUuid))),
     ],
   );
 }

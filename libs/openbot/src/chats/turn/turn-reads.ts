@@ -1,8 +1,8 @@
-import type { ChatMessage, ToolCall } from '@openbot/core';
+import type { ToolCall } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
 import { expandAppTools } from '../../bots/app-tools';
 import { DEFAULT_BOT_LIMITS, type BotLimits, type BotTool } from '../../bots/bot-view';
-import type { BotSnapshot } from './turn-state';
+import type { BotSnapshot, TurnMessage } from './turn-state';
 
 /**
  * The Bot of a Chat, as a Turn saves it at its first step. Null when the Chat is gone. App
@@ -20,10 +20,10 @@ export async function readBotSnapshot(db: Queryable, chatId: string): Promise<Bo
 }
 
 /** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). A task's notice is history, never input (TASK-04). */
-export async function readNewInputs(db: Queryable, turnId: string, after: string): Promise<Array<{ position: string; content: string }>> {
-  const { rows } = await db.query<{ position: string; content: string }>({
-    name: 'turn.new_inputs',
-    text: `SELECT position::text AS position, content FROM chat_messages
+export async function readNewInputs(db: Queryable, turnId: string, after: string): Promise<Array<{ position: string; content: string; fileIds: string[] }>> {
+  const { rows } = await db.query<{ position: string; content: string; fileIds: string[] }>({
+    name: 'turn.new_input_files',
+    text: `SELECT position::text AS position, content, file_ids::text[] AS "fileIds" FROM chat_messages
             WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
     values: [turnId, after],
   });
@@ -35,26 +35,29 @@ interface MessageRow {
   content: string;
   tool_calls: ToolCall[] | null;
   tool_call_id: string | null;
+  file_ids: string[];
 }
 
 /**
  * The Chat's history before this Turn: the messages of the Turns that ended, in the order they
  * ended (one Turn advances at a time, so every ended Turn ended before this one started).
  */
-export async function readHistory(db: Queryable, chatId: string, turnId: string): Promise<ChatMessage[]> {
+export async function readHistory(db: Queryable, chatId: string, turnId: string): Promise<TurnMessage[]> {
   const { rows } = await db.query<MessageRow>({
-    name: 'turn.history',
-    text: `SELECT m.role, m.content, m.tool_calls, m.tool_call_id
+    name: 'turn.history_files',
+    text: `SELECT m.role, m.content, m.tool_calls, m.tool_call_id, m.file_ids::text[] AS file_ids
              FROM chat_messages m JOIN chat_turns t ON t.id = m.turn_id
             WHERE m.chat_id = $1 AND t.state = 'ended' AND t.id <> $2
             ORDER BY t.ended_at, t.seq, m.position`,
     values: [chatId, turnId],
   });
-  return rows.map((row) =>
-    row.role === 'tool'
-      ? { role: 'tool', content: row.content, toolCallId: row.tool_call_id ?? '' }
+  return rows.map((row) => {
+    // Files are named, not read: their bytes are read at the model call's send (decision 036).
+    const files = row.file_ids.length > 0 ? { fileIds: row.file_ids } : {};
+    return row.role === 'tool'
+      ? { role: 'tool', content: row.content, toolCallId: row.tool_call_id ?? '', ...files }
       : row.tool_calls && row.tool_calls.length > 0
         ? { role: row.role, content: row.content, toolCalls: row.tool_calls }
-        : { role: row.role, content: row.content },
-  );
+        : { role: row.role, content: row.content, ...files };
+  });
 }

@@ -4,6 +4,16 @@ import type { BotLimits, BotTool } from '../../bots/bot-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
 
+/**
+ * A message of the Turn as it is saved: a core ChatMessage and the IDs of the files it carries to
+ * the model (a user message's attachments, a tool result's files, STC-09). The bytes are read at
+ * each model call's send and never saved with the Turn (decision 036).
+ */
+export type TurnMessage = ChatMessage & { readonly fileIds?: readonly string[] };
+
+/** A tool call's result as the Turn keeps it: its `modelOutput` text and files (STC-09). */
+export type TurnToolResult = ToolResult & { readonly fileIds?: readonly string[] };
+
 /** The Turn's plan, as its update_plan tool saved it last (`updatedAt`: engine clock epoch ms). */
 export interface TurnPlan {
   readonly steps: ReadonlyArray<{ readonly title: string; readonly status: 'pending' | 'in_progress' | 'done' | 'skipped' }>;
@@ -75,11 +85,11 @@ export interface TurnState extends TurnInput {
   /** The position of the last user message the model has seen (steering input comes after it). */
   readonly consumed: string;
   /** The Turn's own messages in order: user input, assistant steps, tool results. */
-  readonly added: readonly ChatMessage[];
+  readonly added: readonly TurnMessage[];
   /** Tool calls of the last model step: they run concurrently, each result is kept as it comes. */
   readonly pending: readonly ToolCall[];
   /** Results of `pending` so far, in the order they came. */
-  readonly results: readonly ToolResult[];
+  readonly results: readonly TurnToolResult[];
   /** The background tool execution of a Turn saved before calls ran concurrently (one call at a time). */
   readonly child: string | null;
   /** The background tool executions of the last step's calls (FW-01), by call. */

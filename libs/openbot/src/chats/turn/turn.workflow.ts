@@ -11,6 +11,7 @@ import { TURN } from './turn-contract';
 import { endTurn } from './turn-end';
 import type { TurnHooks } from './turn-hooks';
 import type { TurnMemoryDeps } from './turn-memory';
+import type { TurnFileDeps } from './turn-files';
 import { initialTurnState, nextTurnDecision, turnLimitStop } from './turn-state';
 
 /** What a Turn needs from its node. */
@@ -26,6 +27,8 @@ export interface TurnDeps {
   readonly maxDelegationDepth: number;
   /** Bot memory: where Turns of Bots with memory enabled select their context (absent: memory is off). */
   readonly memory?: TurnMemoryDeps;
+  /** Where the files of messages and tool results are read at each model call's send (decision 036). */
+  readonly files?: TurnFileDeps;
 }
 
 /**
@@ -38,7 +41,7 @@ export function turnWorkflow(deps: TurnDeps) {
     initial: initialTurnState,
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
-      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}) })),
+      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}), ...(deps.files ? { files: deps.files } : {}) })),
       tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
