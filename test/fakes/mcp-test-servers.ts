@@ -55,6 +55,8 @@ export async function startServerEverything(): Promise<RunningMcpServer & { read
 /** An SDK test server; `openSessions()` counts its live legacy sessions. */
 export interface RunningSdkServer extends RunningMcpServer {
   openSessions(): number;
+  /** Forgets every session (a restart) and drops every open connection, the one of a running call included. */
+  dropSessions(): void;
 }
 
 /** One tool of an SDK test server: a JSON Schema and a handler. */
@@ -141,6 +143,10 @@ export async function startSdkServer(options: {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
     openSessions: () => sessions.size,
+    dropSessions: () => {
+      sessions.clear();
+      http.closeAllConnections();
+    },
     close: async () => {
       await modern?.close();
       for (const transport of sessions.values()) await transport.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { AppClient } from './app-client';
+import { AppSessions } from './app-sessions';
 import { CheckConnectionHandler } from './commands/check-connection.command';
 import { CreateConnectionHandler } from './commands/create-connection.command';
 import { DeleteAppHandler } from './commands/delete-app.command';
@@ -21,6 +22,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
 @Module({
   providers: [
     AppClient,
+    AppSessions,
     ConnectionDiscovery,
     RegisterAppHandler,
     DeleteAppHandler,
@@ -34,7 +36,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     CheckConnectionHandler,
     DeleteConnectionHandler,
   ],
-  exports: [AppClient, ConnectionDiscovery],
+  exports: [AppClient, AppSessions, ConnectionDiscovery],
 })
 export class AppsModule implements OnModuleInit {
   constructor(

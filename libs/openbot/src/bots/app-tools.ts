@@ -44,7 +44,7 @@ export class AppToolDeclarer {
       }
       let discovered;
       try {
-        discovered = await this.discovery.tools(connectionId);
+        discovered = await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } });
       } catch (error) {
         if (isMcpFailure(error)) throw new AppServerUnavailable(error);
         throw error;
