@@ -149,6 +149,27 @@ describe('App tools in Turns', () => {
       expect(server.requests.slice(requestsBefore).some((r) => r.rpc === 'tools/list')).toBe(false);
     });
 
+    it('[STC-12] a Turn takes its App tools from the Bot’s saved declarations, never the discovery cache: the cache changes, the model still sees and the call still sends what was saved', async () => {
+      const chat = await appChat(server.url, ['lookup']);
+      // The cache of the same revision is rewritten: another description and a schema the saved arguments would not fit.
+      await t.database.query(
+        `UPDATE app_connection_tools SET tools = (SELECT jsonb_agg(CASE WHEN tool->>'name' = 'lookup'
+                  THEN tool || '{"description":"FROM THE CACHE","inputSchema":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}}'::jsonb ELSE tool END)
+                  FROM jsonb_array_elements(tools) tool)
+          WHERE connection_id = $1`,
+        [chat.connectionId],
+      );
+      const start = fake.requests.length;
+      fake.enqueue(toolCallReply('c1', 'lookup', ['{"q":"saved"}']), textReply(['Found.']));
+      const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+      const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+      const declared = (fake.requests[start]!.body as { tools: Array<{ function: { name: string; description: string; parameters: Record<string, unknown> } }> }).tools;
+      expect(declared).toEqual([{ type: 'function', function: expect.objectContaining({ name: 'lookup', description: 'lookup', parameters: expect.objectContaining({ required: ['q'] }) }) }]);
+      expect(toolMessages(start + 1)).toEqual(['found saved']);
+      expect(calls).toBe(1);
+    });
+
     it('[STC-12] a tool the server changed without a check: the saved arguments are sent to the saved name only, and the server’s refusal is an error result (its handler never ran)', async () => {
       const chat = await appChat(server.url, ['lookup']);
       tools = [{ ...lookup(), inputSchema: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } }, hang];

@@ -8,7 +8,7 @@ import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport, 
 export interface RunningMcpServer {
   readonly url: string;
   /** Requests the server saw, method and session header, oldest first (what the client really sent). */
-  readonly requests: Array<{ method: string; sessionId: string | null; rpc: string | null }>;
+  readonly requests: Array<{ method: string; sessionId: string | null; rpc: string | null; headers?: Readonly<Record<string, string>> }>;
   close(): Promise<void>;
 }
 
@@ -174,9 +174,9 @@ async function serve(
     rpc = null;
   }
   const sessionHeader = req.headers['mcp-session-id'];
-  requests.push({ method: req.method ?? 'GET', sessionId: typeof sessionHeader === 'string' ? sessionHeader : null, rpc });
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+  requests.push({ method: req.method ?? 'GET', sessionId: typeof sessionHeader === 'string' ? sessionHeader : null, rpc, headers: Object.fromEntries(headers) });
   const abort = new AbortController();
   res.on('close', () => abort.abort());
   try {
