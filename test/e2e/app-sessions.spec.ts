@@ -1,4 +1,4 @@
-import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, streamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { startSdkServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -117,6 +117,36 @@ describe('App sessions (legacy Streamable HTTP)', () => {
     expect((await scopes(chat.connectionId))[0]!.close_result).toEqual({ kind: 'deleted', sessionId: sessions[0] });
     expect(server.requests.slice(from).filter((r) => r.method === 'DELETE').map((r) => r.sessionId)).toEqual([sessions[0]]);
     expect(server.openSessions()).toBe(0);
+  });
+
+  it('[RES-01] a phase releases its session before it waits: while the Turn waits for a client tool of the same step, the unused session is closed with DELETE', async () => {
+    const chat = await appChat(['note']);
+    await t
+      .http()
+      .patch(`/v1/bots/${chat.botId}`)
+      .set('authorization', bearer(chat.secret))
+      .send({ tools: [{ kind: 'app', connectionId: chat.connectionId, tools: ['note'] }, { kind: 'client', name: 'ask_user', description: 'Ask the user', parameters: { type: 'object' } }] })
+      .expect(200);
+    const from = server.requests.length;
+    // One step, two calls: the App call runs, the client call makes the Turn wait (no output is ever posted).
+    fake.enqueue(
+      streamReply([
+        chunks.role(),
+        chunks.toolCallStart(0, 'c1', 'note'),
+        chunks.toolCallArgs(0, '{"text":"a"}'),
+        chunks.toolCallStart(1, 'c2', 'ask_user'),
+        chunks.toolCallArgs(1, '{}'),
+        chunks.finish('tool_calls'),
+      ]),
+    );
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Note it, then ask');
+    await waitForExecutionState(t, chat.secret, admitted.executionId, 'waiting', 20_000);
+    expect(notes).toBe(1);
+    const [session] = callSessions(from);
+    await until(async () => ((await scopes(chat.connectionId))[0]?.close_result ? true : undefined), 'the session closed while the Turn waits');
+    expect((await scopes(chat.connectionId))[0]!.close_result).toEqual({ kind: 'deleted', sessionId: session });
+    expect((await t.http().get(`/v1/executions/${admitted.executionId}`).set('authorization', bearer(chat.secret)).expect(200)).body).toMatchObject({ state: 'waiting' });
+    await t.http().post(`/v1/chats/${chat.chatId}/stop`).set('authorization', bearer(chat.secret)).send({});
   });
 
   it('[RES-07] deleting a connection ends the open session of the node that holds it (DELETE), and the cleanup waits for that close', async () => {
