@@ -183,6 +183,41 @@ describe('App tools in Turns', () => {
       expect(server.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
     });
 
+    it("[ERR-01] a server's error text reaches neither the logs nor the model: the call's error result names its category and error ID", async () => {
+      const SERVER_TEXT = 'SERVER-TEXT-9f2c-internal-path-/srv/secret';
+      const erring = await startSdkServer({
+        era: 'modern',
+        tools: () => [lookup()],
+        // Every tools/call answer becomes a JSON-RPC error carrying the server's own text.
+        rewrite: (body) => {
+          const erred = (json: string): string => {
+            const message = JSON.parse(json) as { id?: unknown; result?: { content?: unknown } };
+            if (!Array.isArray(message.result?.content)) return json;
+            return JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: SERVER_TEXT, data: { detail: SERVER_TEXT } } });
+          };
+          if (body.trimStart().startsWith('{')) return erred(body);
+          return body.replace(/^data: (.+)$/gm, (_line, json: string) => `data: ${erred(json)}`);
+        },
+      });
+      try {
+        const chat = await appChat(erring.url, ['lookup']);
+        const start = fake.requests.length;
+        fake.enqueue(toolCallReply('c1', 'lookup', ['{"q":"x"}']), textReply(['It failed.']));
+        const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+        const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+        expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true, category: 'unavailable', errorId: expect.any(String) });
+        expect(erring.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
+        expect(toolMessages(start + 1)[0]).toMatch(/JSON-RPC error -32603/);
+        expect(toolMessages(start + 1)[0]).not.toContain(SERVER_TEXT);
+        expect(JSON.stringify(events)).not.toContain(SERVER_TEXT);
+        // The logs are captured (this file's app writes them), and none carries the server's text.
+        expect(t.logs.length).toBeGreaterThan(0);
+        expect(t.logs.some((line) => line.includes(SERVER_TEXT))).toBe(false);
+      } finally {
+        await erring.close();
+      }
+    });
+
     it('[CALL-03] an unsafe App tool that never answers waits in outcome_unknown, called once', async () => {
       const chat = await appChat(server.url, ['write_record']);
       fake.enqueue(toolCallReply('c1', 'write_record', ['{}']));
