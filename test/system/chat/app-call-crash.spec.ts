@@ -13,7 +13,9 @@ let db: TestDatabase | null = null;
 let model: FakeOpenAiServer | null = null;
 let mcp: RunningSdkServer | null = null;
 /** How often the MCP server's handlers ran (the effects). */
-const counts = { write: 0, peek: 0 };
+const counts = { write: 0, peek: 0, look: 0 };
+/** The `look` tool's schema: a test changes it while its call is in flight. */
+let lookProperties: Record<string, unknown> = { q: { type: 'string' } };
 /** Releases the answers that are never meant to come (at the end, so the server can close). */
 const held: Array<() => void> = [];
 
@@ -29,6 +31,15 @@ beforeAll(async () => {
         handler: () => {
           counts.write += 1;
           return new Promise((resolve) => held.push(() => resolve({ text: 'written (too late)' })));
+        },
+      },
+      {
+        name: 'look',
+        annotations: { readOnlyHint: true },
+        inputSchema: { type: 'object', properties: lookProperties },
+        handler: () => {
+          counts.look += 1;
+          return new Promise((resolve) => held.push(() => resolve({ text: 'looked (too late)' })));
         },
       },
       {
@@ -54,7 +65,7 @@ afterAll(async () => {
 });
 
 /** An organization with a provider for the fake model, an App on the MCP server, its connection, a Bot with its two tools, and a Chat. */
-async function appChat(node: ServerNode): Promise<{ token: string; chatId: string }> {
+async function appChat(node: ServerNode, names: string[] = ['write_record', 'peek']): Promise<{ token: string; chatId: string; connectionId: string }> {
   const org = await expectApi<{ apiKey: { secret: string } }>(201, node, 'POST', '/v1/organizations', { token: ADMIN_TOKEN, body: { name: `App crash ${randomUUID().slice(0, 6)}` } });
   const token = org.apiKey.secret;
   await expectApi(201, node, 'POST', '/v1/model-providers', { token, body: { name: 'fake', kind: 'openai-compatible', baseUrl: model!.baseUrl } });
@@ -63,10 +74,10 @@ async function appChat(node: ServerNode): Promise<{ token: string; chatId: strin
   expect(connection.state).toBe('ready');
   const bot = await expectApi<{ id: string }>(201, node, 'POST', '/v1/bots', {
     token,
-    body: { name: 'App Bot', model: 'fake/gpt-test', instructions: 'Use the tools.', tools: [{ kind: 'app', connectionId: connection.id, tools: ['write_record', 'peek'] }] },
+    body: { name: 'App Bot', model: 'fake/gpt-test', instructions: 'Use the tools.', tools: [{ kind: 'app', connectionId: connection.id, tools: names }] },
   });
   const chat = await expectApi<{ id: string }>(201, node, 'POST', '/v1/chats', { token, body: { botId: bot.id } });
-  return { token, chatId: chat.id };
+  return { token, chatId: chat.id, connectionId: connection.id };
 }
 
 async function send(node: ServerNode, token: string, chatId: string, content: string): Promise<string> {
@@ -150,6 +161,38 @@ describe('an App call whose owner node dies mid-call (two real server processes)
     expect(['app-node-b', 'app-node-d']).toContain(scopes[1]!.node_id);
     await jobsSettled((sql, params) => db!.query(sql, params), id, 2 * LEASE_SECONDS + 1, 15_000);
     expect(counts.peek).toBe(2);
+    expect(b.exit).toBeNull();
+  });
+
+  it('[STC-12] a restored phase looks its App call up and checks it again: the tool changed (and a check saw it) while the owner’s call was in flight, so the new owner refuses the repeat and sends nothing', async () => {
+    const [a, b] = await Promise.all([
+      startServerNode({ databaseUrl: db!.url, nodeId: 'app-node-e', leaseSeconds: 4 }),
+      startServerNode({ databaseUrl: db!.url, nodeId: 'app-node-f', leaseSeconds: 4 }),
+    ]);
+    const { token, chatId, connectionId } = await appChat(a, ['look']);
+    const start = model!.requests.length;
+    model!.enqueue(toolCallReply('l1', 'look', ['{"q":"x"}']), textReply(['It changed.']));
+    const id = await send(a, token, chatId, 'Look');
+    await waitUntil(async () => (counts.look === 1 ? true : undefined), 20_000, () => 'the MCP server never received the call');
+
+    // While A's call is in flight, the tool changes and a check records it (revision 2).
+    lookProperties = { q: { type: 'string' }, limit: { type: 'integer' } };
+    const check = await expectApi<{ executionId: string }>(202, b, 'POST', `/v1/connections/${connectionId}/check`, { token, body: {} });
+    await waitUntil(
+      async () => ((await expectApi<{ state: string }>(200, b, 'GET', `/v1/executions/${check.executionId}`, { token })).state === 'completed' ? true : undefined),
+      20_000,
+      () => 'the check did not complete',
+    );
+    expect(await expectApi<{ revision: number }>(200, b, 'GET', `/v1/connections/${connectionId}`, { token })).toMatchObject({ revision: 2 });
+    expect(await a.kill('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+
+    const { events, ended } = await readEvents(b, token, id, (_, end) => end, 40_000);
+    expect(ended).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true, category: 'unavailable', errorId: expect.any(String) });
+    const toolMessages = (model!.requests[start + 1]!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(toolMessages[0]).toMatch(/the tool changed on its server since it was saved \(connection revision 1 → 2\)/);
+    expect(counts.look).toBe(1);
     expect(b.exit).toBeNull();
   });
 });
