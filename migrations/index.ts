@@ -26,6 +26,7 @@ import { Vaults1766900000000 } from './1766900000000-vaults';
 import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
 import { MessageFiles1767300000000 } from './1767300000000-message-files';
+import { AppViews1767400000000 } from './1767400000000-app-views';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -56,4 +57,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   BotMemory1767000000000,
   AppsAndConnections1767100000000,
   MessageFiles1767300000000,
+  AppViews1767400000000,
 ];

@@ -31,7 +31,7 @@ const NOTES = {
   'GRANT-07': 'not built yet: App authorization grants',
   'IDN-03': 'not built yet: Channels',
   'FW-04': 'not built yet: Code Mode (its base, a seeded random per execution, is tested in test/integration/engine/seeded-random.spec.ts)',
-  'FW-05': 'not built yet: Apps',
+  'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, developer tests and indexing are not built yet',
   'FW-06': 'partly: reminders are built; Channels and triggers are not built yet',
   'FW-07': 'not built yet: Computers, Connectors, Live',
   'DEVT-01': 'not built yet: developer tests',

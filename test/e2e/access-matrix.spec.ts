@@ -18,8 +18,8 @@ interface Operation {
 
 const UNKNOWN_ID = '0190c3f0-1234-7abc-8def-0123456789ab';
 
-/** An App and an organization connection of it, written as rows: the matrix only needs them to exist. */
-async function appAndConnection(t: TestApp, organizationId: string): Promise<{ apps: string; connections: string }> {
+/** An App, an organization connection of it and a View of the owner, written as rows: the matrix only needs them to exist. */
+async function appAndConnection(t: TestApp, organizationId: string, memberId: string): Promise<{ apps: string; connections: string; views: string }> {
   const apps = newId();
   const connections = newId();
   const remote = { type: 'streamable-http', url: 'http://127.0.0.1:9/mcp', headers: [], variables: {} };
@@ -28,7 +28,12 @@ async function appAndConnection(t: TestApp, organizationId: string): Promise<{ a
     `INSERT INTO app_connections (id, organization_id, app_id, owner, remote, prepared_remote, variables, headers, state) VALUES ($1, $2, $3, 'organization', $4, $5, '{}', '{}', 'failed')`,
     [connections, organizationId, apps, remote.url, JSON.stringify(remote)],
   );
-  return { apps, connections };
+  const views = newId();
+  await t.database.query(
+    `INSERT INTO app_views (id, organization_id, member_id, connection_id, tool_name, uri, revision, declarations) VALUES ($1, $2, $3, $4, 'matrix', 'ui://matrix/view.html', 1, '[]')`,
+    [views, organizationId, memberId, connections],
+  );
+  return { apps, connections, views };
 }
 
 /** Bodies that pass validation, so the request reaches the access checks behind it. */
@@ -47,6 +52,7 @@ const BODIES: Record<string, unknown> = {
   'put /v1/vaults/{id}/items/{itemId}': { fields: { k: 'v' } },
   // A member may make a connection of its own; an organization connection needs apps.manage.
   'post /v1/apps/{id}/connections': { owner: 'member' },
+  'post /v1/views/{id}/calls': { name: 'matrix' },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -111,7 +117,7 @@ describe('access matrix', () => {
           .body as { id: string }
       ).id,
       vaults: (await t.http().post('/v1/vaults').set('authorization', bearer(a.secret)).send({ name: 'matrix' }).expect(201)).body.id,
-      ...(await appAndConnection(t, a.organizationId)),
+      ...(await appAndConnection(t, a.organizationId, a.memberId)),
       // A pending reminder of A's Chat, as the remind tool saves it (test/e2e/reminders.spec.ts sets real ones).
       reminders: (
         await t.database.query<{ id: string }>(

@@ -67,9 +67,9 @@ describe('App tools in Turns', () => {
       { connectionId: chat.connectionId, revision: 1 },
       { connectionId: chat.connectionId, revision: 1 },
     ]);
-    // Every call's physical scope was closed with its session DELETE (RES-06).
-    const scopes = await t.database.query<{ close_result: { kind: string } }>('SELECT close_result FROM app_connection_scopes WHERE connection_id = $1', [chat.connectionId]);
-    expect(scopes.map((s) => s.close_result.kind)).toEqual(['deleted', 'deleted']);
+    // Both calls went out on one session: one physical scope of this node, still open for later calls (RES-07).
+    const scopes = await t.database.query<{ session_id: string | null; close_result: unknown }>('SELECT session_id, close_result FROM app_connection_scopes WHERE connection_id = $1', [chat.connectionId]);
+    expect(scopes).toEqual([{ session_id: expect.any(String), close_result: null }]);
   });
 
   it("[IDN-08] another organization's connection cannot be named in a Bot's tools (400 on its connectionId)", async () => {
@@ -149,6 +149,27 @@ describe('App tools in Turns', () => {
       expect(server.requests.slice(requestsBefore).some((r) => r.rpc === 'tools/list')).toBe(false);
     });
 
+    it('[STC-12] a Turn takes its App tools from the Bot’s saved declarations, never the discovery cache: the cache changes, the model still sees and the call still sends what was saved', async () => {
+      const chat = await appChat(server.url, ['lookup']);
+      // The cache of the same revision is rewritten: another description and a schema the saved arguments would not fit.
+      await t.database.query(
+        `UPDATE app_connection_tools SET tools = (SELECT jsonb_agg(CASE WHEN tool->>'name' = 'lookup'
+                  THEN tool || '{"description":"FROM THE CACHE","inputSchema":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}}'::jsonb ELSE tool END)
+                  FROM jsonb_array_elements(tools) tool)
+          WHERE connection_id = $1`,
+        [chat.connectionId],
+      );
+      const start = fake.requests.length;
+      fake.enqueue(toolCallReply('c1', 'lookup', ['{"q":"saved"}']), textReply(['Found.']));
+      const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+      const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+      const declared = (fake.requests[start]!.body as { tools: Array<{ function: { name: string; description: string; parameters: Record<string, unknown> } }> }).tools;
+      expect(declared).toEqual([{ type: 'function', function: expect.objectContaining({ name: 'lookup', description: 'lookup', parameters: expect.objectContaining({ required: ['q'] }) }) }]);
+      expect(toolMessages(start + 1)).toEqual(['found saved']);
+      expect(calls).toBe(1);
+    });
+
     it('[STC-12] a tool the server changed without a check: the saved arguments are sent to the saved name only, and the server’s refusal is an error result (its handler never ran)', async () => {
       const chat = await appChat(server.url, ['lookup']);
       tools = [{ ...lookup(), inputSchema: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } }, hang];
@@ -160,6 +181,41 @@ describe('App tools in Turns', () => {
       expect(toolMessages(start + 1)[0]).toMatch(/^Error: .*(validation|invalid)/i);
       expect(calls).toBe(0);
       expect(server.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
+    });
+
+    it("[ERR-01] a server's error text reaches neither the logs nor the model: the call's error result names its category and error ID", async () => {
+      const SERVER_TEXT = 'SERVER-TEXT-9f2c-internal-path-/srv/secret';
+      const erring = await startSdkServer({
+        era: 'modern',
+        tools: () => [lookup()],
+        // Every tools/call answer becomes a JSON-RPC error carrying the server's own text.
+        rewrite: (body) => {
+          const erred = (json: string): string => {
+            const message = JSON.parse(json) as { id?: unknown; result?: { content?: unknown } };
+            if (!Array.isArray(message.result?.content)) return json;
+            return JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: SERVER_TEXT, data: { detail: SERVER_TEXT } } });
+          };
+          if (body.trimStart().startsWith('{')) return erred(body);
+          return body.replace(/^data: (.+)$/gm, (_line, json: string) => `data: ${erred(json)}`);
+        },
+      });
+      try {
+        const chat = await appChat(erring.url, ['lookup']);
+        const start = fake.requests.length;
+        fake.enqueue(toolCallReply('c1', 'lookup', ['{"q":"x"}']), textReply(['It failed.']));
+        const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+        const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+        expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true, category: 'unavailable', errorId: expect.any(String) });
+        expect(erring.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1);
+        expect(toolMessages(start + 1)[0]).toMatch(/JSON-RPC error -32603/);
+        expect(toolMessages(start + 1)[0]).not.toContain(SERVER_TEXT);
+        expect(JSON.stringify(events)).not.toContain(SERVER_TEXT);
+        // The logs are captured (this file's app writes them), and none carries the server's text.
+        expect(t.logs.length).toBeGreaterThan(0);
+        expect(t.logs.some((line) => line.includes(SERVER_TEXT))).toBe(false);
+      } finally {
+        await erring.close();
+      }
     });
 
     it('[CALL-03] an unsafe App tool that never answers waits in outcome_unknown, called once', async () => {

@@ -8,7 +8,7 @@ import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport, 
 export interface RunningMcpServer {
   readonly url: string;
   /** Requests the server saw, method and session header, oldest first (what the client really sent). */
-  readonly requests: Array<{ method: string; sessionId: string | null; rpc: string | null }>;
+  readonly requests: Array<{ method: string; sessionId: string | null; rpc: string | null; headers?: Readonly<Record<string, string>> }>;
   close(): Promise<void>;
 }
 
@@ -55,6 +55,8 @@ export async function startServerEverything(): Promise<RunningMcpServer & { read
 /** An SDK test server; `openSessions()` counts its live legacy sessions. */
 export interface RunningSdkServer extends RunningMcpServer {
   openSessions(): number;
+  /** Forgets every session (a restart) and drops every open connection, the one of a running call included. */
+  dropSessions(): void;
 }
 
 /** One tool of an SDK test server: a JSON Schema and a handler. */
@@ -141,6 +143,10 @@ export async function startSdkServer(options: {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
     openSessions: () => sessions.size,
+    dropSessions: () => {
+      sessions.clear();
+      http.closeAllConnections();
+    },
     close: async () => {
       await modern?.close();
       for (const transport of sessions.values()) await transport.close().catch(() => undefined);
@@ -168,9 +174,9 @@ async function serve(
     rpc = null;
   }
   const sessionHeader = req.headers['mcp-session-id'];
-  requests.push({ method: req.method ?? 'GET', sessionId: typeof sessionHeader === 'string' ? sessionHeader : null, rpc });
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+  requests.push({ method: req.method ?? 'GET', sessionId: typeof sessionHeader === 'string' ? sessionHeader : null, rpc, headers: Object.fromEntries(headers) });
   const abort = new AbortController();
   res.on('close', () => abort.abort());
   try {

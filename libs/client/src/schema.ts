@@ -535,6 +535,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections/{id}/tools/{name}/views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open the View of one tool: its HTML, CSP and permissions, and a stored View binding for its tool calls
+         * @description The binding keeps the declarations of the connection’s tools at the current revision; a call from the View sends those, checked like a model’s call. It stays valid across restarts and on every node, and goes with its connection. Only the member who opened it may use it. 404 ViewNotFound when the tool has none.
+         */
+        post: operations["Views_open"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/credits": {
         parameters: {
             query?: never;
@@ -1411,6 +1431,60 @@ export interface paths {
          * @description Owners and admins only (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`.
          */
         put: operations["Vaults_setUsers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/views/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a View binding (only its member sees it) */
+        get: operations["Views_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/views/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call a tool from a View: an execution that goes through the checks of a model’s call
+         * @description The tool is found by name among the View’s saved declarations and must be callable from a View (MCP Apps visibility `app`); then the connection revision, its member boundary and its Vault rights are checked, and the call is sent once through the call log (a lost answer of an unsafe tool waits in `outcome_unknown`). Read the outcome with `GET /v1/views/{id}/calls/{executionId}`.
+         */
+        post: operations["Views_call"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/views/{id}/calls/{executionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The outcome of one tool call of a View */
+        get: operations["Views_callOutcome"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -2452,6 +2526,37 @@ export interface components {
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
+        OpenedViewBody: {
+            /** @description The tool the View belongs to */
+            toolName: string;
+            /** @example ui://weather/forecast.html */
+            uri: string;
+            /** @example text/html;profile=mcp-app */
+            mimeType: string;
+            /** @description The HTML to render in a sandboxed frame */
+            html: string;
+            /** @description The CSP domains the View asks for (`connectDomains`, `resourceDomains`, `frameDomains`, `baseUriDomains`), as the server gave them */
+            csp: {
+                [key: string]: unknown;
+            };
+            /** @description The permissions the View asks for (camera, microphone, geolocation, clipboardWrite …) */
+            permissions: {
+                [key: string]: unknown;
+            };
+            /** @description A dedicated origin the View asks to be served from */
+            domain: string | null;
+            /**
+             * Format: uuid
+             * @description The View binding: its tool calls go through `POST /v1/views/{id}/calls`
+             */
+            id: string;
+            /** Format: uuid */
+            connectionId: string;
+            /** @description The connection revision whose tool declarations the View’s calls send */
+            revision: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
         OrganizationBody: {
             /** Format: uuid */
             id: string;
@@ -2885,6 +2990,46 @@ export interface components {
             /** Format: uuid */
             vaultId: string;
             memberIds: string[];
+        };
+        ViewBody: {
+            /**
+             * Format: uuid
+             * @description The View binding: its tool calls go through `POST /v1/views/{id}/calls`
+             */
+            id: string;
+            /** Format: uuid */
+            connectionId: string;
+            /** @description The tool whose View this is */
+            toolName: string;
+            /** @example ui://weather/forecast.html */
+            uri: string;
+            /** @description The connection revision whose tool declarations the View’s calls send */
+            revision: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        ViewCallBody: {
+            /** Format: uuid */
+            executionId: string;
+            /** @description The execution’s state: `completed` with a result, `outcome_unknown` when the answer of an unsafe call was lost, … */
+            state: string;
+            /** @description Once completed: the tool’s answer */
+            result: components["schemas"]["ViewCallResultBody"] | null;
+            category: string | null;
+            errorId: string | null;
+        };
+        ViewCallRequest: {
+            /** @description The name of the tool on its server (a tool of the View’s connection whose visibility includes `app`) */
+            name: string;
+            /** @description The tool’s arguments (default `{}`) */
+            arguments?: {
+                [key: string]: unknown;
+            };
+        };
+        ViewCallResultBody: {
+            isError: boolean;
+            /** @description The tool’s answer as text (an error names its category and error ID) */
+            text: string;
         };
     };
     responses: never;
@@ -6199,6 +6344,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolViewBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Views_open: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenedViewBody"];
                 };
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */
@@ -11179,6 +11402,251 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Views_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Views_call: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ViewCallRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStartedBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Views_callOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewCallBody"];
                 };
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */

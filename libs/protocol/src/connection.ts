@@ -338,6 +338,9 @@ export function toFailure(error: unknown, during: 'open' | 'list' | 'call' | 'cl
   if (findCause(error, (e) => e instanceof McpAnswerTooLarge)) return new McpFailure('invalid_server', 'the MCP server answered more than the byte cap allows', { cause: error });
   const refused = findCause(error, (e) => (e as { name?: unknown }).name === 'EgressRefused');
   if (refused) return new McpFailure('refused', (refused as Error).message, { cause: error });
+  // A header source that refused to give a value (a Vault reference the work may not use): nothing was sent.
+  const withheld = findCause(error, (e) => (e as { notSent?: unknown }).notSent === true && e instanceof Error);
+  if (withheld) return new McpFailure('refused', (withheld as Error).message, { cause: error });
   const code = (findCause(error, (e) => typeof (e as { code?: unknown }).code === 'string' && NOT_SENT_CODES.has((e as { code: string }).code)) as { code?: string } | undefined)?.code;
   if (code !== undefined) return new McpFailure('unreachable', 'the MCP server could not be reached', { cause: error });
   const network = findCause(error, (e) => e instanceof TypeError && /fetch failed/i.test((e as Error).message));

@@ -17,6 +17,16 @@ export interface ListedTool {
   readonly annotations: ToolHints;
   /** The tool's MCP Apps View (`_meta.ui.resourceUri`), when it has one. */
   readonly viewUri: string | null;
+  /** Who may call it (`_meta.ui.visibility`, MCP Apps): the model, a View, or both (the default). Absent in lists cached before it was kept. */
+  readonly visibility?: readonly ToolVisibility[];
+}
+
+/** MCP Apps tool visibility: `model` (offered to the model) and `app` (callable from a View). */
+export type ToolVisibility = 'model' | 'app';
+
+/** A tool's visibility, both when the server names none. */
+export function visibilityOf(tool: { readonly visibility?: readonly ToolVisibility[] }): readonly ToolVisibility[] {
+  return tool.visibility ?? ['model', 'app'];
 }
 
 /**
@@ -35,6 +45,7 @@ export interface ToolDeclaration {
   readonly inputSchema: Record<string, unknown>;
   readonly annotations: ToolHints;
   readonly viewUri: string | null;
+  readonly visibility?: readonly ToolVisibility[];
   /** sha-256 of the canonical JSON of the server's tool (name, description, schema, annotations). */
   readonly digest: string;
 }
@@ -88,6 +99,7 @@ export function checkToolList(tools: readonly unknown[], maxTools = DEFAULT_MAX_
       inputSchema: tool.inputSchema as Record<string, unknown>,
       annotations: hintsOf(tool.annotations),
       viewUri: typeof ui.resourceUri === 'string' && ui.resourceUri.startsWith('ui://') ? ui.resourceUri : null,
+      ...(Array.isArray(ui.visibility) ? { visibility: (['model', 'app'] as const).filter((v) => (ui.visibility as unknown[]).includes(v)) } : {}),
     });
   }
   const cutAt = kept.length > maxTools ? maxTools : null;
@@ -105,6 +117,7 @@ export function declare(tool: ListedTool, connection: { readonly id: string; rea
     inputSchema: tool.inputSchema,
     annotations: tool.annotations,
     viewUri: tool.viewUri,
+    ...(tool.visibility === undefined ? {} : { visibility: tool.visibility }),
     digest: toolDigest(tool),
   };
 }
@@ -148,6 +161,7 @@ export function decodeDeclaration(value: unknown): ToolDeclaration {
     inputSchema: d.inputSchema,
     annotations: hintsOf(d.annotations),
     viewUri: typeof d.viewUri === 'string' ? d.viewUri : null,
+    ...(Array.isArray(d.visibility) ? { visibility: (['model', 'app'] as const).filter((v) => (d.visibility as unknown[]).includes(v)) } : {}),
     digest: d.digest,
   };
 }

@@ -4,28 +4,68 @@ import { cappedFetch, discoverApp, McpConnection, McpFailure, remoteUrl, type Ap
 import type { Queryable } from '@openbot/engine';
 import { EgressClient } from '../egress/egress-client';
 import { SealedRecords } from '../sealing/sealed-records';
+import { VaultSecrets, type SendActor } from '../vaults/vault-secrets';
 import type { ConnectionSecrets, StoredValue } from './app-view';
 
 /** What opening a connection needs: the selected remote, its values as stored, and its literal values. */
 export interface ConnectionTarget {
+  readonly organizationId: string;
   readonly remote: Remote;
   readonly variables: Readonly<Record<string, StoredValue>>;
   readonly headers: Readonly<Record<string, StoredValue>>;
   readonly secrets: ConnectionSecrets;
 }
 
+/** A Vault reference as a connection stores it. */
+type Reference = Exclude<StoredValue, null>;
+
 /**
- * The one value of a header or URL variable, resolved when a request is sent. A literal comes
- * from the connection's sealed record. This is the seam where Vault references plug in (they
- * need `vaults.use` and the item's allowed hosts checked before each send); until Vaults exist a
- * reference fails as `forbidden` and nothing is sent.
+ * Resolves a connection's values when a request is sent. A literal comes from the connection's
+ * sealed record; a Vault reference is opened through VaultSecrets for `actor` at that moment,
+ * which checks again that the item and field exist, that its `allowedHosts` admit `url`, and that
+ * the member may use its Vault (`vaults.use`). A refused reference throws VaultReferenceRefused
+ * (`notSent`): nothing is sent.
  */
-export async function resolveConnectionValue(name: string, stored: StoredValue, literal: string | undefined): Promise<string> {
-  if (stored === null) {
+export async function resolveConnectionValues(
+  vaults: Pick<VaultSecrets, 'open'>,
+  use: { readonly organizationId: string; readonly actor: SendActor | null; readonly url: string },
+  stored: Readonly<Record<string, StoredValue>>,
+  literals: Readonly<Record<string, string>>,
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const references: Array<[string, Reference]> = [];
+  for (const [name, value] of Object.entries(stored)) {
+    if (value !== null) {
+      references.push([name, value]);
+      continue;
+    }
+    const literal = literals[name];
     if (literal === undefined) throw new McpFailure('refused', `the value of "${name}" is missing from the connection's sealed record`);
-    return literal;
+    out[name] = literal;
   }
-  throw new McpFailure('refused', `"${name}" names a Vault reference, and Vault references cannot be resolved on this server yet`);
+  if (references.length === 0) return out;
+  // Only a member's work may use Vault items: no actor is refused by VaultSecrets itself.
+  const values = await vaults.open({ organizationId: use.organizationId, actor: use.actor ?? { kind: 'service', id: 'none' }, url: use.url, references: references.map(([, r]) => r) });
+  references.forEach(([name], i) => (out[name] = values[i]!));
+  return out;
+}
+
+/**
+ * The URL a connection's Vault-referenced variables are checked against: the remote's URL with
+ * every literal filled in and each referenced variable standing in as `_`. Referenced variables
+ * may not be in the host (refused at save), so this has the host the values are sent to.
+ */
+export function referenceCheckUrl(remote: Remote, variables: Readonly<Record<string, StoredValue>>, literals: Readonly<Record<string, string>>): string {
+  const values: Record<string, string> = { ...literals };
+  for (const [name, value] of Object.entries(variables)) if (value !== null) values[name] = '_';
+  return remoteUrl(remote, values);
+}
+
+/** Options of one open: whose work it is (Vault references are opened with its rights), and limits. */
+export interface OpenAs {
+  readonly actor: SendActor | null;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -37,6 +77,7 @@ export class AppClient {
   constructor(
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
   ) {}
 
   /** Reads an App URL once: a Server Card or a bare endpoint. */
@@ -44,23 +85,34 @@ export class AppClient {
     return discoverApp(cappedFetch(this.egress.fetch, this.egress.limits.documentBytes), url, signal ? { signal } : {});
   }
 
-  /** Opens an MCP connection to a prepared target; headers are resolved per request (see resolveConnectionValue). */
-  async open(target: ConnectionTarget, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<McpConnection> {
-    const values: Record<string, string> = {};
-    for (const [name, stored] of Object.entries(target.variables)) values[name] = await resolveConnectionValue(name, stored, target.secrets.variables[name]);
+  /**
+   * Opens an MCP connection to a prepared target. URL variables are resolved once, here; headers
+   * are resolved for every request (see resolveConnectionValues), so a Vault reference is checked
+   * again right before each send and a revoked right takes effect at the next request.
+   */
+  async open(target: ConnectionTarget, options: OpenAs): Promise<McpConnection> {
+    const url = await this.urlOf(target, options.actor);
     const fixed = Object.fromEntries(target.remote.headers.filter((h) => h.value !== undefined).map((h) => [h.name, h.value!]));
     return McpConnection.open({
-      url: remoteUrl(target.remote, values),
+      url,
       fetch: this.egress.fetch,
       answerLimitBytes: this.egress.limits.toolAnswerBytes,
-      headers: async () => {
-        const headers: Record<string, string> = { ...fixed };
-        for (const [name, stored] of Object.entries(target.headers)) headers[name] = await resolveConnectionValue(name, stored, target.secrets.headers[name]);
-        return headers;
-      },
+      headers: async () => ({ ...fixed, ...(await this.headersOf(target, options.actor, url)) }),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     });
+  }
+
+  /** The endpoint of a target, its variables resolved for `actor`. */
+  async urlOf(target: ConnectionTarget, actor: SendActor | null): Promise<string> {
+    const checkUrl = referenceCheckUrl(target.remote, target.variables, target.secrets.variables);
+    const values = await resolveConnectionValues(this.vaults, { organizationId: target.organizationId, actor, url: checkUrl }, target.variables, target.secrets.variables);
+    return remoteUrl(target.remote, values);
+  }
+
+  /** The connection's own headers (not the card's fixed ones), resolved for `actor` and the host of `url`. */
+  headersOf(target: ConnectionTarget, actor: SendActor | null, url: string): Promise<Record<string, string>> {
+    return resolveConnectionValues(this.vaults, { organizationId: target.organizationId, actor, url }, target.headers, target.secrets.headers);
   }
 
   /** A stored connection's target: its prepared remote and its sealed literal values (null once it is being deleted). */
@@ -74,14 +126,14 @@ export class AppClient {
   }
 
   private async target(db: Queryable, connectionId: string, deleting: boolean): Promise<ConnectionTarget | null> {
-    const { rows } = await db.query<{ prepared_remote: Remote; variables: Record<string, StoredValue>; headers: Record<string, StoredValue>; secrets_record_id: string | null }>({
-      name: 'apps.connection_target',
-      text: `SELECT prepared_remote, variables, headers, secrets_record_id FROM app_connections WHERE id = $1 AND ($2::boolean OR deleting_at IS NULL)`,
+    const { rows } = await db.query<{ organization_id: string; prepared_remote: Remote; variables: Record<string, StoredValue>; headers: Record<string, StoredValue>; secrets_record_id: string | null }>({
+      name: 'apps.connection_target_of_org',
+      text: `SELECT organization_id, prepared_remote, variables, headers, secrets_record_id FROM app_connections WHERE id = $1 AND ($2::boolean OR deleting_at IS NULL)`,
       values: [connectionId, deleting],
     });
     const row = rows[0];
     if (row === undefined) return null;
     const secrets = row.secrets_record_id === null ? { headers: {}, variables: {} } : (((await this.sealed.get(row.secrets_record_id as SealedRecordId))?.value as ConnectionSecrets | undefined) ?? { headers: {}, variables: {} });
-    return { remote: row.prepared_remote, variables: row.variables, headers: row.headers, secrets };
+    return { organizationId: row.organization_id, remote: row.prepared_remote, variables: row.variables, headers: row.headers, secrets };
   }
 }

@@ -4,6 +4,7 @@ import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { AppClient } from './app-client';
+import { AppSessions } from './app-sessions';
 import { CheckConnectionHandler } from './commands/check-connection.command';
 import { CreateConnectionHandler } from './commands/create-connection.command';
 import { DeleteAppHandler } from './commands/delete-app.command';
@@ -15,12 +16,18 @@ import { ConnectionDiscovery } from './connection-discovery';
 import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
 import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
 import { GetToolViewHandler } from './queries/get-tool-view.query';
+import { OpenViewHandler } from './commands/open-view.command';
+import { CallViewToolHandler } from './commands/call-view-tool.command';
+import { GetViewCallHandler, GetViewHandler } from './queries/get-view.query';
+import { viewCallWorkflow } from './view-call.workflow';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
 
 /** Apps (MCP servers) and their connections (issue 17, decision 031). */
 @Module({
   providers: [
     AppClient,
+    AppSessions,
     ConnectionDiscovery,
     RegisterAppHandler,
     DeleteAppHandler,
@@ -31,10 +38,14 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     GetConnectionHandler,
     ListConnectionToolsHandler,
     GetToolViewHandler,
+    OpenViewHandler,
+    CallViewToolHandler,
+    GetViewHandler,
+    GetViewCallHandler,
     CheckConnectionHandler,
     DeleteConnectionHandler,
   ],
-  exports: [AppClient, ConnectionDiscovery],
+  exports: [AppClient, AppSessions, ConnectionDiscovery],
 })
 export class AppsModule implements OnModuleInit {
   constructor(
@@ -44,10 +55,13 @@ export class AppsModule implements OnModuleInit {
     @Inject(ConnectionDiscovery) private readonly discovery: ConnectionDiscovery,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(EgressClient) private readonly egress: EgressClient,
+    @Inject(AppSessions) private readonly sessions: AppSessions,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   onModuleInit(): void {
     this.engine.register(connectionCheckWorkflow({ pool: this.db.pool, client: this.client, discovery: this.discovery, failures: this.failures }));
+    this.engine.register(viewCallWorkflow({ pool: this.db.pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
     this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client, fetch: this.egress.fetch }));
   }
 }

@@ -87,14 +87,16 @@ export function connectionCheckWorkflow(deps: { readonly pool: Pool; readonly cl
             );
             const saved = rows[0];
             if (saved === undefined) return { gone: true };
+            // The check is the caller's work: its Vault references are opened with the caller's rights.
+            const actor = { kind: 'member' as const, id: state.memberId };
             const target = await deps.client.targetOf(deps.pool, state.connectionId);
-            const probe = target === null ? null : await probeConnection(deps.client, target);
+            const probe = target === null ? null : await probeConnection(deps.client, target, actor);
             let tools: CheckedToolList | null = null;
             let cause: McpFailure | null = probe?.failure ?? null;
             let outcome: ConnectionState = probe?.state ?? 'failed';
             if (outcome === 'ready') {
               try {
-                tools = await deps.discovery.list(state.connectionId);
+                tools = await deps.discovery.list(state.connectionId, actor);
               } catch (error) {
                 outcome = 'failed';
                 cause = toFailure(error, 'list');

@@ -1,11 +1,13 @@
 import { closeSession, isMcpFailure, type Fetch } from '@openbot/protocol';
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import type { Pool } from 'pg';
-import type { AppClient } from './app-client';
-import { resolveConnectionValue } from './app-client';
+import type { SendActor } from '../vaults/vault-secrets';
+import type { AppClient, ConnectionTarget } from './app-client';
 
 interface CleanupState {
   readonly connectionId: string;
+  /** The member who deleted it: the cleanup's DELETEs open its Vault references with that member's rights. */
+  readonly memberId?: string;
   readonly closed: boolean;
   /** Rounds of closing so far: each round's close of a scope is its own call (a failed one is tried again next round). */
   readonly round: number;
@@ -14,8 +16,8 @@ interface CleanupState {
 export const CONNECTION_CLEANUP = defineWorkflow({
   name: 'app.connection.cleanup',
   audience: 'member',
-  input: codec.object({ connectionId: codec.string }),
-  state: codec.object({ connectionId: codec.string, closed: codec.boolean, round: codec.number }) satisfies Codec<CleanupState>,
+  input: codec.object({ connectionId: codec.string, memberId: codec.optional(codec.string) }),
+  state: codec.object({ connectionId: codec.string, memberId: codec.optional(codec.string), closed: codec.boolean, round: codec.number }) satisfies Codec<CleanupState>,
   calls: { close: codec.json },
 });
 
@@ -33,7 +35,7 @@ const RECHECK_MS = 2_000;
  */
 export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly fetch: Fetch }) {
   return CONNECTION_CLEANUP.implement({
-    initial: (input) => ({ connectionId: input.connectionId, closed: false, round: 0 }),
+    initial: (input) => ({ connectionId: input.connectionId, ...(input.memberId === undefined ? {} : { memberId: input.memberId }), closed: false, round: 0 }),
     next: (state) => (state.closed ? { end: 'completed' } : { phase: 'close' }),
     phases: {
       close: {
@@ -46,12 +48,13 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
             [state.connectionId],
           );
           if (rows.length === 0) return { state: { ...state, closed: true } };
-          const headers = await connectionHeaders(deps.pool, deps.client, state.connectionId);
+          const target = await deps.client.targetOfAny(deps.pool, state.connectionId);
+          const actor = state.memberId === undefined ? null : { kind: 'member' as const, id: state.memberId };
           for (const scope of rows.filter((r) => r.expired)) {
             const result = await context.call(`close:${scope.id}:${state.round}`, { safe: true, kind: 'other' }, async (): Promise<Json> => {
               if (scope.era === 'modern' || scope.session_id === null) return { kind: 'local' };
               try {
-                return { ...(await closeSession({ url: scope.url, sessionId: scope.session_id, protocolVersion: scope.protocol_version, fetch: deps.fetch, headers: () => headers })) } as Json;
+                return { ...(await closeSession({ url: scope.url, sessionId: scope.session_id, protocolVersion: scope.protocol_version, fetch: deps.fetch, headers: () => sessionHeaders(deps.client, target, actor, scope.url) })) } as Json;
               } catch (error) {
                 // Not proven released: stays open; the next run tries again.
                 if (isMcpFailure(error)) return { kind: 'failed', reason: error.reason };
@@ -75,16 +78,15 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
   });
 }
 
-/** The connection's headers for a cleanup DELETE, resolved the same way as for its calls. */
-async function connectionHeaders(pool: Pool, client: AppClient, connectionId: string): Promise<Record<string, string>> {
-  const target = await client.targetOfAny(pool, connectionId);
+/** The connection's headers for a cleanup DELETE, resolved as for its calls; one that cannot be resolved is left out (the server may still end the session). */
+async function sessionHeaders(client: AppClient, target: ConnectionTarget | null, actor: SendActor | null, url: string): Promise<Record<string, string>> {
+  if (target === null) return {};
   const out: Record<string, string> = {};
-  if (target === null) return out;
-  for (const [name, stored] of Object.entries(target.headers)) {
+  for (const name of Object.keys(target.headers)) {
     try {
-      out[name] = await resolveConnectionValue(name, stored, target.secrets.headers[name]);
+      Object.assign(out, await client.headersOf({ ...target, headers: { [name]: target.headers[name] ?? null } }, actor, url));
     } catch {
-      // A header that cannot be resolved is left out; the server may still end the session.
+      // left out
     }
   }
   return out;

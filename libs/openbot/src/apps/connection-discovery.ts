@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type CheckedToolList, type ListedTool } from '@openbot/protocol';
 import { Database } from '../database/sql';
+import type { SendActor } from '../vaults/vault-secrets';
 import { AppClient } from './app-client';
 import { connectionNotFound } from './app-failures';
 
@@ -23,14 +24,14 @@ export class ConnectionDiscovery {
   ) {}
 
   /** The cached list of `connectionId` at its current revision, listing it when none is cached. */
-  async tools(connectionId: string, options: { refresh?: boolean } = {}): Promise<Discovery> {
+  async tools(connectionId: string, options: { readonly actor: SendActor | null; readonly refresh?: boolean }): Promise<Discovery> {
     const current = await this.db.one<{ revision: number }>('SELECT revision FROM app_connections WHERE id = $1 AND deleting_at IS NULL', [connectionId]);
     if (current === undefined) throw connectionNotFound();
     if (options.refresh !== true) {
       const cached = await this.cached(connectionId, current.revision);
       if (cached !== null) return cached;
     }
-    const listed = await this.list(connectionId);
+    const listed = await this.list(connectionId, options.actor);
     await this.store(connectionId, current.revision, listed);
     return (await this.cached(connectionId, current.revision)) ?? { ...listed, revision: current.revision };
   }
@@ -44,11 +45,11 @@ export class ConnectionDiscovery {
     return row === undefined ? null : { tools: row.tools, refused: row.refused, cutAt: row.cut_at, revision };
   }
 
-  /** Lists the server's tools now, through a connection of its own that is closed after. */
-  async list(connectionId: string): Promise<CheckedToolList> {
+  /** Lists the server's tools now, through a connection of its own that is closed after; Vault references are opened for `actor`. */
+  async list(connectionId: string, actor: SendActor | null): Promise<CheckedToolList> {
     const target = await this.client.targetOf(this.db, connectionId);
     if (target === null) throw connectionNotFound();
-    const connection = await this.client.open(target, { timeoutMs: 30_000 });
+    const connection = await this.client.open(target, { actor, timeoutMs: 30_000 });
     try {
       return await connection.listTools();
     } finally {

@@ -1,4 +1,5 @@
 import { McpFailure, toFailure } from '@openbot/protocol';
+import type { SendActor } from '../vaults/vault-secrets';
 import type { AppClient, ConnectionTarget } from './app-client';
 import type { ConnectionState } from './app-view';
 
@@ -19,9 +20,9 @@ const PROBE_TIMEOUT_MS = 15_000;
  * anything else that fails is `failed`, with the failure kept for its sealed error record.
  * Never inside a database transaction.
  */
-export async function probeConnection(client: AppClient, target: ConnectionTarget, signal?: AbortSignal): Promise<ProbeOutcome> {
+export async function probeConnection(client: AppClient, target: ConnectionTarget, actor: SendActor | null, signal?: AbortSignal): Promise<ProbeOutcome> {
   try {
-    const connection = await client.open(target, { timeoutMs: PROBE_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    const connection = await client.open(target, { actor, timeoutMs: PROBE_TIMEOUT_MS, ...(signal ? { signal } : {}) });
     const outcome = { era: connection.era, protocolVersion: connection.protocolVersion };
     await connection.close().catch(() => undefined);
     return { state: 'ready', ...outcome, failure: null };

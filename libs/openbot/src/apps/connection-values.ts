@@ -1,5 +1,6 @@
 import { InvalidInput, type InputIssue } from '@openbot/domain';
 import type { Remote } from '@openbot/protocol';
+import { referenceIssues } from '../vaults/vault-view';
 import type { ConnectionSecrets, StoredValue } from './app-view';
 
 /** A header or variable value as a request gives it: a literal, or a Vault reference. */
@@ -28,8 +29,11 @@ export function prepareValues(
 
   const take = (kind: 'variables' | 'headers', name: string, value: GivenValue, choices: readonly string[] | undefined): void => {
     if (typeof value !== 'string') {
-      // The seam for Vault references is resolveConnectionValue (app-client.ts); until Vaults exist they are refused here.
-      issues.push({ path: `${kind}.${name}`, message: 'Vault references are not available on this server yet; give a literal value (it is stored sealed)' });
+      // A Vault reference is stored as given; its rights and allowedHosts are checked at save (the caller) and before each send.
+      const wrong = referenceIssues(value, `${kind}.${name}`);
+      if (wrong.length > 0) return void issues.push(...wrong);
+      if (kind === 'variables' && inHost(remote.url, name)) return void issues.push({ path: `${kind}.${name}`, message: `"${name}" is part of the remote's host: it must be a literal value, not a Vault reference` });
+      stored[kind][name] = { vaultItemId: value.vaultItemId, field: value.field, ...(value.prefix === undefined ? {} : { prefix: value.prefix }) };
       return;
     }
     if (choices !== undefined && choices.length > 0 && !choices.includes(value)) issues.push({ path: `${kind}.${name}`, message: `${name} must be one of ${choices.join(', ')}` });
@@ -64,4 +68,17 @@ export function prepareValues(
   }
   if (issues.length > 0) throw new InvalidInput(issues);
   return { stored, secrets };
+}
+
+/** Whether the URL template has the variable `name` in its scheme, host or port. */
+function inHost(template: string, name: string): boolean {
+  const authority = /^[^:]*:\/\/([^/?#]*)/.exec(template)?.[1] ?? template;
+  return authority.includes(`{${name}}`);
+}
+
+/** The Vault references among prepared values, with the field path each came from. */
+export function referencesOf(stored: { variables: Readonly<Record<string, StoredValue>>; headers: Readonly<Record<string, StoredValue>> }): Array<{ path: string; reference: Exclude<StoredValue, null> }> {
+  const out: Array<{ path: string; reference: Exclude<StoredValue, null> }> = [];
+  for (const kind of ['variables', 'headers'] as const) for (const [name, value] of Object.entries(stored[kind])) if (value !== null) out.push({ path: `${kind}.${name}`, reference: value });
+  return out;
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidInput, isUuid, type InputIssue, type MemberCaller } from '@openbot/domain';
-import { declare, isMcpFailure, modelToolName, type ToolDeclaration } from '@openbot/protocol';
+import { declare, isMcpFailure, modelToolName, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
 import { AppServerUnavailable } from '../apps/app-failures';
 import { ConnectionDiscovery } from '../apps/connection-discovery';
 import { Database } from '../database/sql';
@@ -44,7 +44,7 @@ export class AppToolDeclarer {
       }
       let discovered;
       try {
-        discovered = await this.discovery.tools(connectionId);
+        discovered = await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } });
       } catch (error) {
         if (isMcpFailure(error)) throw new AppServerUnavailable(error);
         throw error;
@@ -76,7 +76,8 @@ export class AppToolDeclarer {
 export function expandAppTools(tools: readonly BotTool[]): BotTool[] {
   return tools.flatMap((tool): BotTool[] => {
     if (tool.kind !== 'app') return [tool];
-    return (tool.declarations ?? []).map((declaration) => ({
+    // A tool only a View may call (MCP Apps visibility `app`) is not offered to the model.
+    return (tool.declarations ?? []).filter((declaration) => visibilityOf(declaration).includes('model')).map((declaration) => ({
       name: declaration.modelName,
       description: declaration.description,
       parameters: declaration.inputSchema,

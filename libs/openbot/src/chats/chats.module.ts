@@ -1,5 +1,5 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
-import { AppClient } from '../apps/app-client';
+import { AppSessions } from '../apps/app-sessions';
 import { AppsModule } from '../apps/apps.module';
 import { Engine } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
@@ -53,7 +53,7 @@ export class ChatsModule implements OnModuleInit {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(MemoryStore) private readonly memory: MemoryStore,
-    @Inject(AppClient) private readonly apps: AppClient,
+    @Inject(AppSessions) private readonly sessions: AppSessions,
     @Inject(OBJECT_STORE) private readonly store: ObjectStore,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
@@ -78,7 +78,7 @@ export class ChatsModule implements OnModuleInit {
         models: this.models,
         hooks: this.hooks,
         http,
-        apps: { pool, apps: this.apps, failures: this.failures, nodeId: this.engine.nodeId, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
+        apps: { pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },

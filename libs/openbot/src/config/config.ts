@@ -76,6 +76,8 @@ export interface Config {
   readonly maxDelegationDepth: number;
   /** `OPENBOT_APP_CALL_TIMEOUT`: seconds an App tool call waits for its answer (progress restarts the clock); then it is a lost answer. */
   readonly appCallTimeoutSeconds: number;
+  /** `OPENBOT_APP_SESSION_IDLE_SECONDS`: how long an open MCP session (a physical scope) waits for another call before it is closed. */
+  readonly appSessionIdleSeconds: number;
   /**
    * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
    * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
@@ -180,6 +182,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
     maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
+    appSessionIdleSeconds: integer(env, 'OPENBOT_APP_SESSION_IDLE_SECONDS', 60, 1, 3600),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
     metrics: metricsOf(env),

@@ -5,18 +5,20 @@ import { isMcpFailure, type Remote } from '@openbot/protocol';
 import { Database } from '../../database/sql';
 import { SqlFailureRecorder } from '../../errors/sql-failure-recorder';
 import { SealedRecords } from '../../sealing/sealed-records';
-import { AppClient } from '../app-client';
+import { VaultSecrets } from '../../vaults/vault-secrets';
+import { AppClient, referenceCheckUrl } from '../app-client';
 import { appNotFound } from '../app-failures';
 import { CONNECTION_SECRETS_PURPOSE, CONNECTION_VIEW_COLUMNS, type AppView, type ConnectionOwner, type ConnectionView } from '../app-view';
 import { probeConnection } from '../connection-probe';
-import { prepareValues, type GivenValue } from '../connection-values';
+import { prepareValues, referencesOf, type GivenValue } from '../connection-values';
 
 /**
  * Sets up a connection to one remote of an App with the one preparation rule (GRANT-06): the
  * App's card is refreshed once, the selected remote and its values are checked against that
  * refreshed card, the prepared connection is probed (handshake only), and exactly that prepared
  * remote and those values are saved, in the state the probe found (`ready`,
- * `needs_authorization` or `failed` with its error ID). An organization connection needs
+ * `needs_authorization` or `failed` with its error ID). Values may be Vault references, checked
+ * for the caller at save (`vaults.use`, allowedHosts) and again before each send. An organization connection needs
  * `apps.manage`; a member connection belongs to the caller.
  */
 export class CreateConnection extends Command<ConnectionView> {
@@ -39,6 +41,7 @@ export class CreateConnectionHandler implements ICommandHandler<CreateConnection
     @Inject(AppClient) private readonly client: AppClient,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
+    @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
   ) {}
 
   async execute(command: CreateConnection): Promise<ConnectionView> {
@@ -62,7 +65,11 @@ export class CreateConnectionHandler implements ICommandHandler<CreateConnection
     if (remote === undefined) throw new InvalidInput([{ path: 'remote', message: `remote must be the url of one of the App's remotes: ${remotes.map((r) => r.url).join(', ')}` }]);
     const { stored, secrets } = prepareValues(remote, app.card, command.variables, command.headers);
 
-    const probe = await probeConnection(this.client, { remote, ...stored, secrets });
+    // Vault references: the caller needs vaults.use on each one's Vault, and its item's allowedHosts must admit the remote's host.
+    const checkUrl = referenceCheckUrl(remote, stored.variables, secrets.variables);
+    await this.vaults.checkForSave(caller, referencesOf(stored).map((use) => ({ ...use, url: checkUrl })));
+
+    const probe = await probeConnection(this.client, { organizationId: caller.organizationId, remote, ...stored, secrets }, { kind: 'member', id: caller.memberId });
 
     return this.db.transaction(async (tx) => {
       // The App must still exist (a delete takes it FOR UPDATE and counts connections).

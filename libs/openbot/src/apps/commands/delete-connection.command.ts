@@ -35,7 +35,7 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
       const submitted = await this.engine.submitIn(
         tx,
         {
-          ...CONNECTION_CLEANUP.command({ connectionId }),
+          ...CONNECTION_CLEANUP.command({ connectionId, memberId: caller.memberId }),
           scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
           resource: { type: 'app-connection', id: connectionId },
         },

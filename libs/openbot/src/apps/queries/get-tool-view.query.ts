@@ -34,12 +34,12 @@ export class GetToolViewHandler implements IQueryHandler<GetToolView> {
   async execute({ caller, connectionId, toolName }: GetToolView): Promise<McpView & { readonly toolName: string }> {
     if ((await visibleConnection(this.db, caller, connectionId)) === undefined) throw connectionNotFound();
     try {
-      const { tools } = await this.discovery.tools(connectionId);
+      const { tools } = await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } });
       const uri = tools.find((t) => t.name === toolName)?.viewUri ?? null;
       if (uri === null) throw new NotFound('View');
       const target = await this.client.targetOf(this.db, connectionId);
       if (target === null) throw connectionNotFound();
-      const connection = await this.client.open(target, { timeoutMs: 30_000 });
+      const connection = await this.client.open(target, { actor: { kind: 'member', id: caller.memberId }, timeoutMs: 30_000 });
       try {
         return { toolName, ...(await connection.readView(uri)) };
       } finally {

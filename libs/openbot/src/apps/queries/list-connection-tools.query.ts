@@ -46,7 +46,7 @@ export class ListConnectionToolsHandler implements IQueryHandler<ListConnectionT
     if ((await visibleConnection(this.db, caller, connectionId)) === undefined) throw connectionNotFound();
     let tools: readonly ListedTool[];
     try {
-      tools = (await this.discovery.tools(connectionId)).tools;
+      tools = (await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } })).tools;
     } catch (error) {
       if (isMcpFailure(error)) throw new AppServerUnavailable(error);
       throw error;

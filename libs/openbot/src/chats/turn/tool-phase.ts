@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { BACKGROUND_TOOL } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
 import { callAppTool, type AppToolDeps } from './app-tool';
+import { PhaseSessions } from '../../apps/app-sessions';
 import { isRepeatSafe } from '@openbot/protocol';
 import { hookFacts } from './model-phase';
 import { toolKind } from './tool-definition';
@@ -61,6 +62,8 @@ export function toolPhase(deps: {
       const failures: unknown[] = [];
       /** Approval or limit checks that failed (a read error): the Turn is left paused for recovery. */
       const checkStopped: unknown[] = [];
+      /** The MCP sessions this run's App calls share, released with the phase's resources (RES-01). */
+      const sessions = new PhaseSessions(deps.apps.sessions, context.resources, context.executionId);
 
       /** One call, from its gate to its saved answer (or what it waits for). */
       const answerCall = async (call: ToolCall): Promise<CallOutcome> => {
@@ -116,6 +119,8 @@ export function toolPhase(deps: {
                   return callAppTool(deps.apps, tool, call, request, {
                     organizationId: state.organizationId,
                     memberId: state.scope.kind === 'member' ? state.scope.id : null,
+                    actor: state.scope,
+                    sessions,
                     executionId: context.executionId,
                     step,
                     publisher,
