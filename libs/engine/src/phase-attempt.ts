@@ -81,6 +81,9 @@ export async function runPhase(ctx: EngineContext, run: LocalRun, at: PhaseAt): 
       run.inbox = null;
       return { outcome, events: work.events, children: work.children, outbox: { commands: work.commands, consumed: inbox.consumed } };
     } catch (error) {
+      // What the attempt published before it failed is stored before the stop's own events (an
+      // `execution.outcome_unknown` after the `tool.called` it follows), not written behind them.
+      await publisher.flush().catch(() => undefined);
       await scope.close();
       run.scope = null;
       run.inbox = null;

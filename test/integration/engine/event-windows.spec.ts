@@ -9,6 +9,26 @@ interface StreamState {
 
 const DELTAS = 120;
 
+/** Announces a call, then loses the answer of an unsafe write inside the same window. */
+const announcedThenLost: Workflow<StreamState, null> = {
+  name: 'test.window-announced-then-lost',
+  initial: () => ({ done: false }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'call' }),
+  phases: {
+    call: {
+      async run(ctx) {
+        ctx.publisher.publish('test.first', null);
+        // Inside the window: held in memory when the call's answer is lost right after.
+        ctx.publisher.publish('tool.called', { callId: 'c1' });
+        await ctx.calls.call('pay', { safe: false }, () => {
+          throw Object.assign(new Error('the connection broke after the request was written'), { resultLost: true });
+        });
+        return { state: { done: true } };
+      },
+    },
+  },
+};
+
 /** One phase that publishes a token stream while it runs (a model reply), one delta every 4 ms. */
 const streamer: Workflow<StreamState, null> = {
   name: 'test.window-stream',
@@ -34,6 +54,7 @@ describe('engine: events written in windows while a phase runs', () => {
   beforeAll(async () => {
     t = await startTestEngine();
     t.engine.register(streamer);
+    t.engine.register(announcedThenLost);
     await t.engine.start();
   });
 
@@ -59,5 +80,15 @@ describe('engine: events written in windows while a phase runs', () => {
     // Without windows every delta (4 ms apart, each write taking well under that) is a write of its own.
     expect(writes).toBeLessThanOrEqual(DELTAS / 4);
     expect(writes).toBeGreaterThanOrEqual(2);
+  });
+
+  it('[EVT-01] events a failed attempt published are stored before its stop: tool.called comes before the execution.outcome_unknown that follows it', async () => {
+    const { executionId } = await t.engine.submit({ workflow: announcedThenLost.name, input: null, scope: SERVICE });
+    await waitForState(t.engine, executionId, ['outcome_unknown']);
+
+    const events: ExecutionEvent[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) events.push(event);
+    expect(events.map((e) => e.type)).toEqual(['test.first', 'tool.called', 'execution.outcome_unknown']);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   });
 });
