@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type CheckedToolList, type ListedTool } from '@openbot/protocol';
+import { isMcpFailure, type CheckedToolList, type ListedTool } from '@openbot/protocol';
 import { Database } from '../database/sql';
 import type { SendActor } from '../vaults/vault-secrets';
 import { AppClient } from './app-client';
-import { connectionNotFound } from './app-failures';
+import { AppServerUnavailable, connectionNotFound } from './app-failures';
 
 /** Discovery of one connection at one revision, and the warnings it leaves on the connection. */
 export interface Discovery extends CheckedToolList {
@@ -22,6 +22,16 @@ export class ConnectionDiscovery {
     @Inject(Database) private readonly db: Database,
     @Inject(AppClient) private readonly client: AppClient,
   ) {}
+
+  /** `tools` for a member's request: a server that cannot be reached is AppServerUnavailable (503). */
+  async toolsForMember(connectionId: string, memberId: string): Promise<Discovery> {
+    try {
+      return await this.tools(connectionId, { actor: { kind: 'member', id: memberId } });
+    } catch (error) {
+      if (isMcpFailure(error)) throw new AppServerUnavailable(error);
+      throw error;
+    }
+  }
 
   /** The cached list of `connectionId` at its current revision, listing it when none is cached. */
   async tools(connectionId: string, options: { readonly actor: SendActor | null; readonly refresh?: boolean }): Promise<Discovery> {

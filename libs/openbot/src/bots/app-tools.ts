@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidInput, isUuid, type InputIssue, type MemberCaller } from '@openbot/domain';
-import { declare, isMcpFailure, modelToolName, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
-import { AppServerUnavailable } from '../apps/app-failures';
+import { declare, modelToolName, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
 import { ConnectionDiscovery } from '../apps/connection-discovery';
 import { Database } from '../database/sql';
 import type { BotTool } from './bot-view';
@@ -42,13 +41,7 @@ export class AppToolDeclarer {
         issues.push({ path: `tools.${index}.connectionId`, message: 'this connection does not exist in this organization, or is not yours to use' });
         continue;
       }
-      let discovered;
-      try {
-        discovered = await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } });
-      } catch (error) {
-        if (isMcpFailure(error)) throw new AppServerUnavailable(error);
-        throw error;
-      }
+      const discovered = await this.discovery.toolsForMember(connectionId, caller.memberId);
       const wanted = tool.tools ?? discovered.tools.map((t) => t.name);
       const declarations: ToolDeclaration[] = [];
       for (const [k, name] of wanted.entries()) {

@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type MemberCaller } from '@openbot/domain';
-import { declare, isMcpFailure, type McpView } from '@openbot/protocol';
+import { declare, type McpView } from '@openbot/protocol';
 import { Database } from '../../database/sql';
-import { AppServerUnavailable, connectionNotFound } from '../app-failures';
+import { connectionNotFound } from '../app-failures';
 import { ConnectionDiscovery } from '../connection-discovery';
 import { GetToolView } from '../queries/get-tool-view.query';
 
@@ -44,13 +44,7 @@ export class OpenViewHandler implements ICommandHandler<OpenView> {
 
   async execute({ caller, connectionId, toolName }: OpenView): Promise<OpenedView> {
     const view = await this.queries.execute(new GetToolView(caller, connectionId, toolName));
-    let discovered;
-    try {
-      discovered = await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } });
-    } catch (error) {
-      if (isMcpFailure(error)) throw new AppServerUnavailable(error);
-      throw error;
-    }
+    const discovered = await this.discovery.toolsForMember(connectionId, caller.memberId);
     const declarations = discovered.tools.map((tool) => declare(tool, { id: connectionId, revision: discovered.revision }, tool.name));
     const row = await this.db.one<{ id: string; createdAt: Date }>(
       `INSERT INTO app_views (id, organization_id, member_id, connection_id, tool_name, uri, revision, declarations)

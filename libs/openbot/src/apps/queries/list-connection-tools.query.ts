@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { InvalidInput, parsePageRequest, type MemberCaller, type Page } from '@openbot/domain';
-import { isMcpFailure, type ListedTool } from '@openbot/protocol';
+import type { ListedTool } from '@openbot/protocol';
 import { Database } from '../../database/sql';
-import { AppServerUnavailable, connectionNotFound } from '../app-failures';
+import { connectionNotFound } from '../app-failures';
 import { ConnectionDiscovery } from '../connection-discovery';
 import { visibleConnection } from './list-connections.query';
 
@@ -44,13 +44,7 @@ export class ListConnectionToolsHandler implements IQueryHandler<ListConnectionT
     const start = after === undefined || after === '' ? 0 : /^\d{1,6}$/.test(after) ? Number(after) : NaN;
     if (!Number.isInteger(start)) throw new InvalidInput([{ path: 'after', message: 'after must be a cursor returned as next' }]);
     if ((await visibleConnection(this.db, caller, connectionId)) === undefined) throw connectionNotFound();
-    let tools: readonly ListedTool[];
-    try {
-      tools = (await this.discovery.tools(connectionId, { actor: { kind: 'member', id: caller.memberId } })).tools;
-    } catch (error) {
-      if (isMcpFailure(error)) throw new AppServerUnavailable(error);
-      throw error;
-    }
+    const { tools } = await this.discovery.toolsForMember(connectionId, caller.memberId);
     const data = tools.slice(start, start + size).map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }));
     return { data, next: start + size < tools.length ? String(start + size) : null };
   }
