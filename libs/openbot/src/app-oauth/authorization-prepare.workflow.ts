@@ -1,0 +1,116 @@
+import { newId } from '@openbot/domain';
+import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
+import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDynamicClient, type DiscoveredAuthorization, type Fetch } from '@openbot/protocol';
+import type { Pool } from 'pg';
+import { Sql } from '../database/sql';
+import type { SealedRecords } from '../sealing/sealed-records';
+import { callbackUri, registrationForIssuer, SEALED } from './oauth-records';
+
+interface PrepareState {
+  readonly connectionId: string;
+  readonly serverUrl: string;
+  readonly discovered: Json | null;
+  readonly registrationId: string | null;
+  readonly failure: { readonly reason: string; readonly message: string } | null;
+}
+
+export const AUTHORIZATION_PREPARE = defineWorkflow({
+  name: 'app.oauth.prepare',
+  audience: 'member',
+  input: codec.object({ connectionId: codec.string, serverUrl: codec.string }),
+  state: codec.object({
+    connectionId: codec.string,
+    serverUrl: codec.string,
+    discovered: codec.nullable(codec.json),
+    registrationId: codec.nullable(codec.string),
+    failure: codec.nullable(codec.object({ reason: codec.string, message: codec.string })),
+  }) satisfies Codec<PrepareState>,
+  result: codec.json,
+  calls: { discover: codec.json, register: codec.json },
+});
+
+/** What a finished preparation answers: where and how to send the browser, or why not. */
+export type PreparedAuthorization =
+  | { readonly registrationId: string; readonly resource: string; readonly scope: string | null }
+  | { readonly failure: { readonly reason: string; readonly message: string } };
+
+/**
+ * Sign-in preparation as an execution (DEVT-01's common workflow): discovery through the call
+ * log (the 401 challenge, protected-resource and authorization-server metadata, PKCE S256
+ * required), then the registration, keyed by issuer, in the order pre-registered client →
+ * dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
+ * not built). A refusal (`issuer_mismatch`, `pkce_unsupported`, ...) is its result, not a retry.
+ */
+export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly publicUrl: string }) {
+  return AUTHORIZATION_PREPARE.implement({
+    initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
+    next: (state) => {
+      if (state.failure !== null) return { end: 'completed', result: { failure: state.failure } as Json };
+      if (state.discovered === null) return { phase: 'discover' };
+      if (state.registrationId === null) return { phase: 'register' };
+      const found = state.discovered as unknown as DiscoveredAuthorization;
+      return { end: 'completed', result: { registrationId: state.registrationId, resource: found.resource, scope: found.scope } as Json };
+    },
+    phases: {
+      discover: {
+        async run(context) {
+          const state = context.state;
+          const found = await context.call('discover', { safe: true, kind: 'oauth' }, async (): Promise<Json> => {
+            try {
+              const challenge = await readBearerChallenge(deps.fetch, state.serverUrl, context.signal);
+              return { ...(await discoverAuthorization(deps.fetch, state.serverUrl, challenge)) } as unknown as Json;
+            } catch (error) {
+              if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };
+              throw error;
+            }
+          });
+          const failure = (found as { failure?: PrepareState['failure'] }).failure;
+          if (failure) return { state: { ...state, failure } };
+          return { state: { ...state, discovered: found } };
+        },
+      },
+      register: {
+        async run(context) {
+          const state = context.state;
+          const found = state.discovered as unknown as DiscoveredAuthorization;
+          const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
+          if (existing !== null) return { state: { ...state, registrationId: existing.id } };
+          const registered = await context.call(
+            'register',
+            {
+              safe: true,
+              kind: 'oauth',
+              // One dynamic registration per issuer: a race loses quietly and everyone uses the winner's.
+              commit: async (tx, saved) => {
+                const r = saved.result as { registrationId?: string; client?: Json; redirectUri?: string };
+                if (r.registrationId === undefined) return;
+                const clientRecordId = await deps.sealed.put(SEALED.client, r.client, new Sql(tx));
+                await tx.query(
+                  `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+                   VALUES ($1, $2, $3, 'dynamic', $4, $5, $6) ON CONFLICT DO NOTHING`,
+                  [r.registrationId, found.metadata.issuer, (r.client as { client_id: string }).client_id, clientRecordId, JSON.stringify(found.metadata), r.redirectUri],
+                );
+              },
+            },
+            async (): Promise<Json> => {
+              const registrationId = newId();
+              const redirectUri = callbackUri(deps.publicUrl, registrationId);
+              try {
+                const client = await registerDynamicClient(deps.fetch, found.metadata, { redirectUri, clientName: 'OpenBot', scope: found.scope });
+                return { registrationId, redirectUri, client: { ...client } };
+              } catch (error) {
+                if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };
+                throw error;
+              }
+            },
+          );
+          const failure = (registered as { failure?: PrepareState['failure'] }).failure;
+          if (failure) return { state: { ...state, failure } };
+          const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+          if (winner === null) throw new Error('the registration was saved but cannot be read');
+          return { state: { ...state, registrationId: winner.id } };
+        },
+      },
+    },
+  });
+}
