@@ -150,4 +150,85 @@ describe('App OAuth', () => {
     const rows = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM app_oauth_registrations WHERE issuer = $1', [as.issuer]);
     expect(rows[0]!.n).toBe(1);
   });
+
+  /** A ready connection of a new organization, authorized as `account`. */
+  async function readyConnection(name: string): Promise<{ secret: string; connectionId: string; registrationId: string }> {
+    const org = await t.createOrganization(name);
+    const connectionId = await connect(org.secret);
+    const { callback, registrationId } = await authorize(org.secret, connectionId);
+    expect((await t.http().get(callback).expect(200)).body).toMatchObject({ state: 'ready' });
+    return { secret: org.secret, connectionId, registrationId };
+  }
+
+  const check = async (node: TestApp, secret: string, connectionId: string): Promise<void> => {
+    const res = await node.http().post(`/v1/connections/${connectionId}/check`).set('authorization', bearer(secret)).send({}).expect(202);
+    await waitForExecutionState(node, secret, (res.body as { executionId: string }).executionId, 'completed');
+  };
+  const refreshes = (): number => as.tokenRequests.filter((r) => r.grantType === 'refresh_token').length;
+
+  it('two nodes, parallel 401s on one grant: exactly one refresh (single-flight, compare-and-swap), and every call succeeds with the new token', async () => {
+    const { secret, connectionId } = await readyConnection('Parallel');
+    await check(t, secret, connectionId);
+    const t2 = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: PUBLIC_URL } });
+    try {
+      rs.refuseTokensSeenSoFar();
+      const before = refreshes();
+      const refusedBefore = rs.refusals();
+      // The refresh is held at the authorization server until both nodes got their 401: they overlap for sure.
+      as.hold('/token', rs.refused(refusedBefore + 2));
+      await Promise.all([check(t, secret, connectionId), check(t2, secret, connectionId)]);
+      as.hold('/token', null);
+      await Promise.all([check(t, secret, connectionId), check(t2, secret, connectionId)]);
+      expect(rs.refusals()).toBeGreaterThanOrEqual(refusedBefore + 2);
+      expect(refreshes()).toBe(before + 1);
+      // The rotated pair was saved once, by compare-and-swap; the connection stayed ready (no invalid_grant, no revoked family).
+      const [grant] = await t.database.query<{ version: number; state: string; refresh_intent: string | null }>('SELECT version, state, refresh_intent FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+      expect(grant).toEqual({ version: 2, state: 'active', refresh_intent: null });
+      expect((await get(secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'ready' });
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('invalid_grant on refresh is final only after a re-read; the connection shows needs_authorization, with no retry storm and no silent re-authorization', async () => {
+    const { secret, connectionId } = await readyConnection('InvalidGrant');
+    await check(t, secret, connectionId);
+    rs.refuseTokensSeenSoFar();
+    as.failPath('/token', { status: 400, error: 'invalid_grant' });
+    try {
+      const tokenPosts = (): number => as.requests.filter((path) => path === '/token').length;
+      const before = tokenPosts();
+      const authorizeRequests = as.requests.filter((path) => path.startsWith('/auth')).length;
+      await check(t, secret, connectionId);
+      expect((await get(secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'needs_authorization' });
+      await check(t, secret, connectionId);
+      await check(t, secret, connectionId);
+      // One refresh attempt in all, however many calls followed; no new authorization request either.
+      expect(tokenPosts()).toBe(before + 1);
+      expect(as.requests.filter((path) => path.startsWith('/auth')).length).toBe(authorizeRequests);
+      const [grant] = await t.database.query<{ state: string }>('SELECT state FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+      expect(grant).toEqual({ state: 'needs_authorization' });
+    } finally {
+      as.failPath('/token', null);
+    }
+  });
+
+  it('a lost refresh reply makes the grant needs_authorization explicitly: the spent refresh token is never tried again', async () => {
+    const { secret, connectionId } = await readyConnection('LostReply');
+    await check(t, secret, connectionId);
+    rs.refuseTokensSeenSoFar();
+    as.failPath('/token', 'drop');
+    try {
+      const tokenPosts = (): number => as.requests.filter((path) => path === '/token').length;
+      const before = tokenPosts();
+      await check(t, secret, connectionId);
+      expect(tokenPosts()).toBe(before + 1);
+      expect((await get(secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'needs_authorization' });
+      as.failPath('/token', null);
+      await check(t, secret, connectionId);
+      expect(tokenPosts()).toBe(before + 1);
+    } finally {
+      as.failPath('/token', null);
+    }
+  });
 });

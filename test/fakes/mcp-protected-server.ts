@@ -11,6 +11,8 @@ export interface ProtectedMcpServer {
   readonly accepted: string[];
   /** How many requests it refused with 401. */
   refusals(): number;
+  /** Settles once the server has refused `count` requests in all. */
+  refused(count: number): Promise<void>;
   /** From now on, refuse every token accepted so far (as if they had expired or been revoked at the resource). */
   refuseTokensSeenSoFar(): void;
   /** Changes the protected-resource metadata document (a server that names another resource, say). */
@@ -30,6 +32,7 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
   const accepted: string[] = [];
   const refused = new Set<string>();
   let refusals = 0;
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
   let rewrite: ((document: Record<string, unknown>) => void) | null = null;
 
   const verifier = {
@@ -59,6 +62,7 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     const auth = await gate!(request);
     if (auth instanceof Response) {
       refusals++;
+      for (const waiter of waiters.filter((w) => w.count <= refusals)) waiter.resolve();
       return auth;
     }
     accepted.push(auth.token);
@@ -73,6 +77,7 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     url,
     accepted,
     refusals: () => refusals,
+    refused: (count) => (refusals >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
     refuseTokensSeenSoFar() {
       for (const token of accepted) refused.add(token);
     },

@@ -26,8 +26,14 @@ export interface TestAuthorizationServer {
   findAccessToken(token: string): Promise<{ accountId: string; clientId: string; aud: string | null; scope: string; exp: number } | null>;
   /** Changes the discovery documents as a misconfigured or hostile server would. */
   rewriteDiscovery(rewrite: ((document: Record<string, unknown>) => void) | null): void;
-  /** Answers requests to a path with a status instead (e.g. a failing revocation endpoint); null restores. */
-  failPath(path: string, status: number | null): void;
+  /**
+   * Answers requests to a path with a status and OAuth error instead (a failing revocation
+   * endpoint, an `invalid_grant`), or drops the connection without an answer (`drop`: a lost
+   * reply); null restores.
+   */
+  failPath(path: string, failure: { readonly status: number; readonly error: string } | 'drop' | null): void;
+  /** Holds requests to a path until `release` settles (a refresh in flight while other nodes get their 401s); null stops holding. */
+  hold(path: string, release: Promise<unknown> | null): void;
   close(): Promise<void>;
 }
 
@@ -100,8 +106,9 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
   const scopes = options.scopes ?? ['tools'];
   let account = 'ana';
   let rewrite: ((document: Record<string, unknown>) => void) | null = null;
-  const failing = new Map<string, number>();
+  const failing = new Map<string, { readonly status: number; readonly error: string } | 'drop'>();
   const requests: string[] = [];
+  const held = new Map<string, Promise<unknown>>();
   const tokenRequests: TestAuthorizationServer['tokenRequests'] = [];
   const revocations: string[] = [];
 
@@ -144,8 +151,11 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     void (async () => {
       try {
         const path = (req.url ?? '').split('?')[0]!;
-        const status = failing.get(path);
-        if (status !== undefined) return void res.writeHead(status, { 'content-type': 'application/json' }).end('{"error":"server_error"}');
+        const holding = held.get(path);
+        if (holding !== undefined) await holding;
+        const failure = failing.get(path);
+        if (failure === 'drop') return void req.socket.destroy();
+        if (failure !== undefined) return void res.writeHead(failure.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: failure.error }));
         if (!path.startsWith('/interaction/')) return callback(req, res);
         const details = await provider.interactionDetails(req, res);
         if (details.prompt.name === 'login') {
@@ -183,9 +193,13 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     rewriteDiscovery(next) {
       rewrite = next;
     },
-    failPath(path, status) {
-      if (status === null) failing.delete(path);
-      else failing.set(path, status);
+    hold(path, release) {
+      if (release === null) held.delete(path);
+      else held.set(path, release);
+    },
+    failPath(path, failure) {
+      if (failure === null) failing.delete(path);
+      else failing.set(path, failure);
     },
     async close() {
       server.closeAllConnections();
