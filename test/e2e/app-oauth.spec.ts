@@ -1,4 +1,4 @@
-import { bearer } from '../support/chat-fixture';
+import { addMember, bearer } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
@@ -34,16 +34,15 @@ describe('App OAuth', () => {
   const get = (secret: string, path: string) => t.http().get(path).set('authorization', bearer(secret));
 
   /** An App on the protected server and one connection of it (the probe finds it needs authorization). */
-  async function connect(secret: string, url = rs.url, owner: 'organization' | 'member' = 'organization'): Promise<string> {
-    const app = (await post(secret, '/v1/apps', { url }).expect(201)).body as { id: string };
+  async function connect(secret: string, url = rs.url, owner: 'organization' | 'member' = 'organization', registeredBy = secret): Promise<string> {
+    const app = (await post(registeredBy, '/v1/apps', { url }).expect(201)).body as { id: string };
     const created = await post(secret, `/v1/apps/${app.id}/connections`, { owner }).expect(201);
     expect(created.body).toMatchObject({ state: 'needs_authorization' });
     return (created.body as { id: string }).id;
   }
 
   /** Plays the browser from the authorization URL to just before OpenBot's callback; answers the callback's path and query. */
-  async function playBrowser(authorizationUrl: string, account = 'ana'): Promise<string> {
-    as.signInAs(account);
+  async function playBrowser(authorizationUrl: string): Promise<string> {
     const browser = new TestBrowser();
     const run = await browser.navigate(authorizationUrl, (next) => next.href.startsWith(`${PUBLIC_URL}/`));
     if (run.stoppedAt === null) throw new Error(`the browser did not reach the callback: ${run.response?.status} ${await run.response?.text()}`);
@@ -51,11 +50,11 @@ describe('App OAuth', () => {
     return `${stop.pathname}${stop.search}`;
   }
 
-  async function authorize(secret: string, connectionId: string, account = 'ana'): Promise<{ callback: string; registrationId: string }> {
+  async function authorize(secret: string, connectionId: string): Promise<{ callback: string; registrationId: string }> {
     const res = await post(secret, `/v1/connections/${connectionId}/authorize`).expect(200);
     const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
     const registrationId = /\/v1\/oauth\/([0-9a-f-]+)\/callback$/.exec(url.searchParams.get('redirect_uri') ?? '')![1]!;
-    return { callback: await playBrowser(url.href, account), registrationId };
+    return { callback: await playBrowser(url.href), registrationId };
   }
 
   it('[GRANT-02] connect, authorize by playing the browser, and the installed grant’s token is the Authorization of App requests', async () => {
@@ -231,4 +230,192 @@ describe('App OAuth', () => {
       as.failPath('/token', null);
     }
   });
+
+  /** A fresh authorization server and resource server of its own: cleanup waits while any holder of a registration remains (GRANT-04), so revocation tests use their own. */
+  async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: { revocation?: boolean } = {}): Promise<T> {
+    const ownAs = await startAuthorizationServer(options);
+    const ownRs = await startProtectedMcpServer(ownAs);
+    try {
+      return await work({ as: ownAs, rs: ownRs });
+    } finally {
+      await ownRs.close();
+      await ownAs.close();
+    }
+  }
+
+  /** Polls the engine's row until the execution has ended (service work is not readable through a member's key). */
+  async function ended(node: TestApp, executionId: string): Promise<string> {
+    for (let i = 0; i < 400; i++) {
+      const [row] = await node.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [executionId]);
+      if (row !== undefined && ['completed', 'failed', 'cancelled'].includes(row.state)) return row.state;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`execution ${executionId} did not end`);
+  }
+
+  interface ResultRow {
+    id: string;
+    kind: string;
+    cleanup_execution_id: string | null;
+    revocation: { kind: string } | null;
+    tokens_record_id: string | null;
+  }
+  const resultsOf = (connectionGrantCall: string): Promise<ResultRow[]> =>
+    t.database.query<ResultRow>('SELECT id, kind, cleanup_execution_id, revocation, tokens_record_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at', [connectionGrantCall]);
+
+  /** Deletes a connection; answers the grant result the delete handed to cleanup (in the same transaction). */
+  async function remove(secret: string, connectionId: string, node: TestApp = t): Promise<ResultRow> {
+    const [grant] = await node.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+    await node.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(secret)).expect(202);
+    // GRANT-05: the holder record went with the removal; the grant is a `removed` result with its cleanup now.
+    expect(await node.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [grant!.id])).toEqual([]);
+    expect(await node.database.query('SELECT 1 FROM app_oauth_grants WHERE id = $1', [grant!.id])).toEqual([]);
+    const [removed] = await resultsOf(`grant:${grant!.id}:%:removed`);
+    expect(removed).toMatchObject({ kind: 'removed', cleanup_execution_id: expect.any(String) });
+    return removed!;
+  }
+
+  it('[GRANT-05] removing a connection hands its grant to service cleanup in the same transaction, and cleanup revokes it at the server (RFC 7009)', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('Revoke');
+      const connectionId = await connect(org.secret, own.rs.url);
+      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await check(t, org.secret, connectionId);
+      const token = own.rs.accepted.at(-1)!;
+      expect(await own.as.findAccessToken(token)).not.toBeNull();
+      const removed = await remove(org.secret, connectionId);
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      const [after] = await t.database.query<ResultRow>('SELECT id, kind, cleanup_execution_id, revocation, tokens_record_id FROM app_oauth_grant_results WHERE id = $1', [removed.id]);
+      expect(after).toMatchObject({ revocation: { kind: 'revoked' }, tokens_record_id: null });
+      expect(own.as.revocations).toEqual(['refresh_token']);
+      // oidc-provider revokes the grant with its refresh token: the access token is dead too.
+      expect(await own.as.findAccessToken(token)).toBeNull();
+      const [scope] = await t.database.query<{ scope_kind: string }>('SELECT scope_kind FROM executions WHERE id = $1', [removed.cleanup_execution_id]);
+      expect(scope).toEqual({ scope_kind: 'service' });
+    }));
+
+  it('[GRANT-07] a server with no revocation endpoint gives a saved LocalOnly result', async () => {
+    const plain = await startAuthorizationServer({ revocation: false });
+    const server = await startProtectedMcpServer(plain);
+    try {
+      const org = await t.createOrganization('LocalOnly');
+      const connectionId = await connect(org.secret, server.url);
+      const { callback } = await authorize(org.secret, connectionId);
+      await t.http().get(callback).expect(200);
+      const removed = await remove(org.secret, connectionId);
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed.id]);
+      expect(rows).toEqual([{ revocation: { kind: 'local_only' } }]);
+      expect(plain.revocations).toEqual([]);
+    } finally {
+      await server.close();
+      await plain.close();
+    }
+  });
+
+  it('[GRANT-07] a failed remote revocation is tried again on the common retry timer, and succeeds once the endpoint recovers', async () => {
+    const flaky = await startAuthorizationServer();
+    const server = await startProtectedMcpServer(flaky);
+    try {
+      const org = await t.createOrganization('Flaky');
+      const connectionId = await connect(org.secret, server.url);
+      const { callback } = await authorize(org.secret, connectionId);
+      await t.http().get(callback).expect(200);
+      flaky.failPath('/token/revocation', { status: 503, error: 'temporarily_unavailable' });
+      const removed = await remove(org.secret, connectionId);
+      for (let i = 0; i < 200 && !flaky.requests.includes('/token/revocation'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(flaky.requests).toContain('/token/revocation');
+      // The revocation intent stays saved while it retries: the grant scope is reserved.
+      const [reservation] = await t.database.query<{ kind: string }>('SELECT kind FROM app_oauth_grant_uses WHERE id = $1', [removed.id]);
+      expect(reservation).toEqual({ kind: 'revocation' });
+      flaky.failPath('/token/revocation', null);
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed.id]);
+      expect(rows).toEqual([{ revocation: { kind: 'revoked' } }]);
+      expect(flaky.revocations).toEqual(['refresh_token']);
+      expect(await t.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [removed.id])).toEqual([]);
+    } finally {
+      await server.close();
+      await flaky.close();
+    }
+  });
+
+  it('[GRANT-04][GRANT-01] cleanup waits while another connection (of any organization) uses the same issuer and client, runs as a service after the member left, and revokes once the last holder is gone', async () => {
+    const shared = await startAuthorizationServer();
+    const server = await startProtectedMcpServer(shared);
+    try {
+      const first = await t.createOrganization('HolderA');
+      const second = await t.createOrganization('HolderB');
+      const member = await addMember(t, second.organizationId);
+      const held = await connect(first.secret, server.url);
+      shared.signInAs('ana');
+      await t.http().get((await authorize(first.secret, held)).callback).expect(200);
+      const own = await connect(member.secret, server.url, 'member', second.secret);
+      shared.signInAs('bob');
+      await t.http().get((await authorize(member.secret, own)).callback).expect(200);
+      // Each holder has its own grant: the member's connection acts as the member's account.
+      const whoami = await get(member.secret, `/v1/connections/${own}/tools`).expect(200);
+      expect((whoami.body as { data: Array<{ name: string }> }).data.map((tool) => tool.name)).toEqual(['whoami']);
+      expect((await shared.findAccessToken(server.accepted.at(-1)!))?.accountId).toBe('bob');
+      await check(t, first.secret, held);
+      expect((await shared.findAccessToken(server.accepted.at(-1)!))?.accountId).toBe('ana');
+
+      const removed = await remove(member.secret, own);
+      // The other organization's connection holds a grant of the same registration: cleanup stays pending, nothing is revoked.
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const [pending] = await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [removed.cleanup_execution_id]);
+      expect(['running', 'waiting']).toContain(pending!.state);
+      expect(shared.revocations).toEqual([]);
+      // The member leaves: the cleanup is the organization service's, so it still runs.
+      await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(second.secret)).expect(200);
+
+      const last = await remove(first.secret, held);
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      expect(await ended(t, last.cleanup_execution_id!)).toBe('completed');
+      const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = ANY($1::uuid[]) ORDER BY created_at', [[removed.id, last.id]]);
+      expect(rows).toEqual([{ revocation: { kind: 'revoked' } }, { revocation: { kind: 'revoked' } }]);
+      expect(shared.revocations).toEqual(['refresh_token', 'refresh_token']);
+    } finally {
+      await server.close();
+      await shared.close();
+    }
+  });
+
+  it('[GRANT-03] an exchange result the source did not install (its connection was removed meanwhile) is cleaned only after the source ended, and revoked', () =>
+    ownServers(async ({ as, rs }) => {
+    const org = await t.createOrganization('Unused');
+    const connectionId = await connect(org.secret, rs.url);
+    const { callback } = await authorize(org.secret, connectionId);
+    let release: () => void = () => undefined;
+    as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
+    const answer = t.http().get(callback).then((res) => res);
+    try {
+      for (let i = 0; i < 200 && !as.requests.includes('/token'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      const [authorization] = await t.database.query<{ exchange_execution_id: string }>('SELECT exchange_execution_id FROM app_oauth_authorizations WHERE connection_id = $1', [connectionId]);
+      // The code is at the server; the connection is removed before the answer comes back.
+      await t.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(org.secret)).expect(202);
+      const revocationsBefore = as.revocations.length;
+      release();
+      const done = await answer;
+      expect(done.status).toBe(200);
+      expect((done.body as { state: string }).state).not.toBe('ready');
+      expect(await ended(t, authorization!.exchange_execution_id)).toBe('completed');
+      const [result] = await t.database.query<{ id: string; installed_at: string | null; cleanup_execution_id: string }>(
+        `SELECT id, installed_at, cleanup_execution_id FROM app_oauth_grant_results WHERE source_execution_id = $1 AND kind = 'exchange'`,
+        [authorization!.exchange_execution_id],
+      );
+      expect(result).toMatchObject({ installed_at: null, cleanup_execution_id: expect.any(String) });
+      expect(await ended(t, result!.cleanup_execution_id)).toBe('completed');
+      // The cleanup started only with the source's end: it was created after the exchange's call, and ended after the source.
+      const [order] = await t.database.query<{ after: boolean }>(
+        'SELECT c.ended_at >= s.ended_at AS after FROM executions c, executions s WHERE c.id = $1 AND s.id = $2',
+        [result!.cleanup_execution_id, authorization!.exchange_execution_id],
+      );
+      expect(order).toEqual({ after: true });
+      expect(as.revocations.length).toBe(revocationsBefore + 1);
+    } finally {
+      as.hold('/token', null);
+      release();
+    }
+    }));
 });

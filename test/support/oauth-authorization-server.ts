@@ -122,7 +122,7 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: options.revocation ?? true },
+      revocation: { enabled: options.revocation ?? true, allowedPolicy: async () => true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
