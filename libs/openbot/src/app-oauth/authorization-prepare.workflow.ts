@@ -4,12 +4,13 @@ import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDyn
 import type { Pool } from 'pg';
 import { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
+import { discoveredCodec } from './oauth-codecs';
 import { callbackUri, registrationForIssuer, SEALED } from './oauth-records';
 
 interface PrepareState {
   readonly connectionId: string;
   readonly serverUrl: string;
-  readonly discovered: Json | null;
+  readonly discovered: DiscoveredAuthorization | null;
   readonly registrationId: string | null;
   readonly failure: { readonly reason: string; readonly message: string } | null;
 }
@@ -21,7 +22,7 @@ export const AUTHORIZATION_PREPARE = defineWorkflow({
   state: codec.object({
     connectionId: codec.string,
     serverUrl: codec.string,
-    discovered: codec.nullable(codec.json),
+    discovered: codec.nullable(discoveredCodec),
     registrationId: codec.nullable(codec.string),
     failure: codec.nullable(codec.object({ reason: codec.string, message: codec.string })),
   }) satisfies Codec<PrepareState>,
@@ -45,11 +46,14 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
   return AUTHORIZATION_PREPARE.implement({
     initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
     next: (state) => {
-      if (state.failure !== null) return { end: 'completed', result: { failure: state.failure } as Json };
+      if (state.failure !== null) {
+        const failed: Json = { failure: { ...state.failure } };
+        return { end: 'completed', result: failed };
+      }
       if (state.discovered === null) return { phase: 'discover' };
       if (state.registrationId === null) return { phase: 'register' };
-      const found = state.discovered as unknown as DiscoveredAuthorization;
-      return { end: 'completed', result: { registrationId: state.registrationId, resource: found.resource, scope: found.scope } as Json };
+      const prepared: Json = { registrationId: state.registrationId, resource: state.discovered.resource, scope: state.discovered.scope };
+      return { end: 'completed', result: prepared };
     },
     phases: {
       discover: {
@@ -58,7 +62,7 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
           const found = await context.call('discover', { safe: true, kind: 'oauth' }, async (): Promise<Json> => {
             try {
               const challenge = await readBearerChallenge(deps.fetch, state.serverUrl, context.signal);
-              return { ...(await discoverAuthorization(deps.fetch, state.serverUrl, challenge)) } as unknown as Json;
+              return discoveredCodec.encode(await discoverAuthorization(deps.fetch, state.serverUrl, challenge));
             } catch (error) {
               if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };
               throw error;
@@ -66,13 +70,13 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
           });
           const failure = (found as { failure?: PrepareState['failure'] }).failure;
           if (failure) return { state: { ...state, failure } };
-          return { state: { ...state, discovered: found } };
+          return { state: { ...state, discovered: discoveredCodec.decode(found, 'discover') } };
         },
       },
       register: {
         async run(context) {
           const state = context.state;
-          const found = state.discovered as unknown as DiscoveredAuthorization;
+          const found = state.discovered!;
           const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
           if (existing !== null) return { state: { ...state, registrationId: existing.id } };
           const registered = await context.call(

@@ -1,11 +1,12 @@
 import type { SealedRecordId } from '@openbot/domain';
-import { codec, defineWorkflow, withTransaction, type Codec, type Engine, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, executionReads, withTransaction, type Codec, type Engine, type Json } from '@openbot/engine';
 import { exchangeCode, isOAuthFailure, type Fetch, type TokenSet } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { CLEANUP_RECHECK_MS } from './grant-cleanup.workflow';
 import { handOverGrant, saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
+import { jsonOf } from './oauth-codecs';
 import { openClient, registrationById, SEALED } from './oauth-records';
 
 interface ExchangeState {
@@ -61,7 +62,11 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
   };
   return CODE_EXCHANGE.implement({
     initial: (input) => ({ ...input, exchanged: false, failure: null }),
-    next: (state) => (state.exchanged || state.failure !== null ? { end: 'completed', result: (state.failure === null ? { installed: true } : { failure: state.failure }) as Json } : { phase: 'exchange' }),
+    next: (state) => {
+      if (!state.exchanged && state.failure === null) return { phase: 'exchange' };
+      const result: Json = state.failure === null ? { installed: true } : { failure: { ...state.failure } };
+      return { end: 'completed', result };
+    },
     phases: {
       exchange: {
         async run(context) {
@@ -87,9 +92,10 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
               commit: async (tx, saved) => {
                 const result = saved.result as { tokens?: TokenSet };
                 if (result.tokens === undefined) return;
-                const { rows } = await tx.query<{ state: string }>('SELECT state FROM executions WHERE id = $1 FOR SHARE', [context.executionId]);
-                const ended = rows[0] === undefined || ['completed', 'failed', 'cancelled'].includes(rows[0].state);
-                const tokensRecordId = await sealTokensIn(tx, deps.sealer, result.tokens as unknown as Json);
+                // A late result after the source ended (an operator decided) has no end left to admit its cleanup: it runs at once.
+                const source = await executionReads.byId(tx, context.executionId);
+                const ended = source === null || ['completed', 'failed', 'cancelled'].includes(source.state);
+                const tokensRecordId = await sealTokensIn(tx, deps.sealer, result.tokens);
                 await saveGrantResult(
                   tx,
                   submitterIn(tx, deps.engine()),
@@ -111,7 +117,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
                   resource: authorization.resource,
                   now: context.clock.now(),
                 });
-                return { tokens: { ...set } };
+                return { tokens: jsonOf(set) };
               } catch (error) {
                 if (isOAuthFailure(error) && !error.resultLost && !error.notSent) return { failure: { reason: error.reason, message: error.message } };
                 throw error;

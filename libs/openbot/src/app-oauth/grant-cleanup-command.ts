@@ -1,5 +1,6 @@
 import { identityForService, newId } from '@openbot/domain';
 import type { EndTransaction, Engine, Json, NewExecutionCommand, Queryable } from '@openbot/engine';
+import type { TokenSet } from '@openbot/protocol';
 import type { Sealer } from '../sealing/sealer';
 import { associatedData } from '../sealing/sealed-records';
 import { GRANT_CLEANUP } from './grant-cleanup.workflow';
@@ -22,7 +23,7 @@ export async function cleanupService(tx: EndTransaction, organizationId: string)
 }
 
 /** Seals a token pair in the caller's transaction and answers its record ID. */
-export async function sealTokensIn(tx: EndTransaction, sealer: Sealer, tokens: Json): Promise<string> {
+export async function sealTokensIn(tx: EndTransaction, sealer: Sealer, tokens: TokenSet): Promise<string> {
   const id = newId();
   const envelope = sealer.seal(Buffer.from(JSON.stringify(tokens), 'utf8'), associatedData(id, SEALED.tokens));
   await tx.query('INSERT INTO sealed_records (id, purpose, key_id, data) VALUES ($1, $2, $3, $4)', [id, SEALED.tokens, envelope.keyId, envelope.data]);

@@ -1,5 +1,5 @@
 import { newId } from '@openbot/domain';
-import { withTransaction, type Engine, type Json, type Queryable } from '@openbot/engine';
+import { withTransaction, type Engine, type Queryable } from '@openbot/engine';
 import { isOAuthFailure, McpFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { Sealer } from '../sealing/sealer';
@@ -140,7 +140,7 @@ export class GrantTokens {
       throw new McpFailure('needs_authorization', `the grant could not be refreshed (${error.reason}); the connection needs authorization again`, { cause: error });
     }
     const saved = await withTransaction(this.deps.pool, async (tx) => {
-      const tokensRecordId = await sealTokensIn(tx, this.deps.sealer, tokens as unknown as Json);
+      const tokensRecordId = await sealTokensIn(tx, this.deps.sealer, tokens);
       const { rowCount } = await tx.query(
         `UPDATE app_oauth_grants SET tokens_record_id = $4, version = version + 1, refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now()
           WHERE id = $1 AND version = $2 AND refresh_intent = $3 AND state = 'active'`,
