@@ -1,4 +1,5 @@
-import { addMember, bearer } from '../support/chat-fixture';
+import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, replyText, sendMessage } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
@@ -417,5 +418,54 @@ describe('App OAuth', () => {
       as.hold('/token', null);
       release();
     }
+    }));
+
+  it('end to end: a Bot’s Turn calls a tool of the OAuth-protected server, and after the resource refuses the token the call refreshes once and succeeds', async () => {
+    const fake = await FakeOpenAiServer.start();
+    try {
+      const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+      const connectionId = await connect(chat.secret);
+      as.signInAs('carol');
+      await t.http().get((await authorize(chat.secret, connectionId)).callback).expect(200);
+      as.signInAs('ana');
+      await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ tools: [{ kind: 'app', connectionId }] }).expect(200);
+      rs.refuseTokensSeenSoFar();
+      const before = refreshes();
+      fake.enqueue(toolCallReply('c1', 'whoami', ['{}']), textReply(['You are carol.']));
+      const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Who am I there?');
+      const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+      expect(replyText(events)).toBe('You are carol.');
+      expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ name: 'whoami', isError: false, app: { connectionId } });
+      // The tool's answer, as the model got it: the account the connection's own grant belongs to.
+      const second = fake.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
+      expect(second.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['carol']);
+      expect(refreshes()).toBe(before + 1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('[CONN-01] authorizing a connection again replaces its grant: the old pair moves to service cleanup in that transaction, which waits while the connection still holds the issuer’s client', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('Replace');
+      const connectionId = await connect(org.secret, own.rs.url);
+      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      const [first] = await t.database.query<{ id: string; version: number; installed_call_id: string }>('SELECT id, version, installed_call_id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+      const [generation] = await t.database.query<{ generation: number }>('SELECT generation FROM app_connections WHERE id = $1', [connectionId]);
+      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      const [second] = await t.database.query<{ id: string; version: number; installed_call_id: string }>('SELECT id, version, installed_call_id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+      expect(second!.version).toBe(first!.version + 1);
+      expect(second!.installed_call_id).not.toBe(first!.installed_call_id);
+      expect(await t.database.query<{ generation: number }>('SELECT generation FROM app_connections WHERE id = $1', [connectionId])).toEqual([{ generation: generation!.generation + 1 }]);
+      const [replaced] = await resultsOf(`grant:${first!.id}:v${first!.version}:replaced`);
+      expect(replaced).toMatchObject({ kind: 'replaced', cleanup_execution_id: expect.any(String), revocation: null });
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(own.as.revocations).toEqual([]);
+      // Once the connection is removed, both pairs are revoked.
+      const removed = await remove(org.secret, connectionId);
+      expect(await ended(t, replaced!.cleanup_execution_id!)).toBe('completed');
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      expect(own.as.revocations).toEqual(['refresh_token', 'refresh_token']);
     }));
 });
