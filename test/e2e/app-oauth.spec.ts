@@ -233,7 +233,7 @@ describe('App OAuth', () => {
   });
 
   /** A fresh authorization server and resource server of its own: cleanup waits while any holder of a registration remains (GRANT-04), so revocation tests use their own. */
-  async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: { revocation?: boolean } = {}): Promise<T> {
+  async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: { revocation?: boolean; scopes?: string[] } = {}): Promise<T> {
     const ownAs = await startAuthorizationServer(options);
     const ownRs = await startProtectedMcpServer(ownAs);
     try {
@@ -468,4 +468,26 @@ describe('App OAuth', () => {
       expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
       expect(own.as.revocations).toEqual(['refresh_token', 'refresh_token']);
     }));
+
+  it('scope step-up: a 403 insufficient_scope is remembered, the connection needs authorization, and the next authorization asks for the union of scopes', () =>
+    ownServers(
+      async (own) => {
+        const org = await t.createOrganization('StepUp');
+        const connectionId = await connect(org.secret, own.rs.url);
+        await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+        own.rs.requireScopes(['tools', 'admin']);
+        await check(t, org.secret, connectionId);
+        expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'needs_authorization' });
+        const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`).expect(200);
+        const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
+        expect(url.searchParams.get('scope')!.split(' ').sort()).toEqual(['admin', 'offline_access', 'tools']);
+        expect((await t.http().get(await playBrowser(url.href)).expect(200)).body).toMatchObject({ state: 'ready' });
+        await check(t, org.secret, connectionId);
+        expect((await own.as.findAccessToken(own.rs.accepted.at(-1)!))?.scope.split(' ').sort()).toEqual(['admin', 'tools']);
+        expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'ready' });
+        const [grant] = await t.database.query<{ step_up_scope: string | null; step_ups: number }>('SELECT step_up_scope, step_ups FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+        expect(grant).toEqual({ step_up_scope: null, step_ups: 1 });
+      },
+      { scopes: ['tools', 'admin'] },
+    ));
 });

@@ -15,6 +15,8 @@ export interface ProtectedMcpServer {
   refused(count: number): Promise<void>;
   /** From now on, refuse every token accepted so far (as if they had expired or been revoked at the resource). */
   refuseTokensSeenSoFar(): void;
+  /** From now on, requests need these scopes too (a 403 `insufficient_scope` names them); null: only a valid token. */
+  requireScopes(scopes: readonly string[] | null): void;
   /** Changes the protected-resource metadata document (a server that names another resource, say). */
   rewriteMetadata(rewrite: ((document: Record<string, unknown>) => void) | null): void;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     },
   };
   let gate: ((request: Request) => Promise<AuthInfo | Response>) | null = null;
+  let scopedGate: ((request: Request) => Promise<AuthInfo | Response>) | null = null;
   const build = (auth: AuthInfo): McpServer => {
     const server = new McpServer({ name: 'openbot-protected-test-server', version: '1.0.0' });
     server.registerTool('whoami', { description: 'The account the caller’s token was issued to', inputSchema: fromJsonSchema({ type: 'object', properties: {} } as never), annotations: { readOnlyHint: true } }, async () => ({
@@ -59,9 +62,9 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
       return Response.json(document);
     }
     if (path !== '/mcp') return new Response('not found', { status: 404 });
-    const auth = await gate!(request);
+    const auth = await (scopedGate ?? gate!)(request);
     if (auth instanceof Response) {
-      refusals++;
+      if (auth.status === 401) refusals++;
       for (const waiter of waiters.filter((w) => w.count <= refusals)) waiter.resolve();
       return auth;
     }
@@ -80,6 +83,9 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     refused: (count) => (refusals >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
     refuseTokensSeenSoFar() {
       for (const token of accepted) refused.add(token);
+    },
+    requireScopes(scopes) {
+      scopedGate = scopes === null ? null : requireBearerAuth({ verifier, requiredScopes: [...scopes], expectedResource: new URL(url), resourceMetadataUrl: `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp` });
     },
     rewriteMetadata(next) {
       rewrite = next;

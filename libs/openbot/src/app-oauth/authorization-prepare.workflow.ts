@@ -100,7 +100,8 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
               const registrationId = newId();
               const redirectUri = callbackUri(deps.publicUrl, registrationId);
               try {
-                const client = await registerDynamicClient(deps.fetch, found.metadata, { redirectUri, clientName: 'OpenBot', scope: found.scope });
+                // No scope in the registration: the client is shared by every connection of the issuer, and a scope step-up may ask for more.
+                const client = await registerDynamicClient(deps.fetch, found.metadata, { redirectUri, clientName: 'OpenBot', scope: null });
                 return { registrationId, redirectUri, client: { ...client } };
               } catch (error) {
                 if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };

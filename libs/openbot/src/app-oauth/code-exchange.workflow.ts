@@ -153,7 +153,8 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
            VALUES ($1, $2, $3, $4, 'active', $5, 1, $6, $7, $8)
            ON CONFLICT (connection_id) DO UPDATE SET registration_id = EXCLUDED.registration_id, state = 'active', tokens_record_id = EXCLUDED.tokens_record_id,
              version = app_oauth_grants.version + 1, resource = EXCLUDED.resource, scope = EXCLUDED.scope, installed_call_id = EXCLUDED.installed_call_id,
-             refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now()`,
+             refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now(),
+             step_ups = CASE WHEN app_oauth_grants.step_up_scope IS NULL THEN 0 ELSE app_oauth_grants.step_ups + 1 END, step_up_scope = NULL`,
           [result.id, auth.organization_id, auth.registration_id, auth.connection_id, result.tokens_record_id, auth.resource, auth.scope, result.call_id],
         );
         const { rows: grants } = await tx.query('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [auth.connection_id]);

@@ -1,6 +1,6 @@
 import { newId } from '@openbot/domain';
 import { withTransaction, type Engine, type Queryable } from '@openbot/engine';
-import { isOAuthFailure, McpFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
+import { isOAuthFailure, McpFailure, refreshTokens, scopeUnion, type Fetch, type TokenSet } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
@@ -70,6 +70,21 @@ export class GrantTokens {
     if (row === undefined || row.state !== 'active') return null;
     const tokens = await openTokens(this.deps.sealed, row.tokens_record_id);
     return { grantId: row.id, connectionId, version: row.version, accessToken: tokens.access_token, expiresAt: tokens.expires_at };
+  }
+
+  /**
+   * Records a 403 `insufficient_scope` (scope step-up): the scope it asks for joins the grant's
+   * pending step-up scope, and the connection shows `needs_authorization` until a member
+   * authorizes again with the union.
+   */
+  async stepUp(token: GrantToken, scope: string): Promise<void> {
+    await withTransaction(this.deps.pool, async (tx) => {
+      const { rows } = await tx.query<{ scope: string | null; step_up_scope: string | null }>('SELECT scope, step_up_scope FROM app_oauth_grants WHERE id = $1 FOR UPDATE', [token.grantId]);
+      const row = rows[0];
+      if (row === undefined) return;
+      await tx.query('UPDATE app_oauth_grants SET step_up_scope = $2, updated_at = now() WHERE id = $1', [token.grantId, scopeUnion(row.step_up_scope, row.scope, scope)]);
+      await tx.query(`UPDATE app_connections SET state = 'needs_authorization', updated_at = now() WHERE id = $1`, [token.connectionId]);
+    });
   }
 
   /** Whether a token is about to expire (then it is refreshed before it is sent). */

@@ -57,6 +57,23 @@ export async function readBearerChallenge(fetch: Fetch, serverUrl: string, signa
 }
 
 /**
+ * The scope a 403 `insufficient_scope` challenge asks for (RFC 6750 §3.1, MCP scope step-up), or
+ * null when the 403 is anything else.
+ */
+export function insufficientScopeOf(response: Response): string | null {
+  if (response.status !== 403) return null;
+  const params = extractWWWAuthenticateParams(response);
+  return params.error === 'insufficient_scope' ? (params.scope ?? '') : null;
+}
+
+/** The union of space-separated scopes, each once, in first-seen order (null when empty). */
+export function scopeUnion(...scopes: ReadonlyArray<string | null | undefined>): string | null {
+  const seen = new Set<string>();
+  for (const scope of scopes) for (const token of (scope ?? '').split(/\s+/)) if (token !== '') seen.add(token);
+  return seen.size === 0 ? null : [...seen].join(' ');
+}
+
+/**
  * MCP authorization discovery, step by step over the given fetch (OpenBot's pinned egress
  * client): the protected-resource metadata (RFC 9728) from the challenge's `resource_metadata`,
  * else the path-suffixed and root well-known URLs; its `resource` must cover the server URL. Then

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { identityForMember, InvalidInput, newId, Unavailable, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json } from '@openbot/engine';
-import { authorizationRequest, remoteUrl } from '@openbot/protocol';
+import { authorizationRequest, remoteUrl, scopeUnion } from '@openbot/protocol';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppClient, resolveConnectionValue } from '../../apps/app-client';
 import { connectionNotFound } from '../../apps/app-failures';
@@ -16,6 +16,8 @@ import { openClient, registrationById, SEALED } from '../oauth-records';
 
 /** An authorization request is valid this long, once. */
 export const AUTHORIZATION_LIFETIME_MS = 10 * 60_000;
+/** Scope step-ups authorized in a row before OpenBot refuses another (a server that keeps asking for more). */
+export const STEP_UP_LIMIT = 3;
 
 /**
  * `POST /v1/connections/{id}/authorize`: runs sign-in preparation as an execution (discovery
@@ -68,16 +70,22 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
     if (ended !== 'completed' || prepared === undefined) throw new AppAuthorizationUnavailable();
     if ('failure' in prepared) throw new AppAuthorizationRefused(prepared.failure.reason, prepared.failure.message);
 
+    // Scope step-up: a 403 insufficient_scope asked for more; this authorization asks for the union, a few times at most.
+    const grant = await this.db.one<{ step_up_scope: string | null; step_ups: number }>('SELECT step_up_scope, step_ups FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+    if (grant?.step_up_scope != null && grant.step_ups >= STEP_UP_LIMIT) {
+      throw new AppAuthorizationRefused('step_up_limit', `the server asked for more scope ${STEP_UP_LIMIT} times in a row`);
+    }
+    const scope = scopeUnion(prepared.scope, grant?.step_up_scope);
     const registration = (await registrationById(this.db, prepared.registrationId))!;
     const oauthClient = await openClient(this.sealed, registration.clientRecordId);
     const state = randomBytes(32).toString('base64url');
-    const request = await authorizationRequest(registration.metadata, oauthClient, { redirectUri: registration.redirectUri, state, resource: prepared.resource, scope: prepared.scope });
+    const request = await authorizationRequest(registration.metadata, oauthClient, { redirectUri: registration.redirectUri, state, resource: prepared.resource, scope });
     await this.db.transaction(async (tx) => {
       const verifier = await this.sealed.put(SEALED.verifier, request.codeVerifier, tx);
       await tx.count(
         `INSERT INTO app_oauth_authorizations (id, registration_id, connection_id, organization_id, member_id, state_hash, verifier_record_id, resource, scope, return_to, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11::double precision / 1000))`,
-        [newId(), registration.id, connectionId, caller.organizationId, caller.memberId, stateHash(state), verifier, prepared.resource, prepared.scope, returnTo, AUTHORIZATION_LIFETIME_MS],
+        [newId(), registration.id, connectionId, caller.organizationId, caller.memberId, stateHash(state), verifier, prepared.resource, scope, returnTo, AUTHORIZATION_LIFETIME_MS],
       );
     });
     return { authorizationUrl: request.url, executionId };

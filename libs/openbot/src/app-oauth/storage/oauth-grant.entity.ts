@@ -63,6 +63,14 @@ export class OAuthGrantEntity {
   @Column('timestamptz', { name: 'refresh_intent_at', nullable: true })
   refreshIntentAt!: Date | null;
 
+  /** The scope a 403 `insufficient_scope` asked for: the next authorization asks for the union (scope step-up). */
+  @Column('text', { name: 'step_up_scope', nullable: true })
+  stepUpScope!: string | null;
+
+  /** Step-ups authorized in a row; a few at most (STEP_UP_LIMIT). */
+  @Column('integer', { name: 'step_ups', default: 0 })
+  stepUps!: number;
+
   @Column('text', { name: 'installed_call_id' })
   installedCallId!: string;
 
