@@ -1,6 +1,7 @@
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, replyText, sendMessage } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
+import { newId } from '@openbot/domain';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -233,7 +234,7 @@ describe('App OAuth', () => {
   });
 
   /** A fresh authorization server and resource server of its own: cleanup waits while any holder of a registration remains (GRANT-04), so revocation tests use their own. */
-  async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: { revocation?: boolean; scopes?: string[] } = {}): Promise<T> {
+  async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: Parameters<typeof startAuthorizationServer>[0] = {}): Promise<T> {
     const ownAs = await startAuthorizationServer(options);
     const ownRs = await startProtectedMcpServer(ownAs);
     try {
@@ -490,4 +491,31 @@ describe('App OAuth', () => {
       },
       { scopes: ['tools', 'admin'] },
     ));
+
+  it('registration order: a client pre-registered for the issuer (OPENBOT_APP_OAUTH_CLIENTS) comes first, with its own callback; no dynamic registration is made', async () => {
+    const registrationId = newId();
+    const callbackUrl = `${PUBLIC_URL}/v1/oauth/${registrationId}/callback`;
+    await ownServers(
+      async (own) => {
+        const clients = JSON.stringify([{ id: registrationId, issuer: own.as.issuer, clientId: 'openbot-pre', clientSecret: 'pre-registered-secret-0123456789' }]);
+        const node = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: PUBLIC_URL, OPENBOT_APP_OAUTH_CLIENTS: clients } });
+        try {
+          const org = await node.createOrganization('PreRegistered');
+          const app = (await node.http().post('/v1/apps').set('authorization', bearer(org.secret)).send({ url: own.rs.url }).expect(201)).body as { id: string };
+          const connection = (await node.http().post(`/v1/apps/${app.id}/connections`).set('authorization', bearer(org.secret)).send({}).expect(201)).body as { id: string };
+          const res = await node.http().post(`/v1/connections/${connection.id}/authorize`).set('authorization', bearer(org.secret)).send({}).expect(200);
+          const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
+          expect(url.searchParams.get('client_id')).toBe('openbot-pre');
+          expect(url.searchParams.get('redirect_uri')).toBe(callbackUrl);
+          expect((await node.http().get(await playBrowser(url.href)).expect(200)).body).toMatchObject({ state: 'ready' });
+          expect(own.as.requests.some((path) => path.startsWith('/reg'))).toBe(false);
+          const rows = await t.database.query<{ method: string; client_id: string }>('SELECT method, client_id FROM app_oauth_registrations WHERE id = $1', [registrationId]);
+          expect(rows).toEqual([{ method: 'pre_registered', client_id: 'openbot-pre' }]);
+        } finally {
+          await node.close();
+        }
+      },
+      { clients: [{ clientId: 'openbot-pre', clientSecret: 'pre-registered-secret-0123456789', redirectUris: [callbackUrl] }] },
+    );
+  });
 });

@@ -96,7 +96,14 @@ function memoryAdapter(): new (model: string) => unknown {
   };
 }
 
-export async function startAuthorizationServer(options: { readonly scopes?: readonly string[]; readonly revocation?: boolean } = {}): Promise<TestAuthorizationServer> {
+/** A client registered at the server beforehand (an operator's pre-registration). */
+export interface StaticClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUris: readonly string[];
+}
+
+export async function startAuthorizationServer(options: { readonly scopes?: readonly string[]; readonly revocation?: boolean; readonly clients?: readonly StaticClient[] } = {}): Promise<TestAuthorizationServer> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
   const server: Server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -117,6 +124,14 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     jwks: { keys: [jwk] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     scopes: ['openid', 'offline_access', ...scopes],
+    clients: (options.clients ?? []).map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      redirect_uris: [...c.redirectUris],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    })),
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     features: {

@@ -1,11 +1,12 @@
 import { newId } from '@openbot/domain';
-import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, withTransaction, type Codec, type Json } from '@openbot/engine';
 import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDynamicClient, type DiscoveredAuthorization, type Fetch } from '@openbot/protocol';
 import type { Pool } from 'pg';
+import type { PreRegisteredOAuthClient } from '../config/app-oauth-clients';
 import { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { discoveredCodec } from './oauth-codecs';
-import { callbackUri, registrationForIssuer, SEALED } from './oauth-records';
+import { callbackUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
 
 interface PrepareState {
   readonly connectionId: string;
@@ -38,11 +39,17 @@ export type PreparedAuthorization =
 /**
  * Sign-in preparation as an execution (DEVT-01's common workflow): discovery through the call
  * log (the 401 challenge, protected-resource and authorization-server metadata, PKCE S256
- * required), then the registration, keyed by issuer, in the order pre-registered client →
- * dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
+ * required), then the registration, keyed by issuer, in the order pre-registered client
+ * (`OPENBOT_APP_OAUTH_CLIENTS`) → dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
  * not built). A refusal (`issuer_mismatch`, `pkce_unsupported`, ...) is its result, not a retry.
  */
-export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly publicUrl: string }) {
+export function authorizationPrepareWorkflow(deps: {
+  readonly pool: Pool;
+  readonly fetch: Fetch;
+  readonly sealed: SealedRecords;
+  readonly publicUrl: string;
+  readonly preRegistered: readonly PreRegisteredOAuthClient[];
+}) {
   return AUTHORIZATION_PREPARE.implement({
     initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
     next: (state) => {
@@ -77,6 +84,12 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
         async run(context) {
           const state = context.state;
           const found = state.discovered!;
+          // First in the registration order: a client the operator registered for this issuer.
+          const pre = deps.preRegistered.find((client) => client.issuer === found.metadata.issuer);
+          if (pre !== undefined) {
+            await savePreRegistered(deps, pre, found);
+            return { state: { ...state, registrationId: pre.id } };
+          }
           const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
           if (existing !== null) return { state: { ...state, registrationId: existing.id } };
           const registered = await context.call(
@@ -117,5 +130,22 @@ export function authorizationPrepareWorkflow(deps: { readonly pool: Pool; readon
         },
       },
     },
+  });
+}
+
+/** Saves a pre-registered client as its registration (once), with the metadata discovery just checked; nothing is sent. */
+async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, pre: PreRegisteredOAuthClient, found: DiscoveredAuthorization): Promise<void> {
+  if ((await registrationById(deps.pool, pre.id)) !== null) {
+    await deps.pool.query('UPDATE app_oauth_registrations SET metadata = $2 WHERE id = $1', [pre.id, JSON.stringify(found.metadata)]);
+    return;
+  }
+  await withTransaction(deps.pool, async (tx) => {
+    const client = { client_id: pre.clientId, ...(pre.clientSecret === null ? {} : { client_secret: pre.clientSecret }), token_endpoint_auth_method: pre.tokenEndpointAuthMethod };
+    const clientRecordId = await deps.sealed.put(SEALED.client, client, new Sql(tx));
+    await tx.query(
+      `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+       VALUES ($1, $2, $3, 'pre_registered', $4, $5, $6) ON CONFLICT DO NOTHING`,
+      [pre.id, pre.issuer, pre.clientId, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, pre.id)],
+    );
   });
 }
