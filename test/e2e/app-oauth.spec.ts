@@ -518,4 +518,19 @@ describe('App OAuth', () => {
       { clients: [{ clientId: 'openbot-pre', clientSecret: 'pre-registered-secret-0123456789', redirectUris: [callbackUrl] }] },
     );
   });
+
+  it('a lost code-exchange answer (the code may be spent) waits in outcome_unknown; the callback answers at once with that reason and the connection still needs authorization', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('LostExchange');
+      const connectionId = await connect(org.secret, own.rs.url);
+      const { callback } = await authorize(org.secret, connectionId);
+      own.as.failPath('/token', 'drop');
+      const done = await t.http().get(callback).expect(200);
+      expect(done.body).toMatchObject({ connectionId, state: 'needs_authorization', reason: 'exchange_outcome_unknown' });
+      const executionId = (done.body as { executionId: string }).executionId;
+      expect((await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [executionId]))[0]).toEqual({ state: 'outcome_unknown' });
+      // The unsafe exchange was sent once and is never sent again on its own.
+      expect(own.as.requests.filter((path) => path === '/token')).toHaveLength(1);
+      expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [connectionId])).toEqual([]);
+    }));
 });

@@ -65,7 +65,7 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       identity: identityForMember(caller, { requires: ['apps.write'] }) as unknown as Json,
       resource: { type: 'app-connection', id: connectionId },
     });
-    const ended = await this.engine.waitForEnd(executionId);
+    const ended = await this.engine.waitForEnd(executionId, AbortSignal.timeout(AUTHORIZATION_LIFETIME_MS / 10));
     const prepared = (await this.engine.result(executionId)) as PreparedAuthorization | undefined;
     if (ended !== 'completed' || prepared === undefined) throw new AppAuthorizationUnavailable();
     if ('failure' in prepared) throw new AppAuthorizationRefused(prepared.failure.reason, prepared.failure.message);

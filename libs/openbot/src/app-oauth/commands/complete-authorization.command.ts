@@ -9,6 +9,9 @@ import { CODE_EXCHANGE } from '../code-exchange.workflow';
 import { registrationById } from '../oauth-records';
 import { stateHash } from './authorize-connection.command';
 
+/** How long the callback waits for the code exchange before it answers with the state the exchange is in. */
+const ANSWER_WITHIN_MS = 60_000;
+
 /** What the authorization server sent back to a registration's callback. */
 export interface AuthorizationResponse {
   readonly code: string | null;
@@ -91,12 +94,34 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
     start();
     let reason: string | null = response.error === null ? null : safeCode(response.error);
     if (executionId !== null) {
-      const ended = await this.engine.waitForEnd(executionId);
+      const ended = await this.settled(executionId);
       const result = (await this.engine.result(executionId)) as { failure?: { reason: string } } | undefined;
       reason = ended !== 'completed' ? `exchange_${ended}` : (result?.failure?.reason ?? null);
     }
     const connection = await this.db.one<{ state: string }>('SELECT state FROM app_connections WHERE id = $1', [request.connection_id]);
     return { connectionId: request.connection_id, state: connection?.state ?? 'deleted', reason, returnTo: request.return_to, executionId };
+  }
+
+  /**
+   * The exchange's end state, or `outcome_unknown` as soon as it waits there (a lost answer waits
+   * for an operator: the browser gets the state it is in, not an endless wait), at most ANSWER_WITHIN_MS.
+   */
+  private async settled(executionId: string): Promise<string> {
+    const stop = new AbortController();
+    const deadline = AbortSignal.timeout(ANSWER_WITHIN_MS);
+    deadline.addEventListener('abort', () => stop.abort(), { once: true });
+    const watch = (async () => {
+      while (!stop.signal.aborted) {
+        if ((await this.engine.get(executionId))?.state === 'outcome_unknown') return stop.abort();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      return await this.engine.waitForEnd(executionId, stop.signal);
+    } finally {
+      stop.abort();
+      await watch;
+    }
   }
 }
 
