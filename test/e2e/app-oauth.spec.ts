@@ -362,6 +362,9 @@ describe('App OAuth', () => {
       await check(t, first.secret, held);
       expect((await shared.findAccessToken(server.accepted.at(-1)!))?.accountId).toBe('ana');
 
+      // The organization's owner sees the member's connection but cannot sign in for it: the grant is the member's own.
+      expectDeclared(await post(second.secret, `/v1/connections/${own}/authorize`), 403, 'Forbidden');
+
       const removed = await remove(member.secret, own);
       // The other organization's connection holds a grant of the same registration: cleanup stays pending, nothing is revoked.
       for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { identityForMember, InvalidInput, newId, Unavailable, type MemberCaller } from '@openbot/domain';
+import { Forbidden, identityForMember, InvalidInput, newId, Unavailable, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json } from '@openbot/engine';
 import { authorizationRequest, remoteUrl, scopeUnion } from '@openbot/protocol';
 import { createHash, randomBytes } from 'node:crypto';
@@ -52,7 +52,12 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
     }
     const publicUrl = this.config.publicUrl;
     if (publicUrl === null) throw new Unavailable('App authorization needs OPENBOT_PUBLIC_URL: the callback URI is built from it.');
-    await this.db.transaction((tx) => lockChangeableConnection(tx, caller, connectionId, 'share'));
+    await this.db.transaction(async (tx) => {
+      await lockChangeableConnection(tx, caller, connectionId, 'share');
+      // A member connection holds its member's own grant: only that member signs in for it (owners and admins see it, but do not sign in as it).
+      const owner = await tx.one<{ owner: string; member_id: string | null }>('SELECT owner, member_id FROM app_connections WHERE id = $1', [connectionId]);
+      if (owner?.owner === 'member' && owner.member_id !== caller.memberId) throw new Forbidden('A member connection is authorized by its own member only.');
+    });
     const target = await this.client.targetOf(this.db, connectionId);
     if (target === null) throw connectionNotFound();
     const values: Record<string, string> = {};
