@@ -23,7 +23,7 @@ const NOTES = {
   'ARCH-04': 'partly: the model, Vault and object-store ports are built; the Computer port is not built yet',
   'RES-05': 'not built yet: Live sessions',
   'RES-06': 'not built yet: physical leases of Computers and Live sessions',
-  'GRANT-01': 'partly: a late exchange result after kill -9 of its node is not tested through a process kill (the call-log commit path that saves it is the same one the tests use)',
+  'GRANT-01': 'partly: late refresh results are tested; a late code-exchange result saved by a former owner after takeover (kill -9 during the exchange) is not tested',
   'IDN-03': 'not built yet: Channels',
   'FW-04': 'not built yet: Code Mode (its base, a seeded random per execution, is tested in test/integration/engine/seeded-random.spec.ts)',
   'FW-05': 'not built yet: Apps',

@@ -536,4 +536,44 @@ describe('App OAuth', () => {
       expect(own.as.requests.filter((path) => path === '/token')).toHaveLength(1);
       expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [connectionId])).toEqual([]);
     }));
+
+  it('[GRANT-01] a refresh answer that arrives after its intent was given up is saved as an unused grant result with its cleanup command, and revoked once no holder is left', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('LateRefresh');
+      const connectionId = await connect(org.secret, own.rs.url);
+      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await check(t, org.secret, connectionId);
+      const t2 = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: PUBLIC_URL } });
+      let release: () => void = () => undefined;
+      try {
+        own.rs.refuseTokensSeenSoFar();
+        const tokenPosts = (): number => own.as.requests.filter((path) => path === '/token').length;
+        const before = tokenPosts();
+        own.as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
+        const first = check(t, org.secret, connectionId);
+        for (let i = 0; i < 400 && tokenPosts() === before; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+        expect(tokenPosts()).toBe(before + 1);
+        // The refresh is in flight; its intent is made old, as if its node had died long ago.
+        await t.database.query(`UPDATE app_oauth_grants SET refresh_intent_at = now() - interval '1 hour' WHERE connection_id = $1`, [connectionId]);
+        await check(t2, org.secret, connectionId);
+        expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'needs_authorization' });
+        release();
+        await first;
+        const [late] = await t.database.query<{ installed_at: string | null; cleanup_execution_id: string | null; id: string }>(
+          `SELECT r.id, r.installed_at, r.cleanup_execution_id FROM app_oauth_grant_results r JOIN app_oauth_grants g ON g.registration_id = r.registration_id WHERE g.connection_id = $1 AND r.kind = 'refresh'`,
+          [connectionId],
+        );
+        expect(late).toMatchObject({ installed_at: null, cleanup_execution_id: expect.any(String) });
+        // The connection still holds a grant of the same client: the late pair waits (GRANT-04).
+        expect(own.as.revocations).toEqual([]);
+        const removed = await remove(org.secret, connectionId);
+        expect(await ended(t, late!.cleanup_execution_id!)).toBe('completed');
+        expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+        expect(own.as.revocations).toEqual(['refresh_token', 'refresh_token']);
+      } finally {
+        own.as.hold('/token', null);
+        release();
+        await t2.close();
+      }
+    }));
 });
