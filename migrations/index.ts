@@ -27,6 +27,7 @@ import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
 import { MessageFiles1767300000000 } from './1767300000000-message-files';
 import { AppViews1767400000000 } from './1767400000000-app-views';
+import { AppOAuth1767500000000 } from './1767500000000-app-oauth';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -58,4 +59,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AppsAndConnections1767100000000,
   MessageFiles1767300000000,
   AppViews1767400000000,
+  AppOAuth1767500000000,
 ];

@@ -478,6 +478,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections/{id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start OAuth authorization of a connection: answers the URL to open in a browser
+         * @description Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else one registered dynamically (RFC 7591) once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
+         */
+        post: operations["ConnectionAuthorization_authorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connections/{id}/check": {
         parameters: {
             query?: never;
@@ -904,6 +924,26 @@ export interface paths {
         post?: never;
         /** Delete a model provider and its sealed API key; answers 200 with the deleted provider */
         delete: operations["ModelProviders_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/{registrationId}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization server’s redirect back after a connection’s authorization (one callback per issuer and OAuth client)
+         * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 there with `connectionId` and `state` added.
+         */
+        get: operations["OAuthCallback_callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1625,6 +1665,38 @@ export interface components {
             /** @example api-key */
             type: string;
             id: string;
+        };
+        AuthorizationOutcomeBody: {
+            /** Format: uuid */
+            connectionId: string;
+            /**
+             * @description The connection’s state after the code exchange
+             * @enum {string}
+             */
+            state: "ready" | "needs_authorization" | "failed" | "deleted";
+            /** @description Why it is not ready: the authorization server’s `error` (e.g. `access_denied`), or the exchange’s failure (`invalid_grant`, ...) */
+            reason: string | null;
+            /**
+             * Format: uuid
+             * @description The code exchange execution (null when the server sent an error instead of a code)
+             */
+            executionId: string | null;
+        };
+        AuthorizationUrlBody: {
+            /** @description Open it in a browser: the authorization server’s authorization endpoint with PKCE S256, a state valid once for 10 minutes, the RFC 8707 `resource` and the scope. It redirects to `GET /v1/oauth/{registrationId}/callback`. */
+            authorizationUrl: string;
+            /**
+             * Format: uuid
+             * @description The sign-in preparation (discovery and registration) that ran as an execution
+             */
+            executionId: string;
+        };
+        AuthorizeConnectionRequest: {
+            /**
+             * @description A path of this server (one leading `/`) to send the browser to after the callback, with `connectionId` and `state` added to its query
+             * @example /settings/apps
+             */
+            returnTo?: string;
         };
         BilledToBody: {
             /** @enum {string} */
@@ -6159,6 +6231,105 @@ export interface operations {
             };
         };
     };
+    ConnectionAuthorization_authorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthorizeConnectionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationUrlBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Connections_check: {
         parameters: {
             query?: never;
@@ -8410,6 +8581,97 @@ export interface operations {
             };
             /** @description Forbidden: this credential may not use this route */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    OAuthCallback_callback: {
+        parameters: {
+            query: {
+                /** @description Sent by the authorization server instead of `code` when it did not authorize */
+                error?: unknown;
+                /** @description The issuer of the authorization response (RFC 9207) */
+                iss?: unknown;
+                state: unknown;
+                code?: unknown;
+            };
+            header?: never;
+            path: {
+                registrationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationOutcomeBody"];
+                };
+            };
+            /** @description To `returnTo`, with `connectionId` and `state` in its query */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -20,6 +20,7 @@ import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
+import { AppOAuthModule } from './app-oauth/app-oauth.module';
 import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
@@ -74,6 +75,7 @@ export class OpenbotModule {
         ModelProvidersModule,
         ModelsModule,
         AppsModule,
+        AppOAuthModule,
         BotsModule,
         MemoryModule,
         ChatsModule,

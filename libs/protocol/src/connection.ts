@@ -1,4 +1,4 @@
-import { Client, ProtocolError, SdkError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { Client, InsufficientScopeError, ProtocolError, SdkError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { cappedFetch, McpAnswerTooLarge, type Fetch } from './capped-fetch';
 import { checkToolList, DEFAULT_MAX_TOOLS, type CheckedToolList, type ToolDeclaration } from './declaration';
 import { McpFailure } from './failures';
@@ -345,6 +345,8 @@ export function toFailure(error: unknown, during: 'open' | 'list' | 'call' | 'cl
   if (code !== undefined) return new McpFailure('unreachable', 'the MCP server could not be reached', { cause: error });
   const network = findCause(error, (e) => e instanceof TypeError && /fetch failed/i.test((e as Error).message));
   if (network !== undefined && during === 'open') return new McpFailure('unreachable', 'the MCP server could not be reached', { cause: error });
+  // A 403 insufficient_scope (scope step-up): App OAuth records the scope; the connection needs authorization again.
+  if (findCause(error, (e) => e instanceof InsufficientScopeError)) return new McpFailure('needs_authorization', 'the MCP server needs more scope (HTTP 403 insufficient_scope)', { cause: error });
   if (error instanceof ProtocolError) return new McpFailure('protocol_error', `the MCP server refused the request (JSON-RPC error ${(error as { code?: unknown }).code})`, { cause: error });
   const status = (error as { data?: { status?: unknown } } | null)?.data?.status;
   if (typeof status === 'number') {

@@ -6,6 +6,7 @@ export * from './capped-fetch';
 export * from './connection';
 export * from './declaration';
 export * from './failures';
+export * from './oauth';
 export * from './server-card';
 export * from './stdio';
 export * from './tool-names';

@@ -112,6 +112,19 @@ export function appsCommand(program: Command, context: Context): void {
     const page = await unwrap<{ data: ConnectionTool[]; next: string | null }>(plain(client).GET('/v1/connections/{id}/tools', { params: { path: { id }, query: pageQuery(options) } }) as never);
     printPage(context, page, TOOL_COLUMNS, options, `connections tools ${id}`);
   });
+  connections
+    .command('authorize <id>')
+    .description('start OAuth authorization of a connection: prints the URL to open in a browser (the callback makes the connection ready)')
+    .option('--return-to <path>', 'a path of the server to land on after the callback')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, options: { returnTo?: string; json?: boolean }) => {
+      const client = await connect(context);
+      const body = options.returnTo === undefined ? {} : { returnTo: options.returnTo };
+      const started = await unwrap<{ authorizationUrl: string; executionId: string }>(plain(client).POST('/v1/connections/{id}/authorize', { params: { path: { id } }, body }) as never);
+      if (options.json) return context.io.out(formatJson(started));
+      // Headless by design: the URL is printed, to be opened in any browser (it is valid once, for 10 minutes).
+      context.io.out(`Open this URL in a browser to authorize the connection:\n${started.authorizationUrl}\n`);
+    });
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SealedRecordId } from '@openbot/domain';
-import { cappedFetch, discoverApp, McpConnection, McpFailure, remoteUrl, type AppDiscovery, type Remote } from '@openbot/protocol';
+import { cappedFetch, discoverApp, McpConnection, McpFailure, remoteUrl, type AppDiscovery, type Fetch, type Remote } from '@openbot/protocol';
 import type { Queryable } from '@openbot/engine';
 import { EgressClient } from '../egress/egress-client';
 import { SealedRecords } from '../sealing/sealed-records';
@@ -14,6 +14,13 @@ export interface ConnectionTarget {
   readonly variables: Readonly<Record<string, StoredValue>>;
   readonly headers: Readonly<Record<string, StoredValue>>;
   readonly secrets: ConnectionSecrets;
+  /** The stored connection this target is of (absent for a connection being set up). */
+  readonly connectionId?: string;
+}
+
+/** The seam App OAuth plugs into (libs/openbot/src/app-oauth): a connection's requests carry its grant's bearer token. */
+export interface ConnectionAuthorization {
+  fetchFor(connectionId: string, fetch: Fetch): Fetch;
 }
 
 /** A Vault reference as a connection stores it. */
@@ -80,6 +87,13 @@ export class AppClient {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
   ) {}
 
+  private authorization: ConnectionAuthorization | null = null;
+
+  /** Set once by the App OAuth module: stored connections then send their grant's token. */
+  useAuthorization(authorization: ConnectionAuthorization): void {
+    this.authorization = authorization;
+  }
+
   /** Reads an App URL once: a Server Card or a bare endpoint. */
   discover(url: string, signal?: AbortSignal): Promise<AppDiscovery> {
     return discoverApp(cappedFetch(this.egress.fetch, this.egress.limits.documentBytes), url, signal ? { signal } : {});
@@ -95,7 +109,7 @@ export class AppClient {
     const fixed = Object.fromEntries(target.remote.headers.filter((h) => h.value !== undefined).map((h) => [h.name, h.value!]));
     return McpConnection.open({
       url,
-      fetch: this.egress.fetch,
+      fetch: target.connectionId !== undefined && this.authorization !== null ? this.authorization.fetchFor(target.connectionId, this.egress.fetch) : this.egress.fetch,
       answerLimitBytes: this.egress.limits.toolAnswerBytes,
       headers: async () => ({ ...fixed, ...(await this.headersOf(target, options.actor, url)) }),
       ...(options.signal ? { signal: options.signal } : {}),
@@ -134,6 +148,6 @@ export class AppClient {
     const row = rows[0];
     if (row === undefined) return null;
     const secrets = row.secrets_record_id === null ? { headers: {}, variables: {} } : (((await this.sealed.get(row.secrets_record_id as SealedRecordId))?.value as ConnectionSecrets | undefined) ?? { headers: {}, variables: {} });
-    return { organizationId: row.organization_id, remote: row.prepared_remote, variables: row.variables, headers: row.headers, secrets };
+    return { organizationId: row.organization_id, remote: row.prepared_remote, variables: row.variables, headers: row.headers, secrets, connectionId };
   }
 }

@@ -60,6 +60,7 @@ describe('parseConfig defaults', () => {
       maxDelegationDepth: 5,
       appCallTimeoutSeconds: 120,
       appSessionIdleSeconds: 60,
+      appOAuthClients: [],
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { parsePreRegisteredClients, type PreRegisteredOAuthClient } from './app-oauth-clients';
 
 /** A configuration value that stops the process at boot; the message names the variable. */
 export class ConfigError extends Error {
@@ -78,6 +79,8 @@ export interface Config {
   readonly appCallTimeoutSeconds: number;
   /** `OPENBOT_APP_SESSION_IDLE_SECONDS`: how long an open MCP session (a physical scope) waits for another call before it is closed. */
   readonly appSessionIdleSeconds: number;
+  /** `OPENBOT_APP_OAUTH_CLIENTS`: OAuth clients pre-registered at App authorization servers (decision 038). */
+  readonly appOAuthClients: readonly PreRegisteredOAuthClient[];
   /**
    * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
    * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
@@ -183,10 +186,17 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     appSessionIdleSeconds: integer(env, 'OPENBOT_APP_SESSION_IDLE_SECONDS', 60, 1, 3600),
+    appOAuthClients: appOAuthClientsOf(env),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
     metrics: metricsOf(env),
   };
+}
+
+function appOAuthClientsOf(env: Env): PreRegisteredOAuthClient[] {
+  const parsed = parsePreRegisteredClients(env.OPENBOT_APP_OAUTH_CLIENTS);
+  if ('invalid' in parsed) throw new ConfigError('OPENBOT_APP_OAUTH_CLIENTS', parsed.invalid);
+  return parsed.clients;
 }
 
 /** The metrics port is its own (decision 034): the public API port never answers `/metrics`. */

@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { APP_OAUTH_ENTITIES } from '../app-oauth/storage/entities';
 import { APPS_ENTITIES } from '../apps/storage/entities';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
 import { FileEntity } from '../files/storage/file.entity';
@@ -60,5 +61,6 @@ export const ENTITIES = [
   ...VAULT_ENTITIES,
   ...MEMORY_ENTITIES,
   ...APPS_ENTITIES,
+  ...APP_OAUTH_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
+import { handOverGrant, submitterIn } from '../../app-oauth/grant-cleanup-command';
 import { Database } from '../../database/sql';
 import { lockChangeableConnection } from '../changeable-connection';
 import { CONNECTION_CLEANUP } from '../connection-cleanup.workflow';
@@ -32,6 +33,8 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
     const executionId = await this.db.transaction(async (tx) => {
       await lockChangeableConnection(tx, caller, connectionId, 'update');
       await tx.count('UPDATE app_connections SET deleting_at = now() WHERE id = $1', [connectionId]);
+      // Its OAuth grant goes to service cleanup in this transaction (GRANT-03); the cleanup starts once the holder row is gone.
+      const cleanup = await handOverGrant(tx, submitterIn(tx, this.engine), connectionId, 'removed');
       const submitted = await this.engine.submitIn(
         tx,
         {
@@ -41,7 +44,10 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
         },
         { held: false },
       );
-      start = submitted.start;
+      start = () => {
+        submitted.start();
+        cleanup?.start();
+      };
       return submitted.executionId;
     });
     start();

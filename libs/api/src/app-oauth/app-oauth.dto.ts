@@ -1,0 +1,40 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
+
+export class AuthorizeConnectionRequest {
+  @ApiPropertyOptional({
+    maxLength: 2000,
+    example: '/settings/apps',
+    description: 'A path of this server (one leading `/`) to send the browser to after the callback, with `connectionId` and `state` added to its query',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  returnTo?: string;
+}
+
+export class AuthorizationUrlBody {
+  @ApiProperty({
+    description:
+      'Open it in a browser: the authorization server’s authorization endpoint with PKCE S256, a state valid once for 10 minutes, the RFC 8707 `resource` and the scope. ' +
+      'It redirects to `GET /v1/oauth/{registrationId}/callback`.',
+  })
+  authorizationUrl!: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The sign-in preparation (discovery and registration) that ran as an execution' })
+  executionId!: string;
+}
+
+export class AuthorizationOutcomeBody {
+  @ApiProperty({ format: 'uuid' })
+  connectionId!: string;
+
+  @ApiProperty({ enum: ['ready', 'needs_authorization', 'failed', 'deleted'], description: 'The connection’s state after the code exchange' })
+  state!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why it is not ready: the authorization server’s `error` (e.g. `access_denied`), or the exchange’s failure (`invalid_grant`, ...)' })
+  reason!: string | null;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The code exchange execution (null when the server sent an error instead of a code)' })
+  executionId!: string | null;
+}

@@ -1,0 +1,44 @@
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Engine } from '@openbot/engine';
+import { cappedFetch } from '@openbot/protocol';
+import { AppClient } from '../apps/app-client';
+import { AppsModule } from '../apps/apps.module';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
+import { Database } from '../database/sql';
+import { EgressClient } from '../egress/egress-client';
+import { Sealer } from '../sealing/sealer';
+import { SealedRecords } from '../sealing/sealed-records';
+import { authorizationPrepareWorkflow } from './authorization-prepare.workflow';
+import { codeExchangeWorkflow } from './code-exchange.workflow';
+import { AuthorizeConnectionHandler } from './commands/authorize-connection.command';
+import { CompleteAuthorizationHandler } from './commands/complete-authorization.command';
+import { ConnectionBearer } from './connection-bearer';
+import { grantCleanupWorkflow } from './grant-cleanup.workflow';
+import { GrantTokens } from './grant-tokens';
+
+/** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
+@Module({
+  imports: [AppsModule],
+  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler],
+})
+export class AppOAuthModule implements OnModuleInit {
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(Database) private readonly db: Database,
+    @Inject(AppClient) private readonly client: AppClient,
+    @Inject(EgressClient) private readonly egress: EgressClient,
+    @Inject(SealedRecords) private readonly sealed: SealedRecords,
+    @Inject(Sealer) private readonly sealer: Sealer,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+  ) {}
+
+  onModuleInit(): void {
+    // Authorization-server answers are documents: capped like OpenID discovery and token answers.
+    const fetch = cappedFetch(this.egress.fetch, this.egress.limits.documentBytes);
+    const pool = this.db.pool;
+    this.engine.register(authorizationPrepareWorkflow({ pool, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients }));
+    this.engine.register(codeExchangeWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
+    this.engine.register(grantCleanupWorkflow({ pool, fetch, sealed: this.sealed }));
+    this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ pool, sealed: this.sealed, sealer: this.sealer, fetch, engine: this.engine })));
+  }
+}

@@ -1,0 +1,151 @@
+import { newId } from '@openbot/domain';
+import { codec, defineWorkflow, withTransaction, type Codec, type Json } from '@openbot/engine';
+import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDynamicClient, type DiscoveredAuthorization, type Fetch } from '@openbot/protocol';
+import type { Pool } from 'pg';
+import type { PreRegisteredOAuthClient } from '../config/app-oauth-clients';
+import { Sql } from '../database/sql';
+import type { SealedRecords } from '../sealing/sealed-records';
+import { discoveredCodec } from './oauth-codecs';
+import { callbackUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
+
+interface PrepareState {
+  readonly connectionId: string;
+  readonly serverUrl: string;
+  readonly discovered: DiscoveredAuthorization | null;
+  readonly registrationId: string | null;
+  readonly failure: { readonly reason: string; readonly message: string } | null;
+}
+
+export const AUTHORIZATION_PREPARE = defineWorkflow({
+  name: 'app.oauth.prepare',
+  audience: 'member',
+  input: codec.object({ connectionId: codec.string, serverUrl: codec.string }),
+  state: codec.object({
+    connectionId: codec.string,
+    serverUrl: codec.string,
+    discovered: codec.nullable(discoveredCodec),
+    registrationId: codec.nullable(codec.string),
+    failure: codec.nullable(codec.object({ reason: codec.string, message: codec.string })),
+  }) satisfies Codec<PrepareState>,
+  result: codec.json,
+  calls: { discover: codec.json, register: codec.json },
+});
+
+/** What a finished preparation answers: where and how to send the browser, or why not. */
+export type PreparedAuthorization =
+  | { readonly registrationId: string; readonly resource: string; readonly scope: string | null }
+  | { readonly failure: { readonly reason: string; readonly message: string } };
+
+/**
+ * Sign-in preparation as an execution (DEVT-01's common workflow): discovery through the call
+ * log (the 401 challenge, protected-resource and authorization-server metadata, PKCE S256
+ * required), then the registration, keyed by issuer, in the order pre-registered client
+ * (`OPENBOT_APP_OAUTH_CLIENTS`) → dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
+ * not built). A refusal (`issuer_mismatch`, `pkce_unsupported`, ...) is its result, not a retry.
+ */
+export function authorizationPrepareWorkflow(deps: {
+  readonly pool: Pool;
+  readonly fetch: Fetch;
+  readonly sealed: SealedRecords;
+  readonly publicUrl: string;
+  readonly preRegistered: readonly PreRegisteredOAuthClient[];
+}) {
+  return AUTHORIZATION_PREPARE.implement({
+    initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
+    next: (state) => {
+      if (state.failure !== null) {
+        const failed: Json = { failure: { ...state.failure } };
+        return { end: 'completed', result: failed };
+      }
+      if (state.discovered === null) return { phase: 'discover' };
+      if (state.registrationId === null) return { phase: 'register' };
+      const prepared: Json = { registrationId: state.registrationId, resource: state.discovered.resource, scope: state.discovered.scope };
+      return { end: 'completed', result: prepared };
+    },
+    phases: {
+      discover: {
+        async run(context) {
+          const state = context.state;
+          const found = await context.call('discover', { safe: true, kind: 'oauth' }, async (): Promise<Json> => {
+            try {
+              const challenge = await readBearerChallenge(deps.fetch, state.serverUrl, context.signal);
+              return discoveredCodec.encode(await discoverAuthorization(deps.fetch, state.serverUrl, challenge));
+            } catch (error) {
+              if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };
+              throw error;
+            }
+          });
+          const failure = (found as { failure?: PrepareState['failure'] }).failure;
+          if (failure) return { state: { ...state, failure } };
+          return { state: { ...state, discovered: discoveredCodec.decode(found, 'discover') } };
+        },
+      },
+      register: {
+        async run(context) {
+          const state = context.state;
+          const found = state.discovered!;
+          // First in the registration order: a client the operator registered for this issuer.
+          const pre = deps.preRegistered.find((client) => client.issuer === found.metadata.issuer);
+          if (pre !== undefined) {
+            await savePreRegistered(deps, pre, found);
+            return { state: { ...state, registrationId: pre.id } };
+          }
+          const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
+          if (existing !== null) return { state: { ...state, registrationId: existing.id } };
+          const registered = await context.call(
+            'register',
+            {
+              safe: true,
+              kind: 'oauth',
+              // One dynamic registration per issuer: a race loses quietly and everyone uses the winner's.
+              commit: async (tx, saved) => {
+                const r = saved.result as { registrationId?: string; client?: Json; redirectUri?: string };
+                if (r.registrationId === undefined) return;
+                const clientRecordId = await deps.sealed.put(SEALED.client, r.client, new Sql(tx));
+                await tx.query(
+                  `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+                   VALUES ($1, $2, $3, 'dynamic', $4, $5, $6) ON CONFLICT DO NOTHING`,
+                  [r.registrationId, found.metadata.issuer, (r.client as { client_id: string }).client_id, clientRecordId, JSON.stringify(found.metadata), r.redirectUri],
+                );
+              },
+            },
+            async (): Promise<Json> => {
+              const registrationId = newId();
+              const redirectUri = callbackUri(deps.publicUrl, registrationId);
+              try {
+                // No scope in the registration: the client is shared by every connection of the issuer, and a scope step-up may ask for more.
+                const client = await registerDynamicClient(deps.fetch, found.metadata, { redirectUri, clientName: 'OpenBot', scope: null });
+                return { registrationId, redirectUri, client: { ...client } };
+              } catch (error) {
+                if (isOAuthFailure(error) && !error.safeToRetry) return { failure: { reason: error.reason, message: error.message } };
+                throw error;
+              }
+            },
+          );
+          const failure = (registered as { failure?: PrepareState['failure'] }).failure;
+          if (failure) return { state: { ...state, failure } };
+          const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+          if (winner === null) throw new Error('the registration was saved but cannot be read');
+          return { state: { ...state, registrationId: winner.id } };
+        },
+      },
+    },
+  });
+}
+
+/** Saves a pre-registered client as its registration (once), with the metadata discovery just checked; nothing is sent. */
+async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, pre: PreRegisteredOAuthClient, found: DiscoveredAuthorization): Promise<void> {
+  if ((await registrationById(deps.pool, pre.id)) !== null) {
+    await deps.pool.query('UPDATE app_oauth_registrations SET metadata = $2 WHERE id = $1', [pre.id, JSON.stringify(found.metadata)]);
+    return;
+  }
+  await withTransaction(deps.pool, async (tx) => {
+    const client = { client_id: pre.clientId, ...(pre.clientSecret === null ? {} : { client_secret: pre.clientSecret }), token_endpoint_auth_method: pre.tokenEndpointAuthMethod };
+    const clientRecordId = await deps.sealed.put(SEALED.client, client, new Sql(tx));
+    await tx.query(
+      `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+       VALUES ($1, $2, $3, 'pre_registered', $4, $5, $6) ON CONFLICT DO NOTHING`,
+      [pre.id, pre.issuer, pre.clientId, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, pre.id)],
+    );
+  });
+}

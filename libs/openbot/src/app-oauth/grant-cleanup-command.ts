@@ -1,0 +1,106 @@
+import { identityForService, newId } from '@openbot/domain';
+import type { EndTransaction, Engine, Json, NewExecutionCommand, Queryable } from '@openbot/engine';
+import type { TokenSet } from '@openbot/protocol';
+import type { Sealer } from '../sealing/sealer';
+import { associatedData } from '../sealing/sealed-records';
+import { GRANT_CLEANUP } from './grant-cleanup.workflow';
+import { SEALED } from './oauth-records';
+
+const CLEANUP_SERVICE = 'app-oauth-cleanup';
+
+/**
+ * The ServiceIdentity of an organization's grant cleanup (GRANT-01): cleanup runs as it, so a
+ * member who lost access (or left) does not stop the revocation of what their work obtained.
+ */
+export async function cleanupService(tx: EndTransaction, organizationId: string): Promise<string> {
+  await tx.query(
+    `INSERT INTO services (id, organization_id, name) SELECT $1, $2, $3
+      WHERE NOT EXISTS (SELECT 1 FROM services WHERE organization_id = $2 AND name = $3 AND disabled_at IS NULL)`,
+    [newId(), organizationId, CLEANUP_SERVICE],
+  );
+  const { rows } = await tx.query(`SELECT id FROM services WHERE organization_id = $1 AND name = $2 AND disabled_at IS NULL ORDER BY created_at, id LIMIT 1`, [organizationId, CLEANUP_SERVICE]);
+  return (rows[0] as { id: string }).id;
+}
+
+/** Seals a token pair in the caller's transaction and answers its record ID. */
+export async function sealTokensIn(tx: EndTransaction, sealer: Sealer, tokens: TokenSet): Promise<string> {
+  const id = newId();
+  const envelope = sealer.seal(Buffer.from(JSON.stringify(tokens), 'utf8'), associatedData(id, SEALED.tokens));
+  await tx.query('INSERT INTO sealed_records (id, purpose, key_id, data) VALUES ($1, $2, $3, $4)', [id, SEALED.tokens, envelope.keyId, envelope.data]);
+  return id;
+}
+
+/** A grant result to save with its cleanup command (GRANT-01). */
+export interface GrantResultToSave {
+  readonly callId: string;
+  readonly kind: 'exchange' | 'refresh' | 'replaced' | 'removed';
+  readonly organizationId: string;
+  readonly registrationId: string;
+  readonly tokensRecordId: string;
+  /** The execution whose call obtained it: its cleanup waits for that execution's end (GRANT-03). */
+  readonly sourceExecutionId: string | null;
+  readonly installed: boolean;
+}
+
+/**
+ * Saves a grant result and its cleanup command in the caller's transaction (GRANT-01). The
+ * cleanup is `held` when its source still runs (the source's end admits it); otherwise it is
+ * submitted to run (recovered by any node). Idempotent by call ID: a late result saved twice
+ * keeps one row and one cleanup. Answers the result row's ID and the cleanup's start.
+ */
+/** How a cleanup command is submitted: in a transaction through the engine, or with an execution's end. */
+export type CleanupSubmitter = (command: NewExecutionCommand, held: boolean) => Promise<{ readonly executionId: string; readonly start: () => void }>;
+
+/** The submitter of a command handler or a call's commit: the engine, in that transaction. */
+export function submitterIn(tx: Queryable, engine: Engine): CleanupSubmitter {
+  return (command, held) => engine.submitIn(tx, command, { held });
+}
+
+export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string; start: () => void }> {
+  const id = newId();
+  const inserted = await tx.query(
+    `INSERT INTO app_oauth_grant_results (id, call_id, kind, source_execution_id, organization_id, registration_id, tokens_record_id, installed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $8::boolean THEN now() END) ON CONFLICT (call_id) DO NOTHING RETURNING id`,
+    [id, result.callId, result.kind, result.sourceExecutionId, result.organizationId, result.registrationId, result.tokensRecordId, result.installed],
+  );
+  if (inserted.rows.length === 0) {
+    const { rows } = await tx.query('SELECT id FROM app_oauth_grant_results WHERE call_id = $1', [result.callId]);
+    return { resultId: (rows[0] as { id: string }).id, start: () => undefined };
+  }
+  if (result.installed) return { resultId: id, start: () => undefined };
+  const serviceId = await cleanupService(tx, result.organizationId);
+  const submitted = await submit(
+    {
+      ...GRANT_CLEANUP.command({ resultId: id, sourceExecutionId: result.sourceExecutionId }),
+      scope: { kind: 'service', id: serviceId, organizationId: result.organizationId },
+      identity: identityForService({ id: serviceId, organizationId: result.organizationId }) as unknown as Json,
+      resource: { type: 'app-oauth-grant-result', id },
+    },
+    options.held,
+  );
+  await tx.query('UPDATE app_oauth_grant_results SET cleanup_execution_id = $2 WHERE id = $1', [id, submitted.executionId]);
+  return { resultId: id, start: submitted.start };
+}
+
+/**
+ * Hands a connection's installed grant to cleanup in the caller's transaction (GRANT-03, CONN-01):
+ * its pair becomes a `replaced` or `removed` grant result with a cleanup that does not wait for
+ * any source; the holder row goes in the same transaction (GRANT-05). The grant row itself is
+ * deleted for a removal, and kept (to take the new pair) for a replacement.
+ */
+export async function handOverGrant(tx: EndTransaction, submit: CleanupSubmitter, connectionId: string, kind: 'replaced' | 'removed'): Promise<{ start: () => void } | null> {
+  const { rows } = await tx.query('SELECT id, organization_id, registration_id, tokens_record_id, version FROM app_oauth_grants WHERE connection_id = $1 FOR UPDATE', [connectionId]);
+  const grant = rows[0] as { id: string; organization_id: string; registration_id: string; tokens_record_id: string; version: number } | undefined;
+  if (grant === undefined) return null;
+  const saved = await saveGrantResult(
+    tx,
+    submit,
+    { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId: grant.tokens_record_id, sourceExecutionId: null, installed: false },
+    { held: false },
+  );
+  if (kind === 'removed') {
+    await tx.query('DELETE FROM app_oauth_grant_uses WHERE id = $1', [grant.id]);
+    await tx.query('DELETE FROM app_oauth_grants WHERE id = $1', [grant.id]);
+  }
+  return { start: saved.start };
+}

@@ -1,0 +1,70 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { AppConnectionEntity } from '../../apps/storage/app-connection.entity';
+import { SealedRecordEntity } from '../../sealing/storage/sealed-record.entity';
+import { OAuthRegistrationEntity } from './oauth-registration.entity';
+
+/**
+ * One authorization request handed out by `POST /v1/connections/{id}/authorize`: valid once,
+ * for 10 minutes, at its registration's callback only. `state_hash` is the SHA-256 of the state
+ * (the state itself is only in the URL); the PKCE verifier is sealed.
+ */
+@Entity({ name: 'app_oauth_authorizations' })
+@Index('app_oauth_authorizations_state_hash_key', ['stateHash'], { unique: true })
+@Index('app_oauth_authorizations_connection_id_idx', ['connectionId'])
+export class OAuthAuthorizationEntity {
+  @PrimaryColumn('uuid', { primaryKeyConstraintName: 'app_oauth_authorizations_pkey' })
+  id!: string;
+
+  @Column('uuid', { name: 'registration_id' })
+  registrationId!: string;
+
+  @ManyToOne(() => OAuthRegistrationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'registration_id', foreignKeyConstraintName: 'app_oauth_authorizations_registration_id_fkey' })
+  registration?: OAuthRegistrationEntity;
+
+  @Column('uuid', { name: 'connection_id' })
+  connectionId!: string;
+
+  @ManyToOne(() => AppConnectionEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'connection_id', foreignKeyConstraintName: 'app_oauth_authorizations_connection_id_fkey' })
+  connection?: AppConnectionEntity;
+
+  @Column('uuid', { name: 'organization_id' })
+  organizationId!: string;
+
+  /** The member who asked: the exchange runs as this member. */
+  @Column('uuid', { name: 'member_id' })
+  memberId!: string;
+
+  @Column('bytea', { name: 'state_hash' })
+  stateHash!: Buffer;
+
+  @Column('uuid', { name: 'verifier_record_id' })
+  verifierRecordId!: string;
+
+  @ManyToOne(() => SealedRecordEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'verifier_record_id', foreignKeyConstraintName: 'app_oauth_authorizations_verifier_record_id_fkey' })
+  verifierRecord?: SealedRecordEntity;
+
+  /** The RFC 8707 resource indicator sent on every request of this grant. */
+  @Column('text')
+  resource!: string;
+
+  @Column('text', { nullable: true })
+  scope!: string | null;
+
+  @Column('text', { name: 'return_to', nullable: true })
+  returnTo!: string | null;
+
+  @Column('timestamptz', { name: 'expires_at' })
+  expiresAt!: Date;
+
+  @Column('timestamptz', { name: 'used_at', nullable: true })
+  usedAt!: Date | null;
+
+  @Column('uuid', { name: 'exchange_execution_id', nullable: true })
+  exchangeExecutionId!: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}

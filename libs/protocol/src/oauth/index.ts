@@ -1,0 +1,3 @@
+export * from './authorization-code';
+export * from './discovery';
+export * from './oauth-failure';
