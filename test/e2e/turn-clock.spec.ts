@@ -55,10 +55,11 @@ describe('turn clock', () => {
         tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
         limits: { maxSeconds: 60 },
       });
-      // 6,000 tokens a minute: the first answer's 6,105 confirmed tokens overdraw the bucket, so the second step waits for it.
+      // 6,000 tokens a minute: the first answer's 6,705 confirmed tokens overdraw the bucket by about 7 s
+      // of refill, so the second step waits long enough to be seen waiting on a loaded machine.
       const limit = await t.http().post('/v1/rate-limits').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
       tools.fallback = jsonReply(200, { modelOutput: 'data' });
-      fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_100]), textReply(['after the wait'], [5, 5]));
+      fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_700]), textReply(['after the wait'], [5, 5]));
       clock.set(Date.now());
       const turn = await sendMessage(t, chat.secret, chat.chatId, 'use the bucket up');
       // The second model step was refused by the bucket and its wait is saved.
@@ -70,7 +71,7 @@ describe('turn clock', () => {
             [turn.executionId],
           )
         ).length > 0;
-      for (let i = 0; i < 800 && !(await waiting()); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && !(await waiting()); ) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await waiting()).toBe(true);
       // An hour passes on the engine's clock during the wait; the limit then goes, so the step's next try sends.
       clock.set(Date.now() + 3600 * 1000);
