@@ -17,7 +17,7 @@
 import '../apps/server/src/module-paths';
 import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -39,6 +39,8 @@ const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').f
 const BILLING = process.env.BENCH_BILLING === '1';
 /** `BENCH_METRICS=1`: the server records metrics (OPENBOT_METRICS_PORT, any free port; decision 034), to compare with them off. */
 const METRICS = process.env.BENCH_METRICS === '1';
+/** `BENCH_TRACES=1`: the server exports traces (OTEL_EXPORTER_OTLP_ENDPOINT) to a sink here that accepts and drops them. */
+const TRACES = process.env.BENCH_TRACES === '1';
 const TARGET_FIRST_P50 = 5;
 const TARGET_FIRST_P99 = 25;
 /**
@@ -85,6 +87,7 @@ async function main(): Promise<number> {
   await cluster.start();
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
+  let sink: Server | null = null;
   try {
     const admin = new Client({ connectionString: cluster.url() });
     await admin.connect();
@@ -97,7 +100,13 @@ async function main(): Promise<number> {
     await dataSource.destroy();
 
     fake = await FakeModelServer.start({ tokens: TOKENS });
-    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: LOG_LEVEL, ...(METRICS ? { env: { OPENBOT_METRICS_PORT: '0' } } : {}) });
+    const env: Record<string, string> = {};
+    if (METRICS) env.OPENBOT_METRICS_PORT = '0';
+    if (TRACES) {
+      sink = await traceSink();
+      env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
+    }
+    server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: LOG_LEVEL, env });
     const base = server.base;
     const adminToken = server.adminToken;
 
@@ -155,6 +164,7 @@ async function main(): Promise<number> {
     agent.destroy();
     await server?.stop();
     await fake?.close();
+    sink?.close();
     await cluster.stop();
     rmSync(work, { recursive: true, force: true });
   }
@@ -455,3 +465,12 @@ main().then(
     process.exit(1);
   },
 );
+
+/** An OTLP/HTTP endpoint that reads each export and answers 200 (what a collector costs the server, not what it stores). */
+function traceSink(): Promise<Server> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
