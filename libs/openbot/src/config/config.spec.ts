@@ -49,6 +49,7 @@ describe('parseConfig defaults', () => {
       egressLoopbackByDefault: true,
       egressToolAnswerLimit: 1024 * 1024,
       egressDocumentLimit: 64 * 1024,
+      egressCaFile: null,
       objectStore: { kind: 'fs' },
       files: { maxBytes: 52_428_800, uploadTimeoutSeconds: 3_600 },
       nodeId: `${hostname()}-${process.pid}`,

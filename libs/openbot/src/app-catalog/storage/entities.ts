@@ -1,0 +1,4 @@
+import { AppIndexEntryEntity } from './app-index-entry.entity';
+import { AppProofEntity } from './app-proof.entity';
+
+export const APP_CATALOG_ENTITIES = [AppProofEntity, AppIndexEntryEntity] as const;
