@@ -21,6 +21,7 @@ const TLS = join(__dirname, '..', 'fixtures', 'tls');
 describe('App proofs and index', () => {
   let t: TestApp;
   let sdk: RunningSdkServer;
+  let legacy: RunningSdkServer;
   let as: TestAuthorizationServer;
   let rs: ProtectedMcpServer;
   let proofServer: Server;
@@ -32,6 +33,7 @@ describe('App proofs and index', () => {
   beforeAll(async () => {
     t = await startTestApp({ env: { OPENBOT_EGRESS_CA_FILE: join(TLS, 'localhost-cert.pem') } });
     sdk = await startSdkServer({ era: 'modern', tools: () => [add] });
+    legacy = await startSdkServer({ era: 'legacy', tools: () => [add] });
     as = await startAuthorizationServer();
     rs = await startProtectedMcpServer(as);
     proofServer = createServer({ cert: readFileSync(join(TLS, 'localhost-cert.pem')), key: readFileSync(join(TLS, 'localhost-key.pem')) }, (req, res) => {
@@ -46,6 +48,7 @@ describe('App proofs and index', () => {
     await rs?.close();
     await as?.close();
     await sdk?.close();
+    await legacy?.close();
     await t?.close();
   });
 
@@ -120,5 +123,38 @@ describe('App proofs and index', () => {
     expect((await get(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}`).expect(200)).body).toMatchObject({ state: 'failed' });
     await started(org.secret, `/v1/apps/${app.id}/index`);
     expect((await get(org.secret, '/v1/app-index').expect(200)).body).toEqual({ data: [], next: null });
+  });
+
+  it('[DEVT-01] a developer test runs as an execution of its original caller, streamed as events, and ends only after its connection closed', async () => {
+    const org = await t.createOrganization('Developer test');
+    const app = (await post(org.secret, '/v1/apps', { url: legacy.url }).expect(201)).body as { id: string };
+    // Without a verified proof of the App's domain it is refused.
+    expectDeclared(await post(org.secret, `/v1/apps/${app.id}/developer-tests`, {}), 409, 'AppProofRequired');
+    await prove(org.secret, app.id);
+    expectDeclared(await post(org.secret, `/v1/apps/${app.id}/developer-tests`, { remote: 'http://127.0.0.1:1/other' }), 400, 'InvalidInput');
+
+    const startedTest = (await post(org.secret, `/v1/apps/${app.id}/developer-tests`, {}).expect(202)).body as { id: string; executionId: string };
+    // The command stored the caller and the execution ID with the test, before the run.
+    expect(await t.database.query('SELECT member_id AS "memberId", execution_id AS "executionId" FROM app_developer_tests WHERE id = $1', [startedTest.id])).toEqual([{ memberId: org.memberId, executionId: startedTest.executionId }]);
+    const execution = await waitForExecutionState(t, org.secret, startedTest.executionId, 'completed');
+    expect(execution.resource).toEqual({ type: 'app-developer-test', id: startedTest.id });
+
+    const test = (await get(org.secret, `/v1/apps/${app.id}/developer-tests/${startedTest.id}`).expect(200)).body as Record<string, unknown>;
+    expect(test).toMatchObject({ id: startedTest.id, state: 'completed', executionId: startedTest.executionId, memberId: org.memberId, tools: ['add_numbers'], connection: { state: 'ready', era: 'legacy', closed: 'deleted' } });
+    // Its connection was closed by the run (the legacy session was ended) before it ended.
+    expect(legacy.openSessions()).toBe(0);
+    const events = (await get(org.secret, `/v1/executions/${startedTest.executionId}/events`).expect(200)).body as { events: Array<{ type: string; payload?: unknown; data?: unknown }> };
+    const types = events.events.map((e) => e.type);
+    expect(types.indexOf('developer_test.connected')).toBeGreaterThanOrEqual(0);
+    expect(types.indexOf('developer_test.tools')).toBeGreaterThan(types.indexOf('developer_test.connected'));
+    expect(types.indexOf('developer_test.closed')).toBeGreaterThan(types.indexOf('developer_test.tools'));
+    expect(types.indexOf('execution.ended')).toBeGreaterThan(types.indexOf('developer_test.closed'));
+
+    // Another organization reaches none of it; a member without apps.manage cannot start one.
+    const other = await t.createOrganization('Developer test other');
+    expectDeclared(await get(other.secret, `/v1/apps/${app.id}/developer-tests/${startedTest.id}`), 404, 'DeveloperTestNotFound');
+    expectDeclared(await post(other.secret, `/v1/apps/${app.id}/developer-tests`, {}), 404, 'AppNotFound');
+    const reader = await addMember(t, org.organizationId, 'member');
+    expectDeclared(await post(reader.secret, `/v1/apps/${app.id}/developer-tests`, {}), 403, 'Forbidden');
   });
 });

@@ -157,3 +157,5 @@ export * from './app-catalog/commands/delete-proof.command';
 export * from './app-catalog/commands/index-app.command';
 export * from './app-catalog/queries/get-proof.query';
 export * from './app-catalog/queries/search-app-index.query';
+export * from './app-catalog/commands/start-developer-test.command';
+export * from './app-catalog/queries/get-developer-test.query';

@@ -2,12 +2,12 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CreateProof, DeleteProof, GetProof, IndexApp, SearchAppIndex, VerifyProof } from '@openbot/openbot';
+import { CreateProof, DeleteProof, GetDeveloperTest, GetProof, IndexApp, SearchAppIndex, StartDeveloperTest, VerifyProof } from '@openbot/openbot';
 import { ExecutionStartedBody } from '../apps/app.dto';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
-import { AppIndexPage, CreateProofRequest, ProofBody, toAppIndexEntryBody, toProofBody } from './app-catalog.dto';
+import { AppIndexPage, CreateProofRequest, DeveloperTestBody, DeveloperTestStartedBody, ProofBody, StartDeveloperTestRequest, toAppIndexEntryBody, toDeveloperTestBody, toProofBody } from './app-catalog.dto';
 
 // `:id` for the App: the router needs one parameter name per path position under /v1/apps.
 @ApiTags('apps')
@@ -59,6 +59,28 @@ export class AppProofsController {
   @ApiErrors(401, 403, 404)
   async delete(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Param('proofId') proofId: string): Promise<ProofBody> {
     return toProofBody(await this.commands.execute(new DeleteProof(caller, id, proofId)));
+  }
+
+  @Post(':id/developer-tests')
+  @Requires('apps.manage')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Start a developer test of the App (an execution, DEVT-01)',
+    description: 'Needs a verified proof of the App domain (409 AppProofRequired). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`.',
+  })
+  @ApiAcceptedResponse({ type: DeveloperTestStartedBody })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async startTest(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: StartDeveloperTestRequest): Promise<DeveloperTestStartedBody> {
+    return this.commands.execute(new StartDeveloperTest(caller, id, body.remote));
+  }
+
+  @Get(':id/developer-tests/:testId')
+  @Requires('apps.manage')
+  @ApiOperation({ summary: 'Read one developer test' })
+  @ApiOkResponse({ type: DeveloperTestBody })
+  @ApiErrors(401, 403, 404)
+  async getTest(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Param('testId') testId: string): Promise<DeveloperTestBody> {
+    return toDeveloperTestBody(await this.queries.execute(new GetDeveloperTest(caller, id, testId)));
   }
 
   @Post(':id/index')

@@ -1,6 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
-import type { AppIndexEntryView, ProofView } from '@openbot/openbot';
-import { IsString, MaxLength, MinLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { AppIndexEntryView, DeveloperTestView, ProofView } from '@openbot/openbot';
+import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 
 export class CreateProofRequest {
   @ApiProperty({ example: 'mcp.example.com', maxLength: 300, description: "The App's host (with its port when it has one); it must serve the token at `https://<domain>/.well-known/openbot-app-proof`." })
@@ -70,4 +70,47 @@ export function toProofBody(view: ProofView): ProofBody {
 
 export function toAppIndexEntryBody(view: AppIndexEntryView): AppIndexEntryBody {
   return { ...view, tools: [...view.tools], indexedAt: view.indexedAt.toISOString() };
+}
+
+export class StartDeveloperTestRequest {
+  @ApiPropertyOptional({ maxLength: 2000, description: "The `url` of one of the App's remotes (default: the first)" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  remote?: string;
+}
+
+export class DeveloperTestStartedBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  executionId!: string;
+}
+
+export class DeveloperTestBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ enum: ['running', 'completed', 'failed'] })
+  state!: string;
+
+  @ApiProperty({ type: Object, nullable: true, description: '`{ state, era, protocolVersion, category, closed }` of the pre-publish connection; null while running' })
+  connection!: unknown;
+
+  @ApiProperty({ type: [String], nullable: true, description: 'Tool names listed; null while running' })
+  tools!: string[] | null;
+
+  @ApiProperty({ format: 'uuid' })
+  executionId!: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The member who started it' })
+  memberId!: string;
+
+  @ApiProperty()
+  remote!: string;
+}
+
+export function toDeveloperTestBody(view: DeveloperTestView): DeveloperTestBody {
+  return { ...view, tools: view.tools === null ? null : [...view.tools] };
 }
