@@ -52,7 +52,8 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
               if (connection !== null) await connection.close().catch(() => undefined);
               return json({ connection: { state: failure.reason === 'needs_authorization' ? 'needs_authorization' : 'failed', era: null, protocolVersion: null, category: failure.category, closed: null }, tools: [] });
             }
-          })) as unknown as Outcome;
+          })) as Json;
+          if (!isOutcome(outcome)) throw new Error('developer test: the saved call result is not an outcome');
           context.emit('developer_test.connected', { testId, ...outcome.connection });
           context.emit('developer_test.tools', { testId, tools: [...outcome.tools] });
           context.emit('developer_test.closed', { testId, closed: outcome.connection.closed });
@@ -62,7 +63,7 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
     },
     async end(context) {
       const { testId, outcome } = context.state;
-      const saved = outcome as unknown as Outcome | null;
+      const saved = isOutcome(outcome) ? outcome : null;
       await context.tx.query(`UPDATE app_developer_tests SET state = $2, connection = $3::jsonb, tools = $4::jsonb WHERE id = $1`, [
         testId,
         context.outcome === 'completed' && saved !== null && saved.connection.state === 'ready' ? 'completed' : 'failed',
@@ -71,6 +72,13 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
       ]);
     },
   });
+}
+
+/** What this workflow's call saved: checked on the fields an outcome always has. */
+function isOutcome(value: unknown): value is Outcome {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.connection === 'object' && v.connection !== null && typeof (v.connection as Record<string, unknown>).state === 'string' && Array.isArray(v.tools);
 }
 
 function json(value: unknown): Json {
