@@ -298,6 +298,12 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
         for (const value of ['12', 'lots', '-1', String(1024 ** 3)]) expectRejected({ [variable]: value }, variable);
       }
     });
+
+    it('extra trusted CAs for HTTPS egress are off by default, and OPENBOT_EGRESS_CA_FILE names a PEM file', () => {
+      expect(parseConfig({}).egressCaFile).toBeNull();
+      expect(parseConfig({ OPENBOT_EGRESS_CA_FILE: ' ' }).egressCaFile).toBeNull();
+      expect(parseConfig({ OPENBOT_EGRESS_CA_FILE: '/etc/openbot/ca.pem' }).egressCaFile).toBe('/etc/openbot/ca.pem');
+    });
   });
 
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {
