@@ -28,6 +28,8 @@ import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connec
 import { MessageFiles1767300000000 } from './1767300000000-message-files';
 import { AppViews1767400000000 } from './1767400000000-app-views';
 import { AppOAuth1767500000000 } from './1767500000000-app-oauth';
+import { AppProofsAndIndex1767550000000 } from './1767550000000-app-proofs-and-index';
+import { AppDeveloperTests1767560000000 } from './1767560000000-app-developer-tests';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -60,4 +62,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   MessageFiles1767300000000,
   AppViews1767400000000,
   AppOAuth1767500000000,
+  AppProofsAndIndex1767550000000,
+  AppDeveloperTests1767560000000,
 ];

@@ -26,12 +26,12 @@ const NOTES = {
   'GRANT-01': 'partly: late refresh results are tested; a late code-exchange result saved by a former owner after takeover (kill -9 during the exchange) is not tested',
   'IDN-03': 'not built yet: Channels',
   'FW-04': 'not built yet: Code Mode (its base, a seeded random per execution, is tested in test/integration/engine/seeded-random.spec.ts)',
-  'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, developer tests and indexing are not built yet',
+  'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, proof verification, indexing and developer tests are workflows too',
   'FW-06': 'partly: reminders are built; Channels and triggers are not built yet',
   'FW-07': 'not built yet: Computers, Connectors, Live',
-  'DEVT-01': 'not built yet: developer tests',
+  'DEVT-01': 'partly: developer tests connect without credentials to a remote without variables; the developer\'s own OAuth grant, variables and headers are not built yet',
   'MIG-03': 'not built yet: no data conversions exist yet (the mechanism arrives with the first one)',
-  'MIG-04': 'not applicable: no predecessor deployment, so no imported File or Index history',
+  'MIG-04': 'partly: every App index read checks the organization, apps.read and the App\'s current verified proof; there is no import of File or Index history from a predecessor deployment',
 };
 
 function specFiles(dir) {

@@ -52,6 +52,7 @@ const BODIES: Record<string, unknown> = {
   'put /v1/vaults/{id}/items/{itemId}': { fields: { k: 'v' } },
   // A member may make a connection of its own; an organization connection needs apps.manage.
   'post /v1/apps/{id}/connections': { owner: 'member' },
+  'post /v1/apps/{id}/proofs': { domain: 'example.com' },
   'post /v1/views/{id}/calls': { name: 'matrix' },
 };
 

@@ -30,6 +30,7 @@ import { MeController } from './me/me.controller';
 import { ModelProvidersController } from './model-providers/model-providers.controller';
 import { ConnectionAuthorizationController, OAuthCallbackController } from './app-oauth/app-oauth.controller';
 import { AppsController, ConnectionsController } from './apps/apps.controller';
+import { AppIndexController, AppProofsController } from './app-catalog/app-catalog.controller';
 import { ViewsController } from './apps/views.controller';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { VaultsController } from './vaults/vaults.controller';
@@ -37,7 +38,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, ConnectionAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, AppProofsController, AppIndexController, ConnectionAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -21,6 +21,7 @@ import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
 import { AppOAuthModule } from './app-oauth/app-oauth.module';
+import { AppCatalogModule } from './app-catalog/app-catalog.module';
 import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
@@ -76,6 +77,7 @@ export class OpenbotModule {
         ModelsModule,
         AppsModule,
         AppOAuthModule,
+        AppCatalogModule,
         BotsModule,
         MemoryModule,
         ChatsModule,

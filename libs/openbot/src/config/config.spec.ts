@@ -49,6 +49,7 @@ describe('parseConfig defaults', () => {
       egressLoopbackByDefault: true,
       egressToolAnswerLimit: 1024 * 1024,
       egressDocumentLimit: 64 * 1024,
+      egressCaFile: null,
       objectStore: { kind: 'fs' },
       files: { maxBytes: 52_428_800, uploadTimeoutSeconds: 3_600 },
       nodeId: `${hostname()}-${process.pid}`,
@@ -296,6 +297,12 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
       for (const variable of ['OPENBOT_TOOL_ANSWER_LIMIT', 'OPENBOT_EGRESS_DOCUMENT_LIMIT']) {
         for (const value of ['12', 'lots', '-1', String(1024 ** 3)]) expectRejected({ [variable]: value }, variable);
       }
+    });
+
+    it('extra trusted CAs for HTTPS egress are off by default, and OPENBOT_EGRESS_CA_FILE names a PEM file', () => {
+      expect(parseConfig({}).egressCaFile).toBeNull();
+      expect(parseConfig({ OPENBOT_EGRESS_CA_FILE: ' ' }).egressCaFile).toBeNull();
+      expect(parseConfig({ OPENBOT_EGRESS_CA_FILE: '/etc/openbot/ca.pem' }).egressCaFile).toBe('/etc/openbot/ca.pem');
     });
   });
 

@@ -59,6 +59,8 @@ export interface Config {
   readonly egressToolAnswerLimit: number;
   /** Largest provider error body, OpenID document, key set, token or userinfo answer read, in bytes. */
   readonly egressDocumentLimit: number;
+  /** `OPENBOT_EGRESS_CA_FILE`: extra trusted CA certificates (PEM) for HTTPS egress, besides the system's; null: none. */
+  readonly egressCaFile: string | null;
   // ---- end of egress ----
   readonly objectStore: { readonly kind: 'fs' } | ({ readonly kind: 's3' } & S3Config);
   /** Files (docs/decisions/028): the largest upload, and how long one upload may take before it is abandoned. */
@@ -313,13 +315,14 @@ const DEVELOPMENT_EGRESS_ALLOW: readonly string[] = ['127.0.0.0/8', '::1'];
 function egressOf(
   env: Env,
   production: boolean,
-): Pick<Config, 'egressAllow' | 'egressLoopbackByDefault' | 'egressToolAnswerLimit' | 'egressDocumentLimit'> {
+): Pick<Config, 'egressAllow' | 'egressLoopbackByDefault' | 'egressToolAnswerLimit' | 'egressDocumentLimit' | 'egressCaFile'> {
   const byDefault = !production && env.OPENBOT_EGRESS_ALLOW === undefined;
   return {
     egressAllow: byDefault ? DEVELOPMENT_EGRESS_ALLOW : list(env, 'OPENBOT_EGRESS_ALLOW').map((entry) => parseEgressEntry(entry)),
     egressLoopbackByDefault: byDefault,
     egressToolAnswerLimit: integer(env, 'OPENBOT_TOOL_ANSWER_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     egressDocumentLimit: integer(env, 'OPENBOT_EGRESS_DOCUMENT_LIMIT', 64 * 1024, 1024, 16 * 1024 * 1024),
+    egressCaFile: env.OPENBOT_EGRESS_CA_FILE === undefined || env.OPENBOT_EGRESS_CA_FILE.trim() === '' ? null : env.OPENBOT_EGRESS_CA_FILE.trim(),
   };
 }
 

@@ -1,5 +1,6 @@
 import { ENGINE_ENTITIES } from '@openbot/engine';
 import { ApiKeyEntity } from '../api-keys/storage/api-key.entity';
+import { APP_CATALOG_ENTITIES } from '../app-catalog/storage/entities';
 import { APP_OAUTH_ENTITIES } from '../app-oauth/storage/entities';
 import { APPS_ENTITIES } from '../apps/storage/entities';
 import { ApprovalEntity } from '../approvals/storage/approval.entity';
@@ -62,5 +63,6 @@ export const ENTITIES = [
   ...MEMORY_ENTITIES,
   ...APPS_ENTITIES,
   ...APP_OAUTH_ENTITIES,
+  ...APP_CATALOG_ENTITIES,
   ...ENGINE_ENTITIES,
 ] as const;

@@ -1,5 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { EgressPolicy } from './egress-policy';
 
@@ -46,6 +47,8 @@ export class EgressClient {
   constructor(
     private readonly policy: EgressPolicy,
     readonly limits: EgressLimits,
+    /** Extra trusted CA certificates (PEM), added to Node's own roots; undefined: the system's only. */
+    private readonly extraCa?: string,
   ) {}
 
   /** Closes every pooled connection (the node is shutting down). */
@@ -79,7 +82,8 @@ export class EgressClient {
       this.agents.set(key, cached);
       return cached;
     }
-    const agent = new Agent({ connect: { lookup: pinnedLookup(hostname, addresses) } });
+    const ca = this.extraCa === undefined ? {} : { ca: [...rootCertificates, this.extraCa] };
+    const agent = new Agent({ connect: { lookup: pinnedLookup(hostname, addresses), ...ca } });
     this.agents.set(key, agent);
     while (this.agents.size > MAX_PINNED_AGENTS) {
       const [oldestKey, oldest] = this.agents.entries().next().value as [string, Agent];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { EgressClient } from './egress-client';
@@ -32,7 +33,11 @@ class EgressShutdown implements OnApplicationShutdown {
       provide: EgressClient,
       inject: [EgressPolicy, RUNTIME_CONFIG],
       useFactory: (policy: EgressPolicy, config: RuntimeConfig) =>
-        new EgressClient(policy, { toolAnswerBytes: config.egressToolAnswerLimit, documentBytes: config.egressDocumentLimit }),
+        new EgressClient(
+          policy,
+          { toolAnswerBytes: config.egressToolAnswerLimit, documentBytes: config.egressDocumentLimit },
+          config.egressCaFile === null ? undefined : readFileSync(config.egressCaFile, 'utf8'),
+        ),
     },
     EgressShutdown,
   ],

@@ -1,0 +1,116 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { AppIndexEntryView, DeveloperTestView, ProofView } from '@openbot/openbot';
+import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+
+export class CreateProofRequest {
+  @ApiProperty({ example: 'mcp.example.com', maxLength: 300, description: "The App's host (with its port when it has one); it must serve the token at `https://<domain>/.well-known/openbot-app-proof`." })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(300)
+  domain!: string;
+}
+
+export class ProofBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  appId!: string;
+
+  @ApiProperty()
+  domain!: string;
+
+  @ApiProperty({ description: 'The challenge to serve, as the whole body, at `https://<domain>/.well-known/openbot-app-proof`' })
+  token!: string;
+
+  @ApiProperty({ enum: ['pending', 'verified', 'failed'] })
+  state!: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  verifiedAt!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt!: string;
+}
+
+export class AppIndexEntryBody {
+  @ApiProperty({ format: 'uuid' })
+  appId!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  title!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  description!: string | null;
+
+  @ApiProperty({ type: [String], description: 'Tool names, as the last crawl listed them' })
+  tools!: string[];
+
+  @ApiProperty({ description: 'The server answered the crawl with 401: it lists its tools only to an authorized connection' })
+  needsAuthorization!: boolean;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  indexedAt!: string;
+}
+
+export class AppIndexPage {
+  @ApiProperty({ type: [AppIndexEntryBody] })
+  data!: AppIndexEntryBody[];
+
+  @ApiProperty({ type: String, nullable: true })
+  next!: string | null;
+}
+
+export function toProofBody(view: ProofView): ProofBody {
+  return { id: view.id, appId: view.appId, domain: view.domain, token: view.token, state: view.state, verifiedAt: view.verifiedAt?.toISOString() ?? null, createdAt: view.createdAt.toISOString() };
+}
+
+export function toAppIndexEntryBody(view: AppIndexEntryView): AppIndexEntryBody {
+  return { ...view, tools: [...view.tools], indexedAt: view.indexedAt.toISOString() };
+}
+
+export class StartDeveloperTestRequest {
+  @ApiPropertyOptional({ maxLength: 2000, description: "The `url` of one of the App's remotes (default: the first)" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  remote?: string;
+}
+
+export class DeveloperTestStartedBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  executionId!: string;
+}
+
+export class DeveloperTestBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ enum: ['running', 'completed', 'failed'] })
+  state!: string;
+
+  @ApiProperty({ type: Object, nullable: true, description: '`{ state, era, protocolVersion, category, closed }` of the pre-publish connection; null while running' })
+  connection!: unknown;
+
+  @ApiProperty({ type: [String], nullable: true, description: 'Tool names listed; null while running' })
+  tools!: string[] | null;
+
+  @ApiProperty({ format: 'uuid' })
+  executionId!: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The member who started it' })
+  memberId!: string;
+
+  @ApiProperty()
+  remote!: string;
+}
+
+export function toDeveloperTestBody(view: DeveloperTestView): DeveloperTestBody {
+  return { ...view, tools: view.tools === null ? null : [...view.tools] };
+}

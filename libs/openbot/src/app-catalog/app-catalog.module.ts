@@ -1,0 +1,39 @@
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Engine } from '@openbot/engine';
+import { cappedFetch } from '@openbot/protocol';
+import { AppClient } from '../apps/app-client';
+import { AppsModule } from '../apps/apps.module';
+import { Database } from '../database/sql';
+import { EgressClient } from '../egress/egress-client';
+import { appIndexWorkflow } from './app-index.workflow';
+import { CreateProofHandler } from './commands/create-proof.command';
+import { DeleteProofHandler } from './commands/delete-proof.command';
+import { IndexAppHandler } from './commands/index-app.command';
+import { VerifyProofHandler } from './commands/verify-proof.command';
+import { proofVerifyWorkflow } from './proof-verify.workflow';
+import { developerTestWorkflow } from './developer-test.workflow';
+import { StartDeveloperTestHandler } from './commands/start-developer-test.command';
+import { GetDeveloperTestHandler } from './queries/get-developer-test.query';
+import { GetProofHandler } from './queries/get-proof.query';
+import { SearchAppIndexHandler } from './queries/search-app-index.query';
+
+/** Developer proofs of App domains and the App index (issue 18, decision 039). */
+@Module({
+  imports: [AppsModule],
+  providers: [CreateProofHandler, VerifyProofHandler, DeleteProofHandler, GetProofHandler, IndexAppHandler, SearchAppIndexHandler, StartDeveloperTestHandler, GetDeveloperTestHandler],
+})
+export class AppCatalogModule implements OnModuleInit {
+  constructor(
+    @Inject(Engine) private readonly engine: Engine,
+    @Inject(Database) private readonly db: Database,
+    @Inject(AppClient) private readonly client: AppClient,
+    @Inject(EgressClient) private readonly egress: EgressClient,
+  ) {}
+
+  onModuleInit(): void {
+    // A proof answer is a small document: capped like other documents.
+    this.engine.register(proofVerifyWorkflow({ pool: this.db.pool, fetch: cappedFetch(this.egress.fetch, this.egress.limits.documentBytes) }));
+    this.engine.register(appIndexWorkflow({ pool: this.db.pool, client: this.client }));
+    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client }));
+  }
+}
