@@ -5,6 +5,7 @@ export * from './config/development-secrets';
 export * from './openbot.module';
 export { OpenbotMetrics, type HttpRequestMetric } from './metrics/openbot-metrics';
 export { MetricsServer } from './metrics/metrics-server';
+export { OpenbotTracing, type HttpSpan } from './tracing/openbot-tracing';
 export * from './database/data-source';
 export * from './database/embedded-postgres';
 export * from './database/migrate';

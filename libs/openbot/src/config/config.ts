@@ -96,6 +96,12 @@ export interface Config {
    * never the API's (docs/decisions/034-metrics.md); null port: no metrics server and no recording.
    */
   readonly metrics: { readonly port: number; readonly host: string } | null;
+  /**
+   * Traces (docs/decisions/040-traces.md): the OTLP/HTTP URL spans are sent to, from
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (plus
+   * `/v1/traces`), and the service name (`OTEL_SERVICE_NAME`, default `openbot`). Null: no tracer.
+   */
+  readonly traces: { readonly url: string; readonly serviceName: string } | null;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -183,7 +189,25 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     ...publicUrlOf(env, production),
     ...limitsOf(env),
     metrics: metricsOf(env),
+    traces: tracesOf(env),
   };
+}
+
+/** Off unless an OTLP endpoint is set (decision 040): the standard OpenTelemetry variables. */
+function tracesOf(env: Env): Config['traces'] {
+  const signal = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (signal === null && base === null) return null;
+  const name = signal !== null ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const url = signal ?? `${base!.replace(/\/+$/, '')}/v1/traces`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(name, 'must be an http(s) URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
+  return { url, serviceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'openbot' };
 }
 
 /** The metrics port is its own (decision 034): the public API port never answers `/metrics`. */

@@ -10,6 +10,7 @@ import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry } from './model-registry';
+import { describeModelAnswer, describeModelCall } from '../tracing/model-call-span';
 
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
@@ -196,6 +197,7 @@ export class ModelCalls {
             throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
           }
           publisher.publish('model.started', null, position(call.attempt));
+          describeModelCall(call.span, { providerKind: resolved.kind, model: resolved.modelId, maxTokens });
           const onText = request.onText;
           const sent = performance.now();
           let firstText: number | null = null;
@@ -209,7 +211,9 @@ export class ModelCalls {
             },
           );
           const answered = performance.now();
-          this.metrics?.modelCall({ ...labels, firstTokenSeconds: firstText === null ? null : (firstText - sent) / 1000, totalSeconds: (answered - sent) / 1000 });
+          const firstTokenSeconds = firstText === null ? null : (firstText - sent) / 1000;
+          this.metrics?.modelCall({ ...labels, firstTokenSeconds, totalSeconds: (answered - sent) / 1000 });
+          describeModelAnswer(call.span, stepResult, firstTokenSeconds);
           // Every delta is stored before the result is: `model.completed` always follows them.
           await publisher.flush();
           return stepResult;

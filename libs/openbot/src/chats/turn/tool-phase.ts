@@ -16,6 +16,7 @@ import { setReminder } from './remind-tool';
 import { APPROVAL_SIGNAL, CLIENT_TOOL_SIGNAL, type TurnPhase, type TurnPhaseContext } from './turn-contract';
 import { pastTimeLimit, startCounting } from './turn-clock';
 import { stopCounting, turnDeadline, type TurnState } from './turn-state';
+import { describeToolCall } from '../../tracing/tool-call-span';
 
 /** How soon a Turn paused by a failed approval check may check again once resumed. */
 const RECHECK_MS = 1000;
@@ -104,6 +105,7 @@ export function toolPhase(deps: {
               answer: toToolAnswer(
                 await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
+                  describeToolCall(request.span, { name: call.name, callId: call.callId, servedBy: 'http' });
                   return callHttpTool(deps.http, tool, call, request, { organizationId: state.organizationId, actor: state.scope, executionId: context.executionId });
                 }),
               ),
@@ -114,6 +116,7 @@ export function toolPhase(deps: {
               answer: toToolAnswer(
                 await context.call(`tool:${call.callId}`, { safe: isRepeatSafe(tool.declaration!.annotations), kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
+                  describeToolCall(request.span, { name: call.name, callId: call.callId, servedBy: 'app' });
                   return callAppTool(deps.apps, tool, call, request, {
                     organizationId: state.organizationId,
                     memberId: state.scope.kind === 'member' ? state.scope.id : null,
