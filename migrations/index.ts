@@ -25,6 +25,7 @@ import { Files1766800000000 } from './1766800000000-files';
 import { Vaults1766900000000 } from './1766900000000-vaults';
 import { BotMemory1767000000000 } from './1767000000000-bot-memory';
 import { AppsAndConnections1767100000000 } from './1767100000000-apps-and-connections';
+import { Retention1767600000000 } from './1767600000000-retention';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -54,4 +55,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Vaults1766900000000,
   BotMemory1767000000000,
   AppsAndConnections1767100000000,
+  Retention1767600000000,
 ];

@@ -144,3 +144,7 @@ export * from './files/commands/delete-file.command';
 export * from './files/queries/get-file.query';
 export * from './files/queries/list-files.query';
 export * from './files/queries/open-file-content.query';
+export * from './retention/retention-view';
+export * from './retention/commands/set-retention.command';
+export * from './retention/queries/get-retention.query';
+export { RETENTION_SCHEDULE, RETENTION_WORKFLOW } from './retention/retention.workflow';

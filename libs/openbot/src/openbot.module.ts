@@ -25,6 +25,7 @@ import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { TracingModule } from './tracing/tracing.module';
+import { RetentionModule } from './retention/retention.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -85,6 +86,7 @@ export class OpenbotModule {
         ApprovalsModule,
         RemindersModule,
         FilesModule,
+        RetentionModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

@@ -65,6 +65,7 @@ describe('parseConfig defaults', () => {
       trustedProxies: [],
       metrics: null,
       traces: null,
+      retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *' },
     });
   });
 

@@ -36,6 +36,15 @@ export interface FilesConfig {
   readonly uploadTimeoutSeconds: number;
 }
 
+export interface RetentionDefaults {
+  readonly textDeltaDays: number;
+  readonly callPayloadDays: number;
+  readonly schedule: string;
+}
+
+/** The longest retention a setting may name, in days (ten years). */
+export const MAX_RETENTION_DAYS = 3650;
+
 /** The whole configuration, parsed once at boot (README "Configuration"). */
 export interface Config {
   readonly production: boolean;
@@ -102,6 +111,13 @@ export interface Config {
    * `/v1/traces`), and the service name (`OTEL_SERVICE_NAME`, default `openbot`). Null: no tracer.
    */
   readonly traces: { readonly url: string; readonly serviceName: string } | null;
+  /**
+   * Retention (docs/decisions/041-retention.md): the platform defaults of how many days after an
+   * execution ended its `text.delta` events (`OPENBOT_RETENTION_TEXT_DELTA_DAYS`, default 30) and its
+   * calls' saved results (`OPENBOT_RETENTION_CALL_PAYLOAD_DAYS`, default 30) are kept (an organization's
+   * own settings win), and when the retention workflow runs (`OPENBOT_RETENTION_SCHEDULE`, cron, default every 15 minutes).
+   */
+  readonly retention: RetentionDefaults;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -190,6 +206,11 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     ...limitsOf(env),
     metrics: metricsOf(env),
     traces: tracesOf(env),
+    retention: {
+      textDeltaDays: integer(env, 'OPENBOT_RETENTION_TEXT_DELTA_DAYS', 30, 1, MAX_RETENTION_DAYS),
+      callPayloadDays: integer(env, 'OPENBOT_RETENTION_CALL_PAYLOAD_DAYS', 30, 1, MAX_RETENTION_DAYS),
+      schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
+    },
   };
 }
 
