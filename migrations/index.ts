@@ -30,6 +30,7 @@ import { AppViews1767400000000 } from './1767400000000-app-views';
 import { AppOAuth1767500000000 } from './1767500000000-app-oauth';
 import { AppProofsAndIndex1767550000000 } from './1767550000000-app-proofs-and-index';
 import { AppDeveloperTests1767560000000 } from './1767560000000-app-developer-tests';
+import { Retention1767600000000 } from './1767600000000-retention';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -64,4 +65,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AppOAuth1767500000000,
   AppProofsAndIndex1767550000000,
   AppDeveloperTests1767560000000,
+  Retention1767600000000,
 ];

@@ -15,6 +15,7 @@ import { MembersController } from './members/members.controller';
 import { AuditController } from './audit/audit.controller';
 import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
+import { RetentionController } from './retention/retention.controller';
 import { ExecutionsController } from './executions/executions.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { FilesController } from './files/files.controller';
@@ -38,7 +39,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, AppProofsController, AppIndexController, ConnectionAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, AppProofsController, AppIndexController, ConnectionAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController, RetentionController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -4,7 +4,7 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { newId } from '@openbot/domain';
-import { logFormatFor, OpenbotMetrics, OpenbotModule, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
+import { logFormatFor, OpenbotMetrics, OpenbotModule, OpenbotTracing, type HttpSpan, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';
@@ -94,8 +94,22 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
       done();
     });
   }
+  // A span per request (decision 040), named by the route pattern: added only when traces are on.
+  let tracing: OpenbotTracing | null = null;
+  if (config.traces !== null) {
+    const spans = new WeakMap<object, HttpSpan>();
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      if (tracing !== null) spans.set(request, tracing.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', request.headers));
+      done();
+    });
+    fastify.addHook('onResponse', (request, reply, done) => {
+      spans.get(request)?.end(reply.statusCode);
+      done();
+    });
+  }
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, abortOnError: false });
   if (config.metrics !== null) metrics = app.get(OpenbotMetrics);
+  if (config.traces !== null) tracing = app.get(OpenbotTracing);
   app.useLogger(app.get(Logger));
   // Cookies for SSO sessions (`request.cookies`, `reply.setCookie`). passport runs inside the SSO
   // use cases on a captured response, so Fastify's reply needs no Node-style shims.

@@ -1321,6 +1321,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the organization’s retention settings and what applies (its own, else the platform defaults) */
+        get: operations["Retention_get"];
+        /**
+         * Set how many days after an execution ended its `text.delta` events and its call results are kept
+         * @description A null or absent field returns that setting to the platform default. The retention run (every 15 minutes by default) applies it, also to executions that ended before the change. Pruned deltas are gone for good: the final `execution.ended` event of such an execution then carries `pruned`. Kept whatever the settings: the execution’s final state and result, every other event, usage and the audit log. Audited.
+         */
+        put: operations["Retention_set"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sso": {
         parameters: {
             query?: never;
@@ -1704,7 +1725,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage" | "retention.manage")[] | null;
         };
         ApiKeyPage: {
             data: components["schemas"]["ApiKeyBody"][];
@@ -2228,7 +2249,7 @@ export interface components {
              */
             expiresAt?: string;
             /** @description Limits the key to these permissions; each must be one the calling credential has (a key never widens the rights of the credential that makes it). Absent: the calling credential's rights — the member's full rights, following later role changes, when the caller is a session or an unscoped key; the calling key's effective rights as scopes when it is a scoped key. */
-            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
+            scopes?: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage" | "retention.manage")[];
         };
         CreateBotRequest: {
             /** @example Support */
@@ -2381,7 +2402,7 @@ export interface components {
             /** Format: date-time */
             revokedAt: string | null;
             /** @description The permissions the key is limited to; null: its member's full rights */
-            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[] | null;
+            scopes: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage" | "retention.manage")[] | null;
             /** @description Shown once; only its hash is stored */
             secret: string;
         };
@@ -2473,6 +2494,12 @@ export interface components {
             /** Format: uuid */
             executionId: string;
         };
+        EffectiveRetentionBody: {
+            /** @description Days `text.delta` events are kept after the end */
+            textDeltaDays: number;
+            /** @description Days call results are kept after the end */
+            callPayloadDays: number;
+        };
         EventPageBody: {
             /** @description Events after `after`, oldest first; each may carry more fields by type */
             events: components["schemas"]["ExecutionEventBody"][];
@@ -2514,7 +2541,7 @@ export interface components {
             category?: "internal" | "unavailable" | "timeout" | "forbidden";
         };
         ExecutionEventBody: {
-            /** @description Starts at 1 and rises by exactly 1 within an execution */
+            /** @description Starts at 1 and rises by exactly 1 within an execution, except where retention removed `text.delta` events of an ended execution (its `execution.ended` event then carries `pruned`) */
             seq: number;
             /** @example execution.ended */
             type: string;
@@ -2522,6 +2549,8 @@ export interface components {
             at: string;
             step?: number;
             attempt?: number;
+            /** @description Only on `execution.ended`, when retention removed some of this execution’s events (docs: "Operating > Retention") */
+            pruned?: components["schemas"]["PrunedMarkerBody"];
         };
         ExecutionLimitsBody: {
             maxSteps: number;
@@ -2634,7 +2663,7 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "member" | "viewer";
             /** @description What this request may do: the role's permissions narrowed by the API key's scopes */
-            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage")[];
+            permissions: ("organization.read" | "members.read" | "members.manage" | "api-keys.manage" | "models.read" | "models.write" | "bots.read" | "bots.write" | "chats.read" | "chats.write" | "files.read" | "files.write" | "executions.read" | "executions.write" | "approvals.decide" | "usage.read" | "audit.read" | "sso.manage" | "billing.manage" | "vaults.read" | "vaults.write" | "vaults.use" | "apps.read" | "apps.write" | "apps.manage" | "retention.manage")[];
         };
         MeOrganization: {
             /** Format: uuid */
@@ -2902,6 +2931,20 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        PrunedMarkerBody: {
+            /**
+             * @description The event types removed
+             * @example [
+             *       "text.delta"
+             *     ]
+             */
+            types: string[];
+            /**
+             * Format: date-time
+             * @description When they were removed
+             */
+            at: string;
+        };
         RateLimitBody: {
             /** Format: uuid */
             id: string;
@@ -2998,6 +3041,14 @@ export interface components {
             type: string;
             id: string;
         };
+        RetentionBody: {
+            /** @description The organization’s own setting; null: the platform default applies */
+            textDeltaDays: number | null;
+            /** @description The organization’s own setting; null: the platform default applies */
+            callPayloadDays: number | null;
+            /** @description What applies now: the organization’s settings, else the platform defaults */
+            effective: components["schemas"]["EffectiveRetentionBody"];
+        };
         ScopeBody: {
             /** @enum {string} */
             kind: "member" | "service";
@@ -3028,6 +3079,18 @@ export interface components {
              * @description When the version takes effect; defaults to now, may not be in the past
              */
             effectiveFrom?: string;
+        };
+        SetRetentionRequest: {
+            /**
+             * @description Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default
+             * @example 7
+             */
+            textDeltaDays?: number | null;
+            /**
+             * @description Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default
+             * @example 30
+             */
+            callPayloadDays?: number | null;
         };
         SetVaultUsersRequest: {
             /** @description The members granted `vaults.use` on this Vault; replaces the whole list */
@@ -10781,6 +10844,151 @@ export interface operations {
             };
             /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Retention_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    Retention_set: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRetentionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -31,6 +31,7 @@ export const PERMISSIONS = [
   'apps.read',
   'apps.write',
   'apps.manage',
+  'retention.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -45,8 +46,8 @@ const WORK: readonly Permission[] = [...READ, 'api-keys.manage', 'bots.write', '
 export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]>> = {
   viewer: READ,
   member: WORK,
-  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
-  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage'],
+  admin: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage', 'retention.manage'],
+  owner: [...WORK, 'members.manage', 'models.write', 'audit.read', 'sso.manage', 'billing.manage', 'apps.manage', 'retention.manage'],
 };
 
 export function isPermission(value: string): value is Permission {

@@ -8,6 +8,7 @@ import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
 import { withTransaction } from './tx';
 import type { Json } from './json';
+import { noSpan, type TraceSpan } from './tracing';
 import * as callSql from './sql/calls';
 
 export type CallStatus = 'intent' | 'sending' | 'succeeded' | 'failed' | 'unknown';
@@ -76,6 +77,13 @@ export interface CallOptions {
   readonly onFailedAttempt?: (failure: { readonly attempt: number; readonly error: unknown; readonly retrying: boolean }) => Promise<void> | void;
 }
 
+/** A short fixed description of a failure for a span: the sender's category, else the error's class. */
+function errorKind(error: unknown): string {
+  const category = (error as { category?: unknown } | null)?.category;
+  if (typeof category === 'string' && /^[a-z_]{1,40}$/.test(category)) return category;
+  return error instanceof Error ? error.constructor.name : 'error';
+}
+
 /** The sender says its request went out and its answer was lost (`resultLost: true`). */
 function resultLost(error: unknown): boolean {
   return (error as { resultLost?: unknown } | null)?.resultLost === true;
@@ -113,6 +121,11 @@ export interface CallRequest {
    * Absent when the run has no identity to check.
    */
   readonly checkIdentity?: () => Promise<void>;
+  /**
+   * This attempt's span (decision 040): the sender may add what it learns (a model call's GenAI
+   * attributes: model, tokens). Never prompt text, a secret or a sealed value. A no-op without a tracer.
+   */
+  readonly span: TraceSpan;
 }
 
 /** Shared queries on the call log: by ID, by step, latest attempt (STC-10). */
@@ -180,6 +193,8 @@ export class CallLog {
       readonly checkIdentity?: () => Promise<void>;
       /** Called when a result is saved for a call already marked unknown (it may end an outcome_unknown wait). */
       readonly onLateResult?: () => Promise<void>;
+      /** The phase run's span: each attempt sent gets a child span (decision 040). */
+      readonly span?: TraceSpan;
     },
   ) {}
 
@@ -234,9 +249,13 @@ export class CallLog {
       await this.setStatus(id, 'sending');
       await this.deps.faults.hit('call.sending.committed', { executionId, step, callKey });
       let result: T;
+      const span = (this.deps.span ?? noSpan).startCall({ executionId, callKey, kind: options.kind ?? 'other', attempt, safe: options.safe });
       try {
-        result = await send({ idempotencyKey, attempt, signal: scope.signal, ...(this.deps.checkIdentity ? { checkIdentity: this.deps.checkIdentity } : {}) });
+        result = await send({ idempotencyKey, attempt, signal: scope.signal, span, ...(this.deps.checkIdentity ? { checkIdentity: this.deps.checkIdentity } : {}) });
+        span.end();
       } catch (error) {
+        // The error's class or the sender's category, never its message (it may quote content).
+        span.end({ error: errorKind(error) });
         if (!options.safe && resultLost(error)) {
           // The request may have done its work: an unsafe write is never sent again blindly (CALL-03).
           await this.setStatus(id, 'unknown');

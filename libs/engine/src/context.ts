@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Clock } from './clock';
 import type { FaultPoints } from './fault-points';
 import type { EngineMetrics } from './metrics';
+import type { EngineTracing } from './tracing';
 import type { NodeListener, Notifier } from './node-listener';
 import type { FailureRecorder, IdentityCheck } from './ports';
 import type { SealedJson } from './sealed-json';
@@ -36,4 +37,6 @@ export interface EngineContext {
   readonly advanceHere: (executionId: string) => void;
   /** What an exporter learns of phases, takeovers, event batches and ends (no-op by default). */
   readonly metrics: EngineMetrics;
+  /** Where spans of phases and outside calls go (no-op by default; decision 040). */
+  readonly tracing: EngineTracing;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { noEngineMetrics, type EngineMetrics } from './metrics';
+import { noEngineTracing, type EngineTracing } from './tracing';
 import { Conflict, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
@@ -69,6 +70,8 @@ export interface EngineOptions {
   readonly scheduleMisfireSeconds?: number;
   /** Where phase durations, takeovers, event batches and ends are reported (default: nowhere; decision 034). */
   readonly metrics?: EngineMetrics;
+  /** Where spans of phase runs and outside calls go (default: nowhere; decision 040). */
+  readonly tracing?: EngineTracing;
 }
 
 /** Who a command acts for (IDN-10, IDN-11): a member, or a service of the platform or an organization. */
@@ -169,6 +172,7 @@ export class Engine {
       eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
       metrics: options.metrics ?? noEngineMetrics,
+      tracing: options.tracing ?? noEngineTracing,
     };
     this.runner = new Runner(this.ctx);
     const deadNodes = options.deadNodes ?? {};

@@ -19,6 +19,7 @@ export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
 export * from './metrics';
+export * from './tracing';
 export { executionCountsByState, advanceQueueDepth } from './metrics-reads';
 export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
 export * from './define-workflow';

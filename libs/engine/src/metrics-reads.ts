@@ -1,4 +1,3 @@
-import { FINAL_STATES } from '@openbot/domain';
 import type { Queryable } from './ports';
 import { ADVANCE_QUEUE } from './queue';
 import * as metricsSql from './sql/metrics';
@@ -10,7 +9,7 @@ import * as metricsSql from './sql/metrics';
 
 /** Non-final executions by workflow and state, on all nodes. */
 export async function executionCountsByState(db: Queryable): Promise<Array<{ workflow: string; state: string; count: number }>> {
-  const { rows } = await db.query<{ workflow: string; state: string; count: number }>({ ...metricsSql.executionsByState, values: [[...FINAL_STATES]] });
+  const { rows } = await db.query<{ workflow: string; state: string; count: number }>(metricsSql.executionsByState);
   return rows;
 }
 

@@ -15,6 +15,7 @@ import { cancel, finish, outcomeUnknown } from './run-outcomes';
 import { checkBeforeSend, forbidden } from './run-identity';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from './run-scope';
 import type { PendingEvent } from './store';
+import type { TraceSpan } from './tracing';
 import { selectExecution } from './sql/executions';
 import { retryStorage } from './storage-retry';
 import { resumeUnknown } from './transitions';
@@ -54,6 +55,8 @@ interface PhaseAt {
   readonly step: number;
   readonly name: string;
   readonly phase: Phase<Json>;
+  /** The phase run's span: each outside call's attempt gets a child of it (decision 040). */
+  readonly span?: TraceSpan;
 }
 
 /**
@@ -128,6 +131,7 @@ function phaseContext(
       step,
       scope,
       failures: ctx.failures,
+      ...(at.span !== undefined ? { span: at.span } : {}),
       checkIdentity: ctx.identityCheck === undefined || run.identity === null ? undefined : () => checkBeforeSend(ctx, run),
       onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
     }),

@@ -52,8 +52,19 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
       });
     }
     const began = performance.now();
-    const result = await runPhase(ctx, run, { workflow, data: at.data, step: at.step, name: decision.phase, phase });
-    ctx.metrics.phaseEnded(workflow.name, typeof result === 'string' ? result : 'succeeded', (performance.now() - began) / 1000);
+    // The phase's span: its trace is the execution's, whichever node runs it (decision 040).
+    const span = ctx.tracing.startPhase({ executionId: run.id, workflow: workflow.name, phase: decision.phase, step: at.step + 1, generation: run.generation });
+    let result: Awaited<ReturnType<typeof runPhase>>;
+    try {
+      result = await runPhase(ctx, run, { workflow, data: at.data, step: at.step, name: decision.phase, phase, span });
+    } catch (error) {
+      span.end({ error: 'storage' });
+      throw error;
+    }
+    const outcome = typeof result === 'string' ? result : 'succeeded';
+    span.set({ 'openbot.phase.outcome': outcome });
+    span.end();
+    ctx.metrics.phaseEnded(workflow.name, outcome, (performance.now() - began) / 1000);
     if (typeof result === 'string') return result;
     const saved = await savePhaseResult(ctx, run, workflow, phase, at, result);
     if (saved !== null) return saved;

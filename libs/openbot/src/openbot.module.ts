@@ -26,6 +26,8 @@ import { AppsModule } from './apps/apps.module';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { TracingModule } from './tracing/tracing.module';
+import { RetentionModule } from './retention/retention.module';
 import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
@@ -59,6 +61,7 @@ export class OpenbotModule {
         CqrsModule.forRoot(),
         DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
         MetricsModule,
+        TracingModule,
         SealingModule,
         VaultsModule,
         EgressModule,
@@ -87,6 +90,7 @@ export class OpenbotModule {
         ApprovalsModule,
         RemindersModule,
         FilesModule,
+        RetentionModule,
       ],
       exports: [CqrsModule, ConfigModule],
     };

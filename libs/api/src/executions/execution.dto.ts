@@ -131,8 +131,21 @@ export class DecisionRequest {
   result?: Record<string, unknown>;
 }
 
+/** The marker of events retention removed (decision 041). */
+export class PrunedMarkerBody {
+  @ApiProperty({ type: [String], example: ['text.delta'], description: 'The event types removed' })
+  types!: string[];
+
+  @ApiProperty({ format: 'date-time', description: 'When they were removed' })
+  at!: string;
+}
+
 export class ExecutionEventBody {
-  @ApiProperty({ description: 'Starts at 1 and rises by exactly 1 within an execution' })
+  @ApiProperty({
+    description:
+      'Starts at 1 and rises by exactly 1 within an execution, except where retention removed `text.delta` events of an ended execution ' +
+      '(its `execution.ended` event then carries `pruned`)',
+  })
   seq!: number;
 
   @ApiProperty({ example: 'execution.ended' })
@@ -146,6 +159,12 @@ export class ExecutionEventBody {
 
   @ApiPropertyOptional()
   attempt?: number;
+
+  @ApiPropertyOptional({
+    type: PrunedMarkerBody,
+    description: 'Only on `execution.ended`, when retention removed some of this execution’s events (docs: "Operating > Retention")',
+  })
+  pruned?: PrunedMarkerBody;
 }
 
 export class EventPageBody {

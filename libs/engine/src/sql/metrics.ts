@@ -1,10 +1,14 @@
 import type { Statement } from './statement';
 
-/** Non-final executions by workflow and state ($1: the final states). No index covers `state`: it reads the table (decision 034). */
+/**
+ * Non-final executions by workflow and state. The final states are written out (not a parameter)
+ * so the planner proves the partial index `executions_active_idx` (migration 1767600000000) applies:
+ * an index-only scan over the unfinished rows, never the table. A test checks the list against FINAL_STATES.
+ */
 export const executionsByState: Statement = {
   name: 'engine.metrics_executions_by_state',
-  text: `SELECT workflow, state::text AS state, count(*)::int AS count FROM executions
-          WHERE state::text <> ALL($1::text[]) GROUP BY workflow, state`,
+  text: `SELECT workflow, state, count(*)::int AS count FROM executions
+          WHERE state NOT IN ('completed', 'failed', 'cancelled', 'interrupted') GROUP BY workflow, state`,
 };
 
 /** Jobs of a pg-boss queue not yet taken ($1: the queue), due now or deferred to a later time. */

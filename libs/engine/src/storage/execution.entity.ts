@@ -12,6 +12,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('executions_organization_id_id_idx', ['organizationId', 'id'])
 @Index('executions_leased_owner_idx', ['ownerNode'], { where: 'lease_until IS NOT NULL' })
 @Index('executions_unsettled_idx', ['updatedAt'], { where: "state IN ('waiting', 'outcome_unknown', 'cancelling')" })
+@Index('executions_active_idx', ['workflow', 'state'], { where: "state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')" })
+@Index('executions_deltas_prunable_idx', ['endedAt'], { where: 'ended_at IS NOT NULL AND deltas_pruned_at IS NULL' })
+@Index('executions_payloads_prunable_idx', ['endedAt'], { where: 'ended_at IS NOT NULL AND payloads_pruned_at IS NULL' })
 export class ExecutionEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'executions_pkey' })
   id!: string;
@@ -102,4 +105,12 @@ export class ExecutionEntity {
 
   @Column('timestamptz', { name: 'ended_at', nullable: true })
   endedAt!: Date | null;
+
+  /** When retention removed this ended execution's `text.delta` events (docs/decisions/041-retention.md). */
+  @Column('timestamptz', { name: 'deltas_pruned_at', nullable: true })
+  deltasPrunedAt!: Date | null;
+
+  /** When retention cleared the saved results of this ended execution's calls (decision 041). */
+  @Column('timestamptz', { name: 'payloads_pruned_at', nullable: true })
+  payloadsPrunedAt!: Date | null;
 }

@@ -67,6 +67,8 @@ describe('parseConfig defaults', () => {
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
       trustedProxies: [],
       metrics: null,
+      traces: null,
+      retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *' },
     });
   });
 
@@ -417,6 +419,19 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
     ['OPENBOT_MEMORY_CONTEXT_TOKENS', 'lots'],
   ])('%s=%s stops the boot with a line naming it', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+});
+
+describe('traces (docs/decisions/040-traces.md)', () => {
+  it('are off unless an OTLP endpoint is set; the signal endpoint is used as it is, the base one gets /v1/traces', () => {
+    expect(parseConfig({}).traces).toBeNull();
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).traces).toEqual({ url: 'http://collector:4318/v1/traces', serviceName: 'openbot' });
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces', OTEL_SERVICE_NAME: 'openbot-eu' }).traces).toEqual({ url: 'https://b/traces', serviceName: 'openbot-eu' });
+  });
+
+  it('refuses an endpoint that is not an http(s) URL', () => {
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(expect.objectContaining({ variable: 'OTEL_EXPORTER_OTLP_ENDPOINT' }) as Error);
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' })).toThrow(expect.objectContaining({ variable: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' }) as Error);
   });
 });
 

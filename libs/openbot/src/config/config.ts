@@ -37,6 +37,15 @@ export interface FilesConfig {
   readonly uploadTimeoutSeconds: number;
 }
 
+export interface RetentionDefaults {
+  readonly textDeltaDays: number;
+  readonly callPayloadDays: number;
+  readonly schedule: string;
+}
+
+/** The longest retention a setting may name, in days (ten years). */
+export const MAX_RETENTION_DAYS = 3650;
+
 /** The whole configuration, parsed once at boot (README "Configuration"). */
 export interface Config {
   readonly production: boolean;
@@ -103,6 +112,19 @@ export interface Config {
    * never the API's (docs/decisions/034-metrics.md); null port: no metrics server and no recording.
    */
   readonly metrics: { readonly port: number; readonly host: string } | null;
+  /**
+   * Traces (docs/decisions/040-traces.md): the OTLP/HTTP URL spans are sent to, from
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (plus
+   * `/v1/traces`), and the service name (`OTEL_SERVICE_NAME`, default `openbot`). Null: no tracer.
+   */
+  readonly traces: { readonly url: string; readonly serviceName: string } | null;
+  /**
+   * Retention (docs/decisions/041-retention.md): the platform defaults of how many days after an
+   * execution ended its `text.delta` events (`OPENBOT_RETENTION_TEXT_DELTA_DAYS`, default 30) and its
+   * calls' saved results (`OPENBOT_RETENTION_CALL_PAYLOAD_DAYS`, default 30) are kept (an organization's
+   * own settings win), and when the retention workflow runs (`OPENBOT_RETENTION_SCHEDULE`, cron, default every 15 minutes).
+   */
+  readonly retention: RetentionDefaults;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -192,6 +214,12 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     ...publicUrlOf(env, production),
     ...limitsOf(env),
     metrics: metricsOf(env),
+    traces: tracesOf(env),
+    retention: {
+      textDeltaDays: integer(env, 'OPENBOT_RETENTION_TEXT_DELTA_DAYS', 30, 1, MAX_RETENTION_DAYS),
+      callPayloadDays: integer(env, 'OPENBOT_RETENTION_CALL_PAYLOAD_DAYS', 30, 1, MAX_RETENTION_DAYS),
+      schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
+    },
   };
 }
 
@@ -199,6 +227,23 @@ function appOAuthClientsOf(env: Env): PreRegisteredOAuthClient[] {
   const parsed = parsePreRegisteredClients(env.OPENBOT_APP_OAUTH_CLIENTS);
   if ('invalid' in parsed) throw new ConfigError('OPENBOT_APP_OAUTH_CLIENTS', parsed.invalid);
   return parsed.clients;
+}
+
+/** Off unless an OTLP endpoint is set (decision 040): the standard OpenTelemetry variables. */
+function tracesOf(env: Env): Config['traces'] {
+  const signal = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (signal === null && base === null) return null;
+  const name = signal !== null ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const url = signal ?? `${base!.replace(/\/+$/, '')}/v1/traces`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(name, 'must be an http(s) URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
+  return { url, serviceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'openbot' };
 }
 
 /** The metrics port is its own (decision 034): the public API port never answers `/metrics`. */

@@ -30,6 +30,7 @@ import { SealedRecordEntity } from '../sealing/storage/sealed-record.entity';
 import { ServiceEntity } from '../services/storage/service.entity';
 import { SSO_ENTITIES } from '../sso/storage/entities';
 import { VAULT_ENTITIES } from '../vaults/storage/entities';
+import { OrganizationRetentionEntity } from '../retention/storage/organization-retention.entity';
 
 /** Every TypeORM entity of the product; the schema-drift test compares them with the migrations. */
 export const ENTITIES = [
@@ -56,6 +57,7 @@ export const ENTITIES = [
   UsageHoldEntity,
   AuditEventEntity,
   ServiceEntity,
+  OrganizationRetentionEntity,
   ...SSO_ENTITIES,
   ...BILLING_ENTITIES,
   ...LIMITS_ENTITIES,

@@ -14,6 +14,7 @@ import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { StartupGate } from '../health/startup-gate';
 import { poolOf } from '../database/pool';
 import { OpenbotMetrics } from '../metrics/openbot-metrics';
+import { OpenbotTracing } from '../tracing/openbot-tracing';
 import { SqlIdentityCheck } from '../identity/sql-identity-check';
 import { Sealer } from '../sealing/sealer';
 
@@ -65,7 +66,7 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
     { provide: SqlIdentityCheck, inject: [DataSource], useFactory: (dataSource: DataSource) => new SqlIdentityCheck(poolOf(dataSource)) },
     {
       provide: Engine,
-      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, OpenbotMetrics, { token: ENGINE_CLOCK, optional: true }],
+      inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, OpenbotMetrics, OpenbotTracing, { token: ENGINE_CLOCK, optional: true }],
       useFactory: (
         dataSource: DataSource,
         config: RuntimeConfig,
@@ -73,6 +74,7 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
         failures: SqlFailureRecorder,
         identityCheck: SqlIdentityCheck,
         metrics: OpenbotMetrics,
+        tracing: OpenbotTracing,
         clock?: Clock,
       ) =>
         new Engine({
@@ -86,6 +88,8 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
           faults: faultPointsFromEnv(process.env, config.production),
           // Metrics off: the engine keeps its no-op port (decision 034).
           ...(metrics.enabled ? { metrics } : {}),
+          // Traces off: the engine keeps its no-op port (decision 040).
+          ...(tracing.enabled ? { tracing } : {}),
           ...(clock ? { clock } : {}),
         }),
     },

@@ -17,6 +17,7 @@ import type { ModelProviderKind } from '../model-providers/model-provider-view';
 export function filePartsOf(kind: ModelProviderKind): readonly FilePartType[] {
   return kind === 'anthropic' ? ANTHROPIC_FILE_PARTS : OPENAI_FILE_PARTS;
 }
+import { describeModelAnswer, describeModelCall } from '../tracing/model-call-span';
 
 /** Attempts of one model call, the first included (CALL-04: each one a new attempt and a new start event). */
 export const MODEL_ATTEMPTS = 3;
@@ -209,6 +210,7 @@ export class ModelCalls {
             throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
           }
           publisher.publish('model.started', null, position(call.attempt));
+          describeModelCall(call.span, { providerKind: resolved.kind, model: resolved.modelId, maxTokens });
           const onText = request.onText;
           const sent = performance.now();
           let firstText: number | null = null;
@@ -222,7 +224,9 @@ export class ModelCalls {
             },
           );
           const answered = performance.now();
-          this.metrics?.modelCall({ ...labels, firstTokenSeconds: firstText === null ? null : (firstText - sent) / 1000, totalSeconds: (answered - sent) / 1000 });
+          const firstTokenSeconds = firstText === null ? null : (firstText - sent) / 1000;
+          this.metrics?.modelCall({ ...labels, firstTokenSeconds, totalSeconds: (answered - sent) / 1000 });
+          describeModelAnswer(call.span, stepResult, firstTokenSeconds);
           // Every delta is stored before the result is: `model.completed` always follows them.
           await publisher.flush();
           return stepResult;

@@ -19,6 +19,7 @@ import { pastTimeLimit, startCounting } from './turn-clock';
 import { pausedForRecovery } from './recovery-pause';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { stopCounting, turnDeadline, type TurnMessage, type TurnState, type TurnToolResult } from './turn-state';
+import { describeToolCall } from '../../tracing/tool-call-span';
 
 /** How one call stands at the end of this phase run. */
 type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child';
@@ -106,6 +107,7 @@ export function toolPhase(deps: {
               answer: toToolAnswer(
                 await context.call(`tool:${call.callId}`, { safe: tool.retry === 'safe', kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
+                  describeToolCall(request.span, { name: call.name, callId: call.callId, servedBy: 'http' });
                   return callHttpTool(deps.http, tool, call, request, { organizationId: state.organizationId, actor: state.scope, executionId: context.executionId });
                 }),
               ),
@@ -116,6 +118,7 @@ export function toolPhase(deps: {
               answer: toToolAnswer(
                 await context.call(`tool:${call.callId}`, { safe: isRepeatSafe(tool.declaration!.annotations), kind: 'tool' }, (request) => {
                   if (request.attempt === 1) called();
+                  describeToolCall(request.span, { name: call.name, callId: call.callId, servedBy: 'app' });
                   return callAppTool(deps.apps, tool, call, request, {
                     organizationId: state.organizationId,
                     memberId: state.scope.kind === 'member' ? state.scope.id : null,

@@ -4,6 +4,7 @@ import type { MemberCaller } from '@openbot/domain';
 import { Engine, type ExecutionEvent } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { assertExecutionVisible } from '../execution-access';
+import { deltasPrunedAt } from '../../retention/prune-batches';
 
 /**
  * The events of an execution after a cursor, as an async iterable the SSE and long-poll routes
@@ -31,6 +32,29 @@ export class ObserveExecutionHandler implements IQueryHandler<ObserveExecution> 
 
   async execute({ caller, executionId, after, signal, follow }: ObserveExecution): Promise<AsyncIterable<ExecutionEvent>> {
     await assertExecutionVisible(this.db, caller, executionId);
-    return this.engine.observe(executionId, after, signal, follow);
+    return markPruned(this.db, executionId, this.engine.observe(executionId, after, signal, follow));
   }
+}
+
+/**
+ * The final event of an execution whose `text.delta` events retention removed carries
+ * `pruned: { types: ['text.delta'], at }` (docs/decisions/041-retention.md): a reader replaying
+ * it learns why there are gaps in the sequence and no deltas. Read once, at the final event; every
+ * other event passes through as the same object (readers share its encoded frame).
+ */
+function markPruned(db: Database, executionId: string, events: AsyncIterable<ExecutionEvent>): AsyncIterable<ExecutionEvent> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<ExecutionEvent> {
+      const inner = events[Symbol.asyncIterator]();
+      return {
+        next: () =>
+          inner.next().then(async (step) => {
+            if (step.done === true || step.value.type !== 'execution.ended') return step;
+            const at = await deltasPrunedAt(db, executionId);
+            return at === null ? step : { done: false, value: { ...step.value, pruned: { types: ['text.delta'], at: at.toISOString() } } };
+          }),
+        return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
+      };
+    },
+  };
 }

@@ -1,0 +1,56 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { MAX_RETENTION_DAYS, type RetentionView } from '@openbot/openbot';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+
+export class SetRetentionRequest {
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_RETENTION_DAYS,
+    example: 7,
+    description: 'Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RETENTION_DAYS)
+  textDeltaDays?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_RETENTION_DAYS,
+    example: 30,
+    description: 'Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RETENTION_DAYS)
+  callPayloadDays?: number | null;
+}
+
+export class EffectiveRetentionBody {
+  @ApiProperty({ type: 'integer', description: 'Days `text.delta` events are kept after the end' })
+  textDeltaDays!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Days call results are kept after the end' })
+  callPayloadDays!: number;
+}
+
+export class RetentionBody {
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The organization’s own setting; null: the platform default applies' })
+  textDeltaDays!: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The organization’s own setting; null: the platform default applies' })
+  callPayloadDays!: number | null;
+
+  @ApiProperty({ type: EffectiveRetentionBody, description: 'What applies now: the organization’s settings, else the platform defaults' })
+  effective!: EffectiveRetentionBody;
+}
+
+export function toRetentionBody(view: RetentionView): RetentionBody {
+  return { textDeltaDays: view.textDeltaDays, callPayloadDays: view.callPayloadDays, effective: { ...view.effective } };
+}

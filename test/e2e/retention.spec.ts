@@ -1,0 +1,162 @@
+import { Global, Module } from '@nestjs/common';
+import { Engine, ManualClock } from '@openbot/engine';
+import { ENGINE_CLOCK, RETENTION_SCHEDULE } from '@openbot/openbot';
+import type { AddressInfo } from 'node:net';
+import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';
+import { openSse } from '../support/sse-client';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+const clock = new ManualClock();
+const DAY = 24 * 3600 * 1000;
+/** Every node of the platform has the same retention configuration (the schedule is the platform's). */
+const ENV = { OPENBOT_RETENTION_TEXT_DELTA_DAYS: '30', OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: '30', OPENBOT_RETENTION_SCHEDULE: '* * * * *' };
+
+@Global()
+@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: clock }], exports: [ENGINE_CLOCK] })
+class TestClockModule {}
+
+/**
+ * Retention (docs/decisions/041-retention.md) against real PostgreSQL, driven by the engine's
+ * injectable clock: moving it past an organization's retention and running the durable schedule
+ * prunes exactly what the settings say, and keeps the final state, the reply, usage and the audit.
+ */
+describe('retention', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let short: ChatFixture;
+  let standard: ChatFixture;
+  let shortTurn: string;
+  let standardTurn: string;
+
+  const count = async (sql: string, params: unknown[]): Promise<number> => Number((await t.database.query<{ n: number }>(sql, params))[0]!.n);
+  const deltas = (executionId: string) => count(`SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1 AND type = 'text.delta'`, [executionId]);
+  const callResults = (executionId: string) => count(`SELECT count(*)::int AS n FROM execution_calls WHERE execution_id = $1 AND result IS NOT NULL`, [executionId]);
+
+  /**
+   * Moves the engine's clock on, runs the retention schedule's due fire (this tick or the node's
+   * own poll: one fire either way, STC-01) and waits for that run's end; its result.
+   */
+  async function runRetention(advanceMs: number): Promise<{ batches: number; deltasPruned: number; payloadsCleared: number }> {
+    const engine = t.app.get(Engine);
+    const before = (await engine.schedules.fires(RETENTION_SCHEDULE)).length;
+    clock.advance(advanceMs);
+    await engine.schedules.tick();
+    const fires = await engine.schedules.fires(RETENTION_SCHEDULE);
+    expect(fires.length).toBe(before + 1);
+    const id = fires.at(-1)!.executionId;
+    expect(await engine.waitForEnd(id, AbortSignal.timeout(20_000))).toBe('completed');
+    return (await engine.result(id)) as { batches: number; deltasPruned: number; payloadsCleared: number };
+  }
+
+  async function turn(chat: ChatFixture): Promise<string> {
+    fake.enqueue(textReply(['Hel', 'lo', ' there'], [7, 3]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Hi');
+    const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+    expect(events.filter((e) => e.type === 'text.delta')).toHaveLength(3);
+    return admitted.executionId;
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp({ imports: [TestClockModule], env: ENV });
+    fake = await FakeOpenAiServer.start();
+    short = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    standard = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    // The schedule is upserted at boot, once the schema is there (the template database is migrated: at once).
+    expect(await t.app.get(Engine).schedules.get(RETENTION_SCHEDULE)).toMatchObject({ workflow: 'platform.retention', cron: '* * * * *' });
+    shortTurn = await turn(short);
+    standardTurn = await turn(standard);
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await t?.close();
+  });
+
+  it('settings: owners and admins read and set them (audited); null is the platform default; members get 403; bad days are 400 with the field', async () => {
+    const auth = bearer(short.secret);
+    expect((await t.http().get('/v1/retention').set('authorization', auth).expect(200)).body).toEqual({
+      textDeltaDays: null,
+      callPayloadDays: null,
+      effective: { textDeltaDays: 30, callPayloadDays: 30 },
+    });
+    const set = await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 1, callPayloadDays: 2 }).expect(200);
+    expect(set.body).toEqual({ textDeltaDays: 1, callPayloadDays: 2, effective: { textDeltaDays: 1, callPayloadDays: 2 } });
+    const audit = await t.database.query<{ action: string; details: unknown }>(`SELECT action, details FROM audit_events WHERE organization_id = $1 AND action = 'retention.updated'`, [short.organizationId]);
+    expect(audit).toEqual([{ action: 'retention.updated', details: { textDeltaDays: 1, callPayloadDays: 2 } }]);
+
+    const member = await addMember(t, short.organizationId, 'member');
+    await t.http().get('/v1/retention').set('authorization', bearer(member.secret)).expect(403);
+    await t.http().put('/v1/retention').set('authorization', bearer(member.secret)).send({ textDeltaDays: 5 }).expect(403);
+    const bad = await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 0, callPayloadDays: 'x' }).expect(400);
+    expect(JSON.stringify(bad.body)).toContain('textDeltaDays');
+    expect(JSON.stringify(bad.body)).toContain('callPayloadDays');
+    // The other organization still has the defaults.
+    expect((await t.http().get('/v1/retention').set('authorization', bearer(standard.secret)).expect(200)).body).toMatchObject({ effective: { textDeltaDays: 30, callPayloadDays: 30 } });
+  });
+
+  it('before its retention nothing is pruned', async () => {
+    await runRetention(DAY - 60_000);
+    expect(await deltas(shortTurn)).toBe(3);
+    expect(await callResults(shortTurn)).toBeGreaterThan(0);
+  });
+
+  it('past the organization\'s 1 day the deltas go, call results (2 days) and the other organization (30 days) stay; the final state, reply, usage and audit are kept', async () => {
+    const usageBefore = await count('SELECT count(*)::int AS n FROM usage_records WHERE execution_id = $1', [shortTurn]);
+    const otherEvents = await count(`SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1 AND type <> 'text.delta'`, [shortTurn]);
+    const run = await runRetention(2 * 60_000);
+    expect(run.deltasPruned).toBeGreaterThanOrEqual(3);
+    expect(await deltas(shortTurn)).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1`, [shortTurn])).toBe(otherEvents);
+    expect(await callResults(shortTurn)).toBeGreaterThan(0);
+    expect(await deltas(standardTurn)).toBe(3);
+    expect(await callResults(standardTurn)).toBeGreaterThan(0);
+    // Kept: the final state, the reply (the Chat's message), usage and the audit record.
+    expect((await t.http().get(`/v1/executions/${shortTurn}`).set('authorization', bearer(short.secret)).expect(200)).body).toMatchObject({ state: 'completed' });
+    expect((await listMessages(t, short.secret, short.chatId)).filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual(['Hello there']);
+    expect(await count('SELECT count(*)::int AS n FROM usage_records WHERE execution_id = $1', [shortTurn])).toBe(usageBefore);
+    expect(usageBefore).toBe(1);
+    expect(await count(`SELECT count(*)::int AS n FROM audit_events WHERE organization_id = $1 AND action = 'retention.updated'`, [short.organizationId])).toBe(1);
+  });
+
+  it('a reader of the pruned execution gets the final event with the pruned marker, by long poll and by SSE replay', async () => {
+    // Read on another node, as a reader days later would: no events of the Turn in its memory.
+    const reader = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: ENV });
+    try {
+      const events: EventBody[] = await eventsUntilEnd(reader, short.secret, shortTurn);
+      expect(events.some((e) => e.type === 'text.delta')).toBe(false);
+      expect(events.map((e) => e.type)).toContain('model.completed');
+      const ended = events.at(-1)!;
+      expect(ended).toMatchObject({ type: 'execution.ended', state: 'completed', pruned: { types: ['text.delta'], at: expect.any(String) } });
+      expect(new Date((ended.pruned as { at: string }).at).getTime()).toBe(clock.now());
+
+      await reader.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (reader.app.getHttpServer().address() as AddressInfo).port;
+      const stream = await openSse(port, `/v1/executions/${shortTurn}/events`, { authorization: bearer(short.secret) });
+      await stream.waitFor('execution.ended');
+      await stream.ended;
+      expect(stream.text()).toContain('"pruned":{"types":["text.delta"]');
+      expect(stream.text()).not.toContain('event: text.delta');
+
+      // An execution not pruned has no marker.
+      const other = await eventsUntilEnd(reader, standard.secret, standardTurn);
+      expect(other.filter((e) => e.type === 'text.delta')).toHaveLength(3);
+      expect(other.at(-1)).not.toHaveProperty('pruned');
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('past 2 days the call results go too; after 30 days the other organization is pruned by the platform defaults', async () => {
+    const run = await runRetention(DAY);
+    expect(run.payloadsCleared).toBeGreaterThan(0);
+    expect(await callResults(shortTurn)).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM executions WHERE id = $1 AND payloads_pruned_at IS NOT NULL', [shortTurn])).toBe(1);
+    expect(await deltas(standardTurn)).toBe(3);
+
+    await runRetention(28 * DAY);
+    expect(await deltas(standardTurn)).toBe(0);
+    expect(await callResults(standardTurn)).toBe(0);
+    // The run itself reports what it pruned and ran in batches (one statement per kind and batch).
+    expect(await runRetention(60_000)).toEqual({ batches: 1, deltasPruned: 0, payloadsCleared: 0 });
+  });
+});
