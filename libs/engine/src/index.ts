@@ -21,6 +21,7 @@ export * from './clock';
 export * from './metrics';
 export * from './tracing';
 export { executionCountsByState, advanceQueueDepth } from './metrics-reads';
+export { deltasPrunedAt, pruneEndedBatch, type PruneBatch, type PruneKind, type RetentionDays } from './retention';
 export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './schedules';
 export * from './define-workflow';
 export * as codec from './codec';

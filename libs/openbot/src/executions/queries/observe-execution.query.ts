@@ -1,10 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
-import { Engine, type ExecutionEvent } from '@openbot/engine';
+import { deltasPrunedAt, Engine, type ExecutionEvent } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { assertExecutionVisible } from '../execution-access';
-import { deltasPrunedAt } from '../../retention/prune-batches';
 
 /**
  * The events of an execution after a cursor, as an async iterable the SSE and long-poll routes
