@@ -89,6 +89,13 @@ OPENBOT_TRUSTED_PROXIES: {{ join "," . | quote }}
 OPENBOT_METRICS_PORT: {{ .Values.metrics.port | int64 | quote }}
 OPENBOT_METRICS_HOST: "0.0.0.0"
 {{- end }}
+{{- with .Values.traces.otlpEndpoint }}
+OTEL_EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
+OTEL_SERVICE_NAME: {{ $.Values.traces.serviceName | quote }}
+{{- end }}
+OPENBOT_RETENTION_TEXT_DELTA_DAYS: {{ .Values.retention.textDeltaDays | int64 | quote }}
+OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: {{ .Values.retention.callPayloadDays | int64 | quote }}
+OPENBOT_RETENTION_SCHEDULE: {{ .Values.retention.schedule | quote }}
 OBJECT_STORE: "s3"
 S3_BUCKET: {{ required "s3.bucket is required (production stores objects in S3)" .Values.s3.bucket | quote }}
 S3_REGION: {{ .Values.s3.region | quote }}
