@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
 import { Engine, ManualClock } from '@openbot/engine';
 import { ENGINE_CLOCK, RETENTION_SCHEDULE } from '@openbot/openbot';
@@ -146,7 +147,21 @@ describe('retention', () => {
     }
   });
 
-  it('past 2 days the call results go too; after 30 days the other organization is pruned by the platform defaults', async () => {
+  it('[RES-06] past 2 days the call results go too; after 30 days the other organization is pruned by the platform defaults; a physical scope’s close result is kept', async () => {
+    // An App session the Turn opened and closed: its stored close result outlives every pruning.
+    const appId = randomUUID();
+    const connectionId = randomUUID();
+    const scopeId = randomUUID();
+    await t.database.query(`INSERT INTO apps (id, organization_id, url, name, card, remotes) VALUES ($1, $2, 'http://mcp.example/mcp', 'kept', false, '[]')`, [appId, short.organizationId]);
+    await t.database.query(
+      `INSERT INTO app_connections (id, organization_id, app_id, owner, remote, prepared_remote, variables, headers, state) VALUES ($1, $2, $3, 'organization', 'r', '{}', '{}', '{}', 'ready')`,
+      [connectionId, short.organizationId, appId],
+    );
+    await t.database.query(
+      `INSERT INTO app_connection_scopes (id, connection_id, node_id, execution_id, url, era, session_id, lease_until, closed_at, close_result)
+       VALUES ($1, $2, 'node-x', $3, 'http://mcp.example/mcp', 'legacy', 's1', now(), now(), '{"kind":"deleted"}')`,
+      [scopeId, connectionId, shortTurn],
+    );
     const run = await runRetention(DAY);
     expect(run.payloadsCleared).toBeGreaterThan(0);
     expect(await callResults(shortTurn)).toBe(0);
@@ -158,5 +173,6 @@ describe('retention', () => {
     expect(await callResults(standardTurn)).toBe(0);
     // The run itself reports what it pruned and ran in batches (one statement per kind and batch).
     expect(await runRetention(60_000)).toEqual({ batches: 1, deltasPruned: 0, payloadsCleared: 0 });
+    expect(await t.database.query(`SELECT close_result FROM app_connection_scopes WHERE id = $1`, [scopeId])).toEqual([{ close_result: { kind: 'deleted' } }]);
   });
 });
