@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 // @ts-expect-error -- oidc-provider 9 ships no type declarations; the few calls used here are typed below.
 import ProviderModule from 'oidc-provider';
+import { memoryAdapter } from './oidc-provider';
 
 /**
  * An OAuth 2.1 authorization server for App tests: oidc-provider on loopback (in-memory), with
@@ -52,50 +53,6 @@ interface OidcGrant {
 }
 const Provider = ProviderModule as new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
 
-type Payload = Record<string, unknown> & { grantId?: string; uid?: string; consumed?: number };
-
-function memoryAdapter(): new (model: string) => unknown {
-  const store = new Map<string, { payload: Payload; expiresAt: number | null }>();
-  const live = (key: string): Payload | undefined => {
-    const entry = store.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
-      store.delete(key);
-      return undefined;
-    }
-    return entry.payload;
-  };
-  return class MemoryAdapter {
-    constructor(private readonly model: string) {}
-    private key(id: string): string {
-      return `${this.model}:${id}`;
-    }
-    async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
-      store.set(this.key(id), { payload: { ...payload }, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : null });
-    }
-    async find(id: string): Promise<Payload | undefined> {
-      return live(this.key(id));
-    }
-    async findByUid(uid: string): Promise<Payload | undefined> {
-      for (const key of store.keys()) if (key.startsWith(`${this.model}:`) && live(key)?.uid === uid) return live(key);
-      return undefined;
-    }
-    async findByUserCode(): Promise<undefined> {
-      return undefined;
-    }
-    async consume(id: string): Promise<void> {
-      const payload = live(this.key(id));
-      if (payload !== undefined) payload.consumed = Math.floor(Date.now() / 1000);
-    }
-    async destroy(id: string): Promise<void> {
-      store.delete(this.key(id));
-    }
-    async revokeByGrantId(grantId: string): Promise<void> {
-      for (const [key, entry] of [...store.entries()]) if (entry.payload.grantId === grantId) store.delete(key);
-    }
-  };
-}
-
 /** A client registered at the server beforehand (an operator's pre-registration). */
 export interface StaticClient {
   readonly clientId: string;
@@ -120,7 +77,7 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
   const revocations: string[] = [];
 
   const provider = new Provider(issuer, {
-    adapter: memoryAdapter(),
+    adapter: memoryAdapter().Adapter,
     jwks: { keys: [jwk] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     scopes: ['openid', 'offline_access', ...scopes],

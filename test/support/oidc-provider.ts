@@ -81,10 +81,10 @@ type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userC
 
 /**
  * oidc-provider's storage, in memory for one provider (its own stand-in warns and is shared by
- * every provider of the process). `put` writes a record directly (the client lives here, so its
+ * every provider of the process; the OAuth authorization server of test/support uses it too). `put` writes a record directly (the client lives here, so its
  * redirect URIs can grow).
  */
-function memoryAdapter(): { Adapter: new (model: string) => unknown; put(model: string, id: string, payload: Payload): void } {
+export function memoryAdapter(): { Adapter: new (model: string) => unknown; put(model: string, id: string, payload: Payload): void } {
   const store = new Map<string, { payload: Payload; expiresAt: number | null }>();
   const live = (key: string): Payload | undefined => {
     const entry = store.get(key);
