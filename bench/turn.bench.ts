@@ -366,11 +366,11 @@ function pct(values: readonly number[], p: number): number {
 async function reportStatements(db: Client): Promise<void> {
   const { rows } = await db.query<{ query: string; calls: string; mean_ms: number; total_ms: number }>(
     `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text AS calls, mean_exec_time AS mean_ms, total_exec_time AS total_ms
-       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`,
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY pg_stat_statements.calls DESC`,
   );
   const calls = rows.reduce((sum, r) => sum + Number(r.calls), 0);
   process.stdout.write(`statements: ${(calls / N).toFixed(1)} calls/turn\n`);
-  for (const r of rows.slice(0, 25)) {
+  for (const r of rows.slice(0, 45)) {
     process.stdout.write(`  ${(Number(r.calls) / N).toFixed(2).padStart(7)}/turn ${r.mean_ms.toFixed(2).padStart(7)} ms mean  ${r.query.slice(0, 150)}\n`);
   }
 }

@@ -108,3 +108,11 @@ export function replyText(events: readonly EventBody[]): string {
     .map((e) => e.text as string)
     .join('');
 }
+
+/**
+ * The event types, each run of `text.delta` shown once: how many text events a reply takes
+ * depends on the publish windows (tokens that arrive together join one event).
+ */
+export function eventTypes(events: ReadonlyArray<{ readonly type: string }>): string[] {
+  return events.map((e) => e.type).filter((type, i, all) => type !== 'text.delta' || all[i - 1] !== 'text.delta');
+}

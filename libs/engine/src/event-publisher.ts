@@ -23,17 +23,29 @@ export interface PublisherServices {
 /** Events published after the first write of a phase run go out together, at most this often. */
 export const EVENT_WINDOW_MS = 50;
 
+/** One event waiting for its write; a joinable text event may still take more text. */
+interface Buffered {
+  readonly type: string;
+  payload: Json;
+  readonly position: { readonly step?: number; readonly attempt?: number } | undefined;
+  /** Encoded at publish, or (joinable text) when its write starts. */
+  stored: PendingEvent | null;
+}
+
 /**
  * Publishes a phase's events while it runs (EVT-01): each event is stored before anyone can read
- * it, in small batches. The first event of a phase run is written at once (the first token waits
- * for one commit); later events are written together at most every EVENT_WINDOW_MS, so a stream
- * of 200 tokens costs about twenty commits instead of two hundred, and a reader sees them a few
- * tens of milliseconds later at most. `flush` (the phase's end) and a closing gate write what is
- * left at once. A write fenced off by a newer generation closes the phase gate: this owner has
- * lost the execution and publishes nothing more (CALL-05).
+ * it, in small batches. The first event of a phase run, and the first text of each attempt, are
+ * written at once (the first token waits for one commit); later events wait for the node's next publish tick (every EVENT_WINDOW_MS), so
+ * every running phase on the node writes at the same moment and the event write batcher stores
+ * them all in one statement. A reader sees an event EVENT_WINDOW_MS after it was published at
+ * most. Text published with `publishText` while it waits joins the text event before it (same
+ * type and position): the reply is the same concatenation, in a few events instead of one per
+ * token. `flush` (the phase's end) and a closing gate write what is left at once. A write fenced
+ * off by a newer generation closes the phase gate: this owner has lost the execution and
+ * publishes nothing more (CALL-05).
  */
 export class EventPublisher implements PhaseEvents {
-  private buffer: Array<{ readonly stored: PendingEvent; readonly payload: Json }> = [];
+  private buffer: Buffered[] = [];
   private writing: Promise<void> | null = null;
   private failure: unknown = null;
   /** When the last write started (performance.now()); -Infinity before the first. */
@@ -41,6 +53,10 @@ export class EventPublisher implements PhaseEvents {
   /** Ends the current window early (flush, a closing gate). */
   private hurry: (() => void) | null = null;
   private hurried = false;
+  /** The text events (type and position) this run has published: the first of each goes at once. */
+  private readonly texts = new Set<string>();
+  /** A first text event waits in the buffer: the next write does not wait for a tick. */
+  private urgent = false;
 
   constructor(
     private readonly ctx: PublisherServices,
@@ -50,7 +66,25 @@ export class EventPublisher implements PhaseEvents {
 
   publish(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void {
     if (this.scope.gateClosed) return;
-    this.buffer.push({ stored: encodeEvent(this.ctx.sealed, this.run.id, type, payload ?? null, position), payload: payload ?? null });
+    this.buffer.push({ type, payload: payload ?? null, position, stored: encodeEvent(this.ctx.sealed, this.run.id, type, payload ?? null, position) });
+    this.writing ??= this.drain();
+  }
+
+  publishText(type: string, text: string, position?: { step?: number; attempt?: number }): void {
+    if (this.scope.gateClosed) return;
+    const last = this.buffer.at(-1);
+    if (last !== undefined && last.stored === null && last.type === type && last.position?.step === position?.step && last.position?.attempt === position?.attempt) {
+      last.payload = { text: (last.payload as { text: string }).text + text };
+      return;
+    }
+    this.buffer.push({ type, payload: { text }, position, stored: null });
+    const key = `${type}:${position?.step}:${position?.attempt}`;
+    if (!this.texts.has(key)) {
+      // The first text of an attempt (its first token) is stored and read at once.
+      this.texts.add(key);
+      this.urgent = true;
+      this.hurry?.();
+    }
     this.writing ??= this.drain();
   }
 
@@ -78,34 +112,37 @@ export class EventPublisher implements PhaseEvents {
     announceEvents(this.ctx, this.run.id);
   }
 
-  /** Waits out the rest of the current window, unless hurried or the gate closed. */
-  private async window(): Promise<void> {
-    const wait = this.lastWriteAt + (this.ctx.eventWindowMs ?? EVENT_WINDOW_MS) - performance.now();
-    if (wait <= 0 || this.hurried || this.scope.gateClosed) return;
+  /**
+   * Waits for the node's next publish tick, unless this is the first write of the run, a first
+   * text waits, the last write is a window or more ago, the window is 0, or the write is hurried. Answers whether it
+   * waited (a tick's writes are gathered into one statement).
+   */
+  private async window(): Promise<boolean> {
+    const windowMs = this.ctx.eventWindowMs ?? EVENT_WINDOW_MS;
+    if (windowMs <= 0 || this.hurried || this.urgent || this.scope.gateClosed || performance.now() - this.lastWriteAt >= windowMs) return false;
     await new Promise<void>((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
         this.scope.signal.removeEventListener('abort', done);
         this.hurry = null;
         resolve();
       };
-      const timer = setTimeout(done, wait);
+      void this.ctx.eventWrites.tick(windowMs).then(done);
       this.scope.signal.addEventListener('abort', done, { once: true });
       this.hurry = done;
     });
+    return true;
   }
 
   private async drain(): Promise<void> {
     try {
       while (this.buffer.length > 0 && this.failure === null) {
-        await this.window();
+        const gathered = await this.window();
+        this.urgent = false;
         this.lastWriteAt = performance.now();
         const batch = this.buffer;
         this.buffer = [];
-        const stored = await retryStorage(
-          () => this.ctx.eventWrites.write(this.run.id, this.run.generation, batch.map((e) => e.stored)),
-          this.scope.signal,
-        );
+        const events = batch.map((e) => (e.stored ??= encodeEvent(this.ctx.sealed, this.run.id, e.type, e.payload, e.position)));
+        const stored = await retryStorage(() => this.ctx.eventWrites.write(this.run.id, this.run.generation, events, gathered), this.scope.signal);
         if (stored === null) {
           this.scope.closeGate('lease-lost');
           return;
@@ -114,7 +151,7 @@ export class EventPublisher implements PhaseEvents {
         const first = stored.lastSeq - batch.length + 1;
         this.ctx.listener.deliver(
           this.run.id,
-          batch.map((e, i) => toExecutionEvent(first + i, e.stored.type, stored.at, e.stored.step, e.stored.attempt, e.payload)),
+          batch.map((e, i) => toExecutionEvent(first + i, e.type, stored.at, events[i]!.step, events[i]!.attempt, e.payload)),
         );
         // Other nodes hear by NOTIFY; readers here find the batch in memory.
         this.ctx.notifier.notify(EVENTS_CHANNEL, this.run.id);

@@ -27,16 +27,53 @@ interface Pending {
 export class EventWriteBatcher {
   private waiting: Pending[] = [];
   private writing = false;
+  /** A drain put off to the end of this turn of the event loop, to gather a tick's writes. */
+  private gathering = false;
+  /** The next publish tick: one timer for every publisher waiting on this node. */
+  private nextTick: Promise<void> | null = null;
 
   constructor(
     private readonly pool: Pool,
     private readonly metrics: EngineMetrics = noEngineMetrics,
   ) {}
 
-  write(executionId: string, generation: number, events: readonly PendingEvent[]): Promise<EventWriteResult> {
+  /**
+   * Resolves at the next multiple of `windowMs` on this process's clock. Every publisher waiting
+   * for a window waits for the same tick, so their writes start together and go in one statement.
+   */
+  tick(windowMs: number): Promise<void> {
+    if (this.nextTick !== null) return this.nextTick;
+    const now = performance.now();
+    const wait = windowMs - (now % windowMs);
+    const tick = new Promise<void>((resolve) => {
+      // Never what keeps a process alive: a waiting publisher belongs to a phase that does.
+      setTimeout(() => {
+        this.nextTick = null;
+        resolve();
+      }, wait).unref();
+    });
+    this.nextTick = tick;
+    return tick;
+  }
+
+  /**
+   * Stores one execution's events. `gathered` (a write started by a tick): the statement waits
+   * for the end of this turn of the event loop, so the writes of every publisher of the tick go
+   * in it; otherwise (a phase's first event, a flush) it goes at once when nothing is in flight.
+   */
+  write(executionId: string, generation: number, events: readonly PendingEvent[], gathered = false): Promise<EventWriteResult> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ executionId, generation, events, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
-      if (!this.writing) void this.drain();
+      if (this.writing || this.gathering) return;
+      if (!gathered) {
+        void this.drain();
+        return;
+      }
+      this.gathering = true;
+      setImmediate(() => {
+        this.gathering = false;
+        if (!this.writing) void this.drain();
+      });
     });
   }
 

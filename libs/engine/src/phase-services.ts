@@ -16,6 +16,12 @@ export interface PhaseCalls {
 /** Events published while a phase runs (EVT-01). Implemented by EventPublisher. */
 export interface PhaseEvents {
   publish(type: string, payload?: Json, position?: { step?: number; attempt?: number }): void;
+  /**
+   * Publishes an event whose payload is `{ text }`. While it waits for its write, more text of
+   * the same type and position joins it (the texts concatenated), so a stream of tokens is stored
+   * and read as a few events whose texts join to the same string.
+   */
+  publishText(type: string, text: string, position?: { step?: number; attempt?: number }): void;
   /** Resolves once every event published so far is stored; throws the write failure, if any. */
   flush(): Promise<void>;
   /** Appends events inside the caller's transaction (they commit with its rows); false when fenced off. */

@@ -48,6 +48,39 @@ const streamer: Workflow<StreamState, null> = {
   },
 };
 
+/** Released by the test once it saw the first token stored. */
+let releaseText: () => void = () => undefined;
+
+/**
+ * Joinable text under a long window (the engine of this test ticks every 10 s): the first token
+ * of an attempt must be stored while the phase still runs, later tokens join while they wait.
+ */
+const heldText: Workflow<StreamState, null> = {
+  name: 'test.window-held-text',
+  initial: () => ({ done: false }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
+  phases: {
+    stream: {
+      async run(ctx) {
+        ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
+        await ctx.publisher.flush();
+        // A write just happened: without the first-token rule this would wait for the next tick.
+        const released = new Promise<void>((resolve) => (releaseText = resolve));
+        ctx.publisher.publishText('text.delta', 'a', { step: 1, attempt: 1 });
+        await released;
+        ctx.publisher.publishText('text.delta', 'b', { step: 1, attempt: 1 });
+        ctx.publisher.publishText('text.delta', 'c', { step: 1, attempt: 1 });
+        ctx.publisher.publish('tool.progress', { n: 1 });
+        ctx.publisher.publishText('text.delta', 'd', { step: 1, attempt: 1 });
+        ctx.publisher.publishText('text.delta', 'x', { step: 1, attempt: 2 });
+        ctx.publisher.publishText('text.delta', 'y', { step: 1, attempt: 2 });
+        await ctx.publisher.flush();
+        return { state: { done: true } };
+      },
+    },
+  },
+};
+
 describe('engine: events written in windows while a phase runs', () => {
   let t: TestEngine;
 
@@ -90,5 +123,56 @@ describe('engine: events written in windows while a phase runs', () => {
     for await (const event of t.engine.observe(executionId, 0, undefined, false)) events.push(event);
     expect(events.map((e) => e.type)).toEqual(['test.first', 'tool.called', 'execution.outcome_unknown']);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  });
+
+  it('[EVT-01] the running phases of a node write at the same publish tick, in one statement', async () => {
+    const ids = await Promise.all(Array.from({ length: 8 }, () => t.engine.submit({ workflow: streamer.name, input: null, scope: SERVICE }).then((s) => s.executionId)));
+    for (const id of ids) await waitForState(t.engine, id, ['completed']);
+    // Rows of one statement share its transaction's now(): count the distinct write times of all eight.
+    const [row] = (await t.database.query<{ writes: number; per_execution: number }>(
+      `SELECT count(DISTINCT at)::int AS writes, (count(DISTINCT (execution_id, at))::float / 8) AS per_execution
+         FROM execution_events WHERE execution_id = ANY($1::uuid[]) AND type = 'text.delta'`,
+      [ids],
+    )) as [{ writes: number; per_execution: number }];
+    // Each execution writes at every tick it has events for; the ticks are shared, so the eight
+    // executions together need far fewer statements than their writes added up.
+    expect(row.writes).toBeLessThan(row.per_execution * 8 * 0.5);
+  });
+});
+
+describe('engine: joinable text events', () => {
+  let t: TestEngine;
+
+  beforeAll(async () => {
+    t = await startTestEngine({ eventWindowMs: 10_000 });
+    t.engine.register(heldText);
+    await t.engine.start();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('[EVT-01] the first token of an attempt is stored at once; tokens that wait for one write join one event, never across another event or attempt', async () => {
+    const { executionId } = await t.engine.submit({ workflow: heldText.name, input: null, scope: SERVICE });
+    // The phase waits for the test: 'a' is stored long before the 10 s tick.
+    for (let found = false; !found; await new Promise((r) => setTimeout(r, 10))) {
+      const rows = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1 AND type = 'text.delta'`, [executionId]);
+      found = (rows[0] as { n: number }).n === 1;
+    }
+    releaseText();
+    await waitForState(t.engine, executionId, ['completed']);
+
+    const events: ExecutionEvent[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) events.push(event);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.type !== 'execution.ended').map((e) => [e.type, e.attempt ?? null, e.text ?? null])).toEqual([
+      ['model.started', 1, null],
+      ['text.delta', 1, 'a'],
+      ['text.delta', 1, 'bc'],
+      ['tool.progress', null, null],
+      ['text.delta', 1, 'd'],
+      ['text.delta', 2, 'xy'],
+    ]);
   });
 });

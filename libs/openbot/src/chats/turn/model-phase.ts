@@ -76,7 +76,7 @@ export function modelPhase(deps: {
           maxCostMicros: bot.limits.maxCostMicros ?? null,
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
           eventStep: step,
-          onText: (text, position) => context.publisher.publish('text.delta', { text }, position),
+          onText: (text, position) => context.publisher.publishText('text.delta', text, position),
         });
       } catch (error) {
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
