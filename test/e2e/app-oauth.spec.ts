@@ -266,10 +266,12 @@ describe('App OAuth', () => {
   const resultsOf = (connectionGrantCall: string): Promise<ResultRow[]> =>
     t.database.query<ResultRow>('SELECT id, kind, cleanup_execution_id, revocation, tokens_record_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at', [connectionGrantCall]);
 
-  /** Deletes a connection; answers the grant result the delete handed to cleanup (in the same transaction). */
+  /** Deletes a connection; answers the grant result its cleanup's end handed to grant cleanup (in that end's transaction). */
   async function remove(secret: string, connectionId: string, node: TestApp = t): Promise<ResultRow> {
     const [grant] = await node.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
-    await node.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(secret)).expect(202);
+    const deleted = await node.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(secret)).expect(202);
+    // The grant stays while the connection's cleanup ends its sessions (their DELETEs carry its token).
+    expect(await ended(node, (deleted.body as { executionId: string }).executionId)).toBe('completed');
     // GRANT-05: the holder record went with the removal; the grant is a `removed` result with its cleanup now.
     expect(await node.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [grant!.id])).toEqual([]);
     expect(await node.database.query('SELECT 1 FROM app_oauth_grants WHERE id = $1', [grant!.id])).toEqual([]);
@@ -278,7 +280,7 @@ describe('App OAuth', () => {
     return removed!;
   }
 
-  it('[GRANT-05] removing a connection hands its grant to service cleanup in the same transaction, and cleanup revokes it at the server (RFC 7009)', () =>
+  it('[GRANT-05] removing a connection hands its grant to service cleanup in the transaction that removes it, and cleanup revokes it at the server (RFC 7009)', () =>
     ownServers(async (own) => {
       const org = await t.createOrganization('Revoke');
       const connectionId = await connect(org.secret, own.rs.url);
