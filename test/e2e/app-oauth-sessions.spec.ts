@@ -93,7 +93,7 @@ describe('App OAuth: closing a dead node’s legacy session', () => {
   }
   const deletesOf = (sessionId: string) => rs.deletes.filter((d) => d.sessionId === sessionId);
 
-  it('[RES-06] the cleanup’s DELETE carries the connection’s grant token, refreshed once through the grant’s refresh when the server refuses it; the session ends, then the grant goes to cleanup', async () => {
+  it('[RES-07] the cleanup’s DELETE carries the connection’s grant token, refreshed once through the grant’s refresh when the server refuses it; the session ends, then the grant goes to cleanup', async () => {
     const { secret, connectionId } = await readyConnection('DeadSession');
     const left = await deadNodeSession(connectionId);
     // The token the dead node used has expired at the resource since.
