@@ -23,7 +23,6 @@ const NOTES = {
   'ARCH-04': 'partly: the model, Vault and object-store ports are built; the Computer port is not built yet',
   'RES-05': 'not built yet: Live sessions',
   'RES-06': 'partly: App sessions keep their close results (also through retention); physical leases of Computers and Live sessions are not built yet',
-  'GRANT-01': 'partly: late refresh results are tested; a late code-exchange result saved by a former owner after takeover (kill -9 during the exchange) is not tested',
   'IDN-03': 'not built yet: Channels',
   'FW-04': 'not built yet: Code Mode (its base, a seeded random per execution, is tested in test/integration/engine/seeded-random.spec.ts)',
   'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, proof verification, indexing and developer tests are workflows too',

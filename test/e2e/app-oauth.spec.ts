@@ -2,6 +2,7 @@ import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai
 import { addMember, bearer, createChatFixture, eventsUntilEnd, replyText, sendMessage } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
 import { newId } from '@openbot/domain';
+import { Engine } from '@openbot/engine';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -265,10 +266,12 @@ describe('App OAuth', () => {
   const resultsOf = (connectionGrantCall: string): Promise<ResultRow[]> =>
     t.database.query<ResultRow>('SELECT id, kind, cleanup_execution_id, revocation, tokens_record_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at', [connectionGrantCall]);
 
-  /** Deletes a connection; answers the grant result the delete handed to cleanup (in the same transaction). */
+  /** Deletes a connection; answers the grant result its cleanup's end handed to grant cleanup (in that end's transaction). */
   async function remove(secret: string, connectionId: string, node: TestApp = t): Promise<ResultRow> {
     const [grant] = await node.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
-    await node.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(secret)).expect(202);
+    const deleted = await node.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(secret)).expect(202);
+    // The grant stays while the connection's cleanup ends its sessions (their DELETEs carry its token).
+    expect(await ended(node, (deleted.body as { executionId: string }).executionId)).toBe('completed');
     // GRANT-05: the holder record went with the removal; the grant is a `removed` result with its cleanup now.
     expect(await node.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [grant!.id])).toEqual([]);
     expect(await node.database.query('SELECT 1 FROM app_oauth_grants WHERE id = $1', [grant!.id])).toEqual([]);
@@ -277,7 +280,7 @@ describe('App OAuth', () => {
     return removed!;
   }
 
-  it('[GRANT-05] removing a connection hands its grant to service cleanup in the same transaction, and cleanup revokes it at the server (RFC 7009)', () =>
+  it('[GRANT-05] removing a connection hands its grant to service cleanup in the transaction that removes it, and cleanup revokes it at the server (RFC 7009)', () =>
     ownServers(async (own) => {
       const org = await t.createOrganization('Revoke');
       const connectionId = await connect(org.secret, own.rs.url);
@@ -535,6 +538,44 @@ describe('App OAuth', () => {
       // The unsafe exchange was sent once and is never sent again on its own.
       expect(own.as.requests.filter((path) => path === '/token')).toHaveLength(1);
       expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [connectionId])).toEqual([]);
+    }));
+
+  it('[GRANT-01] a refresh is an execution of its own with one oauth call-log entry and its saved result; a run of its phase again after that commit reuses the result and sends nothing twice', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('RefreshCallLog');
+      const connectionId = await connect(org.secret, own.rs.url);
+      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await check(t, org.secret, connectionId);
+      const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+      own.rs.refuseTokensSeenSoFar();
+      const engine = t.app.get(Engine);
+      let failedAfterCommit = 0;
+      // The refresh call's result is committed, then its phase fails once: the engine runs the phase again.
+      engine.faults.arm('call.result.committed', { kind: 'call', run: () => { failedAfterCommit += 1; throw new Error('the phase fails after the refresh result was saved'); } }, { when: (c) => c.callKey === '1:refresh' });
+      try {
+        await check(t, org.secret, connectionId);
+      } finally {
+        engine.faults.disarm('call.result.committed');
+      }
+      expect(failedAfterCommit).toBe(1);
+      expect(own.as.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(1);
+      const refreshes = await t.database.query<{ id: string; state: string; scope_kind: string }>(
+        `SELECT id, state, scope_kind FROM executions WHERE workflow = 'app.oauth.refresh' AND resource_type = 'app-oauth-grant' AND resource_id = $1`,
+        [grant!.id],
+      );
+      expect(refreshes).toEqual([{ id: expect.any(String), state: 'completed', scope_kind: 'service' }]);
+      const calls = await t.database.query<{ id: string; call_key: string; kind: string; safe: boolean; attempt: number; status: string; saved: boolean }>(
+        'SELECT id, call_key, kind, safe, attempt, status, result IS NOT NULL AS saved FROM execution_calls WHERE execution_id = $1',
+        [refreshes[0]!.id],
+      );
+      expect(calls).toEqual([{ id: expect.any(String), call_key: '1:refresh', kind: 'oauth', safe: false, attempt: 1, status: 'succeeded', saved: true }]);
+      // The rotated pair was installed once, by that call's commit, and its grant result names the call.
+      const results = await t.database.query<{ call_id: string; installed: boolean }>(`SELECT call_id, installed_at IS NOT NULL AS installed FROM app_oauth_grant_results WHERE kind = 'refresh' AND registration_id = (SELECT registration_id FROM app_oauth_grants WHERE id = $1)`, [grant!.id]);
+      expect(results).toEqual([{ call_id: calls[0]!.id, installed: true }]);
+      expect(await t.database.query('SELECT version, state, refresh_intent FROM app_oauth_grants WHERE id = $1', [grant!.id])).toEqual([{ version: 2, state: 'active', refresh_intent: null }]);
+      // The check's App request went again with the rotated token, which the resource server accepted.
+      expect(await own.as.findAccessToken(own.rs.accepted.at(-1)!)).not.toBeNull();
+      expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'ready' });
     }));
 
   it('[GRANT-01] a refresh answer that arrives after its intent was given up is saved as an unused grant result with its cleanup command, and revoked once no holder is left', () =>

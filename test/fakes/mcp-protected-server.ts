@@ -1,4 +1,4 @@
-import { createMcpHandler, fromJsonSchema, McpServer, OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo } from '@modelcontextprotocol/server';
+import { createMcpHandler, fromJsonSchema, McpServer, OAuthError, OAuthErrorCode, requireBearerAuth, WebStandardStreamableHTTPServerTransport, type AuthInfo } from '@modelcontextprotocol/server';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestAuthorizationServer } from '../support/oauth-authorization-server';
@@ -19,6 +19,10 @@ export interface ProtectedMcpServer {
   requireScopes(scopes: readonly string[] | null): void;
   /** Changes the protected-resource metadata document (a server that names another resource, say). */
   rewriteMetadata(rewrite: ((document: Record<string, unknown>) => void) | null): void;
+  /** With `sessions`: the legacy sessions it holds now (Mcp-Session-Id), each opened with a valid token. */
+  openSessions(): number;
+  /** With `sessions`: every DELETE of a session, with the token it carried (null: none) and the answer's status. */
+  readonly deletes: Array<{ readonly sessionId: string | null; readonly token: string | null; readonly status: number }>;
   close(): Promise<void>;
 }
 
@@ -29,13 +33,15 @@ export interface ProtectedMcpServer {
  * at the test authorization server and accepts it only for this resource (the RFC 8707
  * audience). Its one tool, `whoami`, answers the account the token was issued to.
  */
-export async function startProtectedMcpServer(as: TestAuthorizationServer): Promise<ProtectedMcpServer> {
+export async function startProtectedMcpServer(as: TestAuthorizationServer, options: { readonly sessions?: boolean } = {}): Promise<ProtectedMcpServer> {
   let url = '';
   const accepted: string[] = [];
   const refused = new Set<string>();
   let refusals = 0;
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let rewrite: ((document: Record<string, unknown>) => void) | null = null;
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const deletes: ProtectedMcpServer['deletes'] = [];
 
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -62,6 +68,11 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
       return Response.json(document);
     }
     if (path !== '/mcp') return new Response('not found', { status: 404 });
+    const answer = await gated(request);
+    if (request.method === 'DELETE') deletes.push({ sessionId: request.headers.get('mcp-session-id'), token: /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? null, status: answer.status });
+    return answer;
+  };
+  const gated = async (request: Request): Promise<Response> => {
     const auth = await (scopedGate ?? gate!)(request);
     if (auth instanceof Response) {
       if (auth.status === 401) refusals++;
@@ -69,7 +80,22 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
       return auth;
     }
     accepted.push(auth.token);
-    return createMcpHandler(() => build(auth)).fetch(request);
+    if (options.sessions !== true) return createMcpHandler(() => build(auth)).fetch(request);
+    // Legacy sessions (Mcp-Session-Id, DELETE), each request behind the same bearer check.
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId !== null) {
+      const transport = sessions.get(sessionId);
+      if (transport === undefined) return new Response('unknown session', { status: 404 });
+      const response = await transport.handleRequest(request);
+      if (request.method === 'DELETE') sessions.delete(sessionId);
+      return response;
+    }
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id: string) => void sessions.set(id, transport),
+    });
+    await build(auth).connect(transport);
+    return transport.handleRequest(request);
   };
 
   const http: Server = createServer((req, res) => void serve(req, res, handle));
@@ -90,7 +116,10 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     rewriteMetadata(next) {
       rewrite = next;
     },
+    openSessions: () => sessions.size,
+    deletes,
     async close() {
+      for (const transport of sessions.values()) await transport.close().catch(() => undefined);
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

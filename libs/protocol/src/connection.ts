@@ -36,6 +36,11 @@ export type CloseResult =
   | { readonly kind: 'deleted'; readonly sessionId: string }
   /** The server no longer knew the session (404) or does not end sessions (405): closed all the same. */
   | { readonly kind: 'already_closed'; readonly sessionId: string; readonly status: number }
+  /**
+   * The server refused the DELETE itself (401, 403) with the connection's current credentials:
+   * it accepts nothing more for the session, so nothing more can end it. Final, not retried.
+   */
+  | { readonly kind: 'refused'; readonly sessionId: string; readonly status: number }
   /** Nothing to tell the server: a stateless 2026-07-28 connection, or a legacy one without a session. */
   | { readonly kind: 'local' };
 
@@ -235,7 +240,8 @@ export class McpConnection {
   }
 
   /**
-   * Ends the connection. A legacy session is ended with `DELETE` (404 and 405 count as closed);
+   * Ends the connection. A legacy session is ended with `DELETE` (404 and 405 count as closed,
+   * 401 and 403 as refused for good);
    * a stateless connection has nothing to end on the server. A failed DELETE throws (the scope is
    * not proven released, RES-06) after closing the local side.
    */
@@ -247,8 +253,8 @@ export class McpConnection {
         await this.transport.terminateSession();
         return { kind: 'deleted', sessionId };
       } catch (error) {
-        const status = (error as { data?: { status?: unknown } }).data?.status;
-        if (status === 404 || status === 405) return { kind: 'already_closed', sessionId, status };
+        const final = finalCloseOf(error, sessionId);
+        if (final !== null) return final;
         throw toFailure(error, 'close');
       }
     } finally {
@@ -397,12 +403,20 @@ export async function closeSession(options: {
     await transport.terminateSession();
     return { kind: 'deleted', sessionId: options.sessionId };
   } catch (error) {
-    const status = (error as { data?: { status?: unknown } }).data?.status;
-    if (status === 404 || status === 405) return { kind: 'already_closed', sessionId: options.sessionId, status };
+    const final = finalCloseOf(error, options.sessionId);
+    if (final !== null) return final;
     throw toFailure(error, 'close');
   } finally {
     await transport.close().catch(() => undefined);
   }
+}
+
+/** A DELETE answer that ends the session for good: 404/405 (gone, or never ended), 401/403 (refused with current credentials). */
+function finalCloseOf(error: unknown, sessionId: string): CloseResult | null {
+  const status = (error as { data?: { status?: unknown } }).data?.status;
+  if (status === 404 || status === 405) return { kind: 'already_closed', sessionId, status };
+  if (status === 401 || status === 403) return { kind: 'refused', sessionId, status };
+  return null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -14,6 +14,7 @@ import { AuthorizeConnectionHandler } from './commands/authorize-connection.comm
 import { CompleteAuthorizationHandler } from './commands/complete-authorization.command';
 import { ConnectionBearer } from './connection-bearer';
 import { grantCleanupWorkflow } from './grant-cleanup.workflow';
+import { grantRefreshWorkflow } from './grant-refresh.workflow';
 import { GrantTokens } from './grant-tokens';
 
 /** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
@@ -39,6 +40,7 @@ export class AppOAuthModule implements OnModuleInit {
     this.engine.register(authorizationPrepareWorkflow({ pool, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients }));
     this.engine.register(codeExchangeWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
     this.engine.register(grantCleanupWorkflow({ pool, fetch, sealed: this.sealed }));
-    this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ pool, sealed: this.sealed, sealer: this.sealer, fetch, engine: this.engine })));
+    this.engine.register(grantRefreshWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
+    this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ pool, sealed: this.sealed, engine: this.engine })));
   }
 }

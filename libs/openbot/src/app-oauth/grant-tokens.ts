@@ -1,11 +1,13 @@
-import { newId } from '@openbot/domain';
-import { withTransaction, type Engine, type Queryable } from '@openbot/engine';
-import { isOAuthFailure, McpFailure, refreshTokens, scopeUnion, type Fetch, type TokenSet } from '@openbot/protocol';
+import { identityForService } from '@openbot/domain';
+import { withTransaction, type Engine, type Json } from '@openbot/engine';
+import { McpFailure, scopeUnion } from '@openbot/protocol';
 import type { Pool } from 'pg';
-import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
-import { saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
-import { openClient, openTokens, registrationById } from './oauth-records';
+import { cleanupService } from './grant-cleanup-command';
+import { GRANT_REFRESH, type RefreshOutcome } from './grant-refresh.workflow';
+import { lockGrant, LOST_REFRESH_MS, needsAuthorization } from './grant-rows';
+import { openTokens } from './oauth-records';
+
 
 /** The access token a connection's requests carry now, and the grant version it belongs to. */
 export interface GrantToken {
@@ -16,31 +18,18 @@ export interface GrantToken {
   readonly expiresAt: number | null;
 }
 
-/** A refresh intent older than this was left by a reply that never came (a node died, a stream broke). */
-export const LOST_REFRESH_MS = 30_000;
 /** How often a waiter looks again while another node refreshes the same grant. */
 const WAIT_STEP_MS = 50;
-
-interface GrantRow {
-  readonly id: string;
-  readonly connection_id: string;
-  readonly registration_id: string;
-  readonly organization_id: string;
-  readonly state: string;
-  readonly version: number;
-  readonly tokens_record_id: string;
-  readonly resource: string;
-  readonly refresh_intent: string | null;
-  readonly stale: boolean;
-}
 
 /**
  * The grants of connections, as App calls use them. `current` reads the installed pair; a
  * refresh is single-flight per grant across every node:
- * - under the grant's row lock it saves a refresh intent (one per grant), or finds the pair
- *   already rotated by someone else (then it uses that one, never refreshing twice);
- * - the refresh is sent outside any transaction; the rotated pair is saved by compare-and-swap
- *   on the version and the intent;
+ * - under the grant's row lock it submits one refresh execution (`app.oauth.refresh`) and saves
+ *   its ID as the grant's refresh intent (one per grant), or finds the pair already rotated by
+ *   someone else (then it uses that one, never refreshing twice);
+ * - the refresh is sent by that execution, as an entry of its call log through the egress
+ *   client, outside any transaction; the rotated pair is saved by compare-and-swap on the version
+ *   and the intent, in the commit of the call's result; the caller waits for the execution's end;
  * - `invalid_grant` is final only after a re-read shows no newer pair;
  * - a lost reply (or an intent older than LOST_REFRESH_MS) makes the grant, and its connection,
  *   `needs_authorization` explicitly: the old refresh token may be spent, and trying it again
@@ -52,7 +41,7 @@ export class GrantTokens {
   private readonly inFlight = new Map<string, Promise<GrantToken>>();
 
   constructor(
-    private readonly deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly fetch: Fetch; readonly engine: Engine; readonly now?: () => number },
+    private readonly deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly engine: Engine; readonly now?: () => number },
   ) {}
 
   private now(): number {
@@ -103,9 +92,9 @@ export class GrantTokens {
   }
 
   private async refresh(seen: GrantToken): Promise<GrantToken> {
-    const intent = newId();
-    let grant: GrantRow | null = null;
-    for (let waited = 0; grant === null; waited += WAIT_STEP_MS) {
+    let refreshId: string | null = null;
+    let start: () => void = () => undefined;
+    for (let waited = 0; refreshId === null; waited += WAIT_STEP_MS) {
       const claim = await withTransaction(this.deps.pool, async (tx) => {
         const row = await lockGrant(tx, seen.grantId);
         if (row === undefined) return { kind: 'gone' as const };
@@ -116,68 +105,48 @@ export class GrantTokens {
           await needsAuthorization(tx, row);
           return { kind: 'needs_authorization' as const };
         }
-        await tx.query('UPDATE app_oauth_grants SET refresh_intent = $2, refresh_intent_at = now() WHERE id = $1', [row.id, intent]);
-        return { kind: 'claimed' as const, row };
+        // The intent is the refresh execution, submitted in this transaction: one refresh per grant version.
+        const serviceId = await cleanupService(tx, row.organization_id);
+        const submitted = await this.deps.engine.submitIn(
+          tx,
+          {
+            ...GRANT_REFRESH.command({ grantId: row.id, version: row.version }),
+            scope: { kind: 'service', id: serviceId, organizationId: row.organization_id },
+            identity: identityForService({ id: serviceId, organizationId: row.organization_id }) as unknown as Json,
+            resource: { type: 'app-oauth-grant', id: row.id },
+          },
+          { held: false },
+        );
+        await tx.query('UPDATE app_oauth_grants SET refresh_intent = $2, refresh_intent_at = now() WHERE id = $1', [row.id, submitted.executionId]);
+        return { kind: 'claimed' as const, executionId: submitted.executionId, start: submitted.start };
       });
       if (claim.kind === 'moved') return this.newer(seen);
       if (claim.kind === 'gone' || claim.kind === 'needs_authorization') throw new McpFailure('needs_authorization', 'the connection needs authorization again');
-      if (claim.kind === 'claimed') grant = claim.row;
-      else await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
+      if (claim.kind === 'claimed') {
+        refreshId = claim.executionId;
+        start = claim.start;
+      } else await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
       if (waited > LOST_REFRESH_MS * 2) throw new McpFailure('unreachable', 'another refresh of this grant did not finish');
     }
-    const registration = (await registrationById(this.deps.pool, grant.registration_id))!;
-    const client = await openClient(this.deps.sealed, registration.clientRecordId);
-    const old = await openTokens(this.deps.sealed, grant.tokens_record_id);
-    const claimed = grant;
-    if (old.refresh_token === null) {
-      await withTransaction(this.deps.pool, (tx) => needsAuthorization(tx, claimed));
-      throw new McpFailure('needs_authorization', 'the grant has no refresh token; the connection needs authorization again');
-    }
-    let tokens: TokenSet;
+    start();
+    const outcome = await this.outcome(refreshId);
+    if (outcome === 'refreshed' || outcome === 'moved') return this.newer(seen);
+    if (outcome === 'unreachable') throw new McpFailure('unreachable', 'the authorization server could not refresh the grant');
+    if (outcome === 'too_late') throw new McpFailure('needs_authorization', 'the refreshed grant arrived too late and went to cleanup; the connection needs authorization again');
+    throw new McpFailure('needs_authorization', 'the grant could not be refreshed; the connection needs authorization again');
+  }
+
+  /** Waits for a refresh execution's end (at most until its intent would count as lost) and answers its outcome. */
+  private async outcome(refreshId: string): Promise<RefreshOutcome | 'failed'> {
+    let state: string;
     try {
-      tokens = await refreshTokens(this.deps.fetch, registration.metadata, client, { refreshToken: old.refresh_token, resource: grant.resource, now: this.now() });
-    } catch (error) {
-      if (!isOAuthFailure(error)) throw error;
-      if (error.reason === 'unreachable' || error.reason === 'refused') {
-        // Nothing was granted: the intent goes, the next call may try again.
-        await this.deps.pool.query('UPDATE app_oauth_grants SET refresh_intent = NULL, refresh_intent_at = NULL WHERE id = $1 AND refresh_intent = $2', [claimed.id, intent]);
-        throw new McpFailure('unreachable', 'the authorization server could not refresh the grant', { cause: error });
-      }
-      // invalid_grant is final only when no newer pair was saved meanwhile; a lost reply is never retried with the same refresh token.
-      const moved = await withTransaction(this.deps.pool, async (tx) => {
-        const row = await lockGrant(tx, claimed.id);
-        if (row === undefined) return false;
-        if (row.version !== claimed.version) return true;
-        await needsAuthorization(tx, row);
-        return false;
-      });
-      if (moved) return this.newer(seen);
-      throw new McpFailure('needs_authorization', `the grant could not be refreshed (${error.reason}); the connection needs authorization again`, { cause: error });
+      state = await this.deps.engine.waitForEnd(refreshId, AbortSignal.timeout(LOST_REFRESH_MS * 2));
+    } catch {
+      return 'unreachable';
     }
-    const saved = await withTransaction(this.deps.pool, async (tx) => {
-      const tokensRecordId = await sealTokensIn(tx, this.deps.sealer, tokens);
-      const { rowCount } = await tx.query(
-        `UPDATE app_oauth_grants SET tokens_record_id = $4, version = version + 1, refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now()
-          WHERE id = $1 AND version = $2 AND refresh_intent = $3 AND state = 'active'`,
-        [claimed.id, claimed.version, intent, tokensRecordId],
-      );
-      const installed = rowCount === 1;
-      if (installed) {
-        // The rotated-out pair is spent at the server: forget it.
-        await tx.query('UPDATE app_oauth_grant_results SET tokens_record_id = NULL WHERE tokens_record_id = $1 AND installed_at IS NOT NULL', [claimed.tokens_record_id]);
-        await tx.query('DELETE FROM sealed_records WHERE id = $1', [claimed.tokens_record_id]);
-      }
-      const result = await saveGrantResult(
-        tx,
-        submitterIn(tx, this.deps.engine),
-        { callId: `refresh:${intent}`, kind: 'refresh', organizationId: claimed.organization_id, registrationId: claimed.registration_id, tokensRecordId, sourceExecutionId: null, installed },
-        { held: false },
-      );
-      return { installed, start: result.start };
-    });
-    saved.start();
-    if (!saved.installed) throw new McpFailure('needs_authorization', 'the refreshed grant arrived too late and went to cleanup; the connection needs authorization again');
-    return { grantId: claimed.id, connectionId: claimed.connection_id, version: claimed.version + 1, accessToken: tokens.access_token, expiresAt: tokens.expires_at };
+    if (state !== 'completed') return 'failed';
+    const result = (await this.deps.engine.result(refreshId)) as { outcome?: RefreshOutcome } | null | undefined;
+    return result?.outcome ?? 'failed';
   }
 
   private async newer(seen: GrantToken): Promise<GrantToken> {
@@ -185,20 +154,4 @@ export class GrantTokens {
     if (now === null) throw new McpFailure('needs_authorization', 'the connection needs authorization again');
     return now;
   }
-}
-
-async function lockGrant(tx: Queryable, grantId: string): Promise<GrantRow | undefined> {
-  const { rows } = await tx.query<GrantRow>(
-    `SELECT id, connection_id, registration_id, organization_id, state, version, tokens_record_id, resource, refresh_intent,
-            refresh_intent_at < now() - make_interval(secs => $2::double precision / 1000) AS stale
-       FROM app_oauth_grants WHERE id = $1 FOR UPDATE`,
-    [grantId, LOST_REFRESH_MS],
-  );
-  return rows[0];
-}
-
-/** The grant and its connection show `needs_authorization` (no silent restart): a member authorizes again. */
-async function needsAuthorization(tx: Queryable, grant: Pick<GrantRow, 'id' | 'connection_id'>): Promise<void> {
-  await tx.query(`UPDATE app_oauth_grants SET state = 'needs_authorization', refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now() WHERE id = $1`, [grant.id]);
-  await tx.query(`UPDATE app_connections SET state = 'needs_authorization', updated_at = now() WHERE id = $1`, [grant.connection_id]);
 }

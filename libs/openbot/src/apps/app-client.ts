@@ -94,6 +94,14 @@ export class AppClient {
     this.authorization = authorization;
   }
 
+  /**
+   * The egress fetch of a stored connection's requests: with its grant's bearer token when App
+   * OAuth holds one for it (refreshed before it expires, and once on a 401), else as it is.
+   */
+  fetchOf(connectionId: string): Fetch {
+    return this.authorization !== null ? this.authorization.fetchFor(connectionId, this.egress.fetch) : this.egress.fetch;
+  }
+
   /** Reads an App URL once: a Server Card or a bare endpoint. */
   discover(url: string, signal?: AbortSignal): Promise<AppDiscovery> {
     return discoverApp(cappedFetch(this.egress.fetch, this.egress.limits.documentBytes), url, signal ? { signal } : {});
@@ -109,7 +117,7 @@ export class AppClient {
     const fixed = Object.fromEntries(target.remote.headers.filter((h) => h.value !== undefined).map((h) => [h.name, h.value!]));
     return McpConnection.open({
       url,
-      fetch: target.connectionId !== undefined && this.authorization !== null ? this.authorization.fetchFor(target.connectionId, this.egress.fetch) : this.egress.fetch,
+      fetch: target.connectionId !== undefined ? this.fetchOf(target.connectionId) : this.egress.fetch,
       answerLimitBytes: this.egress.limits.toolAnswerBytes,
       headers: async () => ({ ...fixed, ...(await this.headersOf(target, options.actor, url)) }),
       ...(options.signal ? { signal: options.signal } : {}),

@@ -1,7 +1,6 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { Engine } from '@openbot/engine';
 import { Database } from '../database/sql';
-import { EgressClient } from '../egress/egress-client';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { AppClient } from './app-client';
 import { AppSessions } from './app-sessions';
@@ -54,7 +53,6 @@ export class AppsModule implements OnModuleInit {
     @Inject(AppClient) private readonly client: AppClient,
     @Inject(ConnectionDiscovery) private readonly discovery: ConnectionDiscovery,
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
-    @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(AppSessions) private readonly sessions: AppSessions,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
@@ -62,6 +60,6 @@ export class AppsModule implements OnModuleInit {
   onModuleInit(): void {
     this.engine.register(connectionCheckWorkflow({ pool: this.db.pool, client: this.client, discovery: this.discovery, failures: this.failures }));
     this.engine.register(viewCallWorkflow({ pool: this.db.pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
-    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client, fetch: this.egress.fetch }));
+    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client }));
   }
 }

@@ -1,4 +1,5 @@
-import { closeSession, isMcpFailure, type Fetch } from '@openbot/protocol';
+import { closeSession, isMcpFailure } from '@openbot/protocol';
+import { handOverGrant } from '../app-oauth/grant-cleanup-command';
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import type { Pool } from 'pg';
 import type { SendActor } from '../vaults/vault-secrets';
@@ -29,11 +30,14 @@ const RECHECK_MS = 2_000;
  * waits for every physical scope of the connection, old scopes whose route was replaced
  * included: a scope whose lease is still running belongs to its owner, which closes it with its
  * phase; a scope whose lease ran out is closed here, with `DELETE` for a legacy session (404 and
- * 405 count as closed). Each close result is stored on its scope row. A DELETE that fails leaves
+ * 405 count as closed; 401 and 403, with the connection's current grant token, as refused: final).
+ * The DELETE carries the connection's OAuth grant token like its calls, refreshed through the
+ * same path: the grant stays on the deleting connection until this execution's end hands it to
+ * cleanup. Each close result is stored on its scope row. A DELETE that fails otherwise leaves
  * the scope open and is tried again: a missing answer does not prove release (RES-06). The rows
- * go in the end transaction.
+ * and the grant go in the end transaction.
  */
-export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly fetch: Fetch }) {
+export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly client: AppClient }) {
   return CONNECTION_CLEANUP.implement({
     initial: (input) => ({ connectionId: input.connectionId, ...(input.memberId === undefined ? {} : { memberId: input.memberId }), closed: false, round: 0 }),
     next: (state) => (state.closed ? { end: 'completed' } : { phase: 'close' }),
@@ -54,7 +58,9 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
             const result = await context.call(`close:${scope.id}:${state.round}`, { safe: true, kind: 'other' }, async (): Promise<Json> => {
               if (scope.era === 'modern' || scope.session_id === null) return { kind: 'local' };
               try {
-                return { ...(await closeSession({ url: scope.url, sessionId: scope.session_id, protocolVersion: scope.protocol_version, fetch: deps.fetch, headers: () => sessionHeaders(deps.client, target, actor, scope.url) })) } as Json;
+                // The DELETE carries the connection's grant token like its calls (the grant is handed to cleanup only at this execution's end).
+                const fetch = deps.client.fetchOf(state.connectionId);
+                return { ...(await closeSession({ url: scope.url, sessionId: scope.session_id, protocolVersion: scope.protocol_version, fetch, headers: () => sessionHeaders(deps.client, target, actor, scope.url) })) } as Json;
               } catch (error) {
                 // Not proven released: stays open; the next run tries again.
                 if (isMcpFailure(error)) return { kind: 'failed', reason: error.reason };
@@ -71,6 +77,8 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
     },
     async end(context) {
       if (context.outcome !== 'completed') return;
+      // Its OAuth grant, kept for the DELETEs above, goes to service cleanup in this transaction (GRANT-03, GRANT-05).
+      await handOverGrant(context.tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), context.state.connectionId, 'removed');
       const { rows } = await context.tx.query('DELETE FROM app_connections WHERE id = $1 RETURNING secrets_record_id', [context.state.connectionId]);
       const secrets = (rows[0] as { secrets_record_id: string | null } | undefined)?.secrets_record_id;
       if (secrets) await context.tx.query('DELETE FROM sealed_records WHERE id = $1', [secrets]);

@@ -2,7 +2,6 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { handOverGrant, submitterIn } from '../../app-oauth/grant-cleanup-command';
 import { Database } from '../../database/sql';
 import { lockChangeableConnection } from '../changeable-connection';
 import { CONNECTION_CLEANUP } from '../connection-cleanup.workflow';
@@ -10,7 +9,8 @@ import { CONNECTION_CLEANUP } from '../connection-cleanup.workflow';
 /**
  * Deletes a connection (`DELETE /v1/connections/{id}` → 202): admission closes now (the
  * connection answers 404, and a Turn's next call of it fails clearly), and an
- * `app.connection.cleanup` execution closes its physical scopes and removes its rows (RES-07).
+ * `app.connection.cleanup` execution closes its physical scopes and removes its rows (RES-07),
+ * handing its OAuth grant to service cleanup in its end transaction.
  */
 export class DeleteConnection extends Command<{ readonly executionId: string }> {
   constructor(
@@ -33,8 +33,7 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
     const executionId = await this.db.transaction(async (tx) => {
       await lockChangeableConnection(tx, caller, connectionId, 'update');
       await tx.count('UPDATE app_connections SET deleting_at = now() WHERE id = $1', [connectionId]);
-      // Its OAuth grant goes to service cleanup in this transaction (GRANT-03); the cleanup starts once the holder row is gone.
-      const cleanup = await handOverGrant(tx, submitterIn(tx, this.engine), connectionId, 'removed');
+      // Its OAuth grant stays until the cleanup has ended its sessions (their DELETEs carry its token); that cleanup's end hands it over (GRANT-03).
       const submitted = await this.engine.submitIn(
         tx,
         {
@@ -44,10 +43,7 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
         },
         { held: false },
       );
-      start = () => {
-        submitted.start();
-        cleanup?.start();
-      };
+      start = submitted.start;
       return submitted.executionId;
     });
     start();

@@ -3,8 +3,8 @@ import { AppConnectionEntity } from './app-connection.entity';
 
 /**
  * A physical scope of a connection (RES-07): an MCP connection open on one node, with its own
- * lease. `close_result` is what its close did (`deleted`, `already_closed`, `local`, or a failure
- * with its error ID); a scope without one is not proven released (RES-06).
+ * lease. `close_result` is what its close did (`deleted`, `already_closed`, `refused`, `local`, or
+ * a failure with its error ID); a scope without one is not proven released (RES-06).
  */
 @Entity({ name: 'app_connection_scopes' })
 @Index('app_connection_scopes_connection_id_idx', ['connectionId'])

@@ -1,0 +1,165 @@
+import { codec, defineWorkflow, type Codec, type Engine, type Json, type Queryable } from '@openbot/engine';
+import { isOAuthFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
+import type { Pool } from 'pg';
+import type { Sealer } from '../sealing/sealer';
+import type { SealedRecords } from '../sealing/sealed-records';
+import { saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
+import { lockGrant, needsAuthorization, type GrantRow } from './grant-rows';
+import { jsonOf } from './oauth-codecs';
+import { openClient, openTokens, registrationById } from './oauth-records';
+
+/**
+ * What a refresh came to: `refreshed` (the rotated pair is installed), `moved` (the grant was
+ * no longer this refresh's: nothing was sent), `too_late` (the pair arrived after the intent was
+ * given up: an unused grant result with its cleanup), `needs_authorization`, `unreachable`
+ * (nothing was granted; a later call may try again).
+ */
+export type RefreshOutcome = 'refreshed' | 'moved' | 'too_late' | 'needs_authorization' | 'unreachable';
+
+interface RefreshState {
+  readonly grantId: string;
+  readonly version: number;
+  readonly outcome: RefreshOutcome | null;
+}
+
+export const GRANT_REFRESH = defineWorkflow({
+  name: 'app.oauth.refresh',
+  audience: 'service',
+  input: codec.object({ grantId: codec.string, version: codec.number }),
+  state: codec.object({ grantId: codec.string, version: codec.number, outcome: codec.nullable(codec.string) }) as unknown as Codec<RefreshState>,
+  result: codec.object({ outcome: codec.string }),
+  calls: { refresh: codec.json },
+});
+
+/** The saved result of the refresh call: the rotated pair, the server's failure (a lost answer too), or not sent. */
+type RefreshAnswer = { readonly tokens: TokenSet } | { readonly failure: string } | { readonly notSent: true };
+
+/** The grant is still this refresh's: the version it refreshes, its intent, active. */
+const ours = (row: GrantRow | undefined, executionId: string, version: number): row is GrantRow =>
+  row !== undefined && row.version === version && row.refresh_intent === executionId && row.state === 'active';
+
+/**
+ * One refresh of one grant version, as an execution of the organization's App OAuth service
+ * (its execution ID is the grant's refresh intent, saved with its submit under the grant's row
+ * lock: single-flight). The refresh token is spent by one unsafe call-log entry: a takeover never
+ * sends it again (the execution waits in outcome_unknown, and the intent goes stale). The call's
+ * commit, in the transaction that saves its result:
+ * - a rotated pair is installed by compare-and-swap on version and intent, and saved as a grant
+ *   result with its cleanup command (GRANT-01); a pair whose intent was given up meanwhile is
+ *   an unused result whose cleanup runs at once;
+ * - `unreachable` or `refused` (nothing granted) drops the intent; any other failure, a lost
+ *   answer included, makes the grant `needs_authorization` unless a newer pair is there: the old
+ *   refresh token may be spent, and trying it again could revoke the whole grant family.
+ * A refresh that ends otherwise (failed, stopped) while its intent stands leaves the grant
+ * `needs_authorization` for the same reason.
+ */
+export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
+  return GRANT_REFRESH.implement({
+    initial: (input) => ({ ...input, outcome: null }),
+    next: (state) => (state.outcome === null ? { phase: 'refresh' } : { end: 'completed', result: { outcome: state.outcome } }),
+    phases: {
+      refresh: {
+        // A run that failed after the call's result was saved is run again: it reuses that result, never sending the refresh token twice.
+        retries: 2,
+        async run(context) {
+          const { grantId, version } = context.state;
+          const executionId = context.executionId;
+          let startCleanup: () => void = () => undefined;
+          const answer = (await context.call(
+            'refresh',
+            {
+              safe: false,
+              kind: 'oauth',
+              commit: async (tx, saved) => {
+                const result = saved.result as RefreshAnswer;
+                if ('notSent' in result) return;
+                const row = await lockGrant(tx, grantId);
+                if ('tokens' in result) {
+                  const installed = ours(row, executionId, version);
+                  const tokensRecordId = await sealTokensIn(tx, deps.sealer, result.tokens);
+                  if (installed) await install(tx, row, tokensRecordId);
+                  const grant = row ?? (await grantOfResult(tx, grantId));
+                  if (grant === null) return;
+                  const kept = await saveGrantResult(
+                    tx,
+                    submitterIn(tx, deps.engine()),
+                    { callId: saved.callId, kind: 'refresh', organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId, sourceExecutionId: null, installed },
+                    { held: false },
+                  );
+                  startCleanup = kept.start;
+                  return;
+                }
+                if (row === undefined) return;
+                if (result.failure === 'unreachable' || result.failure === 'refused') {
+                  if (row.refresh_intent === executionId) await tx.query('UPDATE app_oauth_grants SET refresh_intent = NULL, refresh_intent_at = NULL WHERE id = $1', [grantId]);
+                  return;
+                }
+                // invalid_grant or a lost answer: final only when no newer pair was saved meanwhile.
+                if (row.version === version) await needsAuthorization(tx, row);
+              },
+            },
+            async (): Promise<Json> => {
+              const { rows } = await deps.pool.query<GrantRow>(
+                'SELECT id, connection_id, registration_id, organization_id, state, version, tokens_record_id, resource, refresh_intent::text AS refresh_intent, false AS stale FROM app_oauth_grants WHERE id = $1',
+                [grantId],
+              );
+              const row = rows[0];
+              // The grant moved on (or the intent was given up) before anything was sent: the refresh token is not spent here.
+              if (!ours(row, executionId, version)) return { notSent: true };
+              const registration = (await registrationById(deps.pool, row.registration_id))!;
+              const client = await openClient(deps.sealed, registration.clientRecordId);
+              const old = await openTokens(deps.sealed, row.tokens_record_id);
+              if (old.refresh_token === null) return { failure: 'no_refresh_token' };
+              try {
+                return { tokens: jsonOf(await refreshTokens(deps.fetch, registration.metadata, client, { refreshToken: old.refresh_token, resource: row.resource, now: context.clock.now() })) };
+              } catch (error) {
+                if (isOAuthFailure(error)) return { failure: error.reason };
+                throw error;
+              }
+            },
+          )) as RefreshAnswer | null;
+          startCleanup();
+          return { state: { ...context.state, outcome: await outcomeOf(answer) } };
+
+          async function outcomeOf(saved: RefreshAnswer | null): Promise<RefreshOutcome> {
+            if (saved === null) return 'needs_authorization';
+            if ('notSent' in saved) return 'moved';
+            if ('failure' in saved) return saved.failure === 'unreachable' || saved.failure === 'refused' ? 'unreachable' : 'needs_authorization';
+            const { rows } = await deps.pool.query<{ installed: boolean }>(
+              `SELECT installed_at IS NOT NULL AS installed FROM app_oauth_grant_results r JOIN execution_calls c ON c.id::text = r.call_id WHERE c.execution_id = $1 AND r.kind = 'refresh'`,
+              [executionId],
+            );
+            return rows[0]?.installed === true ? 'refreshed' : 'too_late';
+          }
+        },
+      },
+    },
+    async end(context) {
+      if (context.outcome === 'completed') return;
+      // Ended without a saved answer (failed, stopped): the refresh token may be spent.
+      const tx = context.tx as unknown as Queryable;
+      const row = await lockGrant(tx, context.state.grantId);
+      if (row !== undefined && row.refresh_intent === context.executionId) await needsAuthorization(tx, row);
+    },
+  });
+}
+
+/** Installs a rotated pair (the caller checked version and intent under the row lock) and forgets the spent one. */
+async function install(tx: Queryable, row: GrantRow, tokensRecordId: string): Promise<void> {
+  await tx.query(
+    `UPDATE app_oauth_grants SET tokens_record_id = $2, version = version + 1, refresh_intent = NULL, refresh_intent_at = NULL, updated_at = now() WHERE id = $1`,
+    [row.id, tokensRecordId],
+  );
+  // The rotated-out pair is spent at the server: forget it.
+  await tx.query('UPDATE app_oauth_grant_results SET tokens_record_id = NULL WHERE tokens_record_id = $1 AND installed_at IS NOT NULL', [row.tokens_record_id]);
+  await tx.query('DELETE FROM sealed_records WHERE id = $1', [row.tokens_record_id]);
+}
+
+/** A grant removed meanwhile: its organization and registration, from the result it was handed over as. */
+async function grantOfResult(tx: Queryable, grantId: string): Promise<{ organization_id: string; registration_id: string } | null> {
+  const { rows } = await tx.query<{ organization_id: string; registration_id: string }>(
+    `SELECT organization_id, registration_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at DESC LIMIT 1`,
+    [`grant:${grantId}:%`],
+  );
+  return rows[0] ?? null;
+}
