@@ -19,6 +19,10 @@ export interface ProtectedMcpServer {
   requireScopes(scopes: readonly string[] | null): void;
   /** Changes the protected-resource metadata document (a server that names another resource, say). */
   rewriteMetadata(rewrite: ((document: Record<string, unknown>) => void) | null): void;
+  /** From now on, an accepted request waits for `until` before it is answered (null: answer at once again). */
+  holdAccepted(until: Promise<void> | null): void;
+  /** Settles once an accepted request waits on the hold. */
+  held(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,6 +40,9 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
   let refusals = 0;
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let rewrite: ((document: Record<string, unknown>) => void) | null = null;
+  let hold: Promise<void> | null = null;
+  let holding = 0;
+  const holdWaiters: Array<() => void> = [];
 
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -69,6 +76,12 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
       return auth;
     }
     accepted.push(auth.token);
+    if (hold !== null) {
+      const waiting = hold;
+      holding += 1;
+      for (const resolve of holdWaiters.splice(0)) resolve();
+      await waiting;
+    }
     return createMcpHandler(() => build(auth)).fetch(request);
   };
 
@@ -90,6 +103,11 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer): Prom
     rewriteMetadata(next) {
       rewrite = next;
     },
+    holdAccepted(until) {
+      hold = until;
+      holding = 0;
+    },
+    held: () => (holding > 0 ? Promise.resolve() : new Promise<void>((resolve) => holdWaiters.push(resolve))),
     async close() {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
