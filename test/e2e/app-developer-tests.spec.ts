@@ -168,7 +168,7 @@ describe('App developer tests', () => {
       expect(types.indexOf('execution.ended')).toBeGreaterThan(types.indexOf('developer_test.closed'));
     });
 
-    it('[DEVT-01][GRANT-05][GRANT-03] the test holds its developer’s grant in the grant-use table; its end hands the grant to service cleanup, which revokes it at the server', async () => {
+    it('[DEVT-01][GRANT-05] the end of a developer test hands its developer’s grant to service cleanup with its holder record, and cleanup revokes it at the server', async () => {
       const org = await t.createOrganization('Developer grant end');
       const test = await waitingTest(org.secret);
       const done = await t.http().get(await playBrowser(test.authorizationUrl)).expect(200);
@@ -218,6 +218,34 @@ describe('App developer tests', () => {
           [removed!.cleanup_execution_id, test.executionId],
         );
         expect(order).toEqual({ after: true });
+        expect(as.revocations).toEqual(['refresh_token']);
+      } finally {
+        rs.holdAccepted(null);
+        release();
+      }
+    });
+
+    it('[DEVT-01][GRANT-05] deleting the App while its developer test holds a connection with the grant hands that grant to cleanup in the same transaction and cancels the run; the revocation follows the run’s end', async () => {
+      const org = await t.createOrganization('Developer grant app deleted');
+      const test = await waitingTest(org.secret);
+      let release: () => void = () => undefined;
+      rs.holdAccepted(new Promise<void>((resolve) => (release = resolve)));
+      try {
+        await t.http().get(await playBrowser(test.authorizationUrl)).expect(200);
+        await rs.held();
+        const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE developer_test_id = $1', [test.id]);
+        await t.http().delete(`/v1/apps/${test.appId}`).set('authorization', bearer(org.secret)).expect(200);
+        expect(await t.database.query('SELECT 1 FROM app_developer_tests WHERE id = $1', [test.id])).toEqual([]);
+        expect(await t.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [grant!.id])).toEqual([]);
+        const [removed] = await t.database.query<{ id: string; source_execution_id: string; cleanup_execution_id: string }>(
+          `SELECT id, source_execution_id, cleanup_execution_id FROM app_oauth_grant_results WHERE call_id = $1`,
+          [`grant:${grant!.id}:v1:removed`],
+        );
+        expect(removed!.source_execution_id).toBe(test.executionId);
+        release();
+        await waitForExecutionState(t, org.secret, test.executionId, 'cancelled');
+        for (let i = 0; i < 400 && (await t.database.query(`SELECT 1 FROM executions WHERE id = $1 AND state = 'completed'`, [removed!.cleanup_execution_id])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+        expect(await t.database.query('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed!.id])).toEqual([{ revocation: { kind: 'revoked' } }]);
         expect(as.revocations).toEqual(['refresh_token']);
       } finally {
         rs.holdAccepted(null);
