@@ -28,7 +28,6 @@ const NOTES = {
   'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, proof verification, indexing and developer tests are workflows too',
   'FW-06': 'partly: reminders are built; Channels and triggers are not built yet',
   'FW-07': 'not built yet: Computers, Connectors, Live',
-  'DEVT-01': 'partly: developer tests connect without credentials to a remote without variables; the developer\'s own OAuth grant, variables and headers are not built yet',
   'MIG-03': 'not built yet: no data conversions exist yet (the mechanism arrives with the first one)',
   'MIG-04': 'partly: every App index read checks the organization, apps.read and the App\'s current verified proof; there is no import of File or Index history from a predecessor deployment',
 };

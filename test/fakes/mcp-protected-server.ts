@@ -23,6 +23,10 @@ export interface ProtectedMcpServer {
   openSessions(): number;
   /** With `sessions`: every DELETE of a session, with the token it carried (null: none) and the answer's status. */
   readonly deletes: Array<{ readonly sessionId: string | null; readonly token: string | null; readonly status: number }>;
+  /** From now on, an accepted request waits for `until` before it is answered (null: answer at once again). */
+  holdAccepted(until: Promise<void> | null): void;
+  /** Settles once an accepted request waits on the hold. */
+  held(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,9 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer, optio
   let rewrite: ((document: Record<string, unknown>) => void) | null = null;
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const deletes: ProtectedMcpServer['deletes'] = [];
+  let hold: Promise<void> | null = null;
+  let holding = 0;
+  const holdWaiters: Array<() => void> = [];
 
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -80,6 +87,12 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer, optio
       return auth;
     }
     accepted.push(auth.token);
+    if (hold !== null) {
+      const waiting = hold;
+      holding += 1;
+      for (const resolve of holdWaiters.splice(0)) resolve();
+      await waiting;
+    }
     if (options.sessions !== true) return createMcpHandler(() => build(auth)).fetch(request);
     // Legacy sessions (Mcp-Session-Id, DELETE), each request behind the same bearer check.
     const sessionId = request.headers.get('mcp-session-id');
@@ -118,6 +131,11 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer, optio
     },
     openSessions: () => sessions.size,
     deletes,
+    holdAccepted(until) {
+      hold = until;
+      holding = 0;
+    },
+    held: () => (holding > 0 ? Promise.resolve() : new Promise<void>((resolve) => holdWaiters.push(resolve))),
     async close() {
       for (const transport of sessions.values()) await transport.close().catch(() => undefined);
       http.closeAllConnections();

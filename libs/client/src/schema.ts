@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Start a developer test of the App (an execution, DEVT-01)
-         * @description Needs a verified proof of the App domain (409 AppProofRequired). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`.
+         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`) until the developer signs in through the registration’s callback, then it connects again with that grant.
          */
         post: operations["AppProofs_startTest"];
         delete?: never;
@@ -240,7 +240,11 @@ export interface paths {
         get: operations["AppProofs_getTest"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove a developer test
+         * @description Its grant (the developer’s own) goes to service cleanup in the same transaction; the revocation waits for the run to end and close its connection. A run still going is cancelled.
+         */
+        delete: operations["AppProofs_deleteTest"];
         options?: never;
         head?: never;
         patch?: never;
@@ -273,7 +277,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List the proofs of the App, newest first (at most 100) */
+        get: operations["AppProofs_list"];
         put?: never;
         /**
          * Start a proof of the App's domain
@@ -1840,13 +1845,21 @@ export interface components {
             id: string;
         };
         AuthorizationOutcomeBody: {
-            /** Format: uuid */
-            connectionId: string;
             /**
-             * @description The connection’s state after the code exchange
+             * Format: uuid
+             * @description The connection authorized (null for a developer test)
+             */
+            connectionId: string | null;
+            /**
+             * Format: uuid
+             * @description The developer test whose developer signed in (null for a connection)
+             */
+            developerTestId: string | null;
+            /**
+             * @description The connection’s state after the code exchange; for a developer test, its state (`running` again once its grant is installed)
              * @enum {string}
              */
-            state: "ready" | "needs_authorization" | "failed" | "deleted";
+            state: "ready" | "needs_authorization" | "failed" | "deleted" | "running" | "completed";
             /** @description Why it is not ready: the authorization server’s `error` (e.g. `access_denied`), or the exchange’s failure (`invalid_grant`, ...) */
             reason: string | null;
             /**
@@ -2473,8 +2486,11 @@ export interface components {
         DeveloperTestBody: {
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
-            state: "running" | "completed" | "failed";
+            /**
+             * @description `needs_authorization`: the server answered 401; its developer signs in at `authorizationUrl` (the developer’s own grant), then the test connects again
+             * @enum {string}
+             */
+            state: "running" | "needs_authorization" | "completed" | "failed";
             /** @description `{ state, era, protocolVersion, category, closed }` of the pre-publish connection; null while running */
             connection: Record<string, never> | null;
             /** @description Tool names listed; null while running */
@@ -2487,6 +2503,20 @@ export interface components {
              */
             memberId: string;
             remote: string;
+            /** @description The URL variables given: a literal is null (sealed, removed with the run’s end), a Vault reference as given */
+            variables: {
+                [key: string]: unknown;
+            };
+            /** @description The headers given, like `variables` */
+            headers: {
+                [key: string]: unknown;
+            };
+            /** @description While `needs_authorization`: where the developer signs in (shown to the member who started the test only) */
+            authorizationUrl: string | null;
+        };
+        DeveloperTestDeletedBody: {
+            /** Format: uuid */
+            id: string;
         };
         DeveloperTestStartedBody: {
             /** Format: uuid */
@@ -2931,6 +2961,9 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        ProofList: {
+            data: components["schemas"]["ProofBody"][];
+        };
         PrunedMarkerBody: {
             /**
              * @description The event types removed
@@ -3116,6 +3149,14 @@ export interface components {
         StartDeveloperTestRequest: {
             /** @description The `url` of one of the App's remotes (default: the first) */
             remote?: string;
+            /** @description URL variables of the remote, as for an App connection. A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }` */
+            variables?: {
+                [key: string]: unknown;
+            };
+            /** @description Headers sent with every request of the test, as for an App connection. A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }` */
+            headers?: {
+                [key: string]: unknown;
+            };
         };
         StuckExecutionBody: {
             /** Format: uuid */
@@ -4587,6 +4628,84 @@ export interface operations {
             };
         };
     };
+    AppProofs_deleteTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                testId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperTestDeletedBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     AppProofs_index: {
         parameters: {
             query?: never;
@@ -4604,6 +4723,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExecutionStartedBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    AppProofs_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofList"];
                 };
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */

@@ -1,6 +1,7 @@
 import type { ExecutionState } from '@openbot/domain';
 import type { ResourceRef } from './json';
 import type { Queryable } from './ports';
+import * as callSql from './sql/calls';
 import * as childSql from './sql/children';
 import * as executionSql from './sql/executions';
 
@@ -118,6 +119,12 @@ export const executionReads = {
   /** The executions above it, its parent first, the root last. */
   async ancestors(db: Queryable, executionId: string): Promise<string[]> {
     const { rows } = await db.query<{ id: string }>({ ...childSql.ancestorIds, values: [executionId] });
+    return rows.map((row) => row.id);
+  },
+
+  /** The IDs of an execution's call log entries (every call and attempt), as features record them with what a call produced. */
+  async callIds(db: Queryable, executionId: string): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>({ ...callSql.callIdsOfExecution, values: [executionId] });
     return rows.map((row) => row.id);
   },
 

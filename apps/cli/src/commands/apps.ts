@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
 import { formatFields, formatJson, type Column } from '../output';
+import { appCatalogCommands } from './app-catalog';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 
 interface App {
@@ -65,7 +66,7 @@ const TOOL_COLUMNS: ReadonlyArray<Column<ConnectionTool>> = [
   ['description', (t) => (t.description ?? '').split('\n')[0]!.slice(0, 80)],
 ];
 
-/** `openbot apps add|list`: MCP servers of the organization. */
+/** `openbot apps add|list` (MCP servers of the organization), with their proofs, developer tests and index (app-catalog.ts). */
 export function appsCommand(program: Command, context: Context): void {
   const apps = program.command('apps').description('Apps: MCP servers the organization’s Bots may use');
 
@@ -99,6 +100,7 @@ export function appsCommand(program: Command, context: Context): void {
     const page = await unwrap<{ data: App[]; next: string | null }>(plain(client).GET('/v1/apps', { params: { query: pageQuery(options) } }) as never);
     printPage(context, page, APP_COLUMNS, options, 'apps list');
   });
+  appCatalogCommands(program, apps, context);
 
   const connections = program.command('connections').description('connections to Apps (of the organization, or your own)');
   pageOptions(connections.command('list').description('list the connections you may see').option('--app <id>', 'only this App')).action(async (options: PageOptions & { app?: string }) => {

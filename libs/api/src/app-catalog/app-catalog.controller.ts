@@ -2,12 +2,12 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CreateProof, DeleteProof, GetDeveloperTest, GetProof, IndexApp, SearchAppIndex, StartDeveloperTest, VerifyProof } from '@openbot/openbot';
-import { ExecutionStartedBody } from '../apps/app.dto';
+import { CreateProof, DeleteDeveloperTest, DeleteProof, GetDeveloperTest, GetProof, IndexApp, ListProofs, SearchAppIndex, StartDeveloperTest, VerifyProof } from '@openbot/openbot';
+import { ExecutionStartedBody, givenValues } from '../apps/app.dto';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
-import { AppIndexPage, CreateProofRequest, DeveloperTestBody, DeveloperTestStartedBody, ProofBody, StartDeveloperTestRequest, toAppIndexEntryBody, toDeveloperTestBody, toProofBody } from './app-catalog.dto';
+import { AppIndexPage, CreateProofRequest, DeveloperTestBody, DeveloperTestDeletedBody, DeveloperTestStartedBody, ProofBody, ProofList, StartDeveloperTestRequest, toAppIndexEntryBody, toDeveloperTestBody, toProofBody } from './app-catalog.dto';
 
 // `:id` for the App: the router needs one parameter name per path position under /v1/apps.
 @ApiTags('apps')
@@ -28,6 +28,16 @@ export class AppProofsController {
   @ApiErrors(400, 401, 403, 404)
   async create(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: CreateProofRequest): Promise<ProofBody> {
     return toProofBody(await this.commands.execute(new CreateProof(caller, id, body.domain)));
+  }
+
+  @Get(':id/proofs')
+  @Requires('apps.manage')
+  @ApiOperation({ summary: 'List the proofs of the App, newest first (at most 100)' })
+  @ApiOkResponse({ type: ProofList })
+  @ApiErrors(401, 403, 404)
+  async list(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ProofList> {
+    const proofs = await this.queries.execute(new ListProofs(caller, id));
+    return { data: proofs.map(toProofBody) };
   }
 
   @Get(':id/proofs/:proofId')
@@ -66,12 +76,25 @@ export class AppProofsController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Start a developer test of the App (an execution, DEVT-01)',
-    description: 'Needs a verified proof of the App domain (409 AppProofRequired). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`.',
+    description:
+      'Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`) until the developer signs in through the registration’s callback, then it connects again with that grant.',
   })
   @ApiAcceptedResponse({ type: DeveloperTestStartedBody })
   @ApiErrors(400, 401, 403, 404, 409)
   async startTest(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: StartDeveloperTestRequest): Promise<DeveloperTestStartedBody> {
-    return this.commands.execute(new StartDeveloperTest(caller, id, body.remote));
+    return this.commands.execute(new StartDeveloperTest(caller, id, body.remote, givenValues('variables', body.variables), givenValues('headers', body.headers)));
+  }
+
+  @Delete(':id/developer-tests/:testId')
+  @Requires('apps.manage')
+  @ApiOperation({
+    summary: 'Remove a developer test',
+    description: 'Its grant (the developer’s own) goes to service cleanup in the same transaction; the revocation waits for the run to end and close its connection. A run still going is cancelled.',
+  })
+  @ApiOkResponse({ type: DeveloperTestDeletedBody })
+  @ApiErrors(401, 403, 404)
+  async deleteTest(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Param('testId') testId: string): Promise<DeveloperTestDeletedBody> {
+    return this.commands.execute(new DeleteDeveloperTest(caller, id, testId));
   }
 
   @Get(':id/developer-tests/:testId')

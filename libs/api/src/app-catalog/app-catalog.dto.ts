@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { AppIndexEntryView, DeveloperTestView, ProofView } from '@openbot/openbot';
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+
+const VALUE_DESCRIPTION = 'A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }`';
 
 export class CreateProofRequest {
   @ApiProperty({ example: 'mcp.example.com', maxLength: 300, description: "The App's host (with its port when it has one); it must serve the token at `https://<domain>/.well-known/openbot-app-proof`." })
@@ -31,6 +33,11 @@ export class ProofBody {
 
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt!: string;
+}
+
+export class ProofList {
+  @ApiProperty({ type: [ProofBody] })
+  data!: ProofBody[];
 }
 
 export class AppIndexEntryBody {
@@ -78,6 +85,16 @@ export class StartDeveloperTestRequest {
   @IsString()
   @MaxLength(2000)
   remote?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: `URL variables of the remote, as for an App connection. ${VALUE_DESCRIPTION}` })
+  @IsOptional()
+  @IsObject()
+  variables?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: `Headers sent with every request of the test, as for an App connection. ${VALUE_DESCRIPTION}` })
+  @IsOptional()
+  @IsObject()
+  headers?: Record<string, unknown>;
 }
 
 export class DeveloperTestStartedBody {
@@ -88,11 +105,19 @@ export class DeveloperTestStartedBody {
   executionId!: string;
 }
 
+export class DeveloperTestDeletedBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+}
+
 export class DeveloperTestBody {
   @ApiProperty({ format: 'uuid' })
   id!: string;
 
-  @ApiProperty({ enum: ['running', 'completed', 'failed'] })
+  @ApiProperty({
+    enum: ['running', 'needs_authorization', 'completed', 'failed'],
+    description: '`needs_authorization`: the server answered 401; its developer signs in at `authorizationUrl` (the developer’s own grant), then the test connects again',
+  })
   state!: string;
 
   @ApiProperty({ type: Object, nullable: true, description: '`{ state, era, protocolVersion, category, closed }` of the pre-publish connection; null while running' })
@@ -109,8 +134,17 @@ export class DeveloperTestBody {
 
   @ApiProperty()
   remote!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The URL variables given: a literal is null (sealed, removed with the run’s end), a Vault reference as given' })
+  variables!: Record<string, unknown>;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The headers given, like `variables`' })
+  headers!: Record<string, unknown>;
+
+  @ApiProperty({ type: String, nullable: true, description: 'While `needs_authorization`: where the developer signs in (shown to the member who started the test only)' })
+  authorizationUrl!: string | null;
 }
 
 export function toDeveloperTestBody(view: DeveloperTestView): DeveloperTestBody {
-  return { ...view, tools: view.tools === null ? null : [...view.tools] };
+  return { ...view, tools: view.tools === null ? null : [...view.tools], variables: { ...view.variables }, headers: { ...view.headers } };
 }

@@ -78,10 +78,11 @@ export class OAuthCallbackController {
         error: text(error),
       }),
     );
-    const body: AuthorizationOutcomeBody = { connectionId: done.connectionId, state: done.state, reason: done.reason, executionId: done.executionId };
+    const body: AuthorizationOutcomeBody = { connectionId: done.connectionId, developerTestId: done.developerTestId, state: done.state, reason: done.reason, executionId: done.executionId };
     if (done.returnTo !== null) {
       const target = new URL(done.returnTo, 'http://openbot.invalid');
-      target.searchParams.set('connectionId', done.connectionId);
+      if (done.connectionId !== null) target.searchParams.set('connectionId', done.connectionId);
+      if (done.developerTestId !== null) target.searchParams.set('developerTestId', done.developerTestId);
       target.searchParams.set('state', done.state);
       await reply.header('cache-control', 'no-store').redirect(`${target.pathname}${target.search}`, 303);
       return;

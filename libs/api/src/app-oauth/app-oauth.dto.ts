@@ -26,10 +26,16 @@ export class AuthorizationUrlBody {
 }
 
 export class AuthorizationOutcomeBody {
-  @ApiProperty({ format: 'uuid' })
-  connectionId!: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The connection authorized (null for a developer test)' })
+  connectionId!: string | null;
 
-  @ApiProperty({ enum: ['ready', 'needs_authorization', 'failed', 'deleted'], description: 'The connection’s state after the code exchange' })
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The developer test whose developer signed in (null for a connection)' })
+  developerTestId!: string | null;
+
+  @ApiProperty({
+    enum: ['ready', 'needs_authorization', 'failed', 'deleted', 'running', 'completed'],
+    description: 'The connection’s state after the code exchange; for a developer test, its state (`running` again once its grant is installed)',
+  })
   state!: string;
 
   @ApiProperty({ type: String, nullable: true, description: 'Why it is not ready: the authorization server’s `error` (e.g. `access_denied`), or the exchange’s failure (`invalid_grant`, ...)' })

@@ -68,3 +68,9 @@ export const callResult: Statement = {
                  FROM (SELECT id, status FROM execution_calls WHERE id = $1 FOR UPDATE) old
                 WHERE c.id = old.id RETURNING old.status AS was`,
 };
+
+/** The IDs of an execution's call log entries (the read API's `callIds`). */
+export const callIdsOfExecution: Statement = {
+  name: 'engine.call_ids',
+  text: 'SELECT id::text AS id FROM execution_calls WHERE execution_id = $1',
+};

@@ -5,6 +5,7 @@ import { AppClient } from '../apps/app-client';
 import { AppsModule } from '../apps/apps.module';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
+import { SealedRecords } from '../sealing/sealed-records';
 import { appIndexWorkflow } from './app-index.workflow';
 import { CreateProofHandler } from './commands/create-proof.command';
 import { DeleteProofHandler } from './commands/delete-proof.command';
@@ -13,14 +14,16 @@ import { VerifyProofHandler } from './commands/verify-proof.command';
 import { proofVerifyWorkflow } from './proof-verify.workflow';
 import { developerTestWorkflow } from './developer-test.workflow';
 import { StartDeveloperTestHandler } from './commands/start-developer-test.command';
+import { DeleteDeveloperTestHandler } from './commands/delete-developer-test.command';
 import { GetDeveloperTestHandler } from './queries/get-developer-test.query';
 import { GetProofHandler } from './queries/get-proof.query';
+import { ListProofsHandler } from './queries/list-proofs.query';
 import { SearchAppIndexHandler } from './queries/search-app-index.query';
 
 /** Developer proofs of App domains and the App index (issue 18, decision 039). */
 @Module({
   imports: [AppsModule],
-  providers: [CreateProofHandler, VerifyProofHandler, DeleteProofHandler, GetProofHandler, IndexAppHandler, SearchAppIndexHandler, StartDeveloperTestHandler, GetDeveloperTestHandler],
+  providers: [CreateProofHandler, VerifyProofHandler, DeleteProofHandler, GetProofHandler, ListProofsHandler, IndexAppHandler, SearchAppIndexHandler, StartDeveloperTestHandler, DeleteDeveloperTestHandler, GetDeveloperTestHandler],
 })
 export class AppCatalogModule implements OnModuleInit {
   constructor(
@@ -28,12 +31,13 @@ export class AppCatalogModule implements OnModuleInit {
     @Inject(Database) private readonly db: Database,
     @Inject(AppClient) private readonly client: AppClient,
     @Inject(EgressClient) private readonly egress: EgressClient,
+    @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
   onModuleInit(): void {
     // A proof answer is a small document: capped like other documents.
     this.engine.register(proofVerifyWorkflow({ pool: this.db.pool, fetch: cappedFetch(this.egress.fetch, this.egress.limits.documentBytes) }));
     this.engine.register(appIndexWorkflow({ pool: this.db.pool, client: this.client }));
-    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client }));
+    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client, sealed: this.sealed }));
   }
 }

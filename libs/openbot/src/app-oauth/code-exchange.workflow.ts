@@ -18,6 +18,9 @@ interface ExchangeState {
   readonly failure: { readonly reason: string; readonly message: string } | null;
 }
 
+/** The signal a developer test's run waits for: its developer's grant is installed (DEVT-01). */
+export const DEVELOPER_TEST_AUTHORIZED = 'developer_test.authorized';
+
 export const CODE_EXCHANGE = defineWorkflow({
   name: 'app.oauth.exchange',
   audience: 'member',
@@ -35,7 +38,9 @@ export const CODE_EXCHANGE = defineWorkflow({
 
 interface AuthorizationRow {
   readonly registration_id: string;
-  readonly connection_id: string;
+  readonly connection_id: string | null;
+  /** Set instead of `connection_id` for a developer test's own grant (DEVT-01). */
+  readonly developer_test_id: string | null;
   readonly organization_id: string;
   readonly verifier_record_id: string;
   readonly resource: string;
@@ -56,7 +61,7 @@ interface AuthorizationRow {
  */
 export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
   const authorizationOf = async (id: string): Promise<AuthorizationRow> => {
-    const { rows } = await deps.pool.query<AuthorizationRow>('SELECT registration_id, connection_id, organization_id, verifier_record_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [id]);
+    const { rows } = await deps.pool.query<AuthorizationRow>('SELECT registration_id, connection_id, developer_test_id, organization_id, verifier_record_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [id]);
     if (rows[0] === undefined) throw new Error('the authorization request is gone');
     return rows[0];
   };
@@ -131,12 +136,43 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
     },
     async end(context) {
       const tx = context.tx;
-      const { rows: authRows } = await tx.query('SELECT registration_id, connection_id, organization_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [context.state.authorizationId]);
+      const { rows: authRows } = await tx.query('SELECT registration_id, connection_id, developer_test_id, organization_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [context.state.authorizationId]);
       const authorization = authRows[0] as Omit<AuthorizationRow, 'verifier_record_id'> | undefined;
       await tx.query(`DELETE FROM app_oauth_grant_uses WHERE id = $1 AND kind = 'send'`, [context.executionId]);
-      if (authorization !== undefined && context.outcome === 'completed' && context.state.exchanged) await install(context.executionId, authorization);
+      if (authorization !== undefined && context.outcome === 'completed' && context.state.exchanged) {
+        if (authorization.developer_test_id !== null) await installForDeveloperTest(context.executionId, authorization, authorization.developer_test_id);
+        else await install(context.executionId, authorization);
+      }
       const { rows: held } = await tx.query(`SELECT cleanup_execution_id FROM app_oauth_grant_results WHERE source_execution_id = $1 AND cleanup_execution_id IS NOT NULL`, [context.executionId]);
       for (const row of held as Array<{ cleanup_execution_id: string }>) await context.admit(row.cleanup_execution_id);
+
+      /**
+       * A developer test's own grant (DEVT-01): installed only while its test waits for the sign-in
+       * (one that ended or was removed leaves the result to its held cleanup, GRANT-03); the test
+       * is the holder in the grant-use table (GRANT-05) and its run is woken to connect with it.
+       */
+      async function installForDeveloperTest(executionId: string, auth: Omit<AuthorizationRow, 'verifier_record_id'>, testId: string): Promise<void> {
+        await tx.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR SHARE', [auth.registration_id]);
+        const { rows: tests } = await tx.query(`SELECT execution_id FROM app_developer_tests WHERE id = $1 AND state = 'needs_authorization' FOR UPDATE`, [testId]);
+        const test = tests[0] as { execution_id: string } | undefined;
+        if (test === undefined) return;
+        const { rows } = await tx.query(`SELECT id, call_id, tokens_record_id FROM app_oauth_grant_results WHERE source_execution_id = $1 AND kind = 'exchange' AND installed_at IS NULL`, [executionId]);
+        const result = rows[0] as { id: string; call_id: string; tokens_record_id: string } | undefined;
+        if (result === undefined) return;
+        await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), testId, 'removed');
+        await tx.query(
+          `INSERT INTO app_oauth_grants (id, organization_id, registration_id, developer_test_id, state, tokens_record_id, version, resource, scope, installed_call_id)
+           VALUES ($1, $2, $3, $4, 'active', $5, 1, $6, $7, $8)`,
+          [result.id, auth.organization_id, auth.registration_id, testId, result.tokens_record_id, auth.resource, auth.scope, result.call_id],
+        );
+        await tx.query(
+          `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id) VALUES ($1, $2, 'holder', 'developer_test', $3, $4) ON CONFLICT (id) DO NOTHING`,
+          [result.id, auth.registration_id, testId, auth.organization_id],
+        );
+        await tx.query('UPDATE app_oauth_grant_results SET installed_at = now() WHERE id = $1', [result.id]);
+        await tx.query(`UPDATE app_developer_tests SET state = 'running', authorization_url = NULL WHERE id = $1`, [testId]);
+        await context.signal(test.execution_id, DEVELOPER_TEST_AUTHORIZED);
+      }
 
       async function install(executionId: string, auth: Omit<AuthorizationRow, 'verifier_record_id'>): Promise<void> {
         // The lock grant sends and installation share with cleanup (GRANT-07).
@@ -147,7 +183,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
         const result = rows[0] as { id: string; call_id: string; tokens_record_id: string } | undefined;
         if (result === undefined) return;
         // A pair the connection held before goes to service cleanup in this transaction (CONN-01, GRANT-03).
-        await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), auth.connection_id, 'replaced');
+        await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), auth.connection_id!, 'replaced');
         await tx.query(
           `INSERT INTO app_oauth_grants (id, organization_id, registration_id, connection_id, state, tokens_record_id, version, resource, scope, installed_call_id)
            VALUES ($1, $2, $3, $4, 'active', $5, 1, $6, $7, $8)

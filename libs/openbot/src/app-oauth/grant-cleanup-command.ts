@@ -83,19 +83,27 @@ export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitt
 }
 
 /**
- * Hands a connection's installed grant to cleanup in the caller's transaction (GRANT-03, CONN-01):
- * its pair becomes a `replaced` or `removed` grant result with a cleanup that does not wait for
- * any source; the holder row goes in the same transaction (GRANT-05). The grant row itself is
- * deleted for a removal, and kept (to take the new pair) for a replacement.
+ * Hands a connection's (or a developer test's: `holderId` is either) installed grant to cleanup in
+ * the caller's transaction (GRANT-03, CONN-01): its pair becomes a `replaced` or `removed` grant
+ * result; the holder row goes in the same transaction (GRANT-05). Its cleanup waits for
+ * `sourceExecutionId` to end when one is given (a developer test removed while its run may still
+ * hold the connection open), else for no source. The grant row itself is deleted for a removal,
+ * and kept (to take the new pair) for a replacement.
  */
-export async function handOverGrant(tx: EndTransaction, submit: CleanupSubmitter, connectionId: string, kind: 'replaced' | 'removed'): Promise<{ start: () => void } | null> {
-  const { rows } = await tx.query('SELECT id, organization_id, registration_id, tokens_record_id, version FROM app_oauth_grants WHERE connection_id = $1 FOR UPDATE', [connectionId]);
+export async function handOverGrant(
+  tx: EndTransaction,
+  submit: CleanupSubmitter,
+  holderId: string,
+  kind: 'replaced' | 'removed',
+  sourceExecutionId: string | null = null,
+): Promise<{ start: () => void } | null> {
+  const { rows } = await tx.query('SELECT id, organization_id, registration_id, tokens_record_id, version FROM app_oauth_grants WHERE connection_id = $1 OR developer_test_id = $1 FOR UPDATE', [holderId]);
   const grant = rows[0] as { id: string; organization_id: string; registration_id: string; tokens_record_id: string; version: number } | undefined;
   if (grant === undefined) return null;
   const saved = await saveGrantResult(
     tx,
     submit,
-    { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId: grant.tokens_record_id, sourceExecutionId: null, installed: false },
+    { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId: grant.tokens_record_id, sourceExecutionId, installed: false },
     { held: false },
   );
   if (kind === 'removed') {

@@ -1,4 +1,4 @@
-import { codec, defineWorkflow, type Codec, type Engine, type Json, type Queryable } from '@openbot/engine';
+import { codec, defineWorkflow, executionReads, type Engine, type Json, type Queryable } from '@openbot/engine';
 import { isOAuthFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { Sealer } from '../sealing/sealer';
@@ -14,19 +14,14 @@ import { openClient, openTokens, registrationById } from './oauth-records';
  * given up: an unused grant result with its cleanup), `needs_authorization`, `unreachable`
  * (nothing was granted; a later call may try again).
  */
-export type RefreshOutcome = 'refreshed' | 'moved' | 'too_late' | 'needs_authorization' | 'unreachable';
-
-interface RefreshState {
-  readonly grantId: string;
-  readonly version: number;
-  readonly outcome: RefreshOutcome | null;
-}
+export const REFRESH_OUTCOMES = ['refreshed', 'moved', 'too_late', 'needs_authorization', 'unreachable'] as const;
+export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
 
 export const GRANT_REFRESH = defineWorkflow({
   name: 'app.oauth.refresh',
   audience: 'service',
   input: codec.object({ grantId: codec.string, version: codec.number }),
-  state: codec.object({ grantId: codec.string, version: codec.number, outcome: codec.nullable(codec.string) }) as unknown as Codec<RefreshState>,
+  state: codec.object({ grantId: codec.string, version: codec.number, outcome: codec.nullable(codec.oneOf(REFRESH_OUTCOMES)) }),
   result: codec.object({ outcome: codec.string }),
   calls: { refresh: codec.json },
 });
@@ -126,8 +121,8 @@ export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch
             if ('notSent' in saved) return 'moved';
             if ('failure' in saved) return saved.failure === 'unreachable' || saved.failure === 'refused' ? 'unreachable' : 'needs_authorization';
             const { rows } = await deps.pool.query<{ installed: boolean }>(
-              `SELECT installed_at IS NOT NULL AS installed FROM app_oauth_grant_results r JOIN execution_calls c ON c.id::text = r.call_id WHERE c.execution_id = $1 AND r.kind = 'refresh'`,
-              [executionId],
+              `SELECT installed_at IS NOT NULL AS installed FROM app_oauth_grant_results WHERE call_id = ANY($1::text[]) AND kind = 'refresh'`,
+              [await executionReads.callIds(deps.pool, executionId)],
             );
             return rows[0]?.installed === true ? 'refreshed' : 'too_late';
           }
@@ -137,9 +132,8 @@ export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch
     async end(context) {
       if (context.outcome === 'completed') return;
       // Ended without a saved answer (failed, stopped): the refresh token may be spent.
-      const tx = context.tx as unknown as Queryable;
-      const row = await lockGrant(tx, context.state.grantId);
-      if (row !== undefined && row.refresh_intent === context.executionId) await needsAuthorization(tx, row);
+      const row = await lockGrant(context.tx, context.state.grantId);
+      if (row !== undefined && row.refresh_intent === context.executionId) await needsAuthorization(context.tx, row);
     },
   });
 }

@@ -48,11 +48,11 @@ export class GrantTokens {
     return this.deps.now?.() ?? Date.now();
   }
 
-  /** The active grant's token of a connection, or null when it holds none (or needs authorization). */
+  /** The active grant's token of a connection (or of a developer test: `connectionId` is its holder), or null when it holds none (or needs authorization). */
   async current(connectionId: string): Promise<GrantToken | null> {
     const { rows } = await this.deps.pool.query<{ id: string; version: number; tokens_record_id: string; state: string }>({
-      name: 'app-oauth.current-grant',
-      text: 'SELECT id, version, tokens_record_id, state FROM app_oauth_grants WHERE connection_id = $1',
+      name: 'app-oauth.current-grant-of-holder',
+      text: 'SELECT id, version, tokens_record_id, state FROM app_oauth_grants WHERE connection_id = $1 OR developer_test_id = $1',
       values: [connectionId],
     });
     const row = rows[0];

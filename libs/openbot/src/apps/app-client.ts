@@ -16,11 +16,13 @@ export interface ConnectionTarget {
   readonly secrets: ConnectionSecrets;
   /** The stored connection this target is of (absent for a connection being set up). */
   readonly connectionId?: string;
+  /** The developer test this target is of: its requests carry the developer's own grant (DEVT-01). */
+  readonly developerTestId?: string;
 }
 
-/** The seam App OAuth plugs into (libs/openbot/src/app-oauth): a connection's requests carry its grant's bearer token. */
+/** The seam App OAuth plugs into (libs/openbot/src/app-oauth): a connection's (or developer test's) requests carry its grant's bearer token. */
 export interface ConnectionAuthorization {
-  fetchFor(connectionId: string, fetch: Fetch): Fetch;
+  fetchFor(holderId: string, fetch: Fetch): Fetch;
 }
 
 /** A Vault reference as a connection stores it. */
@@ -95,11 +97,12 @@ export class AppClient {
   }
 
   /**
-   * The egress fetch of a stored connection's requests: with its grant's bearer token when App
-   * OAuth holds one for it (refreshed before it expires, and once on a 401), else as it is.
+   * The egress fetch of a stored connection's (or developer test's) requests: with its grant's
+   * bearer token when App OAuth holds one for it (refreshed before it expires, and once on a
+   * 401), else as it is.
    */
-  fetchOf(connectionId: string): Fetch {
-    return this.authorization !== null ? this.authorization.fetchFor(connectionId, this.egress.fetch) : this.egress.fetch;
+  fetchOf(holderId: string): Fetch {
+    return this.authorization !== null ? this.authorization.fetchFor(holderId, this.egress.fetch) : this.egress.fetch;
   }
 
   /** Reads an App URL once: a Server Card or a bare endpoint. */
@@ -114,10 +117,11 @@ export class AppClient {
    */
   async open(target: ConnectionTarget, options: OpenAs): Promise<McpConnection> {
     const url = await this.urlOf(target, options.actor);
+    const holder = target.connectionId ?? target.developerTestId;
     const fixed = Object.fromEntries(target.remote.headers.filter((h) => h.value !== undefined).map((h) => [h.name, h.value!]));
     return McpConnection.open({
       url,
-      fetch: target.connectionId !== undefined ? this.fetchOf(target.connectionId) : this.egress.fetch,
+      fetch: holder !== undefined ? this.fetchOf(holder) : this.egress.fetch,
       answerLimitBytes: this.egress.limits.toolAnswerBytes,
       headers: async () => ({ ...fixed, ...(await this.headersOf(target, options.actor, url)) }),
       ...(options.signal ? { signal: options.signal } : {}),

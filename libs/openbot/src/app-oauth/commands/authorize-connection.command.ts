@@ -1,9 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Forbidden, identityForMember, InvalidInput, newId, Unavailable, type MemberCaller } from '@openbot/domain';
+import { Forbidden, identityForMember, InvalidInput, Unavailable, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json } from '@openbot/engine';
-import { authorizationRequest, scopeUnion } from '@openbot/protocol';
-import { createHash, randomBytes } from 'node:crypto';
+import { scopeUnion } from '@openbot/protocol';
 import { AppClient } from '../../apps/app-client';
 import { connectionNotFound } from '../../apps/app-failures';
 import { lockChangeableConnection } from '../../apps/changeable-connection';
@@ -12,10 +11,8 @@ import { Database } from '../../database/sql';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { AppAuthorizationRefused, AppAuthorizationUnavailable } from '../app-oauth-failures';
 import { AUTHORIZATION_PREPARE, type PreparedAuthorization } from '../authorization-prepare.workflow';
-import { openClient, registrationById, SEALED } from '../oauth-records';
+import { AUTHORIZATION_LIFETIME_MS, issueAuthorization } from '../authorization-request';
 
-/** An authorization request is valid this long, once. */
-export const AUTHORIZATION_LIFETIME_MS = 10 * 60_000;
 /** Scope step-ups authorized in a row before OpenBot refuses another (a server that keeps asking for more). */
 export const STEP_UP_LIMIT = 3;
 
@@ -23,7 +20,7 @@ export const STEP_UP_LIMIT = 3;
  * `POST /v1/connections/{id}/authorize`: runs sign-in preparation as an execution (discovery
  * and registration through the call log), then hands out one authorization URL (PKCE S256,
  * state, RFC 8707 resource) whose request is saved: the state's hash, the sealed verifier, the
- * registration it belongs to (its callback only), 10 minutes, once. Who may change the
+ * registration it belongs to (its callback only), 10 minutes, once (issueAuthorization). Who may change the
  * connection may authorize it; a member connection gets its member's own grant.
  */
 export class AuthorizeConnection extends Command<{ readonly authorizationUrl: string; readonly executionId: string }> {
@@ -79,23 +76,13 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       throw new AppAuthorizationRefused('step_up_limit', `the server asked for more scope ${STEP_UP_LIMIT} times in a row`);
     }
     const scope = scopeUnion(prepared.scope, grant?.step_up_scope);
-    const registration = (await registrationById(this.db, prepared.registrationId))!;
-    const oauthClient = await openClient(this.sealed, registration.clientRecordId);
-    const state = randomBytes(32).toString('base64url');
-    const request = await authorizationRequest(registration.metadata, oauthClient, { redirectUri: registration.redirectUri, state, resource: prepared.resource, scope });
-    await this.db.transaction(async (tx) => {
-      const verifier = await this.sealed.put(SEALED.verifier, request.codeVerifier, tx);
-      await tx.count(
-        `INSERT INTO app_oauth_authorizations (id, registration_id, connection_id, organization_id, member_id, state_hash, verifier_record_id, resource, scope, return_to, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11::double precision / 1000))`,
-        [newId(), registration.id, connectionId, caller.organizationId, caller.memberId, stateHash(state), verifier, prepared.resource, scope, returnTo, AUTHORIZATION_LIFETIME_MS],
-      );
+    const authorizationUrl = await issueAuthorization({ pool: this.db.pool, sealed: this.sealed }, prepared, scope, {
+      connectionId,
+      developerTestId: null,
+      organizationId: caller.organizationId,
+      memberId: caller.memberId,
+      returnTo,
     });
-    return { authorizationUrl: request.url, executionId };
+    return { authorizationUrl, executionId };
   }
-}
-
-/** The state is never stored: its SHA-256 finds the request. */
-export function stateHash(state: string): Buffer {
-  return createHash('sha256').update(state, 'utf8').digest();
 }

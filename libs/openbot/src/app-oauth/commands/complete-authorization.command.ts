@@ -7,7 +7,7 @@ import { Database } from '../../database/sql';
 import { refusedIssuer, refusedState, registrationNotFound } from '../app-oauth-failures';
 import { CODE_EXCHANGE } from '../code-exchange.workflow';
 import { registrationById } from '../oauth-records';
-import { stateHash } from './authorize-connection.command';
+import { stateHash } from '../authorization-request';
 
 /** How long the callback waits for the code exchange before it answers with the state the exchange is in. */
 const ANSWER_WITHIN_MS = 60_000;
@@ -21,9 +21,11 @@ export interface AuthorizationResponse {
   readonly error: string | null;
 }
 
-/** How an authorization ended: the connection's state now, and why it is not ready when it is not. */
+/** How an authorization ended: the connection's (or developer test's) state now, and why it is not ready when it is not. */
 export interface CompletedAuthorization {
-  readonly connectionId: string;
+  readonly connectionId: string | null;
+  /** The developer test whose developer signed in (DEVT-01), instead of a connection. */
+  readonly developerTestId: string | null;
   readonly state: string;
   readonly reason: string | null;
   readonly returnTo: string | null;
@@ -36,7 +38,7 @@ export interface CompletedAuthorization {
  * client: a code relayed through another registration's callback is refused before it is sent
  * anywhere), unused and unexpired; the `iss` must be the registration's issuer (RFC 9207).
  * The request is used up, and the code exchange runs as an execution for the member who asked;
- * the answer shows the connection as that execution left it.
+ * the answer shows the connection (or the developer test, DEVT-01) as that execution left it.
  */
 export class CompleteAuthorization extends Command<CompletedAuthorization> {
   constructor(
@@ -59,8 +61,8 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
     const registration = await registrationById(this.db, registrationId);
     if (registration === null) throw registrationNotFound();
     if (response.state === null) throw refusedState('state is missing');
-    const request = await this.db.one<{ id: string; registration_id: string; connection_id: string; organization_id: string; member_id: string; return_to: string | null; used: boolean; expired: boolean }>(
-      `SELECT id, registration_id, connection_id, organization_id, member_id, return_to, used_at IS NOT NULL AS used, expires_at <= now() AS expired FROM app_oauth_authorizations WHERE state_hash = $1`,
+    const request = await this.db.one<{ id: string; registration_id: string; connection_id: string | null; developer_test_id: string | null; organization_id: string; member_id: string; return_to: string | null; used: boolean; expired: boolean }>(
+      `SELECT id, registration_id, connection_id, developer_test_id, organization_id, member_id, return_to, used_at IS NOT NULL AS used, expires_at <= now() AS expired FROM app_oauth_authorizations WHERE state_hash = $1`,
       [stateHash(response.state)],
     );
     if (request === undefined || request.registration_id !== registrationId) throw refusedState('the state was not issued for this registration');
@@ -83,7 +85,7 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
         {
           ...CODE_EXCHANGE.command({ authorizationId: request.id, code: response.code!, iss: response.iss }),
           scope: { kind: 'member', id: request.member_id, organizationId: request.organization_id },
-          resource: { type: 'app-connection', id: request.connection_id },
+          resource: request.developer_test_id !== null ? { type: 'app-developer-test', id: request.developer_test_id } : { type: 'app-connection', id: request.connection_id! },
         },
         { held: false },
       );
@@ -98,8 +100,11 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
       const result = (await this.engine.result(executionId)) as { failure?: { reason: string } } | undefined;
       reason = ended !== 'completed' ? `exchange_${ended}` : (result?.failure?.reason ?? null);
     }
-    const connection = await this.db.one<{ state: string }>('SELECT state FROM app_connections WHERE id = $1', [request.connection_id]);
-    return { connectionId: request.connection_id, state: connection?.state ?? 'deleted', reason, returnTo: request.return_to, executionId };
+    const holder =
+      request.developer_test_id !== null
+        ? await this.db.one<{ state: string }>('SELECT state FROM app_developer_tests WHERE id = $1', [request.developer_test_id])
+        : await this.db.one<{ state: string }>('SELECT state FROM app_connections WHERE id = $1', [request.connection_id]);
+    return { connectionId: request.connection_id, developerTestId: request.developer_test_id, state: holder?.state ?? 'deleted', reason, returnTo: request.return_to, executionId };
   }
 
   /**

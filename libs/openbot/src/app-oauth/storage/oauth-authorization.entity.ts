@@ -9,6 +9,7 @@ import { OAuthRegistrationEntity } from './oauth-registration.entity';
  * (the state itself is only in the URL); the PKCE verifier is sealed.
  */
 @Entity({ name: 'app_oauth_authorizations' })
+@Index('app_oauth_authorizations_developer_test_id_idx', ['developerTestId'])
 @Index('app_oauth_authorizations_state_hash_key', ['stateHash'], { unique: true })
 @Index('app_oauth_authorizations_connection_id_idx', ['connectionId'])
 export class OAuthAuthorizationEntity {
@@ -22,12 +23,22 @@ export class OAuthAuthorizationEntity {
   @JoinColumn({ name: 'registration_id', foreignKeyConstraintName: 'app_oauth_authorizations_registration_id_fkey' })
   registration?: OAuthRegistrationEntity;
 
-  @Column('uuid', { name: 'connection_id' })
-  connectionId!: string;
+  /** The connection it belongs to, or null for a developer test's. */
+  @Column('uuid', { name: 'connection_id', nullable: true })
+  connectionId!: string | null;
 
   @ManyToOne(() => AppConnectionEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'connection_id', foreignKeyConstraintName: 'app_oauth_authorizations_connection_id_fkey' })
   connection?: AppConnectionEntity;
+
+  /** The developer test it belongs to (DEVT-01: the developer's own grant), or null for a connection's. */
+  @Column('uuid', { name: 'developer_test_id', nullable: true })
+  developerTestId!: string | null;
+
+  // By name: the App catalog (developer tests) builds on App OAuth, not the other way round.
+  @ManyToOne('AppDeveloperTestEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'developer_test_id', foreignKeyConstraintName: 'app_oauth_authorizations_developer_test_id_fkey' })
+  developerTest?: object;
 
   @Column('uuid', { name: 'organization_id' })
   organizationId!: string;

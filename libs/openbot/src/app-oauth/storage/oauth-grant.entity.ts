@@ -11,6 +11,7 @@ import { OAuthRegistrationEntity } from './oauth-registration.entity';
  * the call whose result was installed (GRANT-02).
  */
 @Entity({ name: 'app_oauth_grants' })
+@Index('app_oauth_grants_developer_test_id_key', ['developerTestId'], { unique: true })
 @Index('app_oauth_grants_connection_id_key', ['connectionId'], { unique: true })
 @Index('app_oauth_grants_registration_id_idx', ['registrationId'])
 export class OAuthGrantEntity {
@@ -27,12 +28,22 @@ export class OAuthGrantEntity {
   @JoinColumn({ name: 'registration_id', foreignKeyConstraintName: 'app_oauth_grants_registration_id_fkey' })
   registration?: OAuthRegistrationEntity;
 
-  @Column('uuid', { name: 'connection_id' })
-  connectionId!: string;
+  /** The connection it belongs to, or null for a developer test's. */
+  @Column('uuid', { name: 'connection_id', nullable: true })
+  connectionId!: string | null;
 
   @ManyToOne(() => AppConnectionEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'connection_id', foreignKeyConstraintName: 'app_oauth_grants_connection_id_fkey' })
   connection?: AppConnectionEntity;
+
+  /** The developer test it belongs to (DEVT-01: the developer's own grant), or null for a connection's. */
+  @Column('uuid', { name: 'developer_test_id', nullable: true })
+  developerTestId!: string | null;
+
+  // By name: the App catalog (developer tests) builds on App OAuth, not the other way round.
+  @ManyToOne('AppDeveloperTestEntity', { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'developer_test_id', foreignKeyConstraintName: 'app_oauth_grants_developer_test_id_fkey' })
+  developerTest?: object;
 
   /** active | needs_authorization */
   @Column('text')

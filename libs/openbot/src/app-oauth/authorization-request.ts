@@ -1,0 +1,70 @@
+import { newId } from '@openbot/domain';
+import { withTransaction } from '@openbot/engine';
+import { authorizationRequest } from '@openbot/protocol';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { Sql } from '../database/sql';
+import type { SealedRecords } from '../sealing/sealed-records';
+import { openClient, registrationById, SEALED } from './oauth-records';
+
+/** An authorization request is valid this long, once. */
+export const AUTHORIZATION_LIFETIME_MS = 10 * 60_000;
+
+/** Who an authorization request is for: a connection, or a developer test (its developer's own grant). */
+export interface AuthorizationHolder {
+  readonly connectionId: string | null;
+  readonly developerTestId: string | null;
+  readonly organizationId: string;
+  /** The member who asked: the exchange runs as this member. */
+  readonly memberId: string;
+  readonly returnTo: string | null;
+}
+
+/**
+ * Hands out one authorization URL (PKCE S256, state, RFC 8707 resource) for a prepared
+ * registration and saves its request: the state's hash, the sealed verifier, the registration it
+ * belongs to (its callback only), AUTHORIZATION_LIFETIME_MS, once. `also` writes the caller's own
+ * rows in the same transaction (a developer test shows the URL).
+ */
+export async function issueAuthorization(
+  deps: { readonly pool: Pool; readonly sealed: SealedRecords },
+  prepared: { readonly registrationId: string; readonly resource: string },
+  scope: string | null,
+  holder: AuthorizationHolder,
+  also?: (tx: Sql, authorizationUrl: string) => Promise<void>,
+): Promise<string> {
+  const registration = await registrationById(deps.pool, prepared.registrationId);
+  if (registration === null) throw new Error('the prepared registration is gone');
+  const oauthClient = await openClient(deps.sealed, registration.clientRecordId);
+  const state = randomBytes(32).toString('base64url');
+  const request = await authorizationRequest(registration.metadata, oauthClient, { redirectUri: registration.redirectUri, state, resource: prepared.resource, scope });
+  await withTransaction(deps.pool, async (client) => {
+    const tx = new Sql(client);
+    const verifier = await deps.sealed.put(SEALED.verifier, request.codeVerifier, tx);
+    await tx.count(
+      `INSERT INTO app_oauth_authorizations (id, registration_id, connection_id, developer_test_id, organization_id, member_id, state_hash, verifier_record_id, resource, scope, return_to, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + make_interval(secs => $12::double precision / 1000))`,
+      [
+        newId(),
+        registration.id,
+        holder.connectionId,
+        holder.developerTestId,
+        holder.organizationId,
+        holder.memberId,
+        stateHash(state),
+        verifier,
+        prepared.resource,
+        scope,
+        holder.returnTo,
+        AUTHORIZATION_LIFETIME_MS,
+      ],
+    );
+    if (also !== undefined) await also(tx, request.url);
+  });
+  return request.url;
+}
+
+/** The state is never stored: its SHA-256 finds the request. */
+export function stateHash(state: string): Buffer {
+  return createHash('sha256').update(state, 'utf8').digest();
+}
