@@ -30,6 +30,8 @@ export interface FakeModelOptions {
   readonly tokens?: number;
   readonly firstTokenDelayMs?: number;
   readonly tokenIntervalMs?: number;
+  /** Streams wait for this (after their headers) before their first token's delay starts: a workload that starts every stream at once. */
+  readonly gate?: Promise<void>;
 }
 
 /** Wall-clock time in ms with sub-ms precision, comparable across this process. */
@@ -44,6 +46,7 @@ export class FakeModelServer {
   readonly reply: string;
   private readonly firstTokenDelayMs: number;
   private readonly tokenIntervalMs: number;
+  private readonly gate: Promise<void> | undefined;
   private readonly server: Server = createServer((req, res) => {
     this.handle(req, res).catch(() => res.destroy());
   });
@@ -54,6 +57,7 @@ export class FakeModelServer {
     this.reply = this.tokens.join('');
     this.firstTokenDelayMs = options.firstTokenDelayMs ?? 50;
     this.tokenIntervalMs = options.tokenIntervalMs ?? 5;
+    this.gate = options.gate;
   }
 
   static async start(options: FakeModelOptions = {}): Promise<FakeModelServer> {
@@ -106,8 +110,10 @@ export class FakeModelServer {
     res.on('close', () => (closed = true));
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     res.flushHeaders();
+    if (this.gate !== undefined) await this.gate;
+    const startedAt = this.gate === undefined ? receivedAt : nowMs();
     for (let i = 0; i < this.tokens.length; i++) {
-      await sleepUntil(receivedAt + this.firstTokenDelayMs + i * this.tokenIntervalMs);
+      await sleepUntil(startedAt + this.firstTokenDelayMs + i * this.tokenIntervalMs);
       if (closed) return;
       const text = data(chunk({ content: this.tokens[i]! }));
       if (i === 0) {

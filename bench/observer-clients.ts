@@ -2,9 +2,12 @@
  * The clients of the `observers` workload (bench/observers.bench.ts), in a process of their own so
  * that their CPU is measured apart from the server's. Reads one JSON line on stdin:
  * `{ base, secret, executionIds, perTurn, stalled }`. Opens `perTurn` SSE streams on every
- * execution, plus `stalled` streams that connect and never read, and prints one JSON line when
- * every reading stream saw `execution.ended`: the number of events received, p50 and p99 of their
- * delivery lag (receipt − the event's stored `at`, ms), streams that failed, and this process's CPU seconds.
+ * execution, plus `stalled` streams that connect and never read, and prints `connected` once
+ * every stream has its response. A second line, `released <epoch ms>`, says the model streams
+ * started then: from then on every event stored at or after that time counts (earlier ones are
+ * what a stream read when it connected, not a delivery). Prints one JSON line when every reading
+ * stream saw `execution.ended`: the number of events counted, p50 and p99 of their delivery lag
+ * (receipt − the event's stored `at`, ms), streams that failed, and this process's CPU seconds.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -19,7 +22,10 @@ interface Job {
 
 const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 
-function follow(job: Job, executionId: string, lags: number[]): Promise<void> {
+/** When the model streams started (epoch ms); events stored before it are not deliveries. */
+let releasedAt = Number.POSITIVE_INFINITY;
+
+function follow(job: Job, executionId: string, lags: number[], opened: () => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const req = httpRequest(
       `${job.base}/v1/executions/${executionId}/events`,
@@ -29,6 +35,7 @@ function follow(job: Job, executionId: string, lags: number[]): Promise<void> {
           res.resume();
           return reject(new Error(`HTTP ${res.statusCode}`));
         }
+        opened();
         res.setEncoding('utf8');
         let buffer = '';
         res.on('data', (piece: string) => {
@@ -41,7 +48,7 @@ function follow(job: Job, executionId: string, lags: number[]): Promise<void> {
             const dataLine = block.split('\n').find((line) => line.startsWith('data: '));
             if (dataLine === undefined) continue;
             const event = JSON.parse(dataLine.slice(6)) as { type?: string; at?: string };
-            if (event.at !== undefined) lags.push(now - Date.parse(event.at));
+            if (event.at !== undefined && Date.parse(event.at) >= releasedAt) lags.push(now - Date.parse(event.at));
             if (event.type === 'execution.ended') {
               req.destroy();
               return resolve();
@@ -73,7 +80,11 @@ async function run(job: Job): Promise<void> {
   const lags: number[] = [];
   const started = process.cpuUsage();
   const stalled = await Promise.all(Array.from({ length: job.stalled }, (_, i) => stall(job, job.executionIds[i % job.executionIds.length]!)));
-  const outcomes = await Promise.allSettled(job.executionIds.flatMap((id) => Array.from({ length: job.perTurn }, () => follow(job, id, lags))));
+  let waiting = job.executionIds.length * job.perTurn;
+  const opened = (): void => {
+    if (--waiting === 0) process.stdout.write('connected\n');
+  };
+  const outcomes = await Promise.allSettled(job.executionIds.flatMap((id) => Array.from({ length: job.perTurn }, () => follow(job, id, lags, opened))));
   const failed = outcomes.filter((o) => o.status === 'rejected').length;
   const cpu = process.cpuUsage(started);
   for (const res of stalled) res.destroy();
@@ -83,7 +94,11 @@ async function run(job: Job): Promise<void> {
   await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(summary)}\n`, () => resolve()));
 }
 
-createInterface({ input: process.stdin }).once('line', (line) => {
+const lines = createInterface({ input: process.stdin });
+lines.once('line', (line) => {
+  lines.on('line', (next) => {
+    if (next.startsWith('released ')) releasedAt = Number(next.slice('released '.length));
+  });
   run(JSON.parse(line) as Job).then(
     () => process.exit(0),
     (error: unknown) => {

@@ -3,8 +3,10 @@
  * server (`main.js serve`) on an embedded PostgreSQL; a scripted model streams 200 tokens, one
  * every 20 ms. 100 Turns are admitted at once; a separate client process
  * (bench/observer-clients.ts) follows each with 10 SSE streams (1,000 in all) and opens 100
- * more that connect and never read. Reports delivery lag (a client's receipt of an event minus
- * the event's stored time) p50 and p99, the server's RSS at the start and its peak, and the CPU
+ * more that connect and never read. The model holds every stream until all of them are
+ * connected, so what is measured is delivery to readers that are there, not a late reader's
+ * replay of what it missed. Reports delivery lag (a client's receipt of an event minus the
+ * event's stored time, for events stored after the release) p50 and p99, the server's RSS at the start and its peak, and the CPU
  * seconds of the server and of the clients (on 2 cores they compete).
  */
 import '../apps/server/src/module-paths';
@@ -12,9 +14,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { startBenchDatabase } from './bench-database';
 import { FakeModelServer } from './fake-model';
-import { agent, api, startServer, type ServerProcess } from './server-process';
+import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const PER_TURN = Number(process.env.BENCH_PER_TURN ?? 10);
@@ -32,7 +35,9 @@ async function main(): Promise<number> {
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
   try {
-    fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    fake = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20, gate });
     server = await startServer({ databaseUrl: url, work, nodeArgs: SERVER_NODE_ARGS, logLevel: 'warn', env: { OPENBOT_STREAMS_PER_NODE: '1000000' } });
     const base = server.base;
     const org = await api<{ apiKey: { secret: string } }>(base, 'POST', '/v1/organizations', server.adminToken, { name: 'Observers' }, 201);
@@ -46,7 +51,14 @@ async function main(): Promise<number> {
     const admitted = await Promise.all(chats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `observed ${k}` }, 202)));
     let peak = rssStart;
     const sampler = setInterval(() => (peak = Math.max(peak, server!.memory().rssMb)), 100);
-    const result = await runClients({ base, secret, executionIds: admitted.map((a) => a.executionId), perTurn: PER_TURN, stalled: STALLED });
+    const model = fake;
+    const result = await runClients({ base, secret, executionIds: admitted.map((a) => a.executionId), perTurn: PER_TURN, stalled: STALLED }, async (child) => {
+      // Every stream is open and every Turn's model request waits: start them all.
+      while (model.timings.length < TURNS) await sleep(20);
+      const releasedAt = Date.now();
+      release();
+      child.write(`released ${releasedAt}\n`);
+    });
     clearInterval(sampler);
     peak = Math.max(peak, server.memory().rssMb);
     const serverCpu = cpuSeconds(server.pid) - serverCpuStart;
@@ -74,12 +86,17 @@ interface ClientsResult {
   readonly cpuS: number;
 }
 
-/** Runs the clients in their own process and answers their summary. */
-function runClients(job: Record<string, unknown>): Promise<ClientsResult> {
+/** Runs the clients in their own process and answers their summary; `connected` runs once every stream is open. */
+function runClients(job: Record<string, unknown>, connected: (input: Writable) => Promise<void>): Promise<ClientsResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLIENTS], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (!out.startsWith('connected\n')) return;
+      out = out.slice('connected\n'.length);
+      connected(child.stdin).catch(reject);
+    });
     child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as ClientsResult) : reject(new Error(`clients exited ${code}`))));
     child.stdin.write(`${JSON.stringify(job)}\n`);
   });
