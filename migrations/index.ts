@@ -31,6 +31,7 @@ import { AppOAuth1767500000000 } from './1767500000000-app-oauth';
 import { AppProofsAndIndex1767550000000 } from './1767550000000-app-proofs-and-index';
 import { AppDeveloperTests1767560000000 } from './1767560000000-app-developer-tests';
 import { Retention1767600000000 } from './1767600000000-retention';
+import { AppOAuthMetadataDocuments1767710000000 } from './1767710000000-app-oauth-metadata-documents';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -66,4 +67,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AppProofsAndIndex1767550000000,
   AppDeveloperTests1767560000000,
   Retention1767600000000,
+  AppOAuthMetadataDocuments1767710000000,
 ];

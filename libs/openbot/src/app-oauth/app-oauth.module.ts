@@ -15,11 +15,12 @@ import { CompleteAuthorizationHandler } from './commands/complete-authorization.
 import { ConnectionBearer } from './connection-bearer';
 import { grantCleanupWorkflow } from './grant-cleanup.workflow';
 import { GrantTokens } from './grant-tokens';
+import { GetClientMetadataDocumentHandler } from './queries/get-client-metadata-document.query';
 
 /** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
 @Module({
   imports: [AppsModule],
-  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler],
+  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler, GetClientMetadataDocumentHandler],
 })
 export class AppOAuthModule implements OnModuleInit {
   constructor(

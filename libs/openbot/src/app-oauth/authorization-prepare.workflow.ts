@@ -1,12 +1,22 @@
 import { newId } from '@openbot/domain';
 import { codec, defineWorkflow, withTransaction, type Codec, type Json } from '@openbot/engine';
-import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDynamicClient, type DiscoveredAuthorization, type Fetch } from '@openbot/protocol';
+import {
+  discoverAuthorization,
+  isOAuthFailure,
+  metadataDocumentClient,
+  readBearerChallenge,
+  registerDynamicClient,
+  registrationWay,
+  type DiscoveredAuthorization,
+  type Fetch,
+  type RegistrationWay,
+} from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { PreRegisteredOAuthClient } from '../config/app-oauth-clients';
 import { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { discoveredCodec } from './oauth-codecs';
-import { callbackUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
+import { callbackUri, clientMetadataUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
 
 interface PrepareState {
   readonly connectionId: string;
@@ -40,8 +50,10 @@ export type PreparedAuthorization =
  * Sign-in preparation as an execution (DEVT-01's common workflow): discovery through the call
  * log (the 401 challenge, protected-resource and authorization-server metadata, PKCE S256
  * required), then the registration, keyed by issuer, in the order pre-registered client
- * (`OPENBOT_APP_OAUTH_CLIENTS`) → dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
- * not built). A refusal (`issuer_mismatch`, `pkce_unsupported`, ...) is its result, not a retry.
+ * (`OPENBOT_APP_OAUTH_CLIENTS`) → Client ID Metadata Document (when the server advertises it and
+ * the public URL is https; nothing is sent: the server fetches the document from OpenBot) →
+ * dynamic registration (RFC 7591). OpenBot makes one of the last two once per issuer. A refusal
+ * (`issuer_mismatch`, `pkce_unsupported`, no registration way, ...) is its result, not a retry.
  */
 export function authorizationPrepareWorkflow(deps: {
   readonly pool: Pool;
@@ -92,6 +104,21 @@ export function authorizationPrepareWorkflow(deps: {
           }
           const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
           if (existing !== null) return { state: { ...state, registrationId: existing.id } };
+          // Then a Client ID Metadata Document, then dynamic registration.
+          const candidateId = newId();
+          let way: RegistrationWay;
+          try {
+            way = registrationWay(found.metadata, { preRegistered: false, metadataDocumentUrl: clientMetadataUri(deps.publicUrl, candidateId) });
+          } catch (error) {
+            if (!isOAuthFailure(error)) throw error;
+            return { state: { ...state, failure: { reason: error.reason, message: error.message } } };
+          }
+          if (way === 'metadata_document') {
+            await saveMetadataDocumentRegistration(deps, candidateId, found);
+            const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            if (winner === null) throw new Error('the registration was saved but cannot be read');
+            return { state: { ...state, registrationId: winner.id } };
+          }
           const registered = await context.call(
             'register',
             {
@@ -146,6 +173,24 @@ async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: S
       `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
        VALUES ($1, $2, $3, 'pre_registered', $4, $5, $6) ON CONFLICT DO NOTHING`,
       [pre.id, pre.issuer, pre.clientId, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, pre.id)],
+    );
+  });
+}
+
+/**
+ * Saves a Client ID Metadata Document registration: its `client_id` is the URL of its document
+ * (served at `GET /v1/oauth/{id}/client-metadata.json`), a public client. Nothing is sent: the
+ * authorization server fetches the document when it first sees the `client_id`. Made once per
+ * issuer (a race loses quietly; the caller reads the winner).
+ */
+async function saveMetadataDocumentRegistration(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, registrationId: string, found: DiscoveredAuthorization): Promise<void> {
+  const client = metadataDocumentClient(clientMetadataUri(deps.publicUrl, registrationId));
+  await withTransaction(deps.pool, async (tx) => {
+    const clientRecordId = await deps.sealed.put(SEALED.client, { ...client }, new Sql(tx));
+    await tx.query(
+      `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+       VALUES ($1, $2, $3, 'metadata_document', $4, $5, $6) ON CONFLICT DO NOTHING`,
+      [registrationId, found.metadata.issuer, client.client_id, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, registrationId)],
     );
   });
 }

@@ -52,6 +52,11 @@ export async function readBearerChallenge(fetch: Fetch, serverUrl: string, signa
   }
   await response.body?.cancel().catch(() => undefined);
   if (response.status !== 401) throw new OAuthFailure('not_required', `the MCP server answered HTTP ${response.status} without credentials: it asks for no authorization`);
+  return bearerChallengeOf(response);
+}
+
+/** The `resource_metadata` and `scope` of a 401 or 403 answer's `WWW-Authenticate: Bearer` challenge. */
+export function bearerChallengeOf(response: Response): BearerChallenge {
   const params = extractWWWAuthenticateParams(response);
   return { resourceMetadataUrl: params.resourceMetadataUrl?.href ?? null, scope: params.scope ?? null };
 }
