@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Forbidden, identityForMember, InvalidInput, newId, Unavailable, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json } from '@openbot/engine';
-import { authorizationRequest, scopeUnion } from '@openbot/protocol';
+import { authorizationRequest, scopeUnion, STEP_UP_LIMIT } from '@openbot/protocol';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppClient } from '../../apps/app-client';
 import { connectionNotFound } from '../../apps/app-failures';
@@ -16,8 +16,6 @@ import { openClient, registrationById, SEALED } from '../oauth-records';
 
 /** An authorization request is valid this long, once. */
 export const AUTHORIZATION_LIFETIME_MS = 10 * 60_000;
-/** Scope step-ups authorized in a row before OpenBot refuses another (a server that keeps asking for more). */
-export const STEP_UP_LIMIT = 3;
 
 /**
  * `POST /v1/connections/{id}/authorize`: runs sign-in preparation as an execution (discovery
