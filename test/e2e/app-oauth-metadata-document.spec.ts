@@ -133,8 +133,11 @@ describe('App OAuth: Client ID Metadata Documents', () => {
     expectDeclared(await t.http().get('/v1/oauth/not-a-uuid/client-metadata.json'), 404, 'OAuthRegistrationNotFound');
   });
 
-  it('registration order: over a plain http public URL OpenBot cannot serve a document, so it registers dynamically at the same CIMD-capable server', async () => {
-    const node = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: 'http://127.0.0.1:8080' } });
+  it.each([
+    ['over a plain http public URL OpenBot cannot serve a document', { OPENBOT_PUBLIC_URL: 'http://127.0.0.1:8080' }],
+    ['with OPENBOT_APP_OAUTH_METADATA_DOCUMENTS=false (a server that cannot reach the public URL)', { OPENBOT_APP_OAUTH_METADATA_DOCUMENTS: 'false' }],
+  ])('registration order: %s, so it registers dynamically at a CIMD-capable server', async (_case, env) => {
+    const node = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: front.url, ...env } });
     const own = await startAuthorizationServer({ metadataDocuments: { ca } });
     const ownRs = await startProtectedMcpServer(own);
     try {

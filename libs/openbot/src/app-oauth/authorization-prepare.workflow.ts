@@ -61,6 +61,8 @@ export function authorizationPrepareWorkflow(deps: {
   readonly sealed: SealedRecords;
   readonly publicUrl: string;
   readonly preRegistered: readonly PreRegisteredOAuthClient[];
+  /** false (`OPENBOT_APP_OAUTH_METADATA_DOCUMENTS`): never register by Client ID Metadata Document. */
+  readonly metadataDocuments: boolean;
 }) {
   return AUTHORIZATION_PREPARE.implement({
     initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
@@ -108,7 +110,7 @@ export function authorizationPrepareWorkflow(deps: {
           const candidateId = newId();
           let way: RegistrationWay;
           try {
-            way = registrationWay(found.metadata, { preRegistered: false, metadataDocumentUrl: clientMetadataUri(deps.publicUrl, candidateId) });
+            way = registrationWay(found.metadata, { preRegistered: false, metadataDocumentUrl: deps.metadataDocuments ? clientMetadataUri(deps.publicUrl, candidateId) : null });
           } catch (error) {
             if (!isOAuthFailure(error)) throw error;
             return { state: { ...state, failure: { reason: error.reason, message: error.message } } };
