@@ -98,22 +98,23 @@ export function authorizationPrepareWorkflow(deps: {
         async run(context) {
           const state = context.state;
           const found = state.discovered!;
-          // First in the registration order: a client the operator registered for this issuer.
           const pre = deps.preRegistered.find((client) => client.issuer === found.metadata.issuer);
-          if (pre !== undefined) {
-            await savePreRegistered(deps, pre, found);
-            return { state: { ...state, registrationId: pre.id } };
+          // A registration OpenBot already made for the issuer is used whatever its way (a pre-registered client still comes first).
+          if (pre === undefined) {
+            const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            if (existing !== null) return { state: { ...state, registrationId: existing.id } };
           }
-          const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
-          if (existing !== null) return { state: { ...state, registrationId: existing.id } };
-          // Then a Client ID Metadata Document, then dynamic registration.
           const candidateId = newId();
           let way: RegistrationWay;
           try {
-            way = registrationWay(found.metadata, { preRegistered: false, metadataDocumentUrl: deps.metadataDocuments ? clientMetadataUri(deps.publicUrl, candidateId) : null });
+            way = registrationWay(found.metadata, { preRegistered: pre !== undefined, metadataDocumentUrl: deps.metadataDocuments ? clientMetadataUri(deps.publicUrl, candidateId) : null });
           } catch (error) {
             if (!isOAuthFailure(error)) throw error;
             return { state: { ...state, failure: { reason: error.reason, message: error.message } } };
+          }
+          if (way === 'pre_registered') {
+            await savePreRegistered(deps, pre!, found);
+            return { state: { ...state, registrationId: pre!.id } };
           }
           if (way === 'metadata_document') {
             await saveMetadataDocumentRegistration(deps, candidateId, found);
