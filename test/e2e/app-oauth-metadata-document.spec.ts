@@ -119,6 +119,22 @@ describe('App OAuth: Client ID Metadata Documents', () => {
     expect(again.url.searchParams.get('client_id')).toBe(clientId);
   });
 
+  it('two organizations authorizing at once at a new issuer make one metadata-document registration, and both use it', async () => {
+    const own = await startAuthorizationServer({ metadataDocuments: { ca } });
+    const ownRs = await startProtectedMcpServer(own);
+    try {
+      const [a, b] = await Promise.all([t.createOrganization('RaceA'), t.createOrganization('RaceB')]);
+      const [first, second] = await Promise.all([authorizationUrl(a.secret, ownRs.url), authorizationUrl(b.secret, ownRs.url)]);
+      expect(second.url.searchParams.get('client_id')).toBe(first.url.searchParams.get('client_id'));
+      const rows = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM app_oauth_registrations WHERE issuer = $1', [own.issuer]);
+      expect(rows).toEqual([{ n: 1 }]);
+      expect(await signIn(second.url)).toMatchObject({ connectionId: second.connectionId, state: 'ready' });
+    } finally {
+      await ownRs.close();
+      await own.close();
+    }
+  });
+
   it('registration order: a client pre-registered for the issuer comes before the metadata document the server would accept', async () => {
     const org = await t.createOrganization('PreFirst');
     const { url, connectionId } = await authorizationUrl(org.secret, preRs.url);

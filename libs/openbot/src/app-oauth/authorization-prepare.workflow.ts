@@ -188,12 +188,17 @@ async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: S
  */
 async function saveMetadataDocumentRegistration(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, registrationId: string, found: DiscoveredAuthorization): Promise<void> {
   const client = metadataDocumentClient(clientMetadataUri(deps.publicUrl, registrationId));
+  const lost = new Error('another node made the registration first');
   await withTransaction(deps.pool, async (tx) => {
     const clientRecordId = await deps.sealed.put(SEALED.client, { ...client }, new Sql(tx));
-    await tx.query(
+    const inserted = await tx.query(
       `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
        VALUES ($1, $2, $3, 'metadata_document', $4, $5, $6) ON CONFLICT DO NOTHING`,
       [registrationId, found.metadata.issuer, client.client_id, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, registrationId)],
     );
+    // The race was lost: roll back, so no sealed client is left without its registration.
+    if (inserted.rowCount === 0) throw lost;
+  }).catch((error: unknown) => {
+    if (error !== lost) throw error;
   });
 }
