@@ -31,6 +31,7 @@ import { AppOAuth1767500000000 } from './1767500000000-app-oauth';
 import { AppProofsAndIndex1767550000000 } from './1767550000000-app-proofs-and-index';
 import { AppDeveloperTests1767560000000 } from './1767560000000-app-developer-tests';
 import { Retention1767600000000 } from './1767600000000-retention';
+import { AppOAuthMetadataDocuments1767710000000 } from './1767710000000-app-oauth-metadata-documents';
 import { DeveloperTestGrants1767720000000 } from './1767720000000-developer-test-grants';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
@@ -67,5 +68,6 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AppProofsAndIndex1767550000000,
   AppDeveloperTests1767560000000,
   Retention1767600000000,
+  AppOAuthMetadataDocuments1767710000000,
   DeveloperTestGrants1767720000000,
 ];

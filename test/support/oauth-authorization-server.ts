@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 // @ts-expect-error -- oidc-provider 9 ships no type declarations; the few calls used here are typed below.
 import ProviderModule from 'oidc-provider';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { memoryAdapter } from './oidc-provider';
 
 /**
@@ -22,6 +23,8 @@ export interface TestAuthorizationServer {
   readonly tokenRequests: Array<{ grantType: string; resource: string | null }>;
   /** Revocation requests seen (token type hints). */
   readonly revocations: string[];
+  /** Client ID Metadata Documents the server fetched (with `metadataDocuments`): the URL and what it read. */
+  readonly metadataDocumentFetches: Array<{ readonly url: string; readonly status: number; readonly document: unknown }>;
   signInAs(accountId: string): void;
   /** Looks up an access token: its account, client, audience, expiry (seconds) — what the resource server's verifier uses. */
   findAccessToken(token: string): Promise<{ accountId: string; clientId: string; aud: string | null; scope: string; exp: number } | null>;
@@ -60,7 +63,20 @@ export interface StaticClient {
   readonly redirectUris: readonly string[];
 }
 
-export async function startAuthorizationServer(options: { readonly scopes?: readonly string[]; readonly revocation?: boolean; readonly clients?: readonly StaticClient[] } = {}): Promise<TestAuthorizationServer> {
+export interface AuthorizationServerOptions {
+  readonly scopes?: readonly string[];
+  readonly revocation?: boolean;
+  readonly clients?: readonly StaticClient[];
+  /**
+   * Accept Client ID Metadata Documents (oidc-provider's `clientIdMetadataDocument` feature, which
+   * advertises `client_id_metadata_document_supported`): an https `client_id` is fetched, for real,
+   * trusting this extra CA (PEM), the test TLS fixture. oidc-provider's own fetch refuses loopback
+   * addresses (its SSRF guard), so this server fetches with its own dispatcher.
+   */
+  readonly metadataDocuments?: { readonly ca: string };
+}
+
+export async function startAuthorizationServer(options: AuthorizationServerOptions = {}): Promise<TestAuthorizationServer> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
   const server: Server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -75,6 +91,8 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
   const held = new Map<string, Promise<unknown>>();
   const tokenRequests: TestAuthorizationServer['tokenRequests'] = [];
   const revocations: string[] = [];
+  const metadataDocumentFetches: TestAuthorizationServer['metadataDocumentFetches'] = [];
+  const documentFetcher = options.metadataDocuments === undefined ? null : new Agent({ connect: { ca: options.metadataDocuments.ca } });
 
   const provider = new Provider(issuer, {
     adapter: memoryAdapter().Adapter,
@@ -94,6 +112,7 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
+      ...(documentFetcher === null ? {} : { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } }),
       revocation: { enabled: options.revocation ?? true, allowedPolicy: async () => true },
       resourceIndicators: {
         enabled: true,
@@ -108,6 +127,23 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     rotateRefreshToken: () => true,
     ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600, Client: 3600 },
     clientBasedCORS: () => false,
+    ...(documentFetcher === null
+      ? {}
+      : {
+          fetch: async (url: string, init: RequestInit) => {
+            const { dispatcher: _ignored, ...rest } = init as RequestInit & { dispatcher?: unknown };
+            const response = (await undiciFetch(url, { ...(rest as object), dispatcher: documentFetcher })) as unknown as Response;
+            const text = await response.clone().text();
+            let document: unknown = text;
+            try {
+              document = JSON.parse(text);
+            } catch {
+              // kept as text
+            }
+            metadataDocumentFetches.push({ url, status: response.status, document });
+            return response;
+          },
+        }),
   });
   provider.use(async (ctx, next) => {
     await next();
@@ -153,6 +189,7 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
     requests,
     tokenRequests,
     revocations,
+    metadataDocumentFetches,
     signInAs(id) {
       account = id;
     },
@@ -174,6 +211,7 @@ export async function startAuthorizationServer(options: { readonly scopes?: read
       else failing.set(path, failure);
     },
     async close() {
+      await documentFetcher?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

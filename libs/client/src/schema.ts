@@ -629,7 +629,7 @@ export interface paths {
         put?: never;
         /**
          * Start OAuth authorization of a connection: answers the URL to open in a browser
-         * @description Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else one registered dynamically (RFC 7591) once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
+         * @description Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
          */
         post: operations["ConnectionAuthorization_authorize"];
         delete?: never;
@@ -1081,6 +1081,26 @@ export interface paths {
          * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 there with `connectionId` and `state` added.
          */
         get: operations["OAuthCallback_callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/{registrationId}/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Client ID Metadata Document of a registration (its URL is the OAuth client_id)
+         * @description Fetched by the authorization server of a registration made by Client ID Metadata Document (the MCP authorization spec’s CIMD): `client_id` is this URL, the one redirect URI is the registration’s callback, a public client (`token_endpoint_auth_method` `none`, PKCE S256). It never changes for the registration’s lifetime. Any other registration is 404.
+         */
+        get: operations["OAuthCallback_clientMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2163,6 +2183,39 @@ export interface components {
         ChildExecutionPage: {
             data: components["schemas"]["ChildExecutionBody"][];
             next: string | null;
+        };
+        ClientMetadataDocumentBody: {
+            /**
+             * Format: uri
+             * @description This document’s own URL: the OAuth `client_id`
+             * @example https://openbot.example.com/v1/oauth/0b6c6a2e-1f0e-4c55-9a57-3f4f2b1d8c11/client-metadata.json
+             */
+            client_id: string;
+            /** @example OpenBot */
+            client_name: string;
+            /**
+             * Format: uri
+             * @description OpenBot’s public URL
+             */
+            client_uri?: string;
+            /** @description The one redirect URI of this registration: `GET /v1/oauth/{registrationId}/callback` */
+            redirect_uris: string[];
+            /** @example [
+             *       "authorization_code",
+             *       "refresh_token"
+             *     ] */
+            grant_types: string[];
+            /** @example [
+             *       "code"
+             *     ] */
+            response_types: string[];
+            /**
+             * @description A public client: PKCE S256, no shared secret (CIMD forbids secret-based methods)
+             * @enum {string}
+             */
+            token_endpoint_auth_method: "none";
+            /** @enum {string} */
+            application_type: "web";
         };
         ConfigureSsoRequest: {
             /**
@@ -9812,6 +9865,54 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    OAuthCallback_clientMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                registrationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientMetadataDocumentBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

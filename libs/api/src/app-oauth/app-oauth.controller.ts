@@ -1,12 +1,12 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { CommandBus } from '@nestjs/cqrs';
+import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { AuthorizeConnection, CompleteAuthorization } from '@openbot/openbot';
+import { AuthorizeConnection, CompleteAuthorization, GetClientMetadataDocument } from '@openbot/openbot';
 import type { FastifyReply } from 'fastify';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { AuthorizationOutcomeBody, AuthorizationUrlBody, AuthorizeConnectionRequest } from './app-oauth.dto';
+import { AuthorizationOutcomeBody, AuthorizationUrlBody, AuthorizeConnectionRequest, ClientMetadataDocumentBody } from './app-oauth.dto';
 
 @ApiTags('apps')
 @ApiBearerAuth()
@@ -23,7 +23,8 @@ export class ConnectionAuthorizationController {
     description:
       'Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), ' +
       'the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). ' +
-      'The OAuth client is the issuer’s pre-registered one, else one registered dynamically (RFC 7591) once per issuer. ' +
+      'The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), ' +
+      'else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. ' +
       'An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.',
   })
   @ApiOkResponse({ type: AuthorizationUrlBody })
@@ -34,14 +35,35 @@ export class ConnectionAuthorizationController {
 }
 
 /**
- * The authorization server's redirect back: public (the browser carries no credential); the
- * state is the proof, valid once, for its own registration only.
+ * The authorization server's side of App OAuth, public (neither the browser nor the server
+ * carries a credential): the redirect back, whose state is the proof, valid once, for its own
+ * registration only; and the Client ID Metadata Document of a registration made that way.
  */
 @ApiTags('apps')
 @Access('public')
 @Controller('v1/oauth')
 export class OAuthCallbackController {
-  constructor(@Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
+
+  @Get(':registrationId/client-metadata.json')
+  @Header('cache-control', 'public, max-age=3600')
+  @ApiOperation({
+    summary: 'The Client ID Metadata Document of a registration (its URL is the OAuth client_id)',
+    description:
+      'Fetched by the authorization server of a registration made by Client ID Metadata Document (the MCP authorization spec’s CIMD): ' +
+      '`client_id` is this URL, the one redirect URI is the registration’s callback, a public client (`token_endpoint_auth_method` `none`, PKCE S256). ' +
+      'It never changes for the registration’s lifetime. Any other registration is 404.',
+  })
+  @ApiParam({ name: 'registrationId', format: 'uuid' })
+  @ApiOkResponse({ type: ClientMetadataDocumentBody })
+  @ApiErrors(404)
+  async clientMetadata(@Param('registrationId') registrationId: string): Promise<ClientMetadataDocumentBody> {
+    const document = await this.queries.execute(new GetClientMetadataDocument(registrationId));
+    return { ...document, redirect_uris: [...document.redirect_uris], grant_types: [...document.grant_types], response_types: [...document.response_types] };
+  }
 
   @Get(':registrationId/callback')
   @ApiOperation({

@@ -44,3 +44,30 @@ export class AuthorizationOutcomeBody {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The code exchange execution (null when the server sent an error instead of a code)' })
   executionId!: string | null;
 }
+
+/** A Client ID Metadata Document (the MCP authorization spec's CIMD; the client metadata of RFC 7591 served at the `client_id` URL). */
+export class ClientMetadataDocumentBody {
+  @ApiProperty({ format: 'uri', example: 'https://openbot.example.com/v1/oauth/0b6c6a2e-1f0e-4c55-9a57-3f4f2b1d8c11/client-metadata.json', description: 'This document’s own URL: the OAuth `client_id`' })
+  client_id!: string;
+
+  @ApiProperty({ example: 'OpenBot' })
+  client_name!: string;
+
+  @ApiPropertyOptional({ format: 'uri', description: 'OpenBot’s public URL' })
+  client_uri?: string;
+
+  @ApiProperty({ type: [String], description: 'The one redirect URI of this registration: `GET /v1/oauth/{registrationId}/callback`' })
+  redirect_uris!: string[];
+
+  @ApiProperty({ type: [String], example: ['authorization_code', 'refresh_token'] })
+  grant_types!: string[];
+
+  @ApiProperty({ type: [String], example: ['code'] })
+  response_types!: string[];
+
+  @ApiProperty({ enum: ['none'], description: 'A public client: PKCE S256, no shared secret (CIMD forbids secret-based methods)' })
+  token_endpoint_auth_method!: 'none';
+
+  @ApiProperty({ enum: ['web'] })
+  application_type!: 'web';
+}

@@ -16,11 +16,12 @@ import { ConnectionBearer } from './connection-bearer';
 import { grantCleanupWorkflow } from './grant-cleanup.workflow';
 import { grantRefreshWorkflow } from './grant-refresh.workflow';
 import { GrantTokens } from './grant-tokens';
+import { GetClientMetadataDocumentHandler } from './queries/get-client-metadata-document.query';
 
 /** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
 @Module({
   imports: [AppsModule],
-  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler],
+  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler, GetClientMetadataDocumentHandler],
 })
 export class AppOAuthModule implements OnModuleInit {
   constructor(
@@ -37,7 +38,7 @@ export class AppOAuthModule implements OnModuleInit {
     // Authorization-server answers are documents: capped like OpenID discovery and token answers.
     const fetch = cappedFetch(this.egress.fetch, this.egress.limits.documentBytes);
     const pool = this.db.pool;
-    this.engine.register(authorizationPrepareWorkflow({ pool, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients }));
+    this.engine.register(authorizationPrepareWorkflow({ pool, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients, metadataDocuments: this.config.appOAuthMetadataDocuments }));
     this.engine.register(codeExchangeWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
     this.engine.register(grantCleanupWorkflow({ pool, fetch, sealed: this.sealed }));
     this.engine.register(grantRefreshWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));

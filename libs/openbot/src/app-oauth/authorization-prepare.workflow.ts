@@ -1,12 +1,22 @@
 import { newId } from '@openbot/domain';
 import { codec, defineWorkflow, withTransaction, type Codec, type Json } from '@openbot/engine';
-import { discoverAuthorization, isOAuthFailure, readBearerChallenge, registerDynamicClient, type DiscoveredAuthorization, type Fetch } from '@openbot/protocol';
+import {
+  discoverAuthorization,
+  isOAuthFailure,
+  metadataDocumentClient,
+  readBearerChallenge,
+  registerDynamicClient,
+  registrationWay,
+  type DiscoveredAuthorization,
+  type Fetch,
+  type RegistrationWay,
+} from '@openbot/protocol';
 import type { Pool } from 'pg';
 import type { PreRegisteredOAuthClient } from '../config/app-oauth-clients';
 import { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { discoveredCodec } from './oauth-codecs';
-import { callbackUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
+import { callbackUri, clientMetadataUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
 
 interface PrepareState {
   readonly connectionId: string;
@@ -40,8 +50,10 @@ export type PreparedAuthorization =
  * Sign-in preparation as an execution (DEVT-01's common workflow): discovery through the call
  * log (the 401 challenge, protected-resource and authorization-server metadata, PKCE S256
  * required), then the registration, keyed by issuer, in the order pre-registered client
- * (`OPENBOT_APP_OAUTH_CLIENTS`) → dynamic registration (RFC 7591) made once per issuer (the Client ID Metadata Document way is
- * not built). A refusal (`issuer_mismatch`, `pkce_unsupported`, ...) is its result, not a retry.
+ * (`OPENBOT_APP_OAUTH_CLIENTS`) → Client ID Metadata Document (when the server advertises it and
+ * the public URL is https; nothing is sent: the server fetches the document from OpenBot) →
+ * dynamic registration (RFC 7591). OpenBot makes one of the last two once per issuer. A refusal
+ * (`issuer_mismatch`, `pkce_unsupported`, no registration way, ...) is its result, not a retry.
  */
 export function authorizationPrepareWorkflow(deps: {
   readonly pool: Pool;
@@ -49,6 +61,8 @@ export function authorizationPrepareWorkflow(deps: {
   readonly sealed: SealedRecords;
   readonly publicUrl: string;
   readonly preRegistered: readonly PreRegisteredOAuthClient[];
+  /** false (`OPENBOT_APP_OAUTH_METADATA_DOCUMENTS`): never register by Client ID Metadata Document. */
+  readonly metadataDocuments: boolean;
 }) {
   return AUTHORIZATION_PREPARE.implement({
     initial: (input) => ({ ...input, discovered: null, registrationId: null, failure: null }),
@@ -84,14 +98,30 @@ export function authorizationPrepareWorkflow(deps: {
         async run(context) {
           const state = context.state;
           const found = state.discovered!;
-          // First in the registration order: a client the operator registered for this issuer.
           const pre = deps.preRegistered.find((client) => client.issuer === found.metadata.issuer);
-          if (pre !== undefined) {
-            await savePreRegistered(deps, pre, found);
-            return { state: { ...state, registrationId: pre.id } };
+          // A registration OpenBot already made for the issuer is used whatever its way (a pre-registered client still comes first).
+          if (pre === undefined) {
+            const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            if (existing !== null) return { state: { ...state, registrationId: existing.id } };
           }
-          const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
-          if (existing !== null) return { state: { ...state, registrationId: existing.id } };
+          const candidateId = newId();
+          let way: RegistrationWay;
+          try {
+            way = registrationWay(found.metadata, { preRegistered: pre !== undefined, metadataDocumentUrl: deps.metadataDocuments ? clientMetadataUri(deps.publicUrl, candidateId) : null });
+          } catch (error) {
+            if (!isOAuthFailure(error)) throw error;
+            return { state: { ...state, failure: { reason: error.reason, message: error.message } } };
+          }
+          if (way === 'pre_registered') {
+            await savePreRegistered(deps, pre!, found);
+            return { state: { ...state, registrationId: pre!.id } };
+          }
+          if (way === 'metadata_document') {
+            await saveMetadataDocumentRegistration(deps, candidateId, found);
+            const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            if (winner === null) throw new Error('the registration was saved but cannot be read');
+            return { state: { ...state, registrationId: winner.id } };
+          }
           const registered = await context.call(
             'register',
             {
@@ -147,5 +177,28 @@ async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: S
        VALUES ($1, $2, $3, 'pre_registered', $4, $5, $6) ON CONFLICT DO NOTHING`,
       [pre.id, pre.issuer, pre.clientId, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, pre.id)],
     );
+  });
+}
+
+/**
+ * Saves a Client ID Metadata Document registration: its `client_id` is the URL of its document
+ * (served at `GET /v1/oauth/{id}/client-metadata.json`), a public client. Nothing is sent: the
+ * authorization server fetches the document when it first sees the `client_id`. Made once per
+ * issuer (a race loses quietly; the caller reads the winner).
+ */
+async function saveMetadataDocumentRegistration(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, registrationId: string, found: DiscoveredAuthorization): Promise<void> {
+  const client = metadataDocumentClient(clientMetadataUri(deps.publicUrl, registrationId));
+  const lost = new Error('another node made the registration first');
+  await withTransaction(deps.pool, async (tx) => {
+    const clientRecordId = await deps.sealed.put(SEALED.client, { ...client }, new Sql(tx));
+    const inserted = await tx.query(
+      `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
+       VALUES ($1, $2, $3, 'metadata_document', $4, $5, $6) ON CONFLICT DO NOTHING`,
+      [registrationId, found.metadata.issuer, client.client_id, clientRecordId, JSON.stringify(found.metadata), callbackUri(deps.publicUrl, registrationId)],
+    );
+    // The race was lost: roll back, so no sealed client is left without its registration.
+    if (inserted.rowCount === 0) throw lost;
+  }).catch((error: unknown) => {
+    if (error !== lost) throw error;
   });
 }

@@ -28,7 +28,7 @@ export async function registrationById(db: Queryable, id: string): Promise<Regis
   return row === undefined ? null : { id: row.id, issuer: row.issuer, clientRecordId: row.client_record_id, metadata: row.metadata, redirectUri: row.redirect_uri };
 }
 
-/** The registration to use at an issuer: a pre-registered client first, then a dynamic one already made. */
+/** The registration to use at an issuer: a pre-registered client first, then the one OpenBot made (a metadata document or a dynamic one). */
 export async function registrationForIssuer(db: Queryable, issuer: string): Promise<Registration | null> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM app_oauth_registrations WHERE issuer = $1 ORDER BY (method = 'pre_registered') DESC, created_at LIMIT 1`,
@@ -52,4 +52,9 @@ export async function openTokens(sealed: SealedRecords, recordId: string): Promi
 /** The redirect URI of one registration: its own callback route. */
 export function callbackUri(publicUrl: string, registrationId: string): string {
   return `${publicUrl.replace(/\/$/, '')}/v1/oauth/${registrationId}/callback`;
+}
+
+/** The Client ID Metadata Document URL of one registration: its `client_id` when it registered that way. */
+export function clientMetadataUri(publicUrl: string, registrationId: string): string {
+  return `${publicUrl.replace(/\/$/, '')}/v1/oauth/${registrationId}/client-metadata.json`;
 }

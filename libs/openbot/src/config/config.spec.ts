@@ -62,6 +62,7 @@ describe('parseConfig defaults', () => {
       appCallTimeoutSeconds: 120,
       appSessionIdleSeconds: 60,
       appOAuthClients: [],
+      appOAuthMetadataDocuments: true,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
@@ -320,6 +321,15 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     ['OPENBOT_LEASE_SECONDS', '3601'],
   ])('%s=%p', (variable, value) => {
     expectRejected({ [variable]: value }, variable);
+  });
+});
+
+describe('App OAuth registration (decisions 038 and 043)', () => {
+  it('OPENBOT_APP_OAUTH_METADATA_DOCUMENTS is true by default, takes "true" or "false", and refuses anything else', () => {
+    expect(parseConfig({}).appOAuthMetadataDocuments).toBe(true);
+    expect(parseConfig({ OPENBOT_APP_OAUTH_METADATA_DOCUMENTS: 'false' }).appOAuthMetadataDocuments).toBe(false);
+    expect(parseConfig({ OPENBOT_APP_OAUTH_METADATA_DOCUMENTS: 'true' }).appOAuthMetadataDocuments).toBe(true);
+    expectRejected({ OPENBOT_APP_OAUTH_METADATA_DOCUMENTS: 'no' }, 'OPENBOT_APP_OAUTH_METADATA_DOCUMENTS');
   });
 });
 

@@ -93,6 +93,12 @@ export interface Config {
   /** `OPENBOT_APP_OAUTH_CLIENTS`: OAuth clients pre-registered at App authorization servers (decision 038). */
   readonly appOAuthClients: readonly PreRegisteredOAuthClient[];
   /**
+   * `OPENBOT_APP_OAUTH_METADATA_DOCUMENTS` (default true): register at App authorization servers by
+   * Client ID Metadata Document when they advertise it and the public URL is https (decision 043).
+   * false: a server that cannot reach the public URL (an intranet deployment) gets dynamic registration instead.
+   */
+  readonly appOAuthMetadataDocuments: boolean;
+  /**
    * The origin browsers and identity providers reach this server at (`OPENBOT_PUBLIC_URL`, no
    * trailing slash); SSO redirect URIs are built from it. Development default: `http://<host>:<port>`;
    * null in production when unset (single sign-on then refuses to start a login).
@@ -211,6 +217,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     appSessionIdleSeconds: integer(env, 'OPENBOT_APP_SESSION_IDLE_SECONDS', 60, 1, 3600),
     appOAuthClients: appOAuthClientsOf(env),
+    appOAuthMetadataDocuments: trueOrFalse(env, 'OPENBOT_APP_OAUTH_METADATA_DOCUMENTS', true),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
     metrics: metricsOf(env),
@@ -221,6 +228,13 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
       schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
     },
   };
+}
+
+function trueOrFalse(env: Env, name: string, fallback: boolean): boolean {
+  const value = optional(env, name);
+  if (value === null) return fallback;
+  if (value !== 'true' && value !== 'false') throw new ConfigError(name, 'must be "true" or "false"');
+  return value === 'true';
 }
 
 function appOAuthClientsOf(env: Env): PreRegisteredOAuthClient[] {

@@ -32,26 +32,44 @@ export interface BearerChallenge {
   readonly scope: string | null;
 }
 
-const PROBE_BODY = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'openbot', version: '0.1.0' } } });
+const PROBE_VERSION = '2025-11-25';
+const PROBE_BODY = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROBE_VERSION, capabilities: {}, clientInfo: { name: 'openbot', version: '0.1.0' } } });
+const LIST_PROBE_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 
 /**
- * Asks the MCP server once without credentials and reads its 401 challenge. A server that
- * answers anything else needs no authorization (`not_required`).
+ * Asks the MCP server without credentials and reads its 401 challenge: first an `initialize`;
+ * a server that lets `initialize` through (some challenge only later requests) is asked once
+ * more with `tools/list` in the session it gave. A server that answers both without a challenge
+ * needs no authorization (`not_required`).
  */
 export async function readBearerChallenge(fetch: Fetch, serverUrl: string, signal?: AbortSignal): Promise<BearerChallenge> {
-  let response: Response;
-  try {
-    response = await fetch(serverUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: PROBE_BODY,
-      ...(signal ? { signal } : {}),
-    });
-  } catch (error) {
-    throw toOAuthFailure(error, 'discovery');
+  const probe = async (body: string, headers: Record<string, string>): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await fetch(serverUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      throw toOAuthFailure(error, 'discovery');
+    }
+    await response.body?.cancel().catch(() => undefined);
+    return response;
+  };
+  const first = await probe(PROBE_BODY, {});
+  if (first.status === 401) return bearerChallengeOf(first);
+  if (first.ok) {
+    const session = first.headers.get('mcp-session-id');
+    const second = await probe(LIST_PROBE_BODY, { 'mcp-protocol-version': PROBE_VERSION, ...(session === null ? {} : { 'mcp-session-id': session }) });
+    if (second.status === 401) return bearerChallengeOf(second);
   }
-  await response.body?.cancel().catch(() => undefined);
-  if (response.status !== 401) throw new OAuthFailure('not_required', `the MCP server answered HTTP ${response.status} without credentials: it asks for no authorization`);
+  throw new OAuthFailure('not_required', `the MCP server answered HTTP ${first.status} without credentials: it asks for no authorization`);
+}
+
+/** The `resource_metadata` and `scope` of a 401 or 403 answer's `WWW-Authenticate: Bearer` challenge. */
+export function bearerChallengeOf(response: Response): BearerChallenge {
   const params = extractWWWAuthenticateParams(response);
   return { resourceMetadataUrl: params.resourceMetadataUrl?.href ?? null, scope: params.scope ?? null };
 }
@@ -65,6 +83,13 @@ export function insufficientScopeOf(response: Response): string | null {
   const params = extractWWWAuthenticateParams(response);
   return params.error === 'insufficient_scope' ? (params.scope ?? '') : null;
 }
+
+/**
+ * Scope step-ups authorized in a row before OpenBot refuses another (a server that keeps asking
+ * for more): with the first authorization, at most 3 authorization requests for one grant, as
+ * the MCP client conformance suite's `auth/scope-retry-limit` expects.
+ */
+export const STEP_UP_LIMIT = 2;
 
 /** The union of space-separated scopes, each once, in first-seen order (null when empty). */
 export function scopeUnion(...scopes: ReadonlyArray<string | null | undefined>): string | null {

@@ -1,3 +1,4 @@
 export * from './authorization-code';
 export * from './discovery';
 export * from './oauth-failure';
+export * from './registration-order';

@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { checkResponseIssuer } from './authorization-code';
 import type { AuthorizationServerInfo } from './discovery';
-import { insufficientScopeOf, scopeUnion } from './discovery';
+import { insufficientScopeOf, readBearerChallenge, scopeUnion } from './discovery';
 import { OAuthFailure, toOAuthFailure } from './oauth-failure';
 
 const metadata = (iss: boolean): AuthorizationServerInfo => ({
@@ -36,5 +38,32 @@ describe('OAuth response checks', () => {
     expect(toOAuthFailure(new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } }), 'token')).toMatchObject({ reason: 'answer_lost', resultLost: true });
     expect(toOAuthFailure(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }), 'token')).toMatchObject({ reason: 'unreachable', resultLost: false });
     expect(toOAuthFailure(Object.assign(new Error('no'), { name: 'EgressRefused' }), 'token')).toMatchObject({ reason: 'refused', notSent: true });
+  });
+
+  it('reads the challenge of a server that lets initialize through and challenges only later requests (the probe asks tools/list in its session)', async () => {
+    const seen: string[] = [];
+    let challengeList = true;
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const method = (JSON.parse(body) as { method: string }).method;
+        seen.push(`${method} ${req.headers['mcp-session-id'] ?? '-'}`);
+        if (method === 'initialize') return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end('{"jsonrpc":"2.0","id":0,"result":{}}');
+        if (!challengeList) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}');
+        res.writeHead(401, { 'www-authenticate': 'Bearer scope="mcp:basic", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    try {
+      expect(await readBearerChallenge(fetch, url)).toEqual({ resourceMetadataUrl: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp', scope: 'mcp:basic' });
+      expect(seen).toEqual(['initialize -', 'tools/list s1']);
+      challengeList = false;
+      await expect(readBearerChallenge(fetch, url)).rejects.toMatchObject({ reason: 'not_required' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

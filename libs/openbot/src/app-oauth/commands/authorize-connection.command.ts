@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Forbidden, identityForMember, InvalidInput, Unavailable, type MemberCaller } from '@openbot/domain';
 import { Engine, type Json } from '@openbot/engine';
-import { scopeUnion } from '@openbot/protocol';
+import { scopeUnion, STEP_UP_LIMIT } from '@openbot/protocol';
 import { AppClient } from '../../apps/app-client';
 import { connectionNotFound } from '../../apps/app-failures';
 import { lockChangeableConnection } from '../../apps/changeable-connection';
@@ -13,8 +13,6 @@ import { AppAuthorizationRefused, AppAuthorizationUnavailable } from '../app-oau
 import { AUTHORIZATION_PREPARE, type PreparedAuthorization } from '../authorization-prepare.workflow';
 import { AUTHORIZATION_LIFETIME_MS, issueAuthorization } from '../authorization-request';
 
-/** Scope step-ups authorized in a row before OpenBot refuses another (a server that keeps asking for more). */
-export const STEP_UP_LIMIT = 3;
 
 /**
  * `POST /v1/connections/{id}/authorize`: runs sign-in preparation as an execution (discovery
