@@ -7,7 +7,7 @@
  * started then: from then on every event stored at or after that time counts (earlier ones are
  * what a stream read when it connected, not a delivery). Prints one JSON line when every reading
  * stream saw `execution.ended`: the number of events counted, p50 and p99 of their delivery lag
- * (receipt − the event's stored `at`, ms), streams that failed, and this process's CPU seconds.
+ * (receipt − the event's stored `at`, ms), also by event type, streams that failed, and this process's CPU seconds.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -24,6 +24,8 @@ const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 
 /** When the model streams started (epoch ms); events stored before it are not deliveries. */
 let releasedAt = Number.POSITIVE_INFINITY;
+/** Lags by event type: the stream's own events and the ones its execution's commits carry differ. */
+const lagsByType = new Map<string, number[]>();
 
 function follow(job: Job, executionId: string, lags: number[], opened: () => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -48,7 +50,13 @@ function follow(job: Job, executionId: string, lags: number[], opened: () => voi
             const dataLine = block.split('\n').find((line) => line.startsWith('data: '));
             if (dataLine === undefined) continue;
             const event = JSON.parse(dataLine.slice(6)) as { type?: string; at?: string };
-            if (event.at !== undefined && Date.parse(event.at) >= releasedAt) lags.push(now - Date.parse(event.at));
+            if (event.at !== undefined && Date.parse(event.at) >= releasedAt) {
+              const lag = now - Date.parse(event.at);
+              lags.push(lag);
+              const typed = lagsByType.get(event.type ?? '') ?? [];
+              typed.push(lag);
+              lagsByType.set(event.type ?? '', typed);
+            }
             if (event.type === 'execution.ended') {
               req.destroy();
               return resolve();
@@ -88,9 +96,9 @@ async function run(job: Job): Promise<void> {
   const failed = outcomes.filter((o) => o.status === 'rejected').length;
   const cpu = process.cpuUsage(started);
   for (const res of stalled) res.destroy();
-  lags.sort((a, b) => a - b);
-  const pct = (p: number): number => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? Number.NaN;
-  const summary = { events: lags.length, p50: pct(50), p99: pct(99), failed, cpuS: (cpu.user + cpu.system) / 1e6 };
+  const pct = (values: number[], p: number): number => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
+  const byType = Object.fromEntries([...lagsByType].map(([type, values]) => [type, { n: values.length, p50: pct(values, 50), p99: pct(values, 99) }]));
+  const summary = { events: lags.length, p50: pct(lags, 50), p99: pct(lags, 99), failed, cpuS: (cpu.user + cpu.system) / 1e6, byType };
   await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(summary)}\n`, () => resolve()));
 }
 

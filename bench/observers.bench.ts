@@ -67,6 +67,8 @@ async function main(): Promise<number> {
       `observers: streams=${TURNS * PER_TURN} stalled=${STALLED} events=${result.events} failed=${result.failed} delivery_lag_ms p50=${result.p50.toFixed(0)} p99=${result.p99.toFixed(0)} ` +
         `rss_mb start=${rssStart.toFixed(0)} peak=${peak.toFixed(0)} growth=${(peak - rssStart).toFixed(0)} cpu_s server=${serverCpu.toFixed(1)} clients=${result.cpuS.toFixed(1)}\n`,
     );
+    const types = Object.entries(result.byType).map(([type, lag]) => `${type} n=${lag.n} p50=${lag.p50.toFixed(0)} p99=${lag.p99.toFixed(0)}`);
+    process.stdout.write(`observers lag by type (ms): ${types.join('  ')}\n`);
     process.stdout.write(`targets: delivery_lag_ms p99<=50 (${result.p99 <= 50 ? 'met' : 'MISSED'}) rss_growth_mb<=150 (${peak - rssStart <= 150 ? 'met' : 'MISSED'})\n`);
     return result.failed === 0 ? 0 : 1;
   } finally {
@@ -84,6 +86,7 @@ interface ClientsResult {
   readonly p99: number;
   readonly failed: number;
   readonly cpuS: number;
+  readonly byType: Record<string, { readonly n: number; readonly p50: number; readonly p99: number }>;
 }
 
 /** Runs the clients in their own process and answers their summary; `connected` runs once every stream is open. */

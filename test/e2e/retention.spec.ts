@@ -123,8 +123,8 @@ describe('retention', () => {
   });
 
   it('a reader of the pruned execution gets the final event with the pruned marker, by long poll and by SSE replay', async () => {
-    // Read on another node, as a reader days later would: no events of the Turn in its memory.
-    const reader = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: ENV });
+    // Read on another node, as a reader days later would (on the same clock): no events of the Turn in its memory.
+    const reader = await startTestApp({ imports: [TestClockModule], database: t.database, masterKey: t.config.masterKey, env: ENV });
     try {
       const events: EventBody[] = await eventsUntilEnd(reader, short.secret, shortTurn);
       expect(events.some((e) => e.type === 'text.delta')).toBe(false);

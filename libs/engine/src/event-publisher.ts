@@ -1,4 +1,4 @@
-import { encodeEvent, toExecutionEvent } from './event-log';
+import { encodeEvent, toExecutionEvent, type ExecutionEvent } from './event-log';
 import type { EventWriteBatcher } from './event-write-batcher';
 import type { Json } from './json';
 import { announceEvents, EVENTS_CHANNEL, type NodeListener, type Notifier } from './node-listener';
@@ -57,6 +57,8 @@ export class EventPublisher implements PhaseEvents {
   private readonly texts = new Set<string>();
   /** A first text event waits in the buffer: the next write does not wait for a tick. */
   private urgent = false;
+  /** Events `publishIn` appended in a transaction not yet announced (committed). */
+  private committing: { readonly tx: Queryable; readonly events: ExecutionEvent[] } | null = null;
 
   constructor(
     private readonly ctx: PublisherServices,
@@ -101,15 +103,33 @@ export class EventPublisher implements PhaseEvents {
     if (this.failure !== null) throw this.failure;
   }
 
-  /** Appends events inside the caller's transaction (they commit with its rows), fenced the same way. */
+  /**
+   * Appends events inside the caller's transaction (they commit with its rows), fenced the same
+   * way. They are kept for `announce`, which hands them to this node's readers once the
+   * transaction committed; events of a transaction that never reached `announce` (rolled back)
+   * are dropped by the next transaction's `publishIn`.
+   */
   async publishIn(tx: Queryable, events: ReadonlyArray<{ type: string; payload?: Json; step?: number; attempt?: number }>): Promise<boolean> {
     const encoded = events.map((e) => encodeEvent(this.ctx.sealed, this.run.id, e.type, e.payload ?? null, e));
-    return (await publishEvents(tx, this.run.id, this.run.generation, encoded)) !== null;
+    const stored = await publishEvents(tx, this.run.id, this.run.generation, encoded);
+    if (stored === null) return false;
+    const first = stored.lastSeq - encoded.length + 1;
+    if (this.committing?.tx !== tx) this.committing = { tx, events: [] };
+    this.committing.events.push(...events.map((e, i) => toExecutionEvent(first + i, e.type, stored.at, encoded[i]!.step, encoded[i]!.attempt, e.payload ?? null)));
+    return true;
   }
 
-  /** Call after the transaction of `publishIn` committed: wakes the readers. */
+  /** Call after the transaction of `publishIn` committed: its events reach this node's readers from memory, other nodes by NOTIFY. */
   announce(): void {
-    announceEvents(this.ctx, this.run.id);
+    const committed = this.committing;
+    this.committing = null;
+    if (committed === null) {
+      announceEvents(this.ctx, this.run.id);
+      return;
+    }
+    this.ctx.listener.deliver(this.run.id, committed.events);
+    this.ctx.notifier.notify(EVENTS_CHANNEL, this.run.id);
+    this.ctx.listener.wakeDelivered(this.run.id);
   }
 
   /**

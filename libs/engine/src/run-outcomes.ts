@@ -4,9 +4,9 @@
  */
 import type { ErrorCategory, ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { encodeEvent } from './event-log';
+import { encodeEvent, type ExecutionEvent } from './event-log';
 import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
-import { announceEvents, SIGNALS_CHANNEL } from './node-listener';
+import { announceEvents, EVENTS_CHANNEL, SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
 import type { PendingEvent } from './store';
@@ -284,6 +284,7 @@ export async function finish(
 ): Promise<Stop> {
   const admitted: string[] = [];
   const notify: string[] = [];
+  const stored: ExecutionEvent[] = [];
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
@@ -297,12 +298,15 @@ export async function finish(
           withTransaction(ctx.pool, (tx) => {
             admitted.length = 0;
             notify.length = 0;
-            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted, notify });
+            stored.length = 0;
+            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted, notify, stored });
           }),
         undefined,
       );
     } catch (error) {
       if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
+      // Nothing of the rolled-back end is handed to readers.
+      stored.length = 0;
       // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
       ended = await retryStorage(
         () =>
@@ -320,7 +324,12 @@ export async function finish(
     run.lost = true;
     return 'lost';
   }
-  announceEvents(ctx, run.id);
+  if (stored.length > 0) {
+    // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
+    ctx.listener.deliver(run.id, stored);
+    ctx.notifier.notify(EVENTS_CHANNEL, run.id);
+    ctx.listener.wakeDelivered(run.id);
+  } else announceEvents(ctx, run.id);
   for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
   for (const id of admitted) ctx.advanceHere(id);
   return 'ended';

@@ -1,6 +1,6 @@
 import { newId, type ErrorCategory, type ExecutionId } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { encodeEvent, ENDED_EVENT } from './event-log';
+import { encodeEvent, ENDED_EVENT, toExecutionEvent, type ExecutionEvent } from './event-log';
 import type { PendingEvent } from './store';
 import { sealData, type ExecutionData } from './execution-data';
 import { insertQueued } from './new-execution';
@@ -8,7 +8,7 @@ import type { Queryable } from './ports';
 import { enqueueAdvance } from './queue';
 import { aad } from './sealed-json';
 import { cancelIn, identityToContinue, signalIn } from './commands';
-import { appendEvents } from './sql/events';
+import { appendStoredEvents } from './sql/events';
 import { endedExecutions, forgetAwaits, takeWaiters } from './waits';
 import type { EndTransaction, Json, Wake, Workflow } from './workflow';
 import * as childSql from './sql/children';
@@ -120,6 +120,8 @@ export async function endExecution(
     admitted?: string[];
     /** Collects the running executions the end signalled or cancelled: the caller tells their owners after commit. */
     notify?: string[];
+    /** Collects the events the end stored (its own, then `execution.ended`): the caller hands them to this node's readers after commit. */
+    stored?: ExecutionEvent[];
   },
 ): Promise<boolean> {
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
@@ -148,6 +150,7 @@ export async function endExecution(
   const payload: Json = { ...facts, state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
   // Events the feature's end emits go just before `execution.ended`, in the same transaction.
   const endEvents: PendingEvent[] = [];
+  const endPayloads: Json[] = [];
   if (e.workflow?.end) {
     const endTx: EndTransaction = {
       query: async (sql, params) => {
@@ -185,10 +188,17 @@ export async function endExecution(
       },
       emit: (type, eventPayload) => {
         endEvents.push(encodeEvent(ctx.sealed, e.id, type, eventPayload));
+        endPayloads.push(eventPayload ?? null);
       },
     });
   }
-  await appendEvents(tx, e.id, [...endEvents, encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)]);
+  const appended = [...endEvents, encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload)];
+  const stored = await appendStoredEvents(tx, e.id, appended);
+  if (stored !== null && e.stored !== undefined) {
+    const first = stored.lastSeq - appended.length + 1;
+    const payloads = [...endPayloads, payload];
+    e.stored.push(...appended.map((event, i) => toExecutionEvent(first + i, event.type, stored.at, event.step, event.attempt, payloads[i]!)));
+  }
   if (row.awaited) {
     // Executions that wait for this one's end wake in this transaction, like a parent (EXE-14).
     for (const waiter of await takeWaiters(tx, e.id)) await wakeIfWaiting(ctx, tx, waiter);

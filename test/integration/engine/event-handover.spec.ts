@@ -37,6 +37,33 @@ const streamer: Workflow<StreamState, { wait: boolean }> = {
   },
 };
 
+/** Streams a little, commits a result with an event in the call's transaction, then ends with an event of its own end. */
+const committer: Workflow<StreamState, null> = {
+  name: 'test.handover-committed',
+  initial: () => ({ done: false, streamed: false, wait: false }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'answer' }),
+  phases: {
+    answer: {
+      async run(ctx) {
+        for (let i = 0; i < 5; i++) {
+          ctx.publisher.publish('text.delta', { text: `t${i} ` }, { step: 1, attempt: 1 });
+          await new Promise((r) => setTimeout(r, 4));
+        }
+        await ctx.publisher.flush();
+        await ctx.calls.call('answer', { safe: true, commit: (tx) => ctx.publisher.publishIn(tx, [{ type: 'test.committed', payload: { n: 1 }, step: 1, attempt: 1 }]).then(() => undefined) }, () =>
+          Promise.resolve('ok'),
+        );
+        ctx.publisher.announce();
+        return { state: { ...ctx.state, done: true } };
+      },
+    },
+  },
+  end: ({ emit }) => {
+    emit('test.end-work', { k: 'v' });
+    return Promise.resolve();
+  },
+};
+
 /**
  * Readers on the node that runs a phase get its events handed over in memory (EVT-02): they read
  * the table only where the buffer cannot vouch for what is there, and the fallback poll still
@@ -49,6 +76,7 @@ describe('engine: events handed over to readers on the owner node', () => {
   beforeAll(async () => {
     t = await startTestEngine();
     t.engine.register(streamer);
+    t.engine.register(committer);
     await t.engine.start();
     // The engine's own listener, seal and pool: the reader below is the one `observe` runs, with its reads counted.
     ctx = (t.engine as unknown as { ctx: EngineContext }).ctx;
@@ -84,6 +112,25 @@ describe('engine: events handed over to readers on the owner node', () => {
     // Re-reading after every handed-over window would cost at least one read per write.
     expect(writes).toBeGreaterThanOrEqual(4);
     expect(reader.reads()).toBeLessThan(writes / 2);
+  });
+
+  it('[EVT-02] events committed in a transaction (a call result, the end) reach a reader on the owner node from memory too: it reads the table only to start', async () => {
+    const { executionId } = await t.engine.submit({ workflow: committer.name, input: null, scope: SERVICE });
+    const reader = countingReader(executionId);
+    const events: ExecutionEvent[] = [];
+    for await (const event of reader.events) events.push(event);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.slice(-3).map((e) => [e.type, e.n ?? e.k ?? e.state])).toEqual([
+      ['test.committed', 1],
+      ['test.end-work', 'v'],
+      ['execution.ended', 'completed'],
+    ]);
+    // The same events as the table holds (an in-memory copy must never differ from what a later reader reads).
+    const again: ExecutionEvent[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) again.push(event);
+    expect(events).toEqual(again);
+    // Handed over after their commits; waking the reader to read them back would cost a read per commit.
+    expect(reader.reads()).toBeLessThanOrEqual(2);
   });
 
   it('[EVT-02] a reader caught up from memory still finds an event committed with no wake-up at all: the fallback poll reads the table', async () => {

@@ -29,24 +29,30 @@ export function bumpSeqs(source: string): string {
            )`;
 }
 
-/** Appends events under the row lock the caller's transaction holds. */
+/** Appends events under the row lock the caller's transaction holds; answers the last sequence number. */
 export async function appendEvents(db: Queryable, id: string, events: readonly PendingEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const { rows } = await db.query<{ last_seq: number }>({
+  return (await appendStoredEvents(db, id, events))?.lastSeq ?? 0;
+}
+
+/** `appendEvents`, answering also the time the rows store (null: nothing to append), for handing them to this node's readers after commit. */
+export async function appendStoredEvents(db: Queryable, id: string, events: readonly PendingEvent[]): Promise<{ lastSeq: number; at: Date } | null> {
+  if (events.length === 0) return null;
+  const { rows } = await db.query<{ last_seq: number; at: Date }>({
     name: 'engine.append_events',
     text: `WITH src AS (SELECT $1::uuid AS id, $2::int AS n), ${bumpSeqs('src')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
              SELECT $1, seq.last_seq - $2 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
                FROM seq, unnest($3::text[], $4::int[], $5::int[], $6::text[], $7::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
-           ) SELECT last_seq FROM seq`,
+           ) SELECT last_seq, now() AS at FROM seq`,
     values: [
       id,
       events.length,
       ...eventColumns(events),
     ],
   });
-  return rows[0]?.last_seq ?? 0;
+  const row = rows[0];
+  return row === undefined ? null : { lastSeq: row.last_seq, at: row.at };
 }
 
 /**
