@@ -48,16 +48,20 @@ export function modelPhase(deps: {
         context.emit('memory.read', { ids: [...memory.ids] });
         return { state: { ...state, memory } };
       }
-      state = await startCounting(deps.pool, context, state);
+      // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
+      const [counted, inputs, history] = await Promise.all([
+        startCounting(deps.pool, context, state),
+        readNewInputs(deps.pool, state.turnId, state.consumed),
+        readHistory(deps.pool, state.chatId, state.turnId),
+      ]);
+      state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const bot = state.bot!;
-      const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
       if (inputs.length > 0) {
         const messages = inputs.map((input): TurnMessage => (input.fileIds.length > 0 ? { ...userMessage(input.content), fileIds: input.fileIds } : userMessage(input.content)));
         state = { ...state, added: [...state.added, ...messages], consumed: inputs.at(-1)!.position };
       }
       const step = state.step + 1;
-      const history = await readHistory(deps.pool, state.chatId, state.turnId);
       const definitions = bot.tools.map(toolDefinition);
       const prefix: TurnMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
