@@ -2,6 +2,7 @@ import { createMcpHandler, fromJsonSchema, McpServer, OAuthError, OAuthErrorCode
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestAuthorizationServer } from '../support/oauth-authorization-server';
+import { legacySessionResponse } from './mcp-test-servers';
 
 /** An MCP server protected by OAuth: what it saw, and switches a test uses to play a resource server's moves. */
 export interface ProtectedMcpServer {
@@ -95,20 +96,7 @@ export async function startProtectedMcpServer(as: TestAuthorizationServer, optio
     }
     if (options.sessions !== true) return createMcpHandler(() => build(auth)).fetch(request);
     // Legacy sessions (Mcp-Session-Id, DELETE), each request behind the same bearer check.
-    const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId !== null) {
-      const transport = sessions.get(sessionId);
-      if (transport === undefined) return new Response('unknown session', { status: 404 });
-      const response = await transport.handleRequest(request);
-      if (request.method === 'DELETE') sessions.delete(sessionId);
-      return response;
-    }
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id: string) => void sessions.set(id, transport),
-    });
-    await build(auth).connect(transport);
-    return transport.handleRequest(request);
+    return legacySessionResponse(sessions, request, () => build(auth));
   };
 
   const http: Server = createServer((req, res) => void serve(req, res, handle));

@@ -5,6 +5,28 @@ import { join } from 'node:path';
 import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport, fromJsonSchema } from '@modelcontextprotocol/server';
 
 /** A running MCP server on loopback, with its `/mcp` URL. */
+/**
+ * A request to a server of the legacy session protocol (Mcp-Session-Id, DELETE): a request of a
+ * session goes to its transport (404 when the session is unknown, gone after its DELETE); any
+ * other starts a new session on a server from `build`.
+ */
+export async function legacySessionResponse(sessions: Map<string, WebStandardStreamableHTTPServerTransport>, request: Request, build: () => McpServer): Promise<Response> {
+  const sessionId = request.headers.get('mcp-session-id');
+  if (sessionId !== null) {
+    const transport = sessions.get(sessionId);
+    if (transport === undefined) return new Response('unknown session', { status: 404 });
+    const response = await transport.handleRequest(request);
+    if (request.method === 'DELETE') sessions.delete(sessionId);
+    return response;
+  }
+  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+    onsessioninitialized: (id: string) => void sessions.set(id, transport),
+  });
+  await build().connect(transport);
+  return transport.handleRequest(request);
+}
+
 export interface RunningMcpServer {
   readonly url: string;
   /** Requests the server saw, method and session header, oldest first (what the client really sent). */
@@ -120,20 +142,7 @@ export async function startSdkServer(options: {
 
   const handle = async (request: Request): Promise<Response> => {
     if (modern !== null) return modern.fetch(request);
-    const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId !== null) {
-      const transport = sessions.get(sessionId);
-      if (transport === undefined) return new Response('unknown session', { status: 404 });
-      const response = await transport.handleRequest(request);
-      if (request.method === 'DELETE') sessions.delete(sessionId);
-      return response;
-    }
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id: string) => void sessions.set(id, transport),
-    });
-    await build().connect(transport);
-    return transport.handleRequest(request);
+    return legacySessionResponse(sessions, request, build);
   };
 
   const http: Server = createServer((req, res) => void serve(req, res, handle, requests, options.rewrite));
