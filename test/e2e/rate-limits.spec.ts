@@ -52,10 +52,12 @@ describe('rate limits', () => {
 
   it('[LIM-01] mid-Turn a model call whose token bucket is empty waits durably on a timer, then sends; its confirmed usage corrected the shared bucket', async () => {
     const chat = await createChatFixture(a, { baseUrl: fake.baseUrl, tools: [lookup()] });
-    // 6,000 tokens a minute (100 a second): the first answer's confirmed 6,105 tokens overdraw the bucket.
+    // 6,000 tokens a minute (100 a second): the first answer's confirmed 6,705 tokens overdraw the
+    // bucket by about 700, some 7 s of refill, so the second step finds it empty even when the tool
+    // call between them is slow on a loaded machine.
     await a.http().post('/v1/rate-limits').set('authorization', as(chat)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
     tools.fallback = jsonReply(200, { modelOutput: 'data' });
-    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_100]), textReply(['after the wait'], [5, 5]));
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_700]), textReply(['after the wait'], [5, 5]));
     const turn = await sendMessage(a, chat.secret, chat.chatId, 'use the bucket up');
     const events = await eventsUntilEnd(a, chat.secret, turn.executionId, 40_000);
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
@@ -73,7 +75,8 @@ describe('rate limits', () => {
     const chat = await createChatFixture(a, { baseUrl: fake.baseUrl, tools: [lookup()] });
     await a.http().post('/v1/rate-limits').set('authorization', as(chat)).send({ scope: { kind: 'bot', id: chat.botId }, tokensPerMinute: 6_000 }).expect(201);
     tools.fallback = jsonReply(200, { modelOutput: 'data' });
-    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_100]), textReply(['never sent'], [5, 5]));
+    // Overdrawn by about 700 tokens (7 s of refill): time enough to revoke during the wait, even on a loaded machine.
+    fake.enqueue(toolCallReply('c1', 'lookup', ['{}'], [5, 6_700]), textReply(['never sent'], [5, 5]));
     const turn = await sendMessage(a, chat.secret, chat.chatId, 'wait, then be refused');
     // Revoke the Turn's key while its second call waits for the bucket.
     const waiting = async () =>
