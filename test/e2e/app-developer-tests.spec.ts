@@ -61,6 +61,11 @@ describe('App developer tests', () => {
   }
 
   /** Plays the browser from the authorization URL to just before OpenBot's callback; answers the callback's path and query. */
+  /** Waits (10 s at most) for a grant cleanup execution to complete; the assertions after it say what it did. */
+  async function cleanupEnded(executionId: string): Promise<void> {
+    for (let i = 0; i < 400 && (await t.database.query(`SELECT 1 FROM executions WHERE id = $1 AND state = 'completed'`, [executionId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+
   async function playBrowser(authorizationUrl: string): Promise<string> {
     const run = await new TestBrowser().navigate(authorizationUrl, (next) => next.href.startsWith(`${PUBLIC_URL}/`));
     if (run.stoppedAt === null) throw new Error(`the browser did not reach the callback: ${run.response?.status}`);
@@ -181,7 +186,7 @@ describe('App developer tests', () => {
       const [removed] = await t.database.query<{ id: string; cleanup_execution_id: string }>(`SELECT id, cleanup_execution_id FROM app_oauth_grant_results WHERE call_id = $1`, [`grant:${installed!.id}:v1:removed`]);
       const [cleanup] = await t.database.query<{ scope_kind: string }>('SELECT scope_kind FROM executions WHERE id = $1', [removed!.cleanup_execution_id]);
       expect(cleanup).toEqual({ scope_kind: 'service' });
-      for (let i = 0; i < 400 && (await t.database.query(`SELECT 1 FROM executions WHERE id = $1 AND state = 'completed'`, [removed!.cleanup_execution_id])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      await cleanupEnded(removed!.cleanup_execution_id);
       expect(await t.database.query('SELECT revocation, tokens_record_id FROM app_oauth_grant_results WHERE id = $1', [removed!.id])).toEqual([{ revocation: { kind: 'revoked' }, tokens_record_id: null }]);
       expect(as.revocations).toEqual(['refresh_token']);
       expect(await as.findAccessToken(rs.accepted.at(-1)!)).toBeNull();
@@ -210,7 +215,7 @@ describe('App developer tests', () => {
         expectDeclared(await get(org.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`), 404, 'DeveloperTestNotFound');
         release();
         await waitForExecutionState(t, org.secret, test.executionId, 'cancelled');
-        for (let i = 0; i < 400 && (await t.database.query(`SELECT 1 FROM executions WHERE id = $1 AND state = 'completed'`, [removed!.cleanup_execution_id])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+        await cleanupEnded(removed!.cleanup_execution_id);
         expect(await t.database.query('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed!.id])).toEqual([{ revocation: { kind: 'revoked' } }]);
         // The revocation was sent only after the run ended (its connection closed): the cleanup's call began after the run's end.
         const [order] = await t.database.query<{ after: boolean }>(
@@ -244,7 +249,7 @@ describe('App developer tests', () => {
         expect(removed!.source_execution_id).toBe(test.executionId);
         release();
         await waitForExecutionState(t, org.secret, test.executionId, 'cancelled');
-        for (let i = 0; i < 400 && (await t.database.query(`SELECT 1 FROM executions WHERE id = $1 AND state = 'completed'`, [removed!.cleanup_execution_id])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+        await cleanupEnded(removed!.cleanup_execution_id);
         expect(await t.database.query('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed!.id])).toEqual([{ revocation: { kind: 'revoked' } }]);
         expect(as.revocations).toEqual(['refresh_token']);
       } finally {
