@@ -1,7 +1,7 @@
 import { encodeEvent, toExecutionEvent, type ExecutionEvent } from './event-log';
 import type { EventWriteBatcher } from './event-write-batcher';
 import type { Json } from './json';
-import { announceEvents, EVENTS_CHANNEL, type NodeListener, type Notifier } from './node-listener';
+import { announceEvents, announceStored, type NodeListener, type Notifier } from './node-listener';
 import type { PhaseEvents } from './phase-services';
 import type { Queryable } from './ports';
 import type { RunScope } from './run-scope';
@@ -127,9 +127,7 @@ export class EventPublisher implements PhaseEvents {
       announceEvents(this.ctx, this.run.id);
       return;
     }
-    this.ctx.listener.deliver(this.run.id, committed.events);
-    this.ctx.notifier.notify(EVENTS_CHANNEL, this.run.id);
-    this.ctx.listener.wakeDelivered(this.run.id);
+    announceStored(this.ctx, this.run.id, committed.events);
   }
 
   /**
@@ -167,15 +165,13 @@ export class EventPublisher implements PhaseEvents {
           this.scope.closeGate('lease-lost');
           return;
         }
-        // Stored: this node's own readers get them without reading them back.
+        // Stored: this node's own readers get them without reading them back; other nodes hear by NOTIFY.
         const first = stored.lastSeq - batch.length + 1;
-        this.ctx.listener.deliver(
+        announceStored(
+          this.ctx,
           this.run.id,
           batch.map((e, i) => toExecutionEvent(first + i, e.type, stored.at, events[i]!.step, events[i]!.attempt, e.payload)),
         );
-        // Other nodes hear by NOTIFY; readers here find the batch in memory.
-        this.ctx.notifier.notify(EVENTS_CHANNEL, this.run.id);
-        this.ctx.listener.wakeDelivered(this.run.id);
       }
     } catch (error) {
       this.failure = error;

@@ -284,6 +284,17 @@ export class Notifier {
  * After a commit that stored events of `executionId`: readers on other nodes hear of them by
  * NOTIFY, readers on this node at once (EVT-02). The log stays the truth if either is lost.
  */
+/**
+ * After events this node stored have committed: its readers get them from memory (`deliver`),
+ * other nodes hear by NOTIFY. For events written with their payloads at hand (a publisher's
+ * writes, `publishIn`, an end); `announceEvents` is for the others, whose readers read the table.
+ */
+export function announceStored(node: { readonly notifier: Notifier; readonly listener: NodeListener }, executionId: string, events: readonly BufferedEvent[]): void {
+  node.listener.deliver(executionId, events);
+  node.notifier.notify(EVENTS_CHANNEL, executionId);
+  node.listener.wakeDelivered(executionId);
+}
+
 export function announceEvents(node: { readonly notifier: Notifier; readonly listener: NodeListener }, executionId: string): void {
   node.notifier.notify(EVENTS_CHANNEL, executionId);
   node.listener.wake(executionId);

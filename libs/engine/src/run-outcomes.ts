@@ -6,7 +6,7 @@ import type { ErrorCategory, ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
 import { encodeEvent, type ExecutionEvent } from './event-log';
 import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
-import { announceEvents, EVENTS_CHANNEL, SIGNALS_CHANNEL } from './node-listener';
+import { announceEvents, announceStored, SIGNALS_CHANNEL } from './node-listener';
 import { enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
 import type { PendingEvent } from './store';
@@ -326,9 +326,7 @@ export async function finish(
   }
   if (stored.length > 0) {
     // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
-    ctx.listener.deliver(run.id, stored);
-    ctx.notifier.notify(EVENTS_CHANNEL, run.id);
-    ctx.listener.wakeDelivered(run.id);
+    announceStored(ctx, run.id, stored);
   } else announceEvents(ctx, run.id);
   for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
   for (const id of admitted) ctx.advanceHere(id);
