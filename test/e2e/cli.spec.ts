@@ -201,7 +201,8 @@ describe('openbot CLI (compiled) against a listening server', () => {
     expect(streams.length).toBe(2);
     expect(streams[0]!.lastEventId).toBeUndefined();
     expect(Number(streams[1]!.lastEventId)).toBeGreaterThanOrEqual(1);
-    expect(Number(streams[1]!.lastEventId)).toBeLessThanOrEqual(2);
+    // While the model is held at most three events exist (model.started, the first text, the text joined after it): the drop came mid-reply.
+    expect(Number(streams[1]!.lastEventId)).toBeLessThanOrEqual(3);
   });
 
   it('a Turn that fails exits 4 with its errorId', async () => {
