@@ -12,11 +12,11 @@ export async function startBenchDatabase(work: string): Promise<{ cluster: Embed
   const cluster = new EmbeddedPostgres({ dir: join(work, 'pg'), ephemeral: true, settings: { max_connections: '200' } });
   await cluster.start();
   try {
-    const admin = new Client({ connectionString: cluster.url() });
+    const admin = new Client({ connectionString: cluster.socketUrl() });
     await admin.connect();
     await admin.query('CREATE DATABASE bench');
     await admin.end();
-    const url = cluster.url('bench');
+    const url = cluster.socketUrl('bench');
     const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
     await migrate(dataSource);
     await dataSource.destroy();

@@ -41,11 +41,11 @@ async function main(): Promise<void> {
   const cluster = new EmbeddedPostgres({ dir: join(tmpdir(), `openbot-bench-${process.pid}`), ephemeral: true, settings: { max_connections: '200' } });
   await cluster.start();
   try {
-    const admin = new Client({ connectionString: cluster.url() });
+    const admin = new Client({ connectionString: cluster.socketUrl() });
     await admin.connect();
     await admin.query('CREATE DATABASE bench');
     await admin.end();
-    const url = cluster.url('bench');
+    const url = cluster.socketUrl('bench');
     const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: C + 4 }).initialize();
     await migrate(dataSource);
     if (process.env.BENCH_SQL) await dataSource.query(process.env.BENCH_SQL);

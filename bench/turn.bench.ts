@@ -89,11 +89,11 @@ async function main(): Promise<number> {
   let fake: FakeModelServer | null = null;
   let sink: Server | null = null;
   try {
-    const admin = new Client({ connectionString: cluster.url() });
+    const admin = new Client({ connectionString: cluster.socketUrl() });
     await admin.connect();
     await admin.query('CREATE DATABASE bench');
     await admin.end();
-    const url = cluster.url('bench');
+    const url = cluster.socketUrl('bench');
     const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
     await migrate(dataSource);
     if (PG_STATEMENTS) await dataSource.query('CREATE EXTENSION pg_stat_statements');

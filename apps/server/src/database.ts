@@ -20,7 +20,7 @@ export async function openDatabase(config: Config, log: (line: string) => void):
     },
   });
   await embedded.start();
-  const admin = new Client({ connectionString: embedded.url() });
+  const admin = new Client({ connectionString: embedded.socketUrl() });
   await admin.connect();
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
@@ -28,5 +28,5 @@ export async function openDatabase(config: Config, log: (line: string) => void):
   } finally {
     await admin.end();
   }
-  return { url: embedded.url(EMBEDDED_DATABASE), embedded };
+  return { url: embedded.socketUrl(EMBEDDED_DATABASE), embedded };
 }

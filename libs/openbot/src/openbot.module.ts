@@ -59,7 +59,12 @@ export class OpenbotModule {
       imports: [
         ConfigModule.forRoot(options.config),
         CqrsModule.forRoot(),
-        DatabaseModule.forRoot({ url: options.config.databaseUrl, migrations: options.migrations, nodeId: options.config.nodeId }),
+        DatabaseModule.forRoot({
+          url: options.config.databaseUrl,
+          migrations: options.migrations,
+          nodeId: options.config.nodeId,
+          poolSize: options.config.databasePoolSize,
+        }),
         MetricsModule,
         TracingModule,
         SealingModule,

@@ -84,6 +84,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Execution lease length in seconds: a dead node's work is taken over after about this long. */
   readonly leaseSeconds: number;
+  /** `OPENBOT_DATABASE_POOL_SIZE`: connections of the node's pool for requests and workflows. */
+  readonly databasePoolSize: number;
   /** `OPENBOT_MAX_DELEGATION_DEPTH`: how deep tasks may nest (a task of a task …); a deeper delegate call gets an error result. */
   readonly maxDelegationDepth: number;
   /** `OPENBOT_APP_CALL_TIMEOUT`: seconds an App tool call waits for its answer (progress restarts the clock); then it is a lost answer. */
@@ -213,6 +215,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
+    databasePoolSize: integer(env, 'OPENBOT_DATABASE_POOL_SIZE', 25, 2, 1_000),
     maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     appSessionIdleSeconds: integer(env, 'OPENBOT_APP_SESSION_IDLE_SECONDS', 60, 1, 3600),

@@ -20,6 +20,8 @@ export class DatabaseModule {
     readonly url: string;
     readonly migrations: ReadonlyArray<new () => MigrationInterface>;
     readonly nodeId: string;
+    /** Connections of the pool (OPENBOT_DATABASE_POOL_SIZE); at C Turns in flight each holds one for a few statements at a time. */
+    readonly poolSize: number;
   }): DynamicModule {
     return {
       module: DatabaseModule,
@@ -30,6 +32,7 @@ export class DatabaseModule {
             createDataSource({
               url: options.url,
               migrations: options.migrations,
+              poolSize: options.poolSize,
               applicationName: `openbot ${options.nodeId}`.slice(0, 63),
             }).initialize(),
         },

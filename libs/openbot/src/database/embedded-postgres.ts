@@ -40,6 +40,8 @@ export class EmbeddedPostgres {
   private exited: Promise<void> | null = null;
   private password = '';
   private actualPort = 0;
+  /** The folder of the cluster's Unix socket; null when none (its path would be too long). */
+  private socketDir: string | null = null;
 
   constructor(private readonly options: EmbeddedPostgresOptions) {}
 
@@ -54,8 +56,20 @@ export class EmbeddedPostgres {
     return this.actualPort;
   }
 
+  /** Over TCP on 127.0.0.1: what a proxy or another host-side tool can reach. */
   url(database = 'postgres'): string {
     return `postgres://${USER}:${encodeURIComponent(this.password)}@127.0.0.1:${this.actualPort}/${database}`;
+  }
+
+  /**
+   * Over the cluster's Unix socket when it has one (the same URL as `url` otherwise): the `host`
+   * parameter names the socket's folder, which pg, pg-boss, TypeORM and libpq all honour. A round
+   * trip over the socket costs about 40% less time and CPU than over loopback TCP
+   * (docs/decisions/046-embedded-postgres-socket.md).
+   */
+  socketUrl(database = 'postgres'): string {
+    const tcp = this.url(database);
+    return this.socketDir === null ? tcp : `${tcp}?host=${encodeURIComponent(this.socketDir)}`;
   }
 
   async start(): Promise<void> {
@@ -95,10 +109,11 @@ export class EmbeddedPostgres {
     }
     await this.stopLeftover(bin, runAs);
     this.actualPort = this.options.port ?? (await freePort());
+    this.socketDir = await socketFolder(this.clusterDir ?? this.options.dir, this.actualPort, runAs);
     const settings = Object.entries(this.options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     const child = spawn(
       bin.postgres,
-      ['-D', this.pgdata, '-p', String(this.actualPort), '-h', '127.0.0.1', '-k', '', ...settings],
+      ['-D', this.pgdata, '-p', String(this.actualPort), '-h', '127.0.0.1', '-k', this.socketDir ?? '', ...settings],
       { detached: true, stdio: ['ignore', 'ignore', 'pipe'], ...(runAs ?? {}) },
     );
     this.process = child;
@@ -150,7 +165,7 @@ export class EmbeddedPostgres {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`PostgreSQL exited during start (code ${child.exitCode ?? child.signalCode}); see its log above`);
       }
-      const client = new Client({ connectionString: this.url(), connectionTimeoutMillis: 1000 });
+      const client = new Client({ connectionString: this.socketUrl(), connectionTimeoutMillis: 1000 });
       try {
         await client.connect();
         await client.end();
@@ -162,6 +177,21 @@ export class EmbeddedPostgres {
       }
     }
   }
+}
+
+/** A socket path longer than this does not fit a `sockaddr_un` (108 bytes with its terminator). */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * `<dir>/socket`, owned by the user PostgreSQL runs as and private to it; null when the socket's
+ * path (`<folder>/.s.PGSQL.<port>`) would not fit, so the cluster listens on TCP only.
+ */
+async function socketFolder(dir: string, port: number, runAs: { uid: number; gid: number } | null): Promise<string | null> {
+  const folder = join(dir, 'socket');
+  if (Buffer.byteLength(join(folder, `.s.PGSQL.${port}.lock`)) > MAX_SOCKET_PATH) return null;
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  if (runAs) await chown(folder, runAs.uid, runAs.gid);
+  return folder;
 }
 
 async function binaries(): Promise<Binaries> {
