@@ -215,7 +215,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
-    databasePoolSize: integer(env, 'OPENBOT_DATABASE_POOL_SIZE', 25, 2, 1_000),
+    databasePoolSize: integer(env, 'OPENBOT_DATABASE_POOL_SIZE', 10, 2, 1_000),
     maxDelegationDepth: integer(env, 'OPENBOT_MAX_DELEGATION_DEPTH', 5, 1, 20),
     appCallTimeoutSeconds: integer(env, 'OPENBOT_APP_CALL_TIMEOUT', 120, 1, 3600),
     appSessionIdleSeconds: integer(env, 'OPENBOT_APP_SESSION_IDLE_SECONDS', 60, 1, 3600),
