@@ -191,8 +191,12 @@ export class CallLog {
        * send, after the intent is saved: a refused call stays in the log as failed, never sent.
        */
       readonly checkIdentity?: () => Promise<void>;
-      /** Called when a result is saved for a call already marked unknown (it may end an outcome_unknown wait). */
-      readonly onLateResult?: () => Promise<void>;
+      /**
+       * Called in the transaction that saves a result for a call already marked unknown (it may
+       * end an outcome_unknown wait): the save and the resume commit together, so no crash between
+       * them leaves a saved result behind an execution still waiting for a decision.
+       */
+      readonly onLateResult?: (tx: Queryable) => Promise<void>;
       /** The phase run's span: each attempt sent gets a child span (decision 040). */
       readonly span?: TraceSpan;
     },
@@ -353,25 +357,23 @@ export class CallLog {
   private async saveResult(id: string, result: Json, callKey: string, attempt: number, commit: CallOptions['commit']): Promise<void> {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
-    const save = (db: Queryable) =>
-      db.query<{ was: CallStatus }>({
-        ...callSql.callResult,
-        values: [id, envelope.keyId, envelope.data],
+    const values = [id, envelope.keyId, envelope.data];
+    const inTransaction = (tx: Queryable) =>
+      tx.query<{ was: CallStatus }>({ ...callSql.callResult, values }).then(async (saved) => {
+        const was = saved.rows[0]?.was;
+        // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
+        if (was !== 'succeeded' && commit !== undefined) await commit(tx, { callId: id, attempt, result });
+        // A late result of an unsafe write another owner marked unknown (CALL-03, CALL-05).
+        if (was === 'unknown') await this.deps.onLateResult?.(tx);
       });
-    const { rows } = await retryStorage(
-      () =>
-        commit === undefined
-          ? save(this.deps.db)
-          : withTransaction(this.deps.db, async (tx) => {
-              const saved = await save(tx);
-              // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
-              if (saved.rows[0]?.was !== 'succeeded') await commit(tx, { callId: id, attempt, result });
-              return saved;
-            }),
-      undefined,
-    );
+    await retryStorage(async () => {
+      if (commit === undefined) {
+        // One statement when the call is not unknown, the common case; a late result takes the transaction.
+        const { rowCount } = await this.deps.db.query({ ...callSql.callResultUnlessUnknown, values });
+        if (rowCount === 1) return;
+      }
+      await withTransaction(this.deps.db, inTransaction);
+    }, undefined);
     await this.deps.faults.hit('call.result.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });
-    // A late result of an unsafe write another owner marked unknown (CALL-03, CALL-05).
-    if (rows[0]?.was === 'unknown') await this.deps.onLateResult?.();
   }
 }

@@ -19,7 +19,6 @@ import type { TraceSpan } from './tracing';
 import { selectExecution } from './sql/executions';
 import { retryStorage } from './storage-retry';
 import { resumeUnknown } from './transitions';
-import { withTransaction } from './tx';
 import type { Json, Phase, PhaseContext, PhaseOutcome, ResourceRef, Workflow } from './workflow';
 
 /** A child a phase started: inserted with the phase's checkpoint. */
@@ -133,7 +132,7 @@ function phaseContext(
       failures: ctx.failures,
       ...(at.span !== undefined ? { span: at.span } : {}),
       checkIdentity: ctx.identityCheck === undefined || run.identity === null ? undefined : () => checkBeforeSend(ctx, run),
-      onLateResult: () => retryStorage(() => withTransaction(ctx.pool, (tx) => resumeUnknown(ctx, tx, run.id)), undefined).then(() => undefined),
+      onLateResult: (tx) => resumeUnknown(ctx, tx, run.id).then(() => undefined),
     }),
     publisher,
     clock: ctx.clock,

@@ -69,6 +69,13 @@ export const callResult: Statement = {
                 WHERE c.id = old.id RETURNING old.status AS was`,
 };
 
+/** `callResult` unless another owner marked the call unknown (then no row: the late result's save resumes its execution too). */
+export const callResultUnlessUnknown: Statement = {
+  name: 'engine.call_result_unless_unknown',
+  text: `UPDATE execution_calls SET status = 'succeeded', key_id = $2, result = $3, updated_at = now()
+          WHERE id = $1 AND status <> 'unknown'`,
+};
+
 /** The IDs of an execution's call log entries (the read API's `callIds`). */
 export const callIdsOfExecution: Statement = {
   name: 'engine.call_ids',
