@@ -540,6 +540,23 @@ describe('App OAuth', () => {
       expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [connectionId])).toEqual([]);
     }));
 
+  it('[CALL-03] an operator\'s `succeeded` decision on a code exchange left in outcome_unknown ends it completed with a failure, not a crash: no tokens were kept, so the connection still needs authorization', () =>
+    ownServers(async (own) => {
+      const org = await t.createOrganization('DecidedExchange');
+      const connectionId = await connect(org.secret, own.rs.url);
+      const { callback } = await authorize(org.secret, connectionId);
+      own.as.failPath('/token', 'drop');
+      const done = await t.http().get(callback).expect(200);
+      const executionId = (done.body as { executionId: string }).executionId;
+      await post(org.secret, `/v1/executions/${executionId}/decision`).send({ decision: 'succeeded' }).expect(202);
+      await waitForExecutionState(t, org.secret, executionId, 'completed');
+      expect(await t.app.get(Engine).result(executionId)).toMatchObject({ failure: { reason: 'decided_without_tokens' } });
+      expect(own.as.requests.filter((path) => path === '/token')).toHaveLength(1);
+      expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [connectionId])).toEqual([]);
+      const connection = await get(org.secret, `/v1/connections/${connectionId}`).expect(200);
+      expect(connection.body).toMatchObject({ state: 'needs_authorization' });
+    }));
+
   it('[GRANT-01] a refresh is an execution of its own with one oauth call-log entry and its saved result; a run of its phase again after that commit reuses the result and sends nothing twice', () =>
     ownServers(async (own) => {
       const org = await t.createOrganization('RefreshCallLog');

@@ -129,8 +129,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
               }
             },
           );
-          const failure = (tokens as { failure?: ExchangeState['failure'] }).failure;
-          return { state: { ...state, exchanged: failure === undefined, failure: failure ?? null } };
+          return { state: { ...state, ...exchangeOutcome(tokens) } };
         },
       },
     },
@@ -205,4 +204,18 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
       }
     },
   });
+}
+
+/**
+ * What a saved exchange result means. Only our own send saves `{ tokens }` (with its grant result,
+ * in the call's commit) or `{ failure }`. An operator's `succeeded` decision on an exchange left in
+ * outcome_unknown saves the operator's result instead, without that commit: no pair was kept, so
+ * the connection still needs a sign-in.
+ */
+function exchangeOutcome(saved: Json): Pick<ExchangeState, 'exchanged' | 'failure'> {
+  const result = typeof saved === 'object' && saved !== null && !Array.isArray(saved) ? saved : {};
+  const failure = result.failure as ExchangeState['failure'] | undefined;
+  if (failure !== undefined && failure !== null) return { exchanged: false, failure };
+  if (result.tokens !== undefined) return { exchanged: true, failure: null };
+  return { exchanged: false, failure: { reason: 'decided_without_tokens', message: 'An operator decided the code exchange; no tokens were kept. Sign in again.' } };
 }
