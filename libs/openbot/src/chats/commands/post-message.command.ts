@@ -109,6 +109,8 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
   const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
   let admission: MessageAdmission;
+  /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
+  let newTurn: { readonly seq: number; readonly state: 'queued' | 'running' } | null = null;
   const messageId = newId();
   if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
     admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
@@ -127,12 +129,7 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
       { held },
     );
     start = submitted.start;
-    await tx.query({
-      name: 'chats.insert_turn',
-      text: `INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      values: [turnId, chatId, chat.last_turn_seq + 1, submitted.executionId, held ? 'queued' : 'running', scope.kind, scope.id],
-    });
+    newTurn = { seq: chat.last_turn_seq + 1, state: held ? 'queued' : 'running' };
     admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
   }
   await tx.query({
@@ -142,10 +139,26 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
                last_turn_seq = last_turn_seq + CASE WHEN $5 = 'steered' THEN 0 ELSE 1 END,
                active_turn_id = CASE WHEN $5 = 'started' THEN $3::uuid ELSE active_turn_id END
               WHERE id = $2 RETURNING last_position
+           ), t AS (
+             INSERT INTO chat_turns (id, chat_id, seq, execution_id, state, scope_kind, scope_id)
+             SELECT $3, $2, $8, $9, $10, $11, $12 WHERE $9::uuid IS NOT NULL
            )
            INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, author, file_ids)
            SELECT $1, $2, $3, c.last_position, 'user', $4, $6, $7::uuid[] FROM c`,
-    values: [messageId, chatId, admission.turnId, content, admission.admission, input.author, fileIds],
+    values: [
+      messageId,
+      chatId,
+      admission.turnId,
+      content,
+      admission.admission,
+      input.author,
+      fileIds,
+      newTurn?.seq ?? null,
+      newTurn === null ? null : admission.executionId,
+      newTurn?.state ?? null,
+      scope.kind,
+      scope.id,
+    ],
   });
   if (commandKey !== null) {
     await tx.query({

@@ -14,11 +14,11 @@ import type { TurnInput, TurnMessage, TurnState } from './turn-state';
 export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<void> {
   const state = context.state;
   const { tx } = context;
-  // Whatever way the Turn ended, no call of it runs any more: its holds go (USE-03).
-  await tx.query('UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL', [context.executionId]);
-  // A Turn that ends (cancelled, failed, or past its limit) leaves no approval to decide: a late yes runs nothing.
+  // One statement: whatever way the Turn ended, no call of it runs any more, so its holds go
+  // (USE-03); and it leaves no approval to decide (cancelled, failed, or past its limit), so a late yes runs nothing.
   const cancelled = await tx.query(
-    `UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
+    `WITH holds AS (UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL)
+     UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
      RETURNING id, organization_id, call_id, tool_name`,
     [context.executionId],
   );
@@ -65,19 +65,16 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
     }
   }
   if (messages.length === 0) return;
-  const { rows } = await context.tx.query('UPDATE chats SET last_position = last_position + $2 WHERE id = $1 RETURNING last_position::text AS last', [
-    state.chatId,
-    messages.length,
-  ]);
-  const first = BigInt(rows[0]!.last as string) - BigInt(messages.length) + 1n;
+  // The positions are taken and the messages written in one statement, under the Chat's row lock endTurn holds.
   await context.tx.query(
-    `INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
-     SELECT m.id, $1, $2, $3::bigint + m.ord - 1, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
-       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)`,
+    `WITH c AS (UPDATE chats SET last_position = last_position + $3 WHERE id = $1 RETURNING last_position)
+     INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
+     SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
+       FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)`,
     [
       state.chatId,
       state.turnId,
-      first.toString(),
+      messages.length,
       messages.map(() => newId()),
       messages.map((m) => m.role),
       messages.map((m) => m.content),
