@@ -215,39 +215,41 @@ describe('engine: the call log', () => {
     expect(outside.calls).toBe(1);
   });
 
-  it('[CALL-03] a result saved late by the old owner ends outcome_unknown without a decision, and is reused, not re-requested (CALL-05)', async () => {
+  /**
+   * A's unsafe call is out when B takes over (the call becomes unknown, B waits in
+   * outcome_unknown); `arrive` lets A's late answer be saved. `expectCompletedWithA` checks that B
+   * then completes with A's answer, sent once, and that A drops its lost run.
+   */
+  async function lateAnswerOfA(): Promise<{ arrive: () => void; expectCompletedWithA: () => Promise<void> }> {
     const releaseA = deferred();
     t.faults.arm('call.result.before-commit', { kind: 'pause', until: releaseA.promise });
     const { executionId } = await a.submit({ workflow: 'test.call', input: { safe: false }, scope: SERVICE });
     await eventually(() => outside.calls === 1, 'A to send');
     await forceTakeover(t.database, b, executionId, 1);
     await waitForState(b, executionId, ['outcome_unknown']);
+    const expectCompletedWithA = async () => {
+      expect(await waitForState(b, executionId, ['completed', 'failed', 'cancelled', 'interrupted'])).toMatchObject({ state: 'completed' });
+      expect(await b.result(executionId)).toEqual({ answer: { from: 'A', attempt: 1 }, by: expect.stringMatching(/^work#\d+$/) });
+      expect(outside.calls).toBe(1);
+      expect((await callRows(executionId)).map((c) => c.status)).toEqual(['succeeded']);
+      await eventually(() => localRuns(a) === 0, 'node A to drop its lost run');
+    };
+    return { arrive: () => releaseA.resolve(), expectCompletedWithA };
+  }
 
+  it('[CALL-03] a result saved late by the old owner ends outcome_unknown without a decision, and is reused, not re-requested (CALL-05)', async () => {
+    const late = await lateAnswerOfA();
     // A was only slow: its answer arrives and is saved in the call log.
-    releaseA.resolve();
-    expect(await waitForState(b, executionId, ['completed', 'failed', 'cancelled', 'interrupted'])).toMatchObject({ state: 'completed' });
-    expect(await b.result(executionId)).toEqual({ answer: { from: 'A', attempt: 1 }, by: expect.stringMatching(/^work#\d+$/) });
-    expect(outside.calls).toBe(1);
-    expect((await callRows(executionId)).map((c) => c.status)).toEqual(['succeeded']);
-    await eventually(() => localRuns(a) === 0, 'node A to drop its lost run');
+    late.arrive();
+    await late.expectCompletedWithA();
   });
 
   it('[CALL-05] an old owner that dies right after saving its late result leaves nothing waiting: the save and the end of outcome_unknown commit together', async () => {
-    const releaseA = deferred();
-    t.faults.arm('call.result.before-commit', { kind: 'pause', until: releaseA.promise });
-    const { executionId } = await a.submit({ workflow: 'test.call', input: { safe: false }, scope: SERVICE });
-    await eventually(() => outside.calls === 1, 'A to send');
-    await forceTakeover(t.database, b, executionId, 1);
-    await waitForState(b, executionId, ['outcome_unknown']);
-
+    const late = await lateAnswerOfA();
     // A's answer arrives late; A is gone the moment its save commits, before anything else it does.
     t.faults.arm('call.result.committed', { kind: 'throw', error: new Error('node A died right after the commit') });
-    releaseA.resolve();
-    expect(await waitForState(b, executionId, ['completed', 'failed', 'cancelled', 'interrupted'])).toMatchObject({ state: 'completed' });
-    expect(await b.result(executionId)).toEqual({ answer: { from: 'A', attempt: 1 }, by: expect.stringMatching(/^work#\d+$/) });
-    expect(outside.calls).toBe(1);
-    expect((await callRows(executionId)).map((c) => c.status)).toEqual(['succeeded']);
-    await eventually(() => localRuns(a) === 0, 'node A to drop its lost run');
+    late.arrive();
+    await late.expectCompletedWithA();
   });
 
   it('[CALL-03] an unsafe call interrupted after it was marked sending is not sent again by a retry; decisions fail or stop it (RES-02)', async () => {

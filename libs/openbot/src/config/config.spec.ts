@@ -58,6 +58,7 @@ describe('parseConfig defaults', () => {
       bodyLimit: 1024 * 1024,
       shutdownTimeoutMs: 10_000,
       leaseSeconds: 15,
+      databasePoolSize: 10,
       maxDelegationDepth: 5,
       appCallTimeoutSeconds: 120,
       appSessionIdleSeconds: 60,
@@ -309,6 +310,10 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     });
   });
 
+  it('OPENBOT_DATABASE_POOL_SIZE sets the pool (default 10)', () => {
+    expect(parseConfig({ OPENBOT_DATABASE_POOL_SIZE: '24' }).databasePoolSize).toBe(24);
+  });
+
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {
     expectRejected({ OPENBOT_ADMIN_TOKEN: 'short' }, 'OPENBOT_ADMIN_TOKEN');
   });
@@ -319,6 +324,9 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     ['OPENBOT_SHUTDOWN_TIMEOUT_MS', '600001'],
     ['OPENBOT_LEASE_SECONDS', '0'],
     ['OPENBOT_LEASE_SECONDS', '3601'],
+    ['OPENBOT_DATABASE_POOL_SIZE', '1'],
+    ['OPENBOT_DATABASE_POOL_SIZE', '1001'],
+    ['OPENBOT_DATABASE_POOL_SIZE', 'many'],
   ])('%s=%p', (variable, value) => {
     expectRejected({ [variable]: value }, variable);
   });
