@@ -525,13 +525,19 @@ describe('App OAuth', () => {
     );
   });
 
+  /** A new organization's connection whose code exchange is sent but its answer dropped; `done` is the callback's answer. */
+  async function lostExchange(own: { as: TestAuthorizationServer; rs: ProtectedMcpServer }, name: string) {
+    const org = await t.createOrganization(name);
+    const connectionId = await connect(org.secret, own.rs.url);
+    const { callback } = await authorize(org.secret, connectionId);
+    own.as.failPath('/token', 'drop');
+    const done = await t.http().get(callback).expect(200);
+    return { org, connectionId, done };
+  }
+
   it('a lost code-exchange answer (the code may be spent) waits in outcome_unknown; the callback answers at once with that reason and the connection still needs authorization', () =>
     ownServers(async (own) => {
-      const org = await t.createOrganization('LostExchange');
-      const connectionId = await connect(org.secret, own.rs.url);
-      const { callback } = await authorize(org.secret, connectionId);
-      own.as.failPath('/token', 'drop');
-      const done = await t.http().get(callback).expect(200);
+      const { connectionId, done } = await lostExchange(own, 'LostExchange');
       expect(done.body).toMatchObject({ connectionId, state: 'needs_authorization', reason: 'exchange_outcome_unknown' });
       const executionId = (done.body as { executionId: string }).executionId;
       expect((await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [executionId]))[0]).toEqual({ state: 'outcome_unknown' });
@@ -542,11 +548,7 @@ describe('App OAuth', () => {
 
   it('[CALL-03] an operator\'s `succeeded` decision on a code exchange left in outcome_unknown ends it completed with a failure, not a crash: no tokens were kept, so the connection still needs authorization', () =>
     ownServers(async (own) => {
-      const org = await t.createOrganization('DecidedExchange');
-      const connectionId = await connect(org.secret, own.rs.url);
-      const { callback } = await authorize(org.secret, connectionId);
-      own.as.failPath('/token', 'drop');
-      const done = await t.http().get(callback).expect(200);
+      const { org, connectionId, done } = await lostExchange(own, 'DecidedExchange');
       const executionId = (done.body as { executionId: string }).executionId;
       await post(org.secret, `/v1/executions/${executionId}/decision`).send({ decision: 'succeeded' }).expect(202);
       await waitForExecutionState(t, org.secret, executionId, 'completed');
