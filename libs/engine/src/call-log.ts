@@ -358,14 +358,13 @@ export class CallLog {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
     const values = [id, envelope.keyId, envelope.data];
-    const inTransaction = (tx: Queryable) =>
-      tx.query<{ was: CallStatus }>({ ...callSql.callResult, values }).then(async (saved) => {
-        const was = saved.rows[0]?.was;
-        // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
-        if (was !== 'succeeded' && commit !== undefined) await commit(tx, { callId: id, attempt, result });
-        // A late result of an unsafe write another owner marked unknown (CALL-03, CALL-05).
-        if (was === 'unknown') await this.deps.onLateResult?.(tx);
-      });
+    const inTransaction = async (tx: Queryable): Promise<void> => {
+      const was = (await tx.query<{ was: CallStatus }>({ ...callSql.callResult, values })).rows[0]?.was;
+      // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
+      if (was !== 'succeeded' && commit !== undefined) await commit(tx, { callId: id, attempt, result });
+      // A late result of an unsafe write another owner marked unknown (CALL-03, CALL-05).
+      if (was === 'unknown') await this.deps.onLateResult?.(tx);
+    };
     await retryStorage(async () => {
       if (commit === undefined) {
         // One statement when the call is not unknown, the common case; a late result takes the transaction.
