@@ -8,6 +8,7 @@ import {
 } from '../model/model-provider';
 import { parseRetryAfter } from './openai-compatible';
 import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
+import { undiciPost, type StreamingPost } from '../http/streaming-post';
 import { streamSse } from './sse-request';
 
 export interface AnthropicOptions {
@@ -20,8 +21,8 @@ export interface AnthropicOptions {
   readonly firstByteTimeoutMs?: number;
   /** Time allowed between two body chunks once streaming has started. */
   readonly idleTimeoutMs?: number;
-  /** Injectable for tests; defaults to the global `fetch`. */
-  readonly fetch?: typeof fetch;
+  /** The HTTP client (the egress client's in the product); default: undici's global dispatcher. */
+  readonly post?: StreamingPost;
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
 }
@@ -64,14 +65,14 @@ interface AnthropicEvent {
  */
 export class AnthropicProvider implements ModelProvider {
   private readonly url: string;
-  private readonly fetchFn: typeof fetch;
+  private readonly post: StreamingPost;
   private readonly maxTokens: number;
   private readonly firstByteTimeoutMs: number;
   private readonly idleTimeoutMs: number;
 
   constructor(private readonly options: AnthropicOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/messages`;
-    this.fetchFn = options.fetch ?? fetch;
+    this.post = options.post ?? undiciPost();
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
     this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -79,7 +80,7 @@ export class AnthropicProvider implements ModelProvider {
 
   stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     return streamSse(request, {
-      fetchFn: this.fetchFn,
+      post: this.post,
       url: this.url,
       headers: this.headers(request.idempotencyKey),
       body: this.body(request),

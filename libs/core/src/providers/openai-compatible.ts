@@ -7,6 +7,7 @@ import {
   type ModelStreamEvent,
 } from '../model/model-provider';
 import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
+import { undiciPost, type StreamingPost } from '../http/streaming-post';
 import { streamSse } from './sse-request';
 
 export interface OpenAiCompatibleOptions {
@@ -17,8 +18,8 @@ export interface OpenAiCompatibleOptions {
   readonly firstByteTimeoutMs?: number;
   /** Time allowed between two body chunks once streaming has started. */
   readonly idleTimeoutMs?: number;
-  /** Injectable for tests; defaults to the global `fetch`. */
-  readonly fetch?: typeof fetch;
+  /** The HTTP client (the egress client's in the product); default: undici's global dispatcher. */
+  readonly post?: StreamingPost;
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
 }
@@ -48,20 +49,20 @@ interface OpenAiChunk {
  */
 export class OpenAiCompatibleProvider implements ModelProvider {
   private readonly url: string;
-  private readonly fetchFn: typeof fetch;
+  private readonly post: StreamingPost;
   private readonly firstByteTimeoutMs: number;
   private readonly idleTimeoutMs: number;
 
   constructor(private readonly options: OpenAiCompatibleOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-    this.fetchFn = options.fetch ?? fetch;
+    this.post = options.post ?? undiciPost();
     this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
   stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     return streamSse(request, {
-      fetchFn: this.fetchFn,
+      post: this.post,
       url: this.url,
       headers: this.headers(request.idempotencyKey),
       body: this.body(request),

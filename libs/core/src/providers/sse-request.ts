@@ -1,3 +1,4 @@
+import { answerAsResponse, type PostAnswer, type StreamingPost } from '../http/streaming-post';
 import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
 import { SseDecoder, SseTooLarge } from './sse';
 import { Watchdog } from './watchdog';
@@ -12,7 +13,7 @@ export interface StreamAssembler {
 }
 
 export interface SseRequest {
-  readonly fetchFn: typeof fetch;
+  readonly post: StreamingPost;
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly body: unknown;
@@ -42,32 +43,27 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
     return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
   };
 
+  let chunks: AsyncIterator<Uint8Array> | undefined;
   try {
     watchdog.arm(http.firstByteTimeoutMs);
-    let response: Response;
+    let answer: PostAnswer;
     try {
-      response = await http.fetchFn(http.url, {
-        method: 'POST',
-        headers: http.headers,
-        body: JSON.stringify(http.body),
-        signal: controller.signal,
-      });
-      if (!response.ok) throw await http.httpFailure(response);
-      if (!response.body) throw new ModelFailure('unavailable', 'The model provider sent no response body.');
+      answer = await http.post(http.url, { headers: http.headers, body: JSON.stringify(http.body), signal: controller.signal });
+      if (answer.status < 200 || answer.status > 299) throw await http.httpFailure(answerAsResponse(answer));
     } catch (error) {
       throw failure(error);
     }
 
-    const reader = response.body.getReader();
+    chunks = answer.body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
     const decoder = new TextDecoder();
     const sse = new SseDecoder();
     const assembler = http.assembler;
     let first = true;
     for (;;) {
       if (!first) watchdog.arm(http.idleTimeoutMs);
-      let read: Awaited<ReturnType<typeof reader.read>>;
+      let read: IteratorResult<Uint8Array>;
       try {
-        read = await reader.read();
+        read = await chunks.next();
       } catch (error) {
         throw failure(error);
       }
@@ -96,5 +92,6 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
     request.signal?.removeEventListener('abort', onCallerAbort);
     // Releases the connection when the consumer stops early or the stream failed.
     controller.abort();
+    await chunks?.return?.().catch(() => undefined);
   }
 }

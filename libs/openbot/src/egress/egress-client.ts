@@ -1,6 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
+import { undiciPost, type StreamingPost } from '@openbot/core';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { EgressPolicy } from './egress-policy';
 
@@ -42,6 +43,8 @@ const MAX_PINNED_AGENTS = 64;
 export class EgressClient {
   /** A `fetch` for adapters and libraries that take one (jose, the provider adapters). */
   readonly fetch: typeof fetch = (input, init) => this.request(input, init);
+  /** A streaming POST for the model provider adapters, under the same policy and pinning as `fetch`. */
+  readonly post: StreamingPost = async (url, init) => undiciPost(await this.approvedAgent(url))(url, init);
   private readonly agents = new Map<string, Agent>();
 
   constructor(
@@ -61,16 +64,21 @@ export class EgressClient {
   private async request(input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> {
     if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('EgressClient.fetch takes a URL, not a Request');
     const url = typeof input === 'string' ? input : input.href;
+    const dispatcher = await this.approvedAgent(url);
+    // undici's own fetch with its own Agent: the global fetch bundles another undici copy whose
+    // dispatcher interface need not match the installed one.
+    const response = await undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), redirect: 'manual', dispatcher });
+    return response as unknown as Response;
+  }
+
+  /** The pinned connection pool for `url` once the policy approved it; EgressRefused otherwise. */
+  private async approvedAgent(url: string): Promise<Agent> {
     const decision = await this.policy.check(url);
     if (!decision.allowed) {
       const cause = decision.detail === undefined ? undefined : new EgressRefusalDetail(decision.detail);
       throw new EgressRefused(`egress policy refused ${hostOf(url)}: ${decision.reason}`, { cause });
     }
-    const dispatcher = this.pinnedAgent(decision.url.hostname, decision.addresses);
-    // undici's own fetch with its own Agent: the global fetch bundles another undici copy whose
-    // dispatcher interface need not match the installed one.
-    const response = await undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), redirect: 'manual', dispatcher });
-    return response as unknown as Response;
+    return this.pinnedAgent(decision.url.hostname, decision.addresses);
   }
 
   private pinnedAgent(hostname: string, addresses: readonly string[]): Agent {
