@@ -205,8 +205,11 @@ export class CallLog {
   async call<T extends Json>(name: string, options: CallOptions, send: (request: CallRequest) => Promise<T>): Promise<T> {
     const { db, executionId, step, scope } = this.deps;
     const callKey = `${step}:${name}`;
-    const maxAttempts = options.safe ? Math.max(1, options.attempts ?? 3) : 1;
-    const history = await retryStorage(() => callQueries.byKey(db, executionId, callKey), scope.signal);
+    // With the gate open, the history is read with the first attempt's intent (written when there is none).
+    const first = scope.gateClosed ? null : await this.firstIntent(callKey, options);
+    if (first !== null && first.mine !== null) return this.attempts(name, options, send, first.mine);
+    const history = first?.history ?? (await retryStorage(() => callQueries.byKey(db, executionId, callKey), scope.signal));
+    if (first !== null && history.length === 0) return this.call(name, options, send);
     const done = history.find((c) => c.status === 'succeeded');
     if (done) return this.open(done) as T;
     const latest = history.at(-1);
@@ -222,23 +225,46 @@ export class CallLog {
     }
     // A safe attempt an earlier owner left `sending` (it crashed mid-call) is over: close it for the audit trail.
     if (latest && latest.status === 'sending' && latest.safe) await this.abandon(latest, options.onAbandonedAttempt);
-    const idempotencyKey = latest?.idempotency_key ?? randomUUID();
-    let attempt = latest?.attempt ?? 0;
+    return this.attempts(name, options, send, latest === undefined ? null : { attempt: latest.attempt, idempotencyKey: latest.idempotency_key, id: null });
+  }
+
+  /**
+   * The attempts after `from`: the last attempt so far (none: the call is new). Its `id` is set
+   * when that attempt's intent is saved already and is to be sent now.
+   */
+  private async attempts<T extends Json>(
+    name: string,
+    options: CallOptions,
+    send: (request: CallRequest) => Promise<T>,
+    from: { readonly attempt: number; readonly idempotencyKey: string; readonly id: string | null } | null,
+  ): Promise<T> {
+    const { db, executionId, step, scope } = this.deps;
+    const callKey = `${step}:${name}`;
+    const maxAttempts = options.safe ? Math.max(1, options.attempts ?? 3) : 1;
+    const idempotencyKey = from?.idempotencyKey ?? randomUUID();
+    let saved = from?.id ?? null;
+    let attempt = from === null ? 0 : saved === null ? from.attempt : from.attempt - 1;
     for (;;) {
       attempt += 1;
-      scope.assertOpen();
-      const id = randomUUID();
-      const { rows: mine } = await retryStorage(
-        () =>
-          db.query<{ id: string }>({
-            ...callSql.callIntent,
-            values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey, options.kind ?? 'other'],
-          }),
-        scope.signal,
-      );
-      // Another owner took this attempt number meanwhile (an old generation retrying): read the
-      // history again and decide from it, instead of failing on the unique key.
-      if (mine.length === 0) return this.call(name, options, send);
+      let id: string;
+      if (saved !== null) {
+        id = saved;
+        saved = null;
+      } else {
+        scope.assertOpen();
+        id = randomUUID();
+        const { rows: mine } = await retryStorage(
+          () =>
+            db.query<{ id: string }>({
+              ...callSql.callIntent,
+              values: [id, executionId, callKey, step, attempt, this.deps.generation, options.safe, idempotencyKey, options.kind ?? 'other'],
+            }),
+          scope.signal,
+        );
+        // Another owner took this attempt number meanwhile (an old generation retrying): read the
+        // history again and decide from it, instead of failing on the unique key.
+        if (mine.length === 0) return this.call(name, options, send);
+      }
       await this.deps.faults.hit('call.intent.committed', { executionId, step, callKey });
       if (this.deps.checkIdentity !== undefined) {
         try {
@@ -283,6 +309,27 @@ export class CallLog {
       await this.saveResult(id, result, callKey, attempt, options.commit);
       return result;
     }
+  }
+
+  /**
+   * The call's history, or (when it had none) its first attempt's intent, in one statement.
+   * `mine`: the intent written, to be sent; `history`: the attempts there were (empty: another
+   * owner wrote the first intent meanwhile, so the history is read again).
+   */
+  private async firstIntent(callKey: string, options: CallOptions): Promise<{ readonly history: CallRow[]; readonly mine: { attempt: number; idempotencyKey: string; id: string } | null }> {
+    const { db, executionId, step, scope } = this.deps;
+    const id = randomUUID();
+    const idempotencyKey = randomUUID();
+    const { rows } = await retryStorage(
+      () =>
+        db.query<CallRow>({
+          ...callSql.callFirstIntent,
+          values: [id, executionId, callKey, step, this.deps.generation, options.safe, idempotencyKey, options.kind ?? 'other'],
+        }),
+      scope.signal,
+    );
+    const mine = rows.find((row) => row.id === id);
+    return mine === undefined ? { history: rows, mine: null } : { history: [], mine: { attempt: 1, idempotencyKey: mine.idempotency_key, id } };
   }
 
   private open(row: CallRow): Json {

@@ -90,6 +90,7 @@ async function insertChildren(
   run: LocalRun,
   children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null; identityHint?: Json | null }>,
 ): Promise<void> {
+  if (children.length === 0) return;
   const parentId = run.id;
   const parent = await selectExecution(tx, parentId);
   for (const child of children) {

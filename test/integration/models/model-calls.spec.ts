@@ -277,4 +277,29 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     ]).toContainEqual({ status: first!.status, input_tokens: first!.input_tokens, output_tokens: first!.output_tokens, settled: first!.settled });
     expect(first!.estimated_input_tokens).toBe(ESTIMATE);
   });
+  it('[USE-03] with no budget, credits or rate limit, each attempt holds its estimate plus max_tokens at the price in force, in the one statement that opens it; a later attempt releases the earlier hold', async () => {
+    // 1 micro per input token and 2 per output token: 25 + 2 × 4,096 = 8,217 micros per attempt.
+    const priceId = newId();
+    await t.database.query(
+      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
+       VALUES ($1, $2, 'fake/gpt-test', 1000000, 2000000, 500000, now() - interval '1 minute')`,
+      [priceId, organizationId],
+    );
+    try {
+      fake.enqueue(streamReply([chunks.role(), chunks.text('Partial'), chunks.finish('stop')], { dropAfter: 2 }), textReply(['Priced'], [20, 3]));
+      const { executionId } = await submit(t.engine, 'Summarize at a price');
+      expect(await t.engine.waitForEnd(executionId)).toBe('completed');
+      const rows = await t.database.query<{ attempt: number; price_id: string | null; reserved_micros: string; reserved_tokens: string; released: boolean }>(
+        'SELECT attempt, price_id, reserved_micros::text, reserved_tokens::text, released_at IS NOT NULL AS released FROM usage_holds WHERE execution_id = $1 ORDER BY attempt',
+        [executionId],
+      );
+      const held = { price_id: priceId, reserved_micros: String(ESTIMATE + 2 * 4_096), reserved_tokens: String(ESTIMATE + 4_096), released: true };
+      expect(rows).toEqual([
+        { attempt: 1, ...held },
+        { attempt: 2, ...held },
+      ]);
+    } finally {
+      await t.database.query('DELETE FROM prices WHERE id = $1', [priceId]);
+    }
+  });
 });

@@ -42,6 +42,24 @@ export const callIntent: Statement = {
                    SELECT id FROM ins UNION ALL SELECT id FROM execution_calls WHERE id = $1`,
 };
 
+/**
+ * A call's history and, when it has none, its first attempt's intent, in one round trip: the
+ * intent goes in only when no attempt of the key exists. Rows come oldest first; the caller's own
+ * row (by `$1`) is there when the intent was written, also when a retry repeats the statement after
+ * its reply was lost.
+ */
+export const callFirstIntent: Statement = {
+  name: 'engine.call_first_intent',
+  text: `WITH h AS (
+                     SELECT ${CALL_COLUMNS} FROM execution_calls WHERE execution_id = $2 AND call_key = $3
+                   ), ins AS (
+                     INSERT INTO execution_calls (id, execution_id, call_key, step, attempt, generation, safe, status, idempotency_key, kind)
+                     SELECT $1, $2, $3, $4, 1, $5, $6, 'intent', $7, $8 WHERE NOT EXISTS (SELECT 1 FROM h)
+                     ON CONFLICT (execution_id, call_key, attempt) DO NOTHING RETURNING ${CALL_COLUMNS}
+                   )
+                   SELECT * FROM h UNION ALL SELECT * FROM ins ORDER BY attempt`,
+};
+
 export const callStatus: Statement = {
   name: 'engine.call_status',
   text: 'UPDATE execution_calls SET status = $2, updated_at = now() WHERE id = $1',

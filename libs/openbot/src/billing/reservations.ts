@@ -3,7 +3,7 @@ import type { Queryable } from '@openbot/engine';
 import type { Database } from '../database/sql';
 import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { LimitsUnreadable } from './limits-unreadable';
-import { costOf, prices, type Price } from './prices';
+import { COST_SQL, costOf, prices, type Price } from './prices';
 import { rateBuckets } from './rate-buckets';
 import { ancestorCaps, passedCap } from './tree-cost';
 
@@ -21,7 +21,8 @@ export interface ReservationRequest extends BillingScope {
 }
 
 export type Reservation =
-  | { readonly reserved: true }
+  /** `bucketsTook`: the rate limits' buckets took the estimate (confirmed usage corrects them then, and only then). */
+  | { readonly reserved: true; readonly bucketsTook: boolean }
   | { readonly reserved: false; readonly budgetId: string | null }
   /** The run's own cost cap has no room for this call. */
   | { readonly reserved: false; readonly maxCost: true }
@@ -50,12 +51,7 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
   // Most organizations have no budget, credits or rate limit: one read says so and finds the
   // price, and the hold is written on its own, with no lock taken. A limit created while this call
   // starts applies from the next call on.
-  const probe = await probeLimits(db, request);
-  if (!probe.limited && (request.maxCostMicros ?? null) === null) {
-    const need = needOf(probe.price, request);
-    await openHold(db, request, probe.price, need);
-    return { reserved: true };
-  }
+  if (await holdUnlimited(db, request)) return { reserved: true, bucketsTook: false };
   return db.transaction(async (tx) => {
     const locked = await budgetUsage.lockApplicable(tx, request);
     const hasCredits = await budgetUsage.lockCredits(tx, request.organizationId);
@@ -84,7 +80,7 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
     const wait = await rateBuckets.take(tx, request, request.estimatedInputTokens, true);
     if (wait !== null) return { reserved: false, waitMs: wait.waitMs };
     await openHold(tx, request, price, need);
-    return { reserved: true };
+    return { reserved: true, bucketsTook: true };
   });
 }
 
@@ -124,24 +120,46 @@ async function openHold(db: Queryable, request: ReservationRequest, price: Price
   });
 }
 
-/** Whether any budget, the credits or a rate limit applies to the call, and the price in force, in one read. */
-async function probeLimits(db: Queryable, scope: ReservationRequest): Promise<{ readonly limited: boolean; readonly price: Price | null }> {
-  const { rows } = await db.query<{ limited: boolean; id: string | null; input: string | null; output: string | null; cached: string | null }>({
-    name: 'billing.probe_limits',
-    text: `SELECT ${ANY_LIMIT_SQL} AS limited,
-                  p.id, p.input_per_million_micros::text AS input, p.output_per_million_micros::text AS output,
-                  p.cached_input_per_million_micros::text AS cached
-             FROM (SELECT 1) one
-             LEFT JOIN LATERAL (
-               SELECT * FROM prices WHERE organization_id = $1 AND model = $5 AND effective_from <= now()
-                ORDER BY effective_from DESC, created_at DESC, id DESC LIMIT 1
-             ) p ON true`,
-    values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId, scope.model],
+/**
+ * The common case in one statement: when no budget, credits or rate limit applies and the run has
+ * no cost cap, the attempt's hold is opened at the price in force (earlier attempts' holds
+ * released). False, nothing was written: the locked path decides. Its cost is `costOf` in SQL.
+ */
+async function holdUnlimited(db: Queryable, request: ReservationRequest): Promise<boolean> {
+  const capped = (request.maxCostMicros ?? null) !== null;
+  const { rows } = await db.query<{ limited: boolean }>({
+    name: 'billing.hold_unlimited',
+    text: `WITH p AS (
+             SELECT * FROM prices WHERE organization_id = $1 AND model = $5 AND effective_from <= now()
+              ORDER BY effective_from DESC, created_at DESC, id DESC LIMIT 1
+           ), probe AS (
+             SELECT ${ANY_LIMIT_SQL} OR $11::boolean AS limited
+           ), earlier AS (
+             UPDATE usage_holds SET released_at = now()
+              WHERE execution_id = $6::uuid AND call_key = $7 AND attempt < $8::int AND released_at IS NULL AND NOT (SELECT limited FROM probe)
+           ), hold AS (
+             INSERT INTO usage_holds (id, organization_id, execution_id, call_key, attempt, estimated_input_tokens,
+                                      scope_kind, scope_id, bot_id, price_id, reserved_micros, reserved_tokens)
+             SELECT $9::uuid, $1, $6, $7, $8::int, $10::int, $2, $3, $4, p.id, coalesce(${COST_SQL('$10::int', 'NULL::int', '$12::int')}, 0), ($10::int + $12::int)::bigint
+               FROM (SELECT 1) one LEFT JOIN p ON true
+              WHERE NOT (SELECT limited FROM probe)
+             ON CONFLICT (execution_id, call_key, attempt) DO NOTHING
+           )
+           SELECT limited FROM probe`,
+    values: [
+      request.organizationId,
+      request.scopeKind,
+      request.scopeId,
+      request.botId,
+      request.model,
+      request.executionId,
+      request.callKey,
+      request.attempt,
+      newId(),
+      request.estimatedInputTokens,
+      capped,
+      request.maxTokens,
+    ],
   });
-  const row = rows[0]!;
-  const price =
-    row.id === null
-      ? null
-      : { id: row.id, inputPerMillionMicros: BigInt(row.input!), outputPerMillionMicros: BigInt(row.output!), cachedInputPerMillionMicros: BigInt(row.cached!) };
-  return { limited: row.limited, price };
+  return !rows[0]!.limited;
 }

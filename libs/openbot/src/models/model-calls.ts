@@ -159,6 +159,8 @@ export class ModelCalls {
     // Usage confirmed in the commit, counted once it committed (a rolled-back commit counts nothing).
     let confirmed: { inputTokens: number; outputTokens: number; costMicros: number } | null = null;
     let result: ModelStepResult;
+    // Whether this attempt's reservation took from rate-limit buckets: no bucket took the estimate, none is corrected.
+    let bucketsTook = true;
     try {
       result = await context.call(
         'model',
@@ -179,11 +181,11 @@ export class ModelCalls {
             const stepResult = saved.result;
             const usage = stepResult.usage ? { inputTokens: stepResult.usage.inputTokens, outputTokens: stepResult.usage.outputTokens } : null;
             // One record per call ID (USE-01); missing usage is unknown with the estimate, never zero (USE-02).
+            // The record's statement also releases the call's holds (USE-03).
             const recorded = await usageRecords.record(tx, billing(saved.callId, saved.attempt), usage && { ...usage, cachedInputTokens: stepResult.usage?.cachedInputTokens ?? null });
             confirmed = usage !== null && recorded !== null ? { ...usage, costMicros: recorded.costMicros } : null;
             // The token buckets took the estimate; confirmed usage corrects them (LIM-01).
-            if (usage !== null) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
-            await usageHolds.release(tx, executionId, callKey);
+            if (usage !== null && bucketsTook) await rateBuckets.correct(tx, scope, usage.inputTokens + usage.outputTokens - request.estimatedInputTokens);
             await publisher.publishIn(tx, [{ type: 'model.completed', payload: { usage }, ...position(saved.attempt) }]);
           },
         },
@@ -209,6 +211,7 @@ export class ModelCalls {
             if ('waitMs' in reservation) throw new RateLimitWait(reservation.waitMs);
             throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
           }
+          bucketsTook = reservation.bucketsTook;
           publisher.publish('model.started', null, position(call.attempt));
           describeModelCall(call.span, { providerKind: resolved.kind, model: resolved.modelId, maxTokens });
           const onText = request.onText;

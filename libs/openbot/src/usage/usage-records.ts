@@ -75,7 +75,10 @@ const RECORD_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::int, 
  * started with (PLAT-08), and its one credits charge commits in the same statement (USE-01).
  */
 export const usageRecords = {
-  /** A saved model result: confirmed when the provider reported usage, else unknown with the estimate. */
+  /**
+   * A saved model result: confirmed when the provider reported usage, else unknown with the
+   * estimate. The same statement releases the holds of the call's attempts (USE-03).
+   */
   async record(tx: Queryable, call: UsageCall, usage: ConfirmedUsage | null): Promise<{ costMicros: number } | null> {
     const { rows } = await tx.query<{ cost_micros: string }>({
       name: 'usage.record',
@@ -96,6 +99,9 @@ export const usageRecords = {
                 WHERE rec.status = 'confirmed' AND rec.cost_micros > 0
                   AND EXISTS (SELECT 1 FROM credit_accounts a WHERE a.organization_id = rec.organization_id)
                ON CONFLICT (usage_record_id) DO NOTHING
+             ),
+             released AS (
+               UPDATE usage_holds SET released_at = now() WHERE execution_id = $8 AND call_key = $16 AND released_at IS NULL
              )
              -- The cost of a record confirmed now (metrics count it once; decision 034).
              SELECT cost_micros FROM rec WHERE status = 'confirmed'`,

@@ -32,7 +32,12 @@ export function modelPhase(deps: {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
+      // The Turn's first step reads its inputs and history beside the Bot: they depend on neither.
+      let early: Promise<[Awaited<ReturnType<typeof readNewInputs>>, TurnMessage[]]> | null = null;
       if (state.bot === null) {
+        early = Promise.all([readNewInputs(deps.pool, state.turnId, state.consumed), readHistory(deps.pool, state.chatId, state.turnId)]);
+        // Read but unused (a Bot with memory selects first), or the Bot's read failed: never an unhandled rejection.
+        early.catch(() => undefined);
         const read = await readBotSnapshot(deps.pool, state.chatId);
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
@@ -49,10 +54,9 @@ export function modelPhase(deps: {
         return { state: { ...state, memory } };
       }
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
-      const [counted, inputs, history] = await Promise.all([
+      const [counted, [inputs, history]] = await Promise.all([
         startCounting(deps.pool, context, state),
-        readNewInputs(deps.pool, state.turnId, state.consumed),
-        readHistory(deps.pool, state.chatId, state.turnId),
+        early ?? Promise.all([readNewInputs(deps.pool, state.turnId, state.consumed), readHistory(deps.pool, state.chatId, state.turnId)]),
       ]);
       state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };

@@ -30,29 +30,38 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
       [newId(), row.organization_id, row.id, JSON.stringify({ executionId: context.executionId, callId: row.call_id, toolName: row.tool_name, turnOutcome: context.outcome })],
     );
   }
-  const chat = (await tx.query('SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE', [state.chatId])).rows[0] as
-    | { active_turn_id: string | null; closed_at: Date | null }
-    | undefined;
-  const ended = await tx.query(`UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $1 AND state <> 'ended'`, [state.turnId]);
-  if (chat === undefined || ended.rowCount === 0 || chat.active_turn_id !== state.turnId) return;
+  // One statement: the Chat's row lock first (its init plan runs before the update), then the Turn ends.
+  const chat = (
+    await tx.query(
+      `WITH c AS (SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE),
+            e AS (UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $2 AND state <> 'ended' AND (SELECT count(*) FROM c) >= 0 RETURNING id)
+       SELECT c.active_turn_id, c.closed_at, EXISTS (SELECT 1 FROM e) AS ended FROM c`,
+      [state.chatId, state.turnId],
+    )
+  ).rows[0] as { active_turn_id: string | null; closed_at: Date | null; ended: boolean } | undefined;
+  if (chat === undefined || !chat.ended || chat.active_turn_id !== state.turnId) return;
 
-  await writeReply(context, state);
+  // Steering input the Turn did not read is looked for only when it can carry over: an open Chat, a completed Turn.
+  const steering = await writeReply(context, state, chat.closed_at === null && context.outcome === 'completed');
   if ((state.depth ?? 0) > 0) await noticeToParent(context, state);
   await submitLearning(context, state);
-  let next: string | null = null;
-  if (chat.closed_at === null) {
-    next = context.outcome === 'completed' ? await carryOverSteering(context, state) : null;
-    next ??= await admitQueued(context, state.chatId);
-  }
-  await tx.query('UPDATE chats SET active_turn_id = $2 WHERE id = $1', [state.chatId, next]);
+  const carried = steering === null || steering.length === 0 ? null : await carryOverSteering(context, state, steering);
+  if (carried !== null || chat.closed_at !== null) await tx.query('UPDATE chats SET active_turn_id = $2 WHERE id = $1', [state.chatId, carried]);
+  else await admitQueued(context, state.chatId);
 }
+
+/** The user messages of Turn `turn` after position `after` (steering input it left unread), oldest first; `when` gates the read. */
+const unreadSteering = (turn: string, after: string, when = 'true') =>
+  `SELECT id FROM chat_messages WHERE ${when} AND turn_id = ${turn} AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > ${after}::bigint ORDER BY position`;
 
 /**
  * The assistant and tool messages of the Turn, in order. A tool call whose result never came
  * (the Turn stopped or failed in between) is left out of its assistant message, so the history
- * never shows the model a call without its result.
+ * never shows the model a call without its result. With `steering`, the same statement answers
+ * the Turn's unread steering input (read after the Chat's lock, so none committed before it is
+ * missed); without, null.
  */
-async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<void> {
+async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState, steering: boolean): Promise<string[] | null> {
   const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
   const messages: TurnMessage[] = [];
   for (const message of state.added) {
@@ -64,13 +73,20 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       messages.push(message);
     }
   }
-  if (messages.length === 0) return;
+  if (messages.length === 0) {
+    if (!steering) return null;
+    const { rows } = await context.tx.query(unreadSteering('$1', '$2'), [state.turnId, state.consumed]);
+    return (rows as Array<{ id: string }>).map((row) => row.id);
+  }
   // The positions are taken and the messages written in one statement, under the Chat's row lock endTurn holds.
-  await context.tx.query(
-    `WITH c AS (UPDATE chats SET last_position = last_position + $3 WHERE id = $1 RETURNING last_position)
-     INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
-     SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
-       FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)`,
+  const { rows } = await context.tx.query(
+    `WITH c AS (UPDATE chats SET last_position = last_position + $3 WHERE id = $1 RETURNING last_position),
+     reply AS (
+       INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
+       SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
+         FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)
+     )
+     ${unreadSteering('$2', '$10', '$11::boolean')}`,
     [
       state.chatId,
       state.turnId,
@@ -82,8 +98,11 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       messages.map((m) => m.toolCallId ?? null),
       // A tool result's files stay named with it, so later Turns replay them (STC-09); IDs that are no UUID name no file.
       messages.map((m) => JSON.stringify((m.fileIds ?? []).filter(isUuid))),
+      state.consumed,
+      steering,
     ],
   );
+  return steering ? (rows as Array<{ id: string }>).map((row) => row.id) : null;
 }
 
 /**
@@ -106,12 +125,7 @@ async function submitLearning(context: WorkflowEndContext<TurnState>, state: Tur
  * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
  * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
  */
-async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState): Promise<string | null> {
-  const { rows } = await context.tx.query(
-    `SELECT id FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint ORDER BY position`,
-    [state.turnId, state.consumed],
-  );
-  if (rows.length === 0) return null;
+async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState, messageIds: readonly string[]): Promise<string> {
   const turnId = newId();
   const input: TurnInput = { chatId: state.chatId, turnId, organizationId: state.organizationId, scope: state.scope };
   const executionId = await context.submit({
@@ -125,22 +139,26 @@ async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: 
     [turnId, state.chatId, executionId, state.scope.kind, state.scope.id],
   );
   await context.tx.query('UPDATE chats SET last_turn_seq = last_turn_seq + 1 WHERE id = $1', [state.chatId]);
-  await context.tx.query('UPDATE chat_messages SET turn_id = $2 WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id), turnId]);
+  await context.tx.query('UPDATE chat_messages SET turn_id = $2 WHERE id = ANY($1::uuid[])', [[...messageIds], turnId]);
   return turnId;
 }
 
-/** The oldest queued Turn starts: its execution's job commits with this end (STC-04). */
-async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: string): Promise<string | null> {
+/**
+ * The oldest queued Turn starts, and becomes the Chat's active Turn (none when nothing waits), in
+ * one statement; its execution's job commits with this end (STC-04).
+ */
+async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: string): Promise<void> {
   const { rows } = await context.tx.query(
-    `UPDATE chat_turns SET state = 'running'
-      WHERE id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
-      RETURNING id, execution_id`,
+    `WITH n AS (
+       UPDATE chat_turns SET state = 'running'
+        WHERE id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
+        RETURNING id, execution_id
+     ), c AS (UPDATE chats SET active_turn_id = (SELECT id FROM n) WHERE id = $1)
+     SELECT id, execution_id FROM n`,
     [chatId],
   );
   const row = rows[0] as { id: string; execution_id: string } | undefined;
-  if (row === undefined) return null;
-  await context.admit(row.execution_id);
-  return row.id;
+  if (row !== undefined) await context.admit(row.execution_id);
 }
 
 /**
