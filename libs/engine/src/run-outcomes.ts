@@ -288,7 +288,9 @@ export async function finish(
   const stored: ExecutionEvent[] = [];
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
-    ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+    const end = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+    ended = end !== null;
+    if (end !== null) stored.push(end);
     // The transactional path below counts in endExecution.
     if (ended) ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
   }
