@@ -288,9 +288,7 @@ export async function finish(
   const stored: ExecutionEvent[] = [];
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
-    const end = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
-    ended = end !== null;
-    if (end !== null) stored.push(end);
+    ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
     // The transactional path below counts in endExecution.
     if (ended) ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
   }

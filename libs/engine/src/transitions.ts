@@ -215,24 +215,21 @@ export async function endExecution(
 
 /**
  * The common end as one statement (no parent, no failure, no feature end work, no waiter): final state,
- * sealed data and `execution.ended` commit together. Answers the stored `execution.ended`; null when
- * it does not apply or the generation moved on: the caller then takes the transactional path, which
- * tells the two apart.
+ * sealed data and `execution.ended` commit together. Answers false when it does not apply or the
+ * generation moved on; the caller then takes the transactional path, which tells the two apart.
  */
 export async function endWithoutSideEffects(
   ctx: EngineContext,
   db: Queryable,
   e: { id: string; generation: number; data: ExecutionData; outcome: FinalState; result?: Json },
-): Promise<ExecutionEvent | null> {
+): Promise<boolean> {
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
-  const payload = { state: e.outcome };
-  const event = encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload);
-  const { rows } = await db.query<{ seq: number; at: Date }>({
+  const event = encodeEvent(ctx.sealed, e.id, ENDED_EVENT, { state: e.outcome });
+  const { rowCount } = await db.query({
     ...executionSql.endFast,
     values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, event.type, event.keyId, event.data],
   });
-  // The stored end, for this node's readers to take from memory (announceStored).
-  return rows[0] === undefined ? null : toExecutionEvent(rows[0].seq, ENDED_EVENT, rows[0].at, null, null, payload);
+  return rowCount === 1;
 }
 
 /**

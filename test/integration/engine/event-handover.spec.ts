@@ -133,23 +133,6 @@ describe('engine: events handed over to readers on the owner node', () => {
     expect(reader.reads()).toBeLessThanOrEqual(2);
   });
 
-  it('[EVT-02] the one-statement end (no feature end work) reaches a reader on the owner node from memory, the same event a later reader reads', async () => {
-    const { executionId } = await t.engine.submit({ workflow: streamer.name, input: { wait: false }, scope: SERVICE });
-    const reader = countingReader(executionId);
-    const events: ExecutionEvent[] = [];
-    const readsBefore: number[] = [];
-    for await (const event of reader.events) {
-      readsBefore.push(reader.reads());
-      events.push(event);
-    }
-    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
-    // The end came without a read of its own: the reads stayed as they were before the last delta.
-    expect(readsBefore.at(-1)).toBe(readsBefore.at(-2));
-    const again: ExecutionEvent[] = [];
-    for await (const event of t.engine.observe(executionId, 0, undefined, false)) again.push(event);
-    expect(events.at(-1)).toEqual(again.at(-1));
-  });
-
   it('[EVT-02] a reader caught up from memory still finds an event committed with no wake-up at all: the fallback poll reads the table', async () => {
     const { executionId } = await t.engine.submit({ workflow: streamer.name, input: { wait: true }, scope: SERVICE });
     const abort = new AbortController();

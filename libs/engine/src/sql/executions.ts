@@ -264,8 +264,7 @@ export const endFast: Statement = {
              RETURNING id, 1 AS n
            ), ${bumpSeqs('upd')}
            INSERT INTO execution_events (execution_id, seq, type, key_id, data)
-           SELECT $1, seq.last_seq, $6, $7, $8 FROM seq
-           RETURNING seq, at`,
+           SELECT $1, seq.last_seq, $6, $7, $8 FROM seq`,
 };
 
 export const pause: Statement = {
