@@ -207,7 +207,7 @@ export class CallLog {
     const callKey = `${step}:${name}`;
     // With the gate open, the history is read with the first attempt's intent (written when there is none).
     const first = scope.gateClosed ? null : await this.firstIntent(callKey, options);
-    if (first !== null && first.mine !== null) return this.attempts(name, options, send, first.mine);
+    if (first !== null && first.mine !== null) return this.attempts(name, options, send, { lastAttempt: 0, idempotencyKey: first.mine.idempotencyKey }, first.mine.id);
     const history = first?.history ?? (await retryStorage(() => callQueries.byKey(db, executionId, callKey), scope.signal));
     if (first !== null && history.length === 0) return this.call(name, options, send);
     const done = history.find((c) => c.status === 'succeeded');
@@ -225,25 +225,26 @@ export class CallLog {
     }
     // A safe attempt an earlier owner left `sending` (it crashed mid-call) is over: close it for the audit trail.
     if (latest && latest.status === 'sending' && latest.safe) await this.abandon(latest, options.onAbandonedAttempt);
-    return this.attempts(name, options, send, latest === undefined ? null : { attempt: latest.attempt, idempotencyKey: latest.idempotency_key, id: null });
+    return this.attempts(name, options, send, latest === undefined ? null : { lastAttempt: latest.attempt, idempotencyKey: latest.idempotency_key });
   }
 
   /**
-   * The attempts after `from`: the last attempt so far (none: the call is new). Its `id` is set
-   * when that attempt's intent is saved already and is to be sent now.
+   * The attempts after `from`, the last attempt so far (null: the call is new). `intentId`: the
+   * next attempt's intent is saved already (by `firstIntent`), so it is sent without writing one.
    */
   private async attempts<T extends Json>(
     name: string,
     options: CallOptions,
     send: (request: CallRequest) => Promise<T>,
-    from: { readonly attempt: number; readonly idempotencyKey: string; readonly id: string | null } | null,
+    from: { readonly lastAttempt: number; readonly idempotencyKey: string } | null,
+    intentId: string | null = null,
   ): Promise<T> {
     const { db, executionId, step, scope } = this.deps;
     const callKey = `${step}:${name}`;
     const maxAttempts = options.safe ? Math.max(1, options.attempts ?? 3) : 1;
     const idempotencyKey = from?.idempotencyKey ?? randomUUID();
-    let saved = from?.id ?? null;
-    let attempt = from === null ? 0 : saved === null ? from.attempt : from.attempt - 1;
+    let saved = intentId;
+    let attempt = from?.lastAttempt ?? 0;
     for (;;) {
       attempt += 1;
       let id: string;
@@ -316,7 +317,7 @@ export class CallLog {
    * `mine`: the intent written, to be sent; `history`: the attempts there were (empty: another
    * owner wrote the first intent meanwhile, so the history is read again).
    */
-  private async firstIntent(callKey: string, options: CallOptions): Promise<{ readonly history: CallRow[]; readonly mine: { attempt: number; idempotencyKey: string; id: string } | null }> {
+  private async firstIntent(callKey: string, options: CallOptions): Promise<{ readonly history: CallRow[]; readonly mine: { idempotencyKey: string; id: string } | null }> {
     const { db, executionId, step, scope } = this.deps;
     const id = randomUUID();
     const idempotencyKey = randomUUID();
@@ -329,7 +330,7 @@ export class CallLog {
       scope.signal,
     );
     const mine = rows.find((row) => row.id === id);
-    return mine === undefined ? { history: rows, mine: null } : { history: [], mine: { attempt: 1, idempotencyKey: mine.idempotency_key, id } };
+    return mine === undefined ? { history: rows, mine: null } : { history: [], mine: { idempotencyKey: mine.idempotency_key, id } };
   }
 
   private open(row: CallRow): Json {

@@ -18,7 +18,7 @@ export interface PostAnswer {
 /**
  * The one HTTP call of the provider adapters. Unlike `fetch`, the body comes as a Node stream:
  * each of a model stream's hundreds of small chunks costs one read, not a trip through fetch's
- * web-stream pipeline (docs/decisions/047-model-streams-without-fetch.md). Redirects are never
+ * web-stream pipeline (docs/decisions/047-model-streams-without-fetch-and-fewer-round-trips.md). Redirects are never
  * followed; aborting `signal` ends the request and its body.
  */
 export type StreamingPost = (url: string, init: PostInit) => Promise<PostAnswer>;

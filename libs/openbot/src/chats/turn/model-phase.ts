@@ -32,10 +32,11 @@ export function modelPhase(deps: {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
+      const readInputsAndHistory = (s: TurnState) => Promise.all([readNewInputs(deps.pool, s.turnId, s.consumed), readHistory(deps.pool, s.chatId, s.turnId)]);
       // The Turn's first step reads its inputs and history beside the Bot: they depend on neither.
-      let early: Promise<[Awaited<ReturnType<typeof readNewInputs>>, TurnMessage[]]> | null = null;
+      let early: ReturnType<typeof readInputsAndHistory> | null = null;
       if (state.bot === null) {
-        early = Promise.all([readNewInputs(deps.pool, state.turnId, state.consumed), readHistory(deps.pool, state.chatId, state.turnId)]);
+        early = readInputsAndHistory(state);
         // Read but unused (a Bot with memory selects first), or the Bot's read failed: never an unhandled rejection.
         early.catch(() => undefined);
         const read = await readBotSnapshot(deps.pool, state.chatId);
@@ -56,7 +57,7 @@ export function modelPhase(deps: {
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
       const [counted, [inputs, history]] = await Promise.all([
         startCounting(deps.pool, context, state),
-        early ?? Promise.all([readNewInputs(deps.pool, state.turnId, state.consumed), readHistory(deps.pool, state.chatId, state.turnId)]),
+        early ?? readInputsAndHistory(state),
       ]);
       state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
