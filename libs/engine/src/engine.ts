@@ -304,8 +304,11 @@ export class Engine {
       return { executionId: id, start: () => undefined };
     }
     const row = newExecutionRow(this.ctx, id, command, true);
-    await insertExecution(tx, row, this.ctx.leaseSeconds);
-    await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
+    // The recovery job commits first, through pg-boss's own pool and grouped with other submits'
+    // jobs, while this transaction writes the row: job before execution, as in `submitPlain`, and
+    // no round trip of the caller's transaction waits for it. Should the caller roll back, the
+    // job finds no execution (harmless).
+    await Promise.all([this.recoveryJobs.enqueue(id, this.ctx.leaseSeconds * 2), insertExecution(tx, row, this.ctx.leaseSeconds)]);
     return { executionId: id, start: () => this.runner.runOwned(row) };
   }
 

@@ -1,6 +1,6 @@
 import { BudgetExceeded, RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
-import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { ANY_LIMIT_SQL, anyLimitSql, budgetUsage, exhausted, type BillingScope, type LimitScopeSql } from './budget-usage';
 import { rateBuckets } from './rate-buckets';
 
 /**
@@ -10,15 +10,21 @@ import { rateBuckets } from './rate-buckets';
  * with Retry-After. It reserves nothing; every model call reserves its own
  * estimate before it sends, and a Turn admitted with little left stops at its first call that
  * cannot reserve.
+ *
+ * `limited`: the answer of `admissionLimitedSql` when the caller's own read (the Chat's lock)
+ * carried it; without it the probe is a read of its own.
  */
-export async function checkAdmission(db: Queryable, scope: BillingScope): Promise<void> {
-  // One read for the common case: nothing limits this scope.
-  const { rows } = await db.query<{ limited: boolean }>({
-    name: 'billing.admission_limited',
-    text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
-    values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
-  });
-  if (rows[0]?.limited !== true) return;
+export async function checkAdmission(db: Queryable, scope: BillingScope, limited?: boolean): Promise<void> {
+  // One read for the common case, or none when the caller read it: nothing limits this scope.
+  if (limited === undefined) {
+    const { rows } = await db.query<{ limited: boolean }>({
+      name: 'billing.admission_limited',
+      text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
+      values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
+    });
+    limited = rows[0]?.limited === true;
+  }
+  if (!limited) return;
   const budgets = await budgetUsage.applicable(db, scope);
   const credits = await budgetUsage.credits(db, scope.organizationId);
   const refused = exhausted(budgets, credits, { micros: 0n, tokens: 0n });
@@ -26,4 +32,12 @@ export async function checkAdmission(db: Queryable, scope: BillingScope): Promis
   // A rate limit with no request left answers 429 with when to retry (LIM-01); admission takes nothing.
   const wait = await rateBuckets.take(db, scope, 0, false);
   if (wait !== null) throw new RateLimited(Math.ceil(wait.waitMs / 1000), 'A rate limit of this organization has no model call left for now.');
+}
+
+/**
+ * The admission probe as an SQL expression over the caller's own columns and parameters, for a
+ * read that happens anyway (the Chat's lock): its boolean goes to `checkAdmission`.
+ */
+export function admissionLimitedSql(scope: LimitScopeSql): string {
+  return anyLimitSql(scope);
 }

@@ -73,14 +73,28 @@ function toStanding(row: StandingRow): BudgetStanding {
   };
 }
 
-const applicableIn = (table: string) => `EXISTS (SELECT 1 FROM ${table} WHERE organization_id = $1
-  AND (scope_kind = 'organization' OR (scope_kind = 'bot' AND scope_id = $4::uuid) OR (scope_kind = 'member' AND $2 = 'member' AND scope_id = $3::uuid)))`;
+/** The SQL expressions a limit probe reads its scope from: parameters, or columns of the caller's own read. */
+export interface LimitScopeSql {
+  readonly organizationId: string;
+  readonly scopeKind: string;
+  readonly scopeId: string;
+  readonly botId: string;
+}
+
+const applicableIn = (table: string, s: LimitScopeSql) => `EXISTS (SELECT 1 FROM ${table} WHERE organization_id = ${s.organizationId}
+  AND (scope_kind = 'organization' OR (scope_kind = 'bot' AND scope_id = ${s.botId}) OR (scope_kind = 'member' AND ${s.scopeKind} = 'member' AND scope_id = ${s.scopeId})))`;
 
 /**
- * True when a budget or a rate limit applies to the scope ($1 organization, $2 scope kind, $3
- * scope ID, $4 Bot) or the organization has credits: otherwise nothing limits it.
+ * True when a budget or a rate limit applies to the scope or the organization has credits:
+ * otherwise nothing limits it. `anyLimitSql` reads the scope from the given expressions (the
+ * chat lock passes its Bot column); `ANY_LIMIT_SQL` from $1 organization, $2 scope kind, $3 scope
+ * ID and $4 Bot.
  */
-export const ANY_LIMIT_SQL = `(${applicableIn('budgets')} OR ${applicableIn('rate_limits')} OR EXISTS (SELECT 1 FROM credit_accounts WHERE organization_id = $1))`;
+export function anyLimitSql(s: LimitScopeSql): string {
+  return `(${applicableIn('budgets', s)} OR ${applicableIn('rate_limits', s)} OR EXISTS (SELECT 1 FROM credit_accounts WHERE organization_id = ${s.organizationId}))`;
+}
+
+export const ANY_LIMIT_SQL = anyLimitSql({ organizationId: '$1', scopeKind: '$2', scopeId: '$3::uuid', botId: '$4::uuid' });
 
 /** Who a call is billed to: the budgets of the organization, its Bot and its member apply. */
 export interface BillingScope {

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
-import { checkAdmission } from '../../billing/admission';
+import { admissionLimitedSql, checkAdmission } from '../../billing/admission';
 import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
@@ -94,7 +94,7 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   // A message without files hashes as it did before files existed: earlier keys keep their meaning.
   const hash = inputHash(fileIds.length === 0 ? { content } : { content, fileIds: [...fileIds] });
   let start: () => void = () => undefined;
-  const chat = await lockChat(tx, chatId, input.organizationId);
+  const chat = await lockChat(tx, chatId, input.organizationId, scope);
   if (commandKey !== null) {
     const earlier = await readCommand(tx, scope, chatId, commandKey);
     if (earlier !== null) {
@@ -106,7 +106,7 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   if (chat.closed_at !== null) throw new NotFound('Chat');
   if (fileIds.length > 0) await checkMessageFiles(tx, input.organizationId, await botModel(tx, chat.bot_id), fileIds);
   // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
-  await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id });
+  await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id }, chat.limited);
   const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
@@ -170,11 +170,19 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   return { admission, start };
 }
 
-async function lockChat(tx: Queryable, chatId: string, organizationId: string) {
-  const { rows } = await tx.query<{ bot_id: string; active_turn_id: string | null; closed_at: Date | null; last_turn_seq: number }>({
+/**
+ * The Chat's row lock, which orders every input. Its read also answers whether a budget, rate
+ * limit or credit account applies to this input (PLAT-08), so admission needs no read of its own.
+ */
+const LOCK_CHAT = `SELECT bot_id, active_turn_id, closed_at, last_turn_seq,
+         ${admissionLimitedSql({ organizationId: '$2::uuid', scopeKind: '$3::text', scopeId: '$4::uuid', botId: 'chats.bot_id' })} AS limited
+    FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE`;
+
+async function lockChat(tx: Queryable, chatId: string, organizationId: string, scope: InputToAdmit['scope']) {
+  const { rows } = await tx.query<{ bot_id: string; active_turn_id: string | null; closed_at: Date | null; last_turn_seq: number; limited: boolean }>({
     name: 'chats.lock',
-    text: 'SELECT bot_id, active_turn_id, closed_at, last_turn_seq FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE',
-    values: [chatId, organizationId],
+    text: LOCK_CHAT,
+    values: [chatId, organizationId, scope.kind, scope.id],
   });
   const chat = rows[0];
   if (chat === undefined) throw new NotFound('Chat');
