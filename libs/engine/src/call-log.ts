@@ -205,9 +205,11 @@ export class CallLog {
   async call<T extends Json>(name: string, options: CallOptions, send: (request: CallRequest) => Promise<T>): Promise<T> {
     const { db, executionId, step, scope } = this.deps;
     const callKey = `${step}:${name}`;
-    // With the gate open, the history is read with the first attempt's intent (written when there is none).
+    // With the gate open, the history is read with the first attempt's intent (written when there is none),
+    // and the identity check of that attempt runs beside it: both come before `sending` (IDN-06, CALL-01).
+    const identity = scope.gateClosed || this.deps.checkIdentity === undefined ? null : settled(this.deps.checkIdentity());
     const first = scope.gateClosed ? null : await this.firstIntent(callKey, options);
-    if (first !== null && first.mine !== null) return this.attempts(name, options, send, { lastAttempt: 0, idempotencyKey: first.mine.idempotencyKey }, first.mine.id);
+    if (first !== null && first.mine !== null) return this.attempts(name, options, send, { lastAttempt: 0, idempotencyKey: first.mine.idempotencyKey }, first.mine.id, identity);
     const history = first?.history ?? (await retryStorage(() => callQueries.byKey(db, executionId, callKey), scope.signal));
     if (first !== null && history.length === 0) return this.call(name, options, send);
     const done = history.find((c) => c.status === 'succeeded');
@@ -230,7 +232,8 @@ export class CallLog {
 
   /**
    * The attempts after `from`, the last attempt so far (null: the call is new). `intentId`: the
-   * next attempt's intent is saved already (by `firstIntent`), so it is sent without writing one.
+   * next attempt's intent is saved already (by `firstIntent`), so it is sent without writing one;
+   * `identity` is then that attempt's identity check, already under way.
    */
   private async attempts<T extends Json>(
     name: string,
@@ -238,6 +241,7 @@ export class CallLog {
     send: (request: CallRequest) => Promise<T>,
     from: { readonly lastAttempt: number; readonly idempotencyKey: string } | null,
     intentId: string | null = null,
+    identity: Promise<{ readonly refused: unknown } | null> | null = null,
   ): Promise<T> {
     const { db, executionId, step, scope } = this.deps;
     const callKey = `${step}:${name}`;
@@ -248,9 +252,11 @@ export class CallLog {
     for (;;) {
       attempt += 1;
       let id: string;
+      let checked: Promise<{ readonly refused: unknown } | null> | null = null;
       if (saved !== null) {
         id = saved;
         saved = null;
+        checked = identity;
       } else {
         scope.assertOpen();
         id = randomUUID();
@@ -268,11 +274,10 @@ export class CallLog {
       }
       await this.deps.faults.hit('call.intent.committed', { executionId, step, callKey });
       if (this.deps.checkIdentity !== undefined) {
-        try {
-          await this.deps.checkIdentity();
-        } catch (error) {
+        const outcome = await (checked ?? settled(this.deps.checkIdentity()));
+        if (outcome !== null) {
           await this.setStatus(id, 'failed');
-          throw error;
+          throw outcome.refused;
         }
       }
       // A request arriving after the gate closed starts no work (EXE-11).
@@ -423,4 +428,12 @@ export class CallLog {
     }, undefined);
     await this.deps.faults.hit('call.result.committed', { executionId: this.deps.executionId, step: this.deps.step, callKey });
   }
+}
+
+/** A check's outcome as a value (null: it passed): started early, it never rejects unobserved. */
+function settled(check: Promise<void>): Promise<{ readonly refused: unknown } | null> {
+  return check.then(
+    () => null,
+    (refused: unknown) => ({ refused }),
+  );
 }

@@ -10,7 +10,8 @@ import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type Tur
 import { fileTokens, withFileParts, type TurnFileDeps } from './turn-files';
 import { toolDefinition } from './tool-definition';
 import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
-import { pastTimeLimit, startCounting } from './turn-clock';
+import { countFrom, pastTimeLimit, startCounting } from './turn-clock';
+import { pausedMsOf } from '../../executions/pause-time';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { pausedForRecovery } from './recovery-pause';
 
@@ -33,12 +34,15 @@ export function modelPhase(deps: {
     async run(context: TurnPhaseContext) {
       let state = context.state;
       const readInputsAndHistory = (s: TurnState) => Promise.all([readNewInputs(deps.pool, s.turnId, s.consumed), readHistory(deps.pool, s.chatId, s.turnId)]);
-      // The Turn's first step reads its inputs and history beside the Bot: they depend on neither.
+      // The Turn's first step reads its inputs, history and paused time beside the Bot: they depend on none of it.
       let early: ReturnType<typeof readInputsAndHistory> | null = null;
+      let pausedEarly: Promise<number> | null = null;
       if (state.bot === null) {
         early = readInputsAndHistory(state);
+        pausedEarly = pausedMsOf(deps.pool, context.executionId);
         // Read but unused (a Bot with memory selects first), or the Bot's read failed: never an unhandled rejection.
         early.catch(() => undefined);
+        pausedEarly.catch(() => undefined);
         const read = await readBotSnapshot(deps.pool, state.chatId);
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
@@ -56,7 +60,7 @@ export function modelPhase(deps: {
       }
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
       const [counted, [inputs, history]] = await Promise.all([
-        startCounting(deps.pool, context, state),
+        countTime(deps.pool, context, state, pausedEarly),
         early ?? readInputsAndHistory(state),
       ]);
       state = counted;
@@ -158,4 +162,9 @@ function capped(limits: BotSnapshot['limits'], caps: TaskCaps): BotSnapshot['lim
 
 export function hookFacts(state: TurnState, executionId: string, step: number) {
   return { organizationId: state.organizationId, chatId: state.chatId, turnId: state.turnId, executionId, step };
+}
+
+/** The Turn's time as the step starts, from the paused time read early when there is one. */
+async function countTime(pool: Pool, context: TurnPhaseContext, state: TurnState, pausedEarly: Promise<number> | null): Promise<TurnState> {
+  return pausedEarly === null ? startCounting(pool, context, state) : countFrom(context, state, await pausedEarly);
 }

@@ -10,8 +10,12 @@ import { countedMs, turnTime, type TurnState } from './turn-state';
  * phase's checkpoint, so a takeover neither resets nor double-counts it (TASK-01).
  */
 export async function startCounting(pool: Pool, context: TurnPhaseContext, state: TurnState): Promise<TurnState> {
+  return countFrom(context, state, await pausedMsOf(pool, context.executionId));
+}
+
+/** `startCounting` with the execution's paused time read already (the first step reads it beside the Bot). */
+export function countFrom(context: TurnPhaseContext, state: TurnState, paused: number): TurnState {
   const now = context.clock.now();
-  const paused = await pausedMsOf(pool, context.executionId);
   const { activeMs, countingSince } = turnTime(state);
   const shift = Math.max(0, paused - (state.pausedMsSeen ?? 0));
   return { ...state, activeMs, countingSince: countingSince === null ? now : countingSince + shift, pausedMsSeen: paused };
