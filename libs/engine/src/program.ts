@@ -3,6 +3,7 @@ import type { EngineContext } from './context';
 import { waitSpec, type ExecutionData } from './execution-data';
 import type { LocalRun, Stop } from './local-run';
 import { pauseRun } from './pause';
+import { endSavesPhase, endWithLastPhase } from './phase-end';
 import { runPhase, type PhaseResult } from './phase-attempt';
 import { startProgram } from './program-start';
 import { cancel, finish, saveCheckpoint, waitFor } from './run-outcomes';
@@ -120,6 +121,15 @@ async function savePhaseResult(
     ...(at.data.spawned || children.length > 0 ? { spawned: true } : {}),
     ...(at.data.seed !== undefined ? { seed: at.data.seed } : {}),
   };
+  if (!('wait' in outcome) && children.length === 0 && next.spawned !== true && phase.after === undefined && nothingAsked(run, at)) {
+    // The workflow ends right after this phase: the end saves its result (phase-end.ts, decision 048).
+    const decision = workflow.next(next.state, null, ctx.clock);
+    const last = { step: at.step + 1, events, outbox };
+    if ('end' in decision && decision.end === 'completed' && endSavesPhase(workflow, last)) {
+      const ended = await endWithLastPhase(ctx, run, workflow, next, decision.result ?? null, last);
+      if (ended !== null) return ended;
+    }
+  }
   let saved: Awaited<ReturnType<typeof saveCheckpoint>> | Awaited<ReturnType<typeof waitFor>>;
   try {
     saved = 'wait' in outcome
@@ -147,6 +157,11 @@ async function savePhaseResult(
   at.step += 1;
   if (phase.after) await phase.after({ executionId: run.id as ExecutionId, state: at.data.state });
   return null;
+}
+
+/** No cancel, pause, loss or drain is pending: the loop would go on to ask the workflow what comes next. */
+function nothingAsked(run: LocalRun, at: Position): boolean {
+  return !run.lost && at.state !== 'cancelling' && !run.abort.signal.aborted && !run.draining;
 }
 
 /** An error PostgreSQL answered with (it carries an SQLSTATE), as opposed to a crash of this run. */

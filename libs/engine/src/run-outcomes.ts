@@ -325,11 +325,16 @@ export async function finish(
     run.lost = true;
     return 'lost';
   }
-  if (stored.length > 0) {
-    // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
-    announceStored(ctx, run.id, stored);
-  } else announceEvents(ctx, run.id);
-  for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
-  for (const id of admitted) ctx.advanceHere(id);
+  announceEnd(ctx, run.id, { stored, notify, admitted });
   return 'ended';
+}
+
+/** After an end committed: its events to readers, its signals and admitted work to their owners. */
+export function announceEnd(ctx: EngineContext, executionId: string, end: { readonly stored: readonly ExecutionEvent[]; readonly notify: readonly string[]; readonly admitted: readonly string[] }): void {
+  if (end.stored.length > 0) {
+    // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
+    announceStored(ctx, executionId, end.stored);
+  } else announceEvents(ctx, executionId);
+  for (const id of end.notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
+  for (const id of end.admitted) ctx.advanceHere(id);
 }

@@ -122,16 +122,22 @@ export async function endExecution(
     notify?: string[];
     /** Collects the events the end stored (its own, then `execution.ended`): the caller hands them to this node's readers after commit. */
     stored?: ExecutionEvent[];
+    /**
+     * The last phase's result, saved by the end itself (phase-end.ts): its step, and what its
+     * checkpoint would have written, applied once the fenced update found the row.
+     */
+    phase?: { readonly step: number; readonly save: (tx: Queryable) => Promise<void> };
   },
 ): Promise<boolean> {
   const errorId = e.failure ? (e.failure.errorId ?? newId()) : null;
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
   const { rows } = await tx.query<{ parent_id: string | null; awaited: boolean }>({
     ...executionSql.end,
-    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null],
+    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, errorId, e.failure?.category ?? null, e.phase?.step ?? null],
   });
   const row = rows[0];
   if (!row) return false;
+  if (e.phase) await e.phase.save(tx);
   ctx.metrics.executionEnded(e.workflow?.name ?? 'unknown', e.outcome);
   if (e.failure && errorId !== null && e.failure.errorId === undefined) {
     await ctx.failures.record(tx, {

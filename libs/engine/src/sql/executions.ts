@@ -249,7 +249,7 @@ export const resumeUnknown: Statement = {
 export const end: Statement = {
   name: 'engine.end',
   text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
-             lease_until = NULL, ended_at = now(), updated_at = now()
+             step = COALESCE($8::int, step), lease_until = NULL, ended_at = now(), updated_at = now()
            WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
              AND NOT (state = 'cancelling' AND $3 = 'completed')
            RETURNING parent_id, awaited`,

@@ -1,0 +1,92 @@
+import type { EngineContext } from './context';
+import type { ExecutionEvent } from './event-log';
+import type { ExecutionData } from './execution-data';
+import { AfterCommit, applyCommands, isEmptyOutbox, type PhaseOutbox } from './commands';
+import { consumeRead } from './inbox';
+import type { LocalRun, Stop } from './local-run';
+import type { PendingEvent } from './store';
+import { appendEvents } from './sql/events';
+import { retryStorage } from './storage-retry';
+import { endExecution } from './transitions';
+import { withTransaction } from './tx';
+import { announceEnd } from './run-outcomes';
+import type { Json, Workflow } from './workflow';
+
+/** The last phase's result, as its checkpoint would have saved it. */
+export interface LastPhase {
+  readonly step: number;
+  readonly events: readonly PendingEvent[];
+  readonly outbox: PhaseOutbox;
+}
+
+/**
+ * Whether a phase's result is better saved by the end that follows it: the end is a transaction
+ * anyway (the workflow has end work or end facts), or the checkpoint would be (it carries
+ * commands or reads). Otherwise the grouped checkpoint and the one-statement end are cheaper.
+ */
+export function endSavesPhase(workflow: Workflow<Json, Json>, phase: LastPhase): boolean {
+  return workflow.end !== undefined || workflow.endedFacts !== undefined || !isEmptyOutbox(phase.outbox);
+}
+
+/**
+ * A completed end that also saves the last phase's result (decision 048): the fenced end
+ * update, then what the phase's checkpoint would have written (its events, the signals it read,
+ * its commands to others), then the workflow's end work and `execution.ended`, in one
+ * transaction. The checkpoint's fault points are kept around it. Null when it did not end: a
+ * cancel or a takeover moved the row on, or the end work failed. Nothing was written then, and
+ * the caller saves the checkpoint as before and lets the loop decide (EXE-12, ERR-01).
+ */
+export async function endWithLastPhase(
+  ctx: EngineContext,
+  run: LocalRun,
+  workflow: Workflow<Json, Json>,
+  data: ExecutionData,
+  result: Json,
+  phase: LastPhase,
+): Promise<Stop | null> {
+  await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step: phase.step });
+  const admitted: string[] = [];
+  const notify: string[] = [];
+  const stored: ExecutionEvent[] = [];
+  const after = new AfterCommit();
+  let ended: boolean;
+  try {
+    ended = await retryStorage(
+      () =>
+        withTransaction(ctx.pool, (tx) => {
+          admitted.length = 0;
+          notify.length = 0;
+          stored.length = 0;
+          after.clear();
+          return endExecution(ctx, tx, {
+            id: run.id,
+            generation: run.generation,
+            workflow,
+            data,
+            outcome: 'completed',
+            result,
+            admitted,
+            notify,
+            stored,
+            phase: {
+              step: phase.step,
+              save: async (db) => {
+                await appendEvents(db, run.id, phase.events);
+                await consumeRead(db, run.id, phase.outbox.consumed);
+                await applyCommands(ctx, db, run.id, phase.outbox.commands, after);
+              },
+            },
+          });
+        }),
+      undefined,
+    );
+  } catch {
+    // Rolled back whole: the checkpoint path and the loop's own end handle it as before.
+    return null;
+  }
+  if (!ended) return null;
+  await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step: phase.step });
+  after.run(ctx);
+  announceEnd(ctx, run.id, { stored, notify, admitted });
+  return 'ended';
+}
