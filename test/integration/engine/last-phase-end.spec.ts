@@ -12,7 +12,7 @@ interface Last {
  * One phase whose checkpoint would carry a command (a row of its own) and an event, then an end
  * with end work: the end saves the phase's result (decision 048).
  */
-const lastPhase: Workflow<Last, string> = {
+const lastPhase: Workflow<Last, { failEnd: boolean }> = {
   name: 'test.last-phase',
   initial: ({ failEnd }) => ({ done: false, failEnd }),
   next: (s) => (s.done ? { end: 'completed', result: 'ended' } : { phase: 'work' }),
