@@ -15,7 +15,7 @@ import { observeEvents, type ExecutionEvent } from './event-log';
 import { initialData, openData, sealData } from './execution-data';
 import { systemClock, type Clock } from './clock';
 import { FaultPoints } from './fault-points';
-import { announceEvents, NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
+import { announceEvents, EVENTS_CHANNEL, NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
 import type { EngineSealer, FailureRecorder, IdentityCheck, Queryable } from './ports';
 import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
@@ -168,7 +168,7 @@ export class Engine {
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
-      eventWrites: new EventWriteBatcher(options.pool, options.metrics ?? noEngineMetrics),
+      eventWrites: new EventWriteBatcher(options.pool, options.metrics ?? noEngineMetrics, { channel: EVENTS_CHANNEL, origin }),
       eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
       metrics: options.metrics ?? noEngineMetrics,

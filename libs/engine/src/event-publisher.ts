@@ -165,12 +165,13 @@ export class EventPublisher implements PhaseEvents {
           this.scope.closeGate('lease-lost');
           return;
         }
-        // Stored: this node's own readers get them without reading them back; other nodes hear by NOTIFY.
+        // Stored: this node's own readers get them without reading them back; other nodes hear by the write's own NOTIFY.
         const first = stored.lastSeq - batch.length + 1;
         announceStored(
           this.ctx,
           this.run.id,
           batch.map((e, i) => toExecutionEvent(first + i, e.type, stored.at, events[i]!.step, events[i]!.attempt, e.payload)),
+          stored.announced === true,
         );
       }
     } catch (error) {

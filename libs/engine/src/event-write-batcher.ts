@@ -1,13 +1,14 @@
 import type { Pool } from 'pg';
 import { noEngineMetrics, type EngineMetrics } from './metrics';
 import type { PendingEvent } from './store';
-import { publishEvents } from './sql/events';
+import { publishEvents, type EventNote } from './sql/events';
 import { isConnectionFailure } from './storage-retry';
 import * as eventSql from './sql/events';
 
-export type EventWriteResult = { lastSeq: number; at: Date } | null;
+/** `announced`: the statement sent the other nodes' notification itself (the batcher was given a note). */
+export type EventWriteResult = { lastSeq: number; at: Date; announced?: boolean } | null;
 
-/** Most executions one statement carries. */
+/** Most executions one statement carries (its notification names them all: 64 IDs are well under NOTIFY's 8,000 bytes). */
 const MAX_BATCH = 64;
 
 interface Pending {
@@ -23,6 +24,8 @@ interface Pending {
  * execution's events keep its own fence (generation, not ended) and consecutive sequence
  * numbers; its publisher never has two writes in flight, so its order is kept. A refused batch
  * is written execution by execution; a lost connection fails the batch and each publisher retries.
+ * With a `note`, each statement also sends the NOTIFY for the executions it stored, so no separate
+ * notification statement follows (it commits with the rows, outside any other transaction).
  */
 export class EventWriteBatcher {
   private waiting: Pending[] = [];
@@ -35,6 +38,7 @@ export class EventWriteBatcher {
   constructor(
     private readonly pool: Pool,
     private readonly metrics: EngineMetrics = noEngineMetrics,
+    private readonly note?: EventNote,
   ) {}
 
   /**
@@ -104,10 +108,10 @@ export class EventWriteBatcher {
   }
 
   private writeOne(item: Pending): Promise<void> {
-    return publishEvents(this.pool, item.executionId, item.generation, item.events).then(
+    return publishEvents(this.pool, item.executionId, item.generation, item.events, this.note).then(
       (result) => {
         this.metrics.eventBatchWritten(1);
-        item.done(result);
+        item.done(result === null ? null : { ...result, announced: this.note !== undefined });
       },
       (error: unknown) => item.done(null, error ?? new Error('event write failed')),
     );
@@ -126,8 +130,10 @@ export class EventWriteBatcher {
         rows.map((r) => r.event.keyId),
         rows.map((r) => r.event.data),
         rows.map((r) => r.ord),
+        this.note?.channel ?? null,
+        this.note?.origin ?? null,
       ],
     });
-    return new Map(written.map((row) => [row.id, { lastSeq: row.last_seq, at: row.at }]));
+    return new Map(written.map((row) => [row.id, { lastSeq: row.last_seq, at: row.at, announced: this.note !== undefined }]));
   }
 }

@@ -289,9 +289,15 @@ export class Notifier {
  * other nodes hear by NOTIFY. For events written with their payloads at hand (a publisher's
  * writes, `publishIn`, an end); `announceEvents` is for the others, whose readers read the table.
  */
-export function announceStored(node: { readonly notifier: Notifier; readonly listener: NodeListener }, executionId: string, events: readonly BufferedEvent[]): void {
+export function announceStored(
+  node: { readonly notifier: Notifier; readonly listener: NodeListener },
+  executionId: string,
+  events: readonly BufferedEvent[],
+  /** The write's own statement sent the NOTIFY (event-write-batcher.ts): only this node's readers are left. */
+  notified = false,
+): void {
   node.listener.deliver(executionId, events);
-  node.notifier.notify(EVENTS_CHANNEL, executionId);
+  if (!notified) node.notifier.notify(EVENTS_CHANNEL, executionId);
   node.listener.wakeDelivered(executionId);
 }
 

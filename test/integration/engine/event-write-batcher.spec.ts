@@ -95,4 +95,35 @@ describe('event write batcher', () => {
     const counts = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_events WHERE execution_id = ANY($1::uuid[])', [good]);
     expect(counts[0]!.n).toBe(12);
   });
+
+  it('[EVT-02] with a note, each statement sends the other nodes\' notification itself, naming exactly the executions it stored; a fenced-off one is not named', async () => {
+    const listener = await pool.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    const noted = new EventWriteBatcher(pool, undefined, { channel: 'batcher_probe', origin: 'node-x' });
+    try {
+      await listener.query('LISTEN batcher_probe');
+      const ids = await Promise.all(Array.from({ length: 3 }, () => execution()));
+      const replaced = await execution({ generation: 2 });
+      // The first write goes alone; the others, arriving meanwhile, go in one batch statement.
+      const results = await Promise.all([...ids.map((id) => noted.write(id, 1, events(2))), noted.write(replaced, 1, events(1))]);
+      expect(results.slice(0, 3).map((r) => r?.announced)).toEqual([true, true, true]);
+      expect(results[3]).toBeNull();
+      const named = async () => {
+        for (let i = 0; i < 100 && heard.flatMap((p) => p.split('|')[1]!.split(',')).length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+        return heard.flatMap((p) => p.split('|')[1]!.split(','));
+      };
+      expect((await named()).sort()).toEqual([...ids].sort());
+      expect(heard.every((p) => p.startsWith('node-x|'))).toBe(true);
+      // Without a note nothing is sent.
+      heard.length = 0;
+      const quiet = await batcher.write(ids[0]!, 1, events(1));
+      expect(quiet?.announced).toBe(false);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).toEqual([]);
+    } finally {
+      await listener.query('UNLISTEN batcher_probe').catch(() => undefined);
+      listener.release();
+    }
+  });
 });

@@ -77,35 +77,56 @@ export async function readEvents(db: Queryable, id: string, after: number, limit
 }
 
 /**
- * Publishes events of a running phase at once (text deltas, tool progress): appended only while
- * `generation` still owns the execution and it has not ended (CALL-05: an old owner publishes
- * nothing). The fence is a shared lock on the execution row, not an update of it: a take-over
- * or an end waits for the publish to commit and then outranks it. Answers the last sequence
- * number and the commit time, or null when fenced off.
+ * The NOTIFY a write outside a transaction sends itself (`announced`): one notification naming
+ * the executions it stored, `$channel` and `$origin|` as the Notifier's payloads are. `rows` is the
+ * CTE of stored executions (`id`); the main query must read `note` for it to run.
  */
-export async function publishEvents(
-  db: Queryable,
-  id: string,
-  generation: number,
-  events: readonly PendingEvent[],
-): Promise<{ lastSeq: number; at: Date } | null> {
-  if (events.length === 0) return null;
-  const { rows } = await db.query<{ last_seq: number; at: Date }>({
-    name: 'engine.publish_events',
-    text: `WITH src AS (
+function noteCte(rows: string, channel: string, origin: string): string {
+  return `note AS (
+             SELECT pg_notify(${channel}, p) FROM (SELECT ${origin} || '|' || string_agg(id::text, ',') AS p FROM ${rows}) x WHERE p IS NOT NULL
+           )`;
+}
+
+function publishText(announced: boolean): string {
+  return `WITH src AS (
              SELECT id, $3::int AS n FROM executions WHERE id = $1 AND generation = $2 AND ${NOT_ENDED} FOR SHARE
            ), ${bumpSeqs('src')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
              SELECT $1, seq.last_seq - $3 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
                FROM seq, unnest($4::text[], $5::int[], $6::int[], $7::text[], $8::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
-           ) SELECT last_seq, now() AS at FROM seq`,
-    values: [
-      id,
-      generation,
-      events.length,
-      ...eventColumns(events),
-    ],
+           )${announced ? `, ${noteCte('seq', '$9::text', '$10::text')}` : ''}
+           SELECT last_seq, now() AS at FROM seq${announced ? ' WHERE (SELECT count(*) FROM note) >= 0' : ''}`;
+}
+
+const publishStatement: Statement = { name: 'engine.publish_events', text: publishText(false) };
+const publishAnnouncedStatement: Statement = { name: 'engine.publish_events_announced', text: publishText(true) };
+
+/** Who hears of events a write outside a transaction stored: the channel, and the sending node's origin tag. */
+export interface EventNote {
+  readonly channel: string;
+  readonly origin: string;
+}
+
+/**
+ * Publishes events of a running phase at once (text deltas, tool progress): appended only while
+ * `generation` still owns the execution and it has not ended (CALL-05: an old owner publishes
+ * nothing). The fence is a shared lock on the execution row, not an update of it: a take-over
+ * or an end waits for the publish to commit and then outranks it. Answers the last sequence
+ * number and the commit time, or null when fenced off. With `note` (a write outside a
+ * transaction) the statement also sends the other nodes' notification.
+ */
+export async function publishEvents(
+  db: Queryable,
+  id: string,
+  generation: number,
+  events: readonly PendingEvent[],
+  note?: EventNote,
+): Promise<{ lastSeq: number; at: Date } | null> {
+  if (events.length === 0) return null;
+  const { rows } = await db.query<{ last_seq: number; at: Date }>({
+    ...(note ? publishAnnouncedStatement : publishStatement),
+    values: [id, generation, events.length, ...eventColumns(events), ...(note ? [note.channel, note.origin] : [])],
   });
   const row = rows[0];
   return row ? { lastSeq: row.last_seq, at: row.at } : null;
@@ -113,8 +134,8 @@ export async function publishEvents(
 
 /**
  * The events of many running phases at once (event-write-batcher.ts), each fenced like
- * `publishEvents`. Rows are locked in ID order, so two statements touching the same rows cannot
- * deadlock.
+ * `publishEvents`, with the notification of every execution stored ($9 channel, $10 origin).
+ * Rows are locked in ID order, so two statements touching the same rows cannot deadlock.
  */
 export const publishEventsBatch: Statement = {
   name: 'engine.publish_events_batch',
@@ -132,8 +153,8 @@ export const publishEventsBatch: Statement = {
              ), ev AS (
                INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
                SELECT i.id, upd.last_seq - upd.n + i.ord, i.type, i.step, i.attempt, i.key_id, i.data FROM i JOIN upd ON upd.id = i.id AND upd.generation = i.generation
-             )
-             SELECT id, last_seq, now() AS at FROM upd`,
+             ), ${noteCte('upd', '$9::text', '$10::text')}
+             SELECT id, last_seq, now() AS at FROM upd WHERE (SELECT count(*) FROM note) >= 0`,
 };
 
 /** Many notifications in one round trip (node-listener.ts). */
