@@ -71,6 +71,8 @@ interface Turn {
 interface DbCounters {
   rows: number;
   commits: number;
+  /** Deadlocks PostgreSQL broke (each one stalls its statements for `deadlock_timeout`, 1 s). */
+  deadlocks: number;
   walBytes: number;
   walRecords: number;
   byTable: Map<string, number>;
@@ -337,6 +339,7 @@ function report(
       `events/turn=${(turns.reduce((s, t) => s + t.events, 0) / N).toFixed(1)}`,
       `rss_peak_mb=${rss.hwmMb.toFixed(0)}`,
       `commits/turn=${((after.commits - before.commits) / N).toFixed(1)} (xact_commit, read-only included)`,
+      `deadlocks=${after.deadlocks - before.deadlocks}`,
       `wal_kb/turn=${((after.walBytes - before.walBytes) / 1024 / N).toFixed(1)}`,
       `wal_records/turn=${((after.walRecords - before.walRecords) / N).toFixed(0)}`,
       `log_lines/turn=${(logLines / N).toFixed(1)}`,
@@ -379,12 +382,15 @@ async function dbCounters(db: Client): Promise<DbCounters> {
   const tables = await db.query<{ relname: string; n: string }>(
     'SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::text AS n FROM pg_stat_user_tables',
   );
-  const database = await db.query<{ commits: string }>('SELECT xact_commit::text AS commits FROM pg_stat_database WHERE datname = current_database()');
+  const database = await db.query<{ commits: string; deadlocks: string }>(
+    'SELECT xact_commit::text AS commits, deadlocks::text AS deadlocks FROM pg_stat_database WHERE datname = current_database()',
+  );
   const wal = await db.query<{ bytes: string; records: string }>('SELECT wal_bytes::text AS bytes, wal_records::text AS records FROM pg_stat_wal');
   const byTable = new Map(tables.rows.map((r) => [r.relname, Number(r.n)]));
   return {
     rows: [...byTable.values()].reduce((s, n) => s + n, 0),
     commits: Number(database.rows[0]!.commits),
+    deadlocks: Number(database.rows[0]!.deadlocks),
     walBytes: Number(wal.rows[0]!.bytes),
     walRecords: Number(wal.rows[0]!.records),
     byTable,

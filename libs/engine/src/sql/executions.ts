@@ -162,13 +162,23 @@ export async function checkpoint(
   return row ? { state: row.state, cancelPhase: row.cancel_phase } : null;
 }
 
-/** Renews this node's leases on the executions it runs; answers the IDs it still owns. */
+/**
+ * Renews this node's leases on the executions it runs; answers the IDs it still owns. Rows are
+ * locked in ID order first, as every statement that locks many execution rows does (a phase
+ * publish shares them in that order): in any other order the two could deadlock, and PostgreSQL
+ * takes `deadlock_timeout` (1 s) to break it, stalling every stream in the batch.
+ */
 export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
   if (owned.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>({
     name: 'engine.renew_leases',
-    text: `UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
-             FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
+    text: `WITH o AS (
+             SELECT * FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
+           ), locked AS (
+             SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM o) ORDER BY x.id FOR UPDATE
+           )
+           UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
+             FROM o JOIN locked l ON l.id = o.id
             WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
             RETURNING e.id`,
     values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
@@ -197,9 +207,15 @@ export const checkpointBatch: Statement = {
 
 export const releaseLeases: Statement = {
   name: 'engine.release_leases',
-  text: `UPDATE executions SET lease_until = now(), updated_at = now()
-                WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
-                RETURNING id`,
+  text: `WITH locked AS (
+             SELECT id FROM executions
+              WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
+              ORDER BY id FOR UPDATE
+           )
+           UPDATE executions e SET lease_until = now(), updated_at = now()
+             FROM locked l
+            WHERE e.id = l.id AND e.owner_node = $1 AND e.lease_until > now() AND e.state IN ('queued', 'running', 'cancelling')
+            RETURNING e.id`,
 };
 
 export const releaseUnknownWorkflow: Statement = {
