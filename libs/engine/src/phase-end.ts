@@ -1,5 +1,4 @@
 import type { EngineContext } from './context';
-import type { ExecutionEvent } from './event-log';
 import type { ExecutionData } from './execution-data';
 import { AfterCommit, applyCommands, isEmptyOutbox, type PhaseOutbox } from './commands';
 import { consumeRead } from './inbox';
@@ -9,7 +8,7 @@ import { appendEvents } from './sql/events';
 import { retryStorage } from './storage-retry';
 import { endExecution } from './transitions';
 import { withTransaction } from './tx';
-import { announceEnd } from './run-outcomes';
+import { announceEnd, EndCollected } from './run-outcomes';
 import type { Json, Workflow } from './workflow';
 
 /** The last phase's result, as its checkpoint would have saved it. */
@@ -45,18 +44,14 @@ export async function endWithLastPhase(
   phase: LastPhase,
 ): Promise<Stop | null> {
   await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step: phase.step });
-  const admitted: string[] = [];
-  const notify: string[] = [];
-  const stored: ExecutionEvent[] = [];
+  const collected = new EndCollected();
   const after = new AfterCommit();
   let ended: boolean;
   try {
     ended = await retryStorage(
       () =>
         withTransaction(ctx.pool, (tx) => {
-          admitted.length = 0;
-          notify.length = 0;
-          stored.length = 0;
+          collected.clear();
           after.clear();
           return endExecution(ctx, tx, {
             id: run.id,
@@ -65,9 +60,7 @@ export async function endWithLastPhase(
             data,
             outcome: 'completed',
             result,
-            admitted,
-            notify,
-            stored,
+            ...collected,
             phase: {
               step: phase.step,
               save: async (db) => {
@@ -87,6 +80,6 @@ export async function endWithLastPhase(
   if (!ended) return null;
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step: phase.step });
   after.run(ctx);
-  announceEnd(ctx, run.id, { stored, notify, admitted });
+  announceEnd(ctx, run.id, collected);
   return 'ended';
 }

@@ -283,9 +283,8 @@ export async function finish(
   result?: Json,
   failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] },
 ): Promise<Stop> {
-  const admitted: string[] = [];
-  const notify: string[] = [];
-  const stored: ExecutionEvent[] = [];
+  const collected = new EndCollected();
+  const { stored } = collected;
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
     ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
@@ -297,10 +296,8 @@ export async function finish(
       ended = await retryStorage(
         () =>
           withTransaction(ctx.pool, (tx) => {
-            admitted.length = 0;
-            notify.length = 0;
-            stored.length = 0;
-            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, admitted, notify, stored });
+            collected.clear();
+            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, ...collected });
           }),
         undefined,
       );
@@ -325,12 +322,25 @@ export async function finish(
     run.lost = true;
     return 'lost';
   }
-  announceEnd(ctx, run.id, { stored, notify, admitted });
+  announceEnd(ctx, run.id, collected);
   return 'ended';
 }
 
+/** What an end's transaction collects for after its commit (see `endExecution`); cleared when a retry starts it again. */
+export class EndCollected {
+  readonly admitted: string[] = [];
+  readonly notify: string[] = [];
+  readonly stored: ExecutionEvent[] = [];
+
+  clear(): void {
+    this.admitted.length = 0;
+    this.notify.length = 0;
+    this.stored.length = 0;
+  }
+}
+
 /** After an end committed: its events to readers, its signals and admitted work to their owners. */
-export function announceEnd(ctx: EngineContext, executionId: string, end: { readonly stored: readonly ExecutionEvent[]; readonly notify: readonly string[]; readonly admitted: readonly string[] }): void {
+export function announceEnd(ctx: EngineContext, executionId: string, end: EndCollected): void {
   if (end.stored.length > 0) {
     // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
     announceStored(ctx, executionId, end.stored);
