@@ -163,20 +163,23 @@ export async function checkpoint(
 }
 
 /**
- * Renews this node's leases on the executions it runs; answers the IDs it still owns. Rows are
- * locked in ID order first, as every statement that locks many execution rows does (a phase
- * publish shares them in that order): in any other order the two could deadlock, and PostgreSQL
+ * The CTE `locked` that locks the execution rows matching `where` (over alias `x`) in ID order.
+ * Every statement that locks many execution rows takes them this way first (a phase publish
+ * shares them in the same order): in any other order two of them could deadlock, and PostgreSQL
  * takes `deadlock_timeout` (1 s) to break it, stalling every stream in the batch.
  */
+function lockedInIdOrder(where: string): string {
+  return `locked AS (SELECT x.id FROM executions x WHERE ${where} ORDER BY x.id FOR UPDATE)`;
+}
+
+/** Renews this node's leases on the executions it runs (rows locked in ID order); answers the IDs it still owns. */
 export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
   if (owned.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>({
     name: 'engine.renew_leases',
     text: `WITH o AS (
              SELECT * FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
-           ), locked AS (
-             SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM o) ORDER BY x.id FOR UPDATE
-           )
+           ), ${lockedInIdOrder('x.id IN (SELECT id FROM o)')}
            UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
              FROM o JOIN locked l ON l.id = o.id
             WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
@@ -194,9 +197,7 @@ export const checkpointBatch: Statement = {
   text: `WITH c AS (
                SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[], $7::float8[])
                         AS c(id, generation, key_id, data, step, state, lease)
-             ), locked AS (
-               SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM c) ORDER BY x.id FOR UPDATE
-             )
+             ), ${lockedInIdOrder('x.id IN (SELECT id FROM c)')}
              UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
                state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END,
                lease_until = now() + make_interval(secs => c.lease), updated_at = now()
@@ -207,11 +208,7 @@ export const checkpointBatch: Statement = {
 
 export const releaseLeases: Statement = {
   name: 'engine.release_leases',
-  text: `WITH locked AS (
-             SELECT id FROM executions
-              WHERE owner_node = $1 AND lease_until > now() AND state IN ('queued', 'running', 'cancelling')
-              ORDER BY id FOR UPDATE
-           )
+  text: `WITH ${lockedInIdOrder(`x.owner_node = $1 AND x.lease_until > now() AND x.state IN ('queued', 'running', 'cancelling')`)}
            UPDATE executions e SET lease_until = now(), updated_at = now()
              FROM locked l
             WHERE e.id = l.id AND e.owner_node = $1 AND e.lease_until > now() AND e.state IN ('queued', 'running', 'cancelling')

@@ -1,6 +1,6 @@
 import { BudgetExceeded, RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
-import { ANY_LIMIT_SQL, anyLimitSql, budgetUsage, exhausted, type BillingScope, type LimitScopeSql } from './budget-usage';
+import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { rateBuckets } from './rate-buckets';
 
 /**
@@ -11,19 +11,10 @@ import { rateBuckets } from './rate-buckets';
  * estimate before it sends, and a Turn admitted with little left stops at its first call that
  * cannot reserve.
  *
- * `limited`: the answer of `admissionLimitedSql` when the caller's own read (the Chat's lock)
- * carried it; without it the probe is a read of its own.
+ * `limited`: whether a budget, rate limit or credit account applies to the scope, as the
+ * caller's own read answered it (the Chat's lock carries `anyLimitSql`); false: nothing to check.
  */
-export async function checkAdmission(db: Queryable, scope: BillingScope, limited?: boolean): Promise<void> {
-  // One read for the common case, or none when the caller read it: nothing limits this scope.
-  if (limited === undefined) {
-    const { rows } = await db.query<{ limited: boolean }>({
-      name: 'billing.admission_limited',
-      text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
-      values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
-    });
-    limited = rows[0]?.limited === true;
-  }
+export async function checkAdmission(db: Queryable, scope: BillingScope, limited: boolean): Promise<void> {
   if (!limited) return;
   const budgets = await budgetUsage.applicable(db, scope);
   const credits = await budgetUsage.credits(db, scope.organizationId);
@@ -34,10 +25,3 @@ export async function checkAdmission(db: Queryable, scope: BillingScope, limited
   if (wait !== null) throw new RateLimited(Math.ceil(wait.waitMs / 1000), 'A rate limit of this organization has no model call left for now.');
 }
 
-/**
- * The admission probe as an SQL expression over the caller's own columns and parameters, for a
- * read that happens anyway (the Chat's lock): its boolean goes to `checkAdmission`.
- */
-export function admissionLimitedSql(scope: LimitScopeSql): string {
-  return anyLimitSql(scope);
-}

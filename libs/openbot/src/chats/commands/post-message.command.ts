@@ -2,7 +2,8 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
-import { admissionLimitedSql, checkAdmission } from '../../billing/admission';
+import { checkAdmission } from '../../billing/admission';
+import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
@@ -175,7 +176,7 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
  * limit or credit account applies to this input (PLAT-08), so admission needs no read of its own.
  */
 const LOCK_CHAT = `SELECT bot_id, active_turn_id, closed_at, last_turn_seq,
-         ${admissionLimitedSql({ organizationId: '$2::uuid', scopeKind: '$3::text', scopeId: '$4::uuid', botId: 'chats.bot_id' })} AS limited
+         ${anyLimitSql({ organizationId: '$2::uuid', scopeKind: '$3::text', scopeId: '$4::uuid', botId: 'chats.bot_id' })} AS limited
     FROM chats WHERE id = $1 AND organization_id = $2 FOR UPDATE`;
 
 async function lockChat(tx: Queryable, chatId: string, organizationId: string, scope: InputToAdmit['scope']) {
