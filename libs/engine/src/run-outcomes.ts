@@ -13,7 +13,7 @@ import type { PendingEvent } from './store';
 import { checkpoint, insertExecution, selectExecution } from './sql/executions';
 import { appendEvents } from './sql/events';
 import { retryStorage } from './storage-retry';
-import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, openChildren } from './transitions';
+import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, lockOpenChildren } from './transitions';
 import { withTransaction } from './tx';
 import { AfterCommit, applyCommands, isEmptyOutbox, NO_OUTBOX, type PhaseOutbox } from './commands';
 import { consumeRead } from './inbox';
@@ -202,6 +202,8 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
   const outcome = await retryStorage(
     () =>
       withTransaction(ctx.pool, async (tx) => {
+        // The children first, then the own row: the order their ends lock the two in.
+        const open = await lockOpenChildren(tx, run.id);
         const row = await selectExecution(tx, run.id, true);
         if (!row || row.generation !== run.generation) return 'lost' as const;
         await tx.query({
@@ -209,7 +211,7 @@ export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workfl
           values: [run.id],
         });
         const cancelled = await cascadeCancel(ctx, tx, run.id);
-        if (cancelled.length > 0 || (await openChildren(tx, run.id)) > 0) {
+        if (open > 0 || cancelled.length > 0) {
           const next: ExecutionData = { ...data, wait: { signals: [], until: null, children: true } };
           const sealed = sealData(ctx.sealed, run.id, next);
           await tx.query({

@@ -98,6 +98,20 @@ export async function openChildren(tx: Queryable, executionId: string): Promise<
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * Locks an execution's open attached children before its own row is locked, and answers how many
+ * there are: a child's end locks its own row and then its parent's (the notice, the wake-up), so
+ * a parent that took its own row first and then its children could meet it in a lock cycle.
+ * Locked, none of them can end before the caller commits.
+ */
+export async function lockOpenChildren(tx: Queryable, executionId: string): Promise<number> {
+  const { rowCount } = await tx.query({
+    ...childSql.lockOpenChildren,
+    values: [executionId],
+  });
+  return rowCount ?? 0;
+}
+
 
 /**
  * Ends an execution in one transaction (STC-01, EXE-14): the final state, the failure's sealed

@@ -1,5 +1,6 @@
 import { GateClosed, RELEASE_ATTEMPTS, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
 import { associatedData } from '@openbot/openbot';
+import { Client } from 'pg';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, localRuns, OutsideService, SERVICE, waitForState, type Deferred } from './helpers';
 
@@ -316,6 +317,37 @@ describe('engine: cancel, children and resources', () => {
     expect(await t.engine.result(parent)).toEqual([{ childId: child!.id, state: 'completed' }]);
     const notices = await t.database.query('SELECT state, consumed_at IS NOT NULL AS consumed FROM execution_child_notices WHERE parent_id = $1', [parent]);
     expect(notices).toEqual([{ state: 'completed', consumed: true }]);
+  });
+
+  it('[EXE-13] a cancel takes its children’s rows before its own, the order a child’s end locks them in: a child ending as its parent is cancelled meets no lock cycle', async () => {
+    const { executionId: parent } = await submit('test.parent', { count: 1, attached: true, wait: 'children', child: 'test.sleeper' });
+    const [child] = await eventually(async () => {
+      const rows = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
+      return rows.length === 1 ? rows : null;
+    }, 'the child to exist');
+    await waitForState(t.engine, child!.id, ['waiting']);
+    await waitForState(t.engine, parent, ['waiting']);
+    // The child's end has locked its own row ...
+    const end = new Client({ connectionString: t.database.url });
+    await end.connect();
+    try {
+      await end.query('BEGIN');
+      await end.query('SELECT 1 FROM executions WHERE id = $1 FOR UPDATE', [child!.id]);
+      await t.engine.cancel(parent);
+      await eventually(async () => {
+        const waits = await t.database.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`);
+        return waits.length > 0;
+      }, 'the parent’s cancel to wait for the child’s row');
+      // ... and now wakes its parent: the cancel must not hold the parent's row while it waits for the child's.
+      const started = performance.now();
+      await end.query('UPDATE executions SET updated_at = now() WHERE id = $1', [parent]);
+      expect(performance.now() - started).toBeLessThan(900);
+      await end.query('ROLLBACK');
+    } finally {
+      await end.end();
+    }
+    expect(await waitForState(t.engine, child!.id, FINAL)).toMatchObject({ state: 'cancelled' });
+    expect(await waitForState(t.engine, parent, FINAL, 20_000)).toMatchObject({ state: 'cancelled' });
   });
 
   it('[EXE-14] when the notice cannot be written, the child’s end does not commit either', async () => {

@@ -1,6 +1,8 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
 import { renewLeases } from '../../../libs/engine/src/sql/executions';
+import { retryStorage } from '../../../libs/engine/src/storage-retry';
+import { withTransaction } from '../../../libs/engine/src/tx';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**
@@ -53,5 +55,60 @@ describe('execution row lock order', () => {
     } finally {
       publish.release();
     }
+  });
+
+  it('a lease renewal never closes a lock cycle with an end that locks a child and then wakes its parent: neither waits for deadlock detection', async () => {
+    // The parent was created first, so its ID is the lower: the renewal meets it first.
+    const [parent, child] = [newId(), newId()].sort();
+    await owned(parent!);
+    await owned(child!);
+    const end = await pool.connect();
+    try {
+      // The child's end holds its own row ...
+      await end.query('BEGIN');
+      await end.query(`UPDATE executions SET state = 'cancelled' WHERE id = $1`, [child]);
+      const renewal = renewLeases(pool, 'node-l', [{ id: parent!, generation: 1 }, { id: child!, generation: 1 }], 15);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // ... then wakes its parent: the renewal must not be holding the parent while it waits for the child.
+      const started = performance.now();
+      await end.query(`UPDATE executions SET updated_at = now() WHERE id = $1 AND state = 'running'`, [parent]);
+      await end.query('COMMIT');
+      expect(performance.now() - started).toBeLessThan(900);
+      expect([...(await renewal)].sort()).toEqual([parent, child]);
+    } finally {
+      end.release();
+    }
+  });
+
+  it('[CALL-06] a transaction PostgreSQL rolls back to break a deadlock is retried whole at its boundary: both sides of the cycle commit once', async () => {
+    const [a, b] = [newId(), newId()].sort();
+    await owned(a!);
+    await owned(b!);
+    let tries = 0;
+    let firstHeld!: () => void;
+    const bothHold = new Promise<void>((resolve) => (firstHeld = resolve));
+    // Two transactions lock the two rows in opposite orders, each waiting until the other holds its first row.
+    const side = (first: string, second: string, held: () => Promise<void>) =>
+      retryStorage(
+        () =>
+          withTransaction(pool, async (tx) => {
+            tries += 1;
+            await tx.query('UPDATE executions SET step = step + 1 WHERE id = $1', [first]);
+            await held();
+            await tx.query('UPDATE executions SET step = step + 1 WHERE id = $1', [second]);
+          }),
+        undefined,
+        10_000,
+      );
+    let waiting = 0;
+    const meet = async (): Promise<void> => {
+      waiting += 1;
+      if (waiting === 2) firstHeld();
+      await bothHold;
+    };
+    await Promise.all([side(a!, b!, meet), side(b!, a!, meet)]);
+    // One side was chosen as the deadlock victim and ran again; each row counts both commits exactly once.
+    expect(tries).toBe(3);
+    expect(await db.query('SELECT step FROM executions WHERE id = ANY($1::uuid[]) ORDER BY id', [[a, b]])).toEqual([{ step: 2 }, { step: 2 }]);
   });
 });

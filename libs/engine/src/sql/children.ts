@@ -12,6 +12,14 @@ export const openChildren: Statement = {
             WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
 };
 
+/** Locks the open attached children in ID order (a cancel takes them before its own row: waits.ts explains the order). */
+export const lockOpenChildren: Statement = {
+  name: 'engine.lock_open_children',
+  text: `SELECT id FROM executions
+            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+            ORDER BY id FOR NO KEY UPDATE`,
+};
+
 export const childNotice: Statement = {
   name: 'engine.child_notice',
   text: `INSERT INTO execution_child_notices (parent_id, child_id, state) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,

@@ -167,27 +167,48 @@ export async function checkpoint(
  * Every statement that locks many execution rows takes them this way first (a phase publish
  * shares them in the same order): in any other order two of them could deadlock, and PostgreSQL
  * takes `deadlock_timeout` (1 s) to break it, stalling every stream in the batch.
+ * `skipLocked`: rows another transaction holds are left out instead of waited for.
  */
-function lockedInIdOrder(where: string): string {
-  return `locked AS (SELECT x.id FROM executions x WHERE ${where} ORDER BY x.id FOR UPDATE)`;
+function lockedInIdOrder(where: string, skipLocked = false): string {
+  return `locked AS (SELECT x.id FROM executions x WHERE ${where} ORDER BY x.id FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''})`;
 }
 
-/** Renews this node's leases on the executions it runs (rows locked in ID order); answers the IDs it still owns. */
+/**
+ * Renews this node's leases on the executions it runs; answers the IDs it renewed. The one
+ * statement for all of them never waits for a row lock: a row another transaction holds (its own
+ * run's checkpoint or end, a child's end waking it as parent, a batched publish) is skipped, and
+ * renewed afterwards on its own. Holding many rows while waiting for one would put the renewal
+ * into lock cycles with transactions that lock a child and then its parent, which PostgreSQL
+ * breaks only after `deadlock_timeout`; a statement that holds nothing while it waits cannot be
+ * part of a cycle.
+ */
 export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
   if (owned.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>({
     name: 'engine.renew_leases',
     text: `WITH o AS (
              SELECT * FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
-           ), ${lockedInIdOrder('x.id IN (SELECT id FROM o)')}
+           ), ${lockedInIdOrder('x.id IN (SELECT id FROM o)', true)}
            UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
              FROM o JOIN locked l ON l.id = o.id
             WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
             RETURNING e.id`,
     values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
   });
-  return new Set(rows.map((r) => r.id));
+  const renewed = new Set(rows.map((r) => r.id));
+  for (const run of owned) {
+    if (renewed.has(run.id)) continue;
+    const { rowCount } = await db.query({ ...renewLease, values: [run.id, run.generation, node, leaseSeconds] });
+    if (rowCount === 1) renewed.add(run.id);
+  }
+  return renewed;
 }
+
+const renewLease: Statement = {
+  name: 'engine.renew_lease',
+  text: `UPDATE executions SET lease_until = now() + make_interval(secs => $4::float8)
+            WHERE id = $1 AND generation = $2 AND owner_node = $3`,
+};
 
 // ---- Statements the program loop and the engine run inline (their callers hold the logic). ----
 
