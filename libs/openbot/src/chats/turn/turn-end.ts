@@ -42,12 +42,28 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   if (chat === undefined || !chat.ended || chat.active_turn_id !== state.turnId) return;
 
   // Steering input the Turn did not read is looked for only when it can carry over: an open Chat, a completed Turn.
-  const steering = await writeReply(context, state, chat.closed_at === null && context.outcome === 'completed');
+  const next = await writeReply(context, state, chat.closed_at === null && context.outcome === 'completed', chat.closed_at === null);
   if ((state.depth ?? 0) > 0) await noticeToParent(context, state);
   await submitLearning(context, state);
-  const carried = steering === null || steering.length === 0 ? null : await carryOverSteering(context, state, steering);
-  if (carried !== null || chat.closed_at !== null) await tx.query('UPDATE chats SET active_turn_id = $2 WHERE id = $1', [state.chatId, carried]);
-  else await admitQueued(context, state.chatId);
+  const steering = next?.steering ?? [];
+  if (steering.length > 0) {
+    const carried = await carryOverSteering(context, state, steering);
+    await tx.query('UPDATE chats SET active_turn_id = $2 WHERE id = $1', [state.chatId, carried]);
+  } else if (next === null) {
+    if (chat.closed_at !== null) await tx.query('UPDATE chats SET active_turn_id = NULL WHERE id = $1', [state.chatId]);
+    else await admitQueued(context, state.chatId);
+  } else if (next.admitted !== null) {
+    await context.admit(next.admitted);
+  }
+}
+
+/**
+ * What the reply's statement decided after the Chat's lock: the unread steering input (oldest
+ * first), and the queued Turn it started when there was none (its execution ID), or null.
+ */
+interface AfterReply {
+  readonly steering: string[];
+  readonly admitted: string | null;
 }
 
 /** The user messages of Turn `turn` after position `after` (steering input it left unread), oldest first; `when` gates the read. */
@@ -57,11 +73,14 @@ const unreadSteering = (turn: string, after: string, when = 'true') =>
 /**
  * The assistant and tool messages of the Turn, in order. A tool call whose result never came
  * (the Turn stopped or failed in between) is left out of its assistant message, so the history
- * never shows the model a call without its result. With `steering`, the same statement answers
- * the Turn's unread steering input (read after the Chat's lock, so none committed before it is
- * missed); without, null.
+ * never shows the model a call without its result.
+ *
+ * The same statement runs after the Chat's lock, so nothing committed before it is missed. It
+ * reads the Turn's unread steering input (with `steering`). When there is none it hands the Chat
+ * on: with `admit` it starts the oldest queued Turn, and the Chat's active Turn becomes that one,
+ * or none. Null when the Turn wrote no message: then nothing was read or handed on.
  */
-async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState, steering: boolean): Promise<string[] | null> {
+async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState, steering: boolean, admit: boolean): Promise<AfterReply | null> {
   const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
   const messages: TurnMessage[] = [];
   for (const message of state.added) {
@@ -76,17 +95,29 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
   if (messages.length === 0) {
     if (!steering) return null;
     const { rows } = await context.tx.query(unreadSteering('$1', '$2'), [state.turnId, state.consumed]);
-    return (rows as Array<{ id: string }>).map((row) => row.id);
+    const unread = (rows as Array<{ id: string }>).map((row) => row.id);
+    return unread.length > 0 ? { steering: unread, admitted: null } : null;
   }
-  // The positions are taken and the messages written in one statement, under the Chat's row lock endTurn holds.
+  // The positions are taken, the messages written and the Chat handed on in one statement, under the Chat's row lock endTurn holds.
   const { rows } = await context.tx.query(
-    `WITH c AS (UPDATE chats SET last_position = last_position + $3 WHERE id = $1 RETURNING last_position),
+    `WITH steer AS (${unreadSteering('$2', '$10', '$11::boolean')}),
+     n AS (
+       UPDATE chat_turns SET state = 'running'
+        WHERE $12::boolean AND NOT EXISTS (SELECT 1 FROM steer)
+          AND id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
+        RETURNING id, execution_id
+     ),
+     c AS (
+       UPDATE chats SET last_position = last_position + $3,
+                        active_turn_id = CASE WHEN EXISTS (SELECT 1 FROM steer) THEN active_turn_id ELSE (SELECT id FROM n) END
+        WHERE id = $1 RETURNING last_position
+     ),
      reply AS (
        INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
        SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
          FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)
      )
-     ${unreadSteering('$2', '$10', '$11::boolean')}`,
+     SELECT ARRAY(SELECT id FROM steer)::text[] AS steering, (SELECT execution_id FROM n) AS admitted`,
     [
       state.chatId,
       state.turnId,
@@ -100,9 +131,11 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       messages.map((m) => JSON.stringify((m.fileIds ?? []).filter(isUuid))),
       state.consumed,
       steering,
+      admit,
     ],
   );
-  return steering ? (rows as Array<{ id: string }>).map((row) => row.id) : null;
+  const row = rows[0] as { steering: string[]; admitted: string | null };
+  return { steering: row.steering, admitted: row.admitted };
 }
 
 /**
