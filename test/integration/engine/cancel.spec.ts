@@ -190,6 +190,17 @@ describe('engine: cancel, children and resources', () => {
 
   const submit = (workflow: string, input: Json = null) => t.engine.submit({ workflow, input, scope: SERVICE });
 
+  /** A parent waiting for its one attached child, a sleeper that waits for a `finish` signal. */
+  async function parentWaitingOnSleeper(): Promise<{ parent: string; child: { id: string } }> {
+    const { executionId: parent } = await submit('test.parent', { count: 1, attached: true, wait: 'children', child: 'test.sleeper' });
+    const [child] = await eventually(async () => {
+      const rows = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
+      return rows.length === 1 ? rows : null;
+    }, 'the child to exist');
+    await waitForState(t.engine, child!.id, ['waiting']);
+    return { parent, child: child! };
+  }
+
   it('[EXE-11] cancel closes the running phase’s gate (its AbortSignal) first, then its resources; a late call sends nothing', async () => {
     const { executionId } = await submit('test.blocker');
     await eventually(() => journal.of(executionId).includes('started'), 'the phase to start');
@@ -275,7 +286,7 @@ describe('engine: cancel, children and resources', () => {
     expect(await waitForState(t.engine, parent, FINAL)).toMatchObject({ state: 'completed' });
     const [child] = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
     // Source identity stays (parentId) while ownership does not (detached).
-    expect(await waitForState(t.engine, child!.id, ['waiting'])).toMatchObject({ parentId: parent });
+    expect(await waitForState(t.engine, child.id, ['waiting'])).toMatchObject({ parentId: parent });
 
     const { executionId: cancelled } = await submit('test.parent', { count: 1, attached: false, wait: 'signal', child: 'test.sleeper' });
     await waitForState(t.engine, cancelled, ['waiting']);
@@ -285,7 +296,7 @@ describe('engine: cancel, children and resources', () => {
     expect(await waitForState(t.engine, cancelled, FINAL)).toMatchObject({ state: 'cancelled' });
     expect((await t.engine.get(child2!.id))?.state).toBe('waiting');
 
-    for (const id of [child!.id, child2!.id]) {
+    for (const id of [child.id, child2!.id]) {
       expect(await t.engine.signal(id, 'finish', null)).toBe(true);
       expect(await waitForState(t.engine, id, FINAL)).toMatchObject({ state: 'completed' });
       expect(await t.engine.result(id)).toBe('slept');
@@ -293,46 +304,36 @@ describe('engine: cancel, children and resources', () => {
   });
 
   it('[EXE-14] a child’s end and its notice commit together: the notice exists exactly when the child is final, and wakes the parent', async () => {
-    const { executionId: parent } = await submit('test.parent', { count: 1, attached: true, wait: 'children', child: 'test.sleeper' });
-    const [child] = await eventually(async () => {
-      const rows = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
-      return rows.length === 1 ? rows : null;
-    }, 'the child to exist');
-    await waitForState(t.engine, child!.id, ['waiting']);
+    const { parent, child } = await parentWaitingOnSleeper();
     await waitForState(t.engine, parent, ['waiting']);
-    expect(await t.engine.signal(child!.id, 'finish', null)).toBe(true);
+    expect(await t.engine.signal(child.id, 'finish', null)).toBe(true);
     // Sample (child state, notice count) in single statements until the parent ends: never one without the other.
     const samples: Array<{ state: string; notices: number }> = [];
     await eventually(async () => {
       const [row] = await t.database.query<{ state: string; notices: number; parent: string }>(
         `SELECT c.state, (SELECT count(*)::int FROM execution_child_notices n WHERE n.child_id = c.id) AS notices, p.state AS parent
            FROM executions c JOIN executions p ON p.id = c.parent_id WHERE c.id = $1`,
-        [child!.id],
+        [child.id],
       );
       samples.push({ state: row!.state, notices: row!.notices });
       return FINAL.includes(row!.parent as (typeof FINAL)[number]);
     }, 'the parent to end', 40_000, 5);
     for (const s of samples) expect(s.notices).toBe(FINAL.includes(s.state as (typeof FINAL)[number]) ? 1 : 0);
     expect(await t.engine.get(parent)).toMatchObject({ state: 'completed' });
-    expect(await t.engine.result(parent)).toEqual([{ childId: child!.id, state: 'completed' }]);
+    expect(await t.engine.result(parent)).toEqual([{ childId: child.id, state: 'completed' }]);
     const notices = await t.database.query('SELECT state, consumed_at IS NOT NULL AS consumed FROM execution_child_notices WHERE parent_id = $1', [parent]);
     expect(notices).toEqual([{ state: 'completed', consumed: true }]);
   });
 
   it('[EXE-13] a cancel takes its children’s rows before its own, the order a child’s end locks them in: a child ending as its parent is cancelled meets no lock cycle', async () => {
-    const { executionId: parent } = await submit('test.parent', { count: 1, attached: true, wait: 'children', child: 'test.sleeper' });
-    const [child] = await eventually(async () => {
-      const rows = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
-      return rows.length === 1 ? rows : null;
-    }, 'the child to exist');
-    await waitForState(t.engine, child!.id, ['waiting']);
+    const { parent, child } = await parentWaitingOnSleeper();
     await waitForState(t.engine, parent, ['waiting']);
     // The child's end has locked its own row ...
     const end = new Client({ connectionString: t.database.url });
     await end.connect();
     try {
       await end.query('BEGIN');
-      await end.query('SELECT 1 FROM executions WHERE id = $1 FOR UPDATE', [child!.id]);
+      await end.query('SELECT 1 FROM executions WHERE id = $1 FOR UPDATE', [child.id]);
       await t.engine.cancel(parent);
       await eventually(async () => {
         const waits = await t.database.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`);
@@ -346,7 +347,7 @@ describe('engine: cancel, children and resources', () => {
     } finally {
       await end.end();
     }
-    expect(await waitForState(t.engine, child!.id, FINAL)).toMatchObject({ state: 'cancelled' });
+    expect(await waitForState(t.engine, child.id, FINAL)).toMatchObject({ state: 'cancelled' });
     expect(await waitForState(t.engine, parent, FINAL, 20_000)).toMatchObject({ state: 'cancelled' });
   });
 
@@ -360,22 +361,17 @@ describe('engine: cancel, children and resources', () => {
       END $$`);
     await t.database.query(`CREATE TRIGGER test_refuse_first_notice BEFORE INSERT ON execution_child_notices FOR EACH ROW EXECUTE FUNCTION test_refuse_first_notice()`);
     try {
-      const { executionId: parent } = await submit('test.parent', { count: 1, attached: true, wait: 'children', child: 'test.sleeper' });
-      const [child] = await eventually(async () => {
-        const rows = await t.database.query<{ id: string }>('SELECT id FROM executions WHERE parent_id = $1', [parent]);
-        return rows.length === 1 ? rows : null;
-      }, 'the child to exist');
-      await waitForState(t.engine, child!.id, ['waiting']);
-      await t.engine.signal(child!.id, 'finish', null);
+      const { parent, child } = await parentWaitingOnSleeper();
+      await t.engine.signal(child.id, 'finish', null);
       expect(await waitForState(t.engine, parent, FINAL)).toMatchObject({ state: 'completed' });
       // The `completed` end rolled back with the refused notice; the child then failed, with its notice.
-      const view = await t.engine.get(child!.id);
+      const view = await t.engine.get(child.id);
       expect(view).toMatchObject({ state: 'failed', category: 'internal' });
-      const ended = (await readAll(t.engine, child!.id)).filter((e) => e.type === 'execution.ended');
+      const ended = (await readAll(t.engine, child.id)).filter((e) => e.type === 'execution.ended');
       expect(ended).toEqual([expect.objectContaining({ state: 'failed', errorId: view!.errorId })]);
-      const notices = await t.database.query('SELECT state FROM execution_child_notices WHERE child_id = $1', [child!.id]);
+      const notices = await t.database.query('SELECT state FROM execution_child_notices WHERE child_id = $1', [child.id]);
       expect(notices).toEqual([{ state: 'failed' }]);
-      expect(await t.engine.result(parent)).toEqual([{ childId: child!.id, state: 'failed' }]);
+      expect(await t.engine.result(parent)).toEqual([{ childId: child.id, state: 'failed' }]);
     } finally {
       await t.database.query('DROP TRIGGER test_refuse_first_notice ON execution_child_notices');
     }
