@@ -66,6 +66,12 @@ interface AfterReply {
   readonly admitted: string | null;
 }
 
+/** Starts the oldest queued Turn of Chat `chat` (when `when` holds); answers its `id` and `execution_id`. */
+const startOldestQueued = (chat: string, when = 'true') =>
+  `UPDATE chat_turns SET state = 'running'
+    WHERE ${when} AND id = (SELECT id FROM chat_turns WHERE chat_id = ${chat} AND state = 'queued' ORDER BY seq LIMIT 1)
+    RETURNING id, execution_id`;
+
 /** The user messages of Turn `turn` after position `after` (steering input it left unread), oldest first; `when` gates the read. */
 const unreadSteering = (turn: string, after: string, when = 'true') =>
   `SELECT id FROM chat_messages WHERE ${when} AND turn_id = ${turn} AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > ${after}::bigint ORDER BY position`;
@@ -101,12 +107,7 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
   // The positions are taken, the messages written and the Chat handed on in one statement, under the Chat's row lock endTurn holds.
   const { rows } = await context.tx.query(
     `WITH steer AS (${unreadSteering('$2', '$10', '$11::boolean')}),
-     n AS (
-       UPDATE chat_turns SET state = 'running'
-        WHERE $12::boolean AND NOT EXISTS (SELECT 1 FROM steer)
-          AND id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
-        RETURNING id, execution_id
-     ),
+     n AS (${startOldestQueued('$1', '$12::boolean AND NOT EXISTS (SELECT 1 FROM steer)')}),
      c AS (
        UPDATE chats SET last_position = last_position + $3,
                         active_turn_id = CASE WHEN EXISTS (SELECT 1 FROM steer) THEN active_turn_id ELSE (SELECT id FROM n) END
@@ -182,11 +183,7 @@ async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: 
  */
 async function admitQueued(context: WorkflowEndContext<TurnState>, chatId: string): Promise<void> {
   const { rows } = await context.tx.query(
-    `WITH n AS (
-       UPDATE chat_turns SET state = 'running'
-        WHERE id = (SELECT id FROM chat_turns WHERE chat_id = $1 AND state = 'queued' ORDER BY seq LIMIT 1)
-        RETURNING id, execution_id
-     ), c AS (UPDATE chats SET active_turn_id = (SELECT id FROM n) WHERE id = $1)
+    `WITH n AS (${startOldestQueued('$1')}), c AS (UPDATE chats SET active_turn_id = (SELECT id FROM n) WHERE id = $1)
      SELECT id, execution_id FROM n`,
     [chatId],
   );
