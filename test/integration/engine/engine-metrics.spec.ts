@@ -82,6 +82,8 @@ describe('engine: the metrics port reports phases, takeovers by cause, event bat
     expect(nodeA.takeovers).toEqual([]);
     gates.get(`${executionId}#2`)!.resolve();
     await waitForState(b.engine, executionId, ['completed']);
+    // The end is counted once its commit's reply reached node-b, which may be just after a reader saw the commit.
+    await eventually(() => b.metrics.ended.length > 0, 'node-b to count the end');
     expect(b.metrics.phases).toEqual([{ workflow: 'test.metrics_held', outcome: 'succeeded' }]);
     expect(b.metrics.ended).toEqual([{ workflow: 'test.metrics_held', state: 'completed' }]);
     expect(b.metrics.batches.length).toBeGreaterThanOrEqual(1);
