@@ -12,7 +12,6 @@ export interface PlainCheckpoint {
   readonly data: Buffer;
   readonly step: number;
   readonly state: ExecutionState;
-  readonly leaseSeconds: number;
 }
 
 export type CheckpointResult = { state: ExecutionState; cancelPhase: number } | null;
@@ -88,7 +87,6 @@ export class CheckpointBatcher {
         batch.map((c) => c.data),
         batch.map((c) => c.step),
         batch.map((c) => c.state),
-        batch.map((c) => c.leaseSeconds),
       ],
     });
     return new Map(rows.map((row) => [row.id, { state: row.state, cancelPhase: row.cancel_phase }]));

@@ -42,20 +42,20 @@ export async function saveCheckpoint(
   if (children.length === 0 && events.length === 0 && isEmptyOutbox(outbox)) {
     // The hot path: grouped with other executions' checkpoints into one statement (each row fenced).
     result = await retryStorage(
-      () => ctx.checkpoints.save({ id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds }),
+      () => ctx.checkpoints.save({ id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running' }),
       undefined,
     );
   } else if (children.length === 0 && isEmptyOutbox(outbox)) {
     // One prepared statement, no explicit transaction.
     result = await retryStorage(
-      () => checkpoint(ctx.pool, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events }),
+      () => checkpoint(ctx.pool, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', events }),
       undefined,
     );
   } else {
     result = await retryStorage(
       () =>
         withTransaction(ctx.pool, async (tx) => {
-          const saved = await checkpoint(tx, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', leaseSeconds: ctx.leaseSeconds, events });
+          const saved = await checkpoint(tx, { id: run.id, generation: run.generation, keyId: sealed.keyId, data: sealed.data, step, state: 'running', events });
           if (saved === null) return null;
           await insertChildren(ctx, tx, run, children);
           // The signals the phase read and its commands to others commit with its result (STC-01).

@@ -1,6 +1,7 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
 import { CheckpointBatcher } from '../../../libs/engine/src/checkpoint-batcher';
+import { checkpoint } from '../../../libs/engine/src/sql/executions';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**
@@ -41,7 +42,6 @@ describe('checkpoint batcher', () => {
     data: Buffer.from([step]),
     step,
     state: 'running' as const,
-    leaseSeconds: 15,
   });
 
   it('[EXE-04] checkpoints saved together each keep their own fence: only the owning generation and the next step are written', async () => {
@@ -72,5 +72,35 @@ describe('checkpoint batcher', () => {
     expect(outcomes[5]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ code: '23502' }) });
     const steps = await db.query<{ step: number }>('SELECT step FROM executions WHERE id = ANY($1::uuid[]) ORDER BY id', [good]);
     expect(steps.map((r) => r.step)).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('every form of checkpoint is a heap-only update: it changes no indexed column, so no index entry is written, and leaves the lease to the renewal', async () => {
+    const ids = await Promise.all(Array.from({ length: 4 }, () => execution()));
+    await db.query(`UPDATE executions SET owner_node = 'n', lease_until = now() + interval '15 seconds' WHERE id = ANY($1::uuid[])`, [ids]);
+    const before = await db.query<{ id: string; lease_until: Date; updated_at: Date }>('SELECT id, lease_until, updated_at FROM executions WHERE id = ANY($1::uuid[])', [ids]);
+    // One session, one transaction: PostgreSQL counts this transaction's own heap-only updates.
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const inTransaction = new CheckpointBatcher(client as unknown as Pool);
+      const batched = await Promise.all([inTransaction.save(plain(ids[0]!, 1, 1)), inTransaction.save(plain(ids[1]!, 1, 1)), inTransaction.save(plain(ids[2]!, 1, 1))]);
+      expect(batched.every((r) => r?.state === 'running')).toBe(true);
+      expect(await checkpoint(client, { ...plain(ids[3]!, 1, 1), events: [] })).toMatchObject({ state: 'running' });
+      const event = { type: 'phase.note', step: 2, attempt: 1, keyId: 'k1', data: Buffer.from([2]) };
+      expect(await checkpoint(client, { ...plain(ids[3]!, 1, 2), events: [event] })).toMatchObject({ state: 'running' });
+      const [counts] = (
+        await client.query<{ updated: number; hot: number }>(
+          `SELECT pg_stat_get_xact_tuples_updated('executions'::regclass)::int AS updated, pg_stat_get_xact_tuples_hot_updated('executions'::regclass)::int AS hot`,
+        )
+      ).rows;
+      // Five checkpoints: at least five row versions, every one of them heap-only.
+      expect(counts!.updated).toBeGreaterThanOrEqual(5);
+      expect(counts!.hot).toBe(counts!.updated);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    const after = await db.query<{ id: string; lease_until: Date; updated_at: Date }>('SELECT id, lease_until, updated_at FROM executions WHERE id = ANY($1::uuid[])', [ids]);
+    expect(after.map((r) => [r.id, r.lease_until.getTime(), r.updated_at.getTime()]).sort()).toEqual(before.map((r) => [r.id, r.lease_until.getTime(), r.updated_at.getTime()]).sort());
   });
 });

@@ -97,8 +97,10 @@ export async function takeOver(db: Queryable, id: string, node: string, leaseSec
 }
 
 /**
- * The checkpoint of a phase, as one statement (STC-01): the sealed state, the step, the
- * lease and the phase's events commit together, only while `generation` still matches.
+ * The checkpoint of a phase, as one statement (STC-01): the sealed state, the step and the
+ * phase's events commit together, only while `generation` still matches. It changes no indexed
+ * column (not the lease, which the runner renews, nor `updated_at`), so PostgreSQL writes it as a
+ * heap-only update: no index entries, a fraction of the WAL (decision 050).
  * A cancel request that arrived meanwhile is kept (`cancelling` is never overwritten).
  * Only the step after the saved one is written, so a retry after a lost reply cannot apply
  * it twice. Answers null when nothing was written: the execution was lost (EXE-04), or this
@@ -113,7 +115,6 @@ export async function checkpoint(
     data: Buffer;
     step: number;
     state: ExecutionState;
-    leaseSeconds: number;
     events: readonly PendingEvent[];
   },
 ): Promise<{ state: ExecutionState; cancelPhase: number } | null> {
@@ -122,11 +123,10 @@ export async function checkpoint(
     const { rows } = await db.query<{ state: ExecutionState; cancel_phase: number }>({
       name: 'engine.checkpoint_plain',
       text: `UPDATE executions SET key_id = $3, data = $4, step = $5,
-               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
-               lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END
              WHERE id = $1 AND generation = $2 AND step = $5 - 1
              RETURNING state, cancel_phase`,
-      values: [c.id, c.generation, c.keyId, c.data, c.step, c.state, c.leaseSeconds],
+      values: [c.id, c.generation, c.keyId, c.data, c.step, c.state],
     });
     const row = rows[0];
     return row ? { state: row.state, cancelPhase: row.cancel_phase } : null;
@@ -135,14 +135,13 @@ export async function checkpoint(
     name: 'engine.checkpoint',
     text: `WITH upd AS (
              UPDATE executions SET key_id = $3, data = $4, step = $5,
-               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END,
-               lease_until = now() + make_interval(secs => $7::float8), updated_at = now()
+               state = CASE WHEN state = 'cancelling' THEN state ELSE $6 END
              WHERE id = $1 AND generation = $2 AND step = $5 - 1
-             RETURNING id, $8::int AS n, state, cancel_phase
+             RETURNING id, $7::int AS n, state, cancel_phase
            ), ${bumpSeqs('upd')}, ev AS (
              INSERT INTO execution_events (execution_id, seq, type, step, attempt, key_id, data)
-             SELECT $1, seq.last_seq - $8 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
-               FROM seq, unnest($9::text[], $10::int[], $11::int[], $12::text[], $13::bytea[])
+             SELECT $1, seq.last_seq - $7 + e.ord, e.type, e.step, e.attempt, e.key_id, e.data
+               FROM seq, unnest($8::text[], $9::int[], $10::int[], $11::text[], $12::bytea[])
                     WITH ORDINALITY AS e(type, step, attempt, key_id, data, ord)
            )
            SELECT state, cancel_phase FROM upd`,
@@ -153,7 +152,6 @@ export async function checkpoint(
       c.data,
       c.step,
       c.state,
-      c.leaseSeconds,
       c.events.length,
       ...eventColumns(c.events),
     ],
@@ -216,12 +214,11 @@ const renewLease: Statement = {
 export const checkpointBatch: Statement = {
   name: 'engine.checkpoint_batch',
   text: `WITH c AS (
-               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[], $7::float8[])
-                        AS c(id, generation, key_id, data, step, state, lease)
+               SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[])
+                        AS c(id, generation, key_id, data, step, state)
              ), ${lockedInIdOrder('x.id IN (SELECT id FROM c)')}
              UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
-               state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END,
-               lease_until = now() + make_interval(secs => c.lease), updated_at = now()
+               state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END
                FROM c JOIN locked l ON l.id = c.id
               WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
               RETURNING e.id, e.state, e.cancel_phase`,
