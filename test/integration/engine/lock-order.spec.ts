@@ -57,6 +57,29 @@ describe('execution row lock order', () => {
     }
   });
 
+  it('[EXE-08] a lease renewal that waited for rows which ended or parked meanwhile leaves them without a lease', async () => {
+    const ended = await owned(newId());
+    const parked = await owned(newId());
+    const other = await pool.connect();
+    try {
+      // An end and a park (pause) hold the rows while the renewal of both runs comes in.
+      await other.query('BEGIN');
+      await other.query(`UPDATE executions SET state = 'completed', lease_until = NULL, ended_at = now() WHERE id = $1`, [ended]);
+      await other.query(`UPDATE executions SET state = 'waiting', paused = true, lease_until = NULL WHERE id = $1`, [parked]);
+      const renewal = renewLeases(pool, 'node-l', [{ id: ended, generation: 1 }, { id: parked, generation: 1 }], 15);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await other.query('COMMIT');
+      expect([...(await renewal)]).toEqual([]);
+    } finally {
+      other.release();
+    }
+    const rows = await db.query<{ state: string; lease_until: Date | null }>('SELECT state, lease_until FROM executions WHERE id = ANY($1::uuid[]) ORDER BY state', [[ended, parked]]);
+    expect(rows).toEqual([
+      { state: 'completed', lease_until: null },
+      { state: 'waiting', lease_until: null },
+    ]);
+  });
+
   it('a lease renewal never closes a lock cycle with an end that locks a child and then wakes its parent: neither waits for deadlock detection', async () => {
     // The parent was created first, so its ID is the lower: the renewal meets it first.
     const [parent, child] = [newId(), newId()].sort();
@@ -74,7 +97,8 @@ describe('execution row lock order', () => {
       await end.query(`UPDATE executions SET updated_at = now() WHERE id = $1 AND state = 'running'`, [parent]);
       await end.query('COMMIT');
       expect(performance.now() - started).toBeLessThan(900);
-      expect([...(await renewal)].sort()).toEqual([parent, child]);
+      // The child ended meanwhile: only the parent's lease is renewed.
+      expect([...(await renewal)]).toEqual([parent]);
     } finally {
       end.release();
     }

@@ -189,7 +189,7 @@ export async function renewLeases(db: Queryable, node: string, owned: ReadonlyAr
            ), ${lockedInIdOrder('x.id IN (SELECT id FROM o)', true)}
            UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
              FROM o JOIN locked l ON l.id = o.id
-            WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1
+            WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1 AND e.state IN ('queued', 'running', 'cancelling')
             RETURNING e.id`,
     values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
   });
@@ -205,7 +205,7 @@ export async function renewLeases(db: Queryable, node: string, owned: ReadonlyAr
 const renewLease: Statement = {
   name: 'engine.renew_lease',
   text: `UPDATE executions SET lease_until = now() + make_interval(secs => $4::float8)
-            WHERE id = $1 AND generation = $2 AND owner_node = $3`,
+            WHERE id = $1 AND generation = $2 AND owner_node = $3 AND state IN ('queued', 'running', 'cancelling')`,
 };
 
 // ---- Statements the program loop and the engine run inline (their callers hold the logic). ----
