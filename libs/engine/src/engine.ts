@@ -18,13 +18,13 @@ import { FaultPoints } from './fault-points';
 import { announceEvents, EVENTS_CHANNEL, NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
 import type { EngineSealer, FailureRecorder, IdentityCheck, Queryable } from './ports';
-import { ADVANCE_QUEUE, enqueueAdvance, RecoveryJobBatcher, type AdvanceJob } from './queue';
+import { ADVANCE_QUEUE, buildAdvanceJob, enqueueAdvance, type AdvanceJob } from './queue';
 import { Runner } from './runner';
 import { Schedules } from './schedules';
 import { aad, SealedJson } from './sealed-json';
 import { insertQueued, newExecutionRow, type NewExecutionCommand } from './new-execution';
 import type { ExecutionRow, NewExecution } from './store';
-import { insertExecution, selectExecution, selectIdentity } from './sql/executions';
+import { insertExecutionWithJob, selectExecution, selectIdentity } from './sql/executions';
 import { endExecution } from './transitions';
 import { DeadNodeWatch, NodePresence, type DeadNodeWatchOptions } from './presence';
 import { withTransaction } from './tx';
@@ -138,7 +138,6 @@ export class Engine {
   private readonly deadNodeWatch: DeadNodeWatch | null;
   private readonly boss: PgBoss;
   private started = false;
-  private readonly recoveryJobs: RecoveryJobBatcher;
   /** Recurring schedules that submit workflows (docs/decisions/022-schedules-on-croner.md). */
   readonly schedules: Schedules;
 
@@ -178,7 +177,6 @@ export class Engine {
     const deadNodes = options.deadNodes ?? {};
     this.presence = deadNodes === false ? null : new NodePresence(options.connectionString, options.nodeId);
     this.deadNodeWatch = deadNodes === false ? null : new DeadNodeWatch(options.pool, options.nodeId, (id, owner) => this.runner.advance(id, false, owner), deadNodes);
-    this.recoveryJobs = new RecoveryJobBatcher(this.boss);
     this.schedules = new Schedules(this.ctx, { misfireMs: (options.scheduleMisfireSeconds ?? 60) * 1000 });
   }
 
@@ -260,9 +258,8 @@ export class Engine {
         }
       }
       const row = this.submittedRow(id, command, workflow);
-      await insertExecution(tx, row, this.ctx.leaseSeconds);
       // Recovery: if this node dies, the job finds the lease expired and another node takes over.
-      await enqueueAdvance(this.boss, tx, id, this.ctx.leaseSeconds * 2);
+      await insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, await this.recoveryJob(id));
       if (command.inTransaction) await command.inTransaction(tx, id);
       return { executionId: id, created: true, row };
     });
@@ -274,15 +271,18 @@ export class Engine {
   }
 
   /**
-   * A submit with no command key and no business rows needs no transaction: the recovery job
-   * is written first, then the execution. A crash between the two leaves a job that finds no
-   * execution (harmless); the other order could leave an execution no job recovers.
+   * A submit with no command key and no business rows needs no transaction: one statement writes
+   * the execution and its recovery job together (decision 051), so neither exists without the other.
    */
   private async submitPlain(id: ExecutionId, command: SubmitCommand, workflow: Workflow<Json, Json>) {
     const row = this.submittedRow(id, command, workflow);
-    await this.recoveryJobs.enqueue(id, this.ctx.leaseSeconds * 2);
-    await insertExecution(this.ctx.pool, row, this.ctx.leaseSeconds);
+    await insertExecutionWithJob(this.ctx.pool, row, this.ctx.leaseSeconds, await this.recoveryJob(id));
     return { executionId: id, created: true, row };
+  }
+
+  /** The recovery job of a run this node starts: due when its lease would have run out twice. */
+  private recoveryJob(id: ExecutionId) {
+    return buildAdvanceJob(this.boss, id, this.ctx.leaseSeconds * 2);
   }
 
   /** A submitted execution: running, owned by this node at generation 1, nothing saved yet. */
@@ -304,11 +304,9 @@ export class Engine {
       return { executionId: id, start: () => undefined };
     }
     const row = newExecutionRow(this.ctx, id, command, true);
-    // The recovery job commits first, through pg-boss's own pool and grouped with other submits'
-    // jobs, while this transaction writes the row: job before execution, as in `submitPlain`, and
-    // no round trip of the caller's transaction waits for it. Should the caller roll back, the
-    // job finds no execution (harmless).
-    await Promise.all([this.recoveryJobs.enqueue(id, this.ctx.leaseSeconds * 2), insertExecution(tx, row, this.ctx.leaseSeconds)]);
+    // The row and its recovery job in one statement of the caller's transaction: they commit with
+    // the caller's rows or not at all (decision 051).
+    await insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, await this.recoveryJob(id));
     return { executionId: id, start: () => this.runner.runOwned(row) };
   }
 

@@ -3,9 +3,9 @@ import type { EngineContext } from './context';
 import { initialData, sealData } from './execution-data';
 import { assertAudience, sealIdentity } from './identity-guard';
 import type { Queryable } from './ports';
-import { enqueueAdvance } from './queue';
+import { buildAdvanceJob } from './queue';
 import type { ExecutionRow, NewExecution } from './store';
-import { insertExecution } from './sql/executions';
+import { insertExecution, insertExecutionWithJob } from './sql/executions';
 import type { Json, ResourceRef, Workflow } from './workflow';
 
 export interface NewExecutionCommand {
@@ -71,6 +71,7 @@ function registered(ctx: EngineContext, name: string): Workflow<Json, Json> {
 
 /** Inserts an unowned queued execution; with `runnable` its advance job commits with it. */
 export async function insertQueued(ctx: EngineContext, tx: Queryable, id: ExecutionId, command: NewExecutionCommand, runnable: boolean): Promise<void> {
-  await insertExecution(tx, newExecutionRow(ctx, id, command, false), null);
-  if (runnable) await enqueueAdvance(ctx.boss, tx, id);
+  const row = newExecutionRow(ctx, id, command, false);
+  if (runnable) await insertExecutionWithJob(tx, row, null, await buildAdvanceJob(ctx.boss, id, 0));
+  else await insertExecution(tx, row, null);
 }

@@ -20,43 +20,30 @@ export async function enqueueAdvance(boss: PgBoss, tx: Queryable, executionId: s
   if (id === null) throw new Error(`pg-boss dropped the advance job of execution ${executionId}`);
 }
 
+/** pg-boss's insert of one advance job, built but not run: its SQL and its one (JSON) parameter. */
+export interface AdvanceJobInsert {
+  readonly text: string;
+  readonly payload: string;
+}
+
 /**
- * Recovery jobs written outside a transaction, grouped: submits that arrive while a batch is
- * being written wait for the next one, and every batch is one INSERT (pg-boss `insert`).
- * Each caller resolves only once its own job is committed, so "job before execution" holds.
+ * Builds pg-boss's own insert of one advance job without running it: pg-boss hands the SQL to
+ * the `db` we give it. The caller writes it in the same statement as the execution row
+ * (`insertExecutionWithJob`, decision 051), so the two commit together and cost one round trip.
+ * `startAfterSeconds` 0: due at once.
  */
-export class RecoveryJobBatcher {
-  private waiting: Array<{ executionId: string; startAfterSeconds: number; done: (error?: unknown) => void }> = [];
-  private writing = false;
-
-  constructor(private readonly boss: PgBoss) {}
-
-  enqueue(executionId: string, startAfterSeconds: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ executionId, startAfterSeconds, done: (error) => (error === undefined ? resolve() : reject(error as Error)) });
-      if (!this.writing) void this.write();
-    });
-  }
-
-  private async write(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting;
-        this.waiting = [];
-        try {
-          const ids = await this.boss.insert(
-            ADVANCE_QUEUE,
-            batch.map((job) => ({ data: { executionId: job.executionId } satisfies AdvanceJob, startAfter: Math.ceil(job.startAfterSeconds) })),
-          );
-          if (ids !== null && ids.length !== batch.length) throw new Error('pg-boss dropped recovery jobs');
-          for (const job of batch) job.done();
-        } catch (error) {
-          for (const job of batch) job.done(error ?? new Error('recovery job insert failed'));
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
-  }
+export async function buildAdvanceJob(boss: PgBoss, executionId: string, startAfterSeconds: number): Promise<AdvanceJobInsert> {
+  const built: { value: AdvanceJobInsert | null } = { value: null };
+  await boss.insert(ADVANCE_QUEUE, [{ data: { executionId } satisfies AdvanceJob, startAfter: Math.ceil(startAfterSeconds) }], {
+    db: {
+      executeSql: (text: string, values?: unknown[]) => {
+        const payload = values?.[0];
+        if (values?.length !== 1 || typeof payload !== 'string') throw new Error('pg-boss built a job insert with parameters this engine cannot carry');
+        built.value = { text, payload };
+        return Promise.resolve({ rows: [] });
+      },
+    },
+  });
+  if (built.value === null) throw new Error('pg-boss built no job insert');
+  return built.value;
 }

@@ -7,10 +7,10 @@ import type { EngineContext } from './context';
 import { encodeEvent, type ExecutionEvent } from './event-log';
 import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
 import { announceEvents, announceStored, SIGNALS_CHANNEL } from './node-listener';
-import { enqueueAdvance } from './queue';
+import { buildAdvanceJob, enqueueAdvance } from './queue';
 import { childIdentityOf } from './identity-guard';
 import type { PendingEvent } from './store';
-import { checkpoint, insertExecution, selectExecution } from './sql/executions';
+import { checkpoint, insertExecutionWithJob, selectExecution } from './sql/executions';
 import { appendEvents } from './sql/events';
 import { retryStorage } from './storage-retry';
 import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, lockOpenChildren } from './transitions';
@@ -86,7 +86,7 @@ export async function saveCheckpoint(
 
 async function insertChildren(
   ctx: EngineContext,
-  tx: Parameters<typeof insertExecution>[0],
+  tx: Parameters<typeof insertExecutionWithJob>[0],
   run: LocalRun,
   children: ReadonlyArray<{ id: string; workflow: string; input: Json; attached: boolean; resource: ResourceRef | null; identityHint?: Json | null }>,
 ): Promise<void> {
@@ -99,7 +99,7 @@ async function insertChildren(
     const workflow = ctx.workflows.get(child.workflow);
     const state = workflow ? workflow.initial(child.input) : null;
     const sealed = sealData(ctx.sealed, child.id, initialData(state));
-    await insertExecution(
+    await insertExecutionWithJob(
       tx,
       {
         id: child.id,
@@ -119,8 +119,8 @@ async function insertChildren(
         identity: identity?.data ?? null,
       },
       null,
+      await buildAdvanceJob(ctx.boss, child.id, 0),
     );
-    await enqueueAdvance(ctx.boss, tx, child.id);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Json, Workflow } from '@openbot/engine';
+import { withTransaction, type Json, type Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { SERVICE } from './helpers';
 
@@ -21,7 +21,7 @@ describe('recovery jobs', () => {
   });
 
   it.each([
-    ['without a command key (batched job, written before the execution)', undefined],
+    ['without a command key (job and row in one statement)', undefined],
     ['with a command key (job in the submit transaction)', 'key-1'],
   ])('[EXE-08] a submitted execution %s has its recovery job, due after twice the lease', async (_label, commandKey) => {
     const { executionId } = await t.engine.submit({ workflow: idle.name, input: null, scope: SERVICE, ...(commandKey ? { commandKey } : {}) });
@@ -33,5 +33,30 @@ describe('recovery jobs', () => {
     expect(jobs.length).toBeGreaterThanOrEqual(1);
     // The lease of the test engine is 3 s: the job is due about 6 s after it was written.
     expect(Math.max(...jobs.map((j) => j.due_in))).toBeGreaterThanOrEqual(5);
+  });
+
+  async function jobsOf(executionId: string): Promise<number> {
+    const rows = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'execution-advance' AND data->>'executionId' = $1`, [executionId]);
+    return rows[0]!.n;
+  }
+
+  it('[EXE-08] a recovery job commits with its execution: a submit inside a transaction that rolls back leaves neither row nor job', async () => {
+    let executionId = '';
+    await expect(
+      withTransaction(t.pool, async (tx) => {
+        ({ executionId } = await t.engine.submitIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false }));
+        throw new Error('the feature refused after the submit');
+      }),
+    ).rejects.toThrow('the feature refused after the submit');
+    expect(executionId).not.toBe('');
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [executionId])).toEqual([]);
+    expect(await jobsOf(executionId)).toBe(0);
+
+    // The same submit committed: both are there, the job due after twice the lease.
+    const committed = await withTransaction(t.pool, (tx) => t.engine.submitIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false }));
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [committed.executionId])).toHaveLength(1);
+    expect(await jobsOf(committed.executionId)).toBe(1);
+    committed.start();
+    expect(await t.engine.waitForEnd(committed.executionId)).toBe('completed');
   });
 });

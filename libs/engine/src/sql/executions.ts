@@ -1,5 +1,7 @@
 import type { ExecutionState } from '@openbot/domain';
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../ports';
+import type { AdvanceJobInsert } from '../queue';
 import type { ExecutionRow, NewExecution, PendingEvent } from '../store';
 import { bumpSeqs, eventColumns } from './events';
 import type { Statement } from './statement';
@@ -17,32 +19,61 @@ const EXECUTION_COLUMNS = `id, workflow, organization_id, scope_kind, scope_id, 
 /** What a feature may read of an execution (execution-reads.ts): no data, no identity, no lease internals. */
 export const FACTS_COLUMNS = `id, workflow, state, generation, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id, attached, paused, error_id, category`;
 
-export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
-  await db.query({
-    name: 'engine.insert_execution',
-    text: `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
+/** The INSERT of one execution row, its parameters numbered from `$first`. */
+function insertExecutionText(first: number): string {
+  const p = (n: number): string => `$${first + n - 1}`;
+  return `INSERT INTO executions (id, workflow, organization_id, scope_kind, scope_id, resource_type, resource_id, parent_id,
              attached, state, owner_node, lease_until, key_id, data, identity_key_id, identity)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-             CASE WHEN $12::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $12::float8) END, $13, $14, $15, $16)`,
-    values: [
-      row.id,
-      row.workflow,
-      row.organization_id,
-      row.scope_kind,
-      row.scope_id,
-      row.resource_type,
-      row.resource_id,
-      row.parent_id,
-      row.attached,
-      row.state,
-      row.owner_node,
-      leaseSeconds,
-      row.key_id,
-      row.data,
-      row.identity_key_id,
-      row.identity,
-    ],
-  });
+           VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)},
+             CASE WHEN ${p(12)}::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => ${p(12)}::float8) END, ${p(13)}, ${p(14)}, ${p(15)}, ${p(16)})`;
+}
+
+function insertExecutionValues(row: NewExecution, leaseSeconds: number | null): unknown[] {
+  return [
+    row.id,
+    row.workflow,
+    row.organization_id,
+    row.scope_kind,
+    row.scope_id,
+    row.resource_type,
+    row.resource_id,
+    row.parent_id,
+    row.attached,
+    row.state,
+    row.owner_node,
+    leaseSeconds,
+    row.key_id,
+    row.data,
+    row.identity_key_id,
+    row.identity,
+  ];
+}
+
+export async function insertExecution(db: Queryable, row: NewExecution, leaseSeconds: number | null): Promise<void> {
+  await db.query({ name: 'engine.insert_execution', text: insertExecutionText(1), values: insertExecutionValues(row, leaseSeconds) });
+}
+
+/** Statement names of `insertExecutionWithJob`, one per distinct pg-boss insert text. */
+const withJobNames = new Map<string, string>();
+
+/**
+ * Inserts an execution and its advance job in one statement (decision 051): pg-boss's own job
+ * insert (`buildAdvanceJob`) runs as a CTE of the execution's INSERT, so both commit together or
+ * not at all, in one round trip. Should pg-boss ever build a statement that cannot be a CTE (its
+ * insert for a notifying queue starts with WITH), the job is written first, then the row.
+ */
+export async function insertExecutionWithJob(db: Queryable, row: NewExecution, leaseSeconds: number | null, job: AdvanceJobInsert): Promise<void> {
+  if (!/^\s*INSERT\s/i.test(job.text)) {
+    await db.query(job.text, [job.payload]);
+    await insertExecution(db, row, leaseSeconds);
+    return;
+  }
+  let name = withJobNames.get(job.text);
+  if (name === undefined) {
+    name = `engine.insert_execution_job_${createHash('sha256').update(job.text).digest('hex').slice(0, 16)}`;
+    withJobNames.set(job.text, name);
+  }
+  await db.query({ name, text: `WITH job AS (${job.text}) ${insertExecutionText(2)}`, values: [job.payload, ...insertExecutionValues(row, leaseSeconds)] });
 }
 
 const selectPlain: Statement = {
