@@ -55,6 +55,19 @@ describe('turn model calls', () => {
     return (res.body as { data: UsageBody[] }).data;
   };
 
+  it('a Turn whose Bot names a provider deleted since the Bot was saved ends failed with an error ID, and nothing is sent', async () => {
+    const auth = bearer(chat.secret);
+    const providers = await t.http().get('/v1/model-providers').set('authorization', auth).expect(200);
+    const provider = (providers.body as { data: Array<{ id: string; name: string }> }).data.find((p) => p.name === 'fake')!;
+    await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', auth).expect(200);
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Anyone there?');
+    expect(admitted.admission).toBe('started');
+    const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);
+    expect(events.find((e) => e.type === 'model.started')).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', errorId: expect.any(String) });
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('[CALL-04] a model stream that breaks is asked again as a new attempt with a new model.started; its partial text is never joined to the new one', async () => {
     fake.enqueue(
       streamReply([chunks.role(), chunks.text('Partial '), chunks.text('text'), chunks.finish('stop')], { dropAfter: 3 }),
