@@ -10,7 +10,7 @@ import { Database } from '../database/sql';
 import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
-import { ModelRegistry, type ResolvedModel } from './model-registry';
+import { ModelRegistry } from './model-registry';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 
 /** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
@@ -81,12 +81,6 @@ export interface ModelCallRequest {
    * e.g. a Turn reads its files' bytes here, so they are never saved with the call (decision 036).
    */
   readonly prepareMessages?: () => Promise<readonly ChatMessage[]>;
-  /**
-   * The model's provider, already being resolved (`ModelCalls.resolve` with the same organization
-   * and model): a workflow that knows the model before it has read everything else starts the
-   * provider's read beside its own reads instead of after them. Absent: resolved here.
-   */
-  readonly resolved?: Promise<ResolvedModel>;
 }
 
 /**
@@ -149,23 +143,13 @@ export class ModelCalls {
     @Optional() @Inject(OpenbotMetrics) private readonly metrics?: OpenbotMetrics,
   ) {}
 
-  /**
-   * Resolves `<provider>/<model>` within the organization, for a call's `resolved`: started early,
-   * its promise never rejects unhandled (the call that awaits it sees the failure).
-   */
-  resolve(organizationId: string, model: string): Promise<ResolvedModel> {
-    const resolving = this.registry.resolve(organizationId, model);
-    resolving.catch(() => undefined);
-    return resolving;
-  }
-
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
     const { executionId, publisher } = context;
     // Holds use the call log's key of this call (STC-10).
     const callKey = `${context.step}:model`;
     const position = (attempt: number) => ({ step: request.eventStep, attempt });
     const billing = (callId: string, attempt: number) => ({ ...usageCall(request, executionId, callId), hold: { callKey, attempt } });
-    const resolved = await (request.resolved ?? this.resolve(request.organizationId, request.model));
+    const resolved = await this.registry.resolve(request.organizationId, request.model);
     const cap = this.config?.limits.modelCallMaxTokens ?? DEFAULT_MODEL_CALL_MAX_TOKENS;
     const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
     const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };

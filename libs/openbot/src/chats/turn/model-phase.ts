@@ -59,8 +59,6 @@ export function modelPhase(deps: {
         return { state: { ...state, memory } };
       }
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
-      // The model's provider is one of them: the Bot names it already.
-      const resolved = deps.models.resolve(state.organizationId, state.bot!.model);
       const [counted, [inputs, history]] = await Promise.all([
         countTime(deps.pool, context, state, pausedEarly),
         early ?? readInputsAndHistory(state),
@@ -92,7 +90,6 @@ export function modelPhase(deps: {
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
           eventStep: step,
           onText: (text, position) => context.publisher.publishText('text.delta', text, position),
-          resolved,
         });
       } catch (error) {
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
