@@ -7,8 +7,12 @@ import { ADMIN_TOKEN, expectApi, startServerNode, stopAllServerNodes, waitUntil,
 jest.setTimeout(90_000);
 
 const LEASE_SECONDS = 2;
-/** Short, so that the upload guard's wait for an abandoned upload ends within the test. */
-const UPLOAD_TIMEOUT_SECONDS = 3;
+/**
+ * Short, so that the upload guard's wait for an abandoned upload ends within the test; long enough
+ * that the test sees the orphan bytes before the guard removes them, also on a loaded machine
+ * (3 s was not: a CI run found the bytes already gone).
+ */
+const UPLOAD_TIMEOUT_SECONDS = 10;
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(4096)]);
 
 let db: TestDatabase | null = null;
