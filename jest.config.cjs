@@ -17,5 +17,9 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,
   maxWorkers: 2,
+  // Each test file loads the whole module graph again and a worker keeps some of it (about 100 MB
+  // per file). Past 1 GB a worker is replaced between files: late in a run a multi-GB heap's
+  // collections stalled the event loop past pg's 5 s connect timeout.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

@@ -1,5 +1,6 @@
 import { SealedRecords } from '@openbot/openbot';
 import type { SealedRecordId } from '@openbot/domain';
+import { Client } from 'pg';
 import type { Response } from 'supertest';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
@@ -34,26 +35,40 @@ describe('Vault secrets in a full Turn', () => {
   }
   const as = () => bearer(org.secret);
 
-  /** Every table (schema.name) with a column holding `needle`, as text or as bytes. */
+  /**
+   * Every column (schema.table.column) holding `needle`, as text or as bytes: one query per table,
+   * each column tested on its own, all on one connection.
+   */
   async function tablesHolding(needle: string): Promise<string[]> {
-    const columns = await t.database.query<{ schema: string; name: string; column: string; type: string }>(
-      `SELECT c.table_schema AS schema, c.table_name AS name, c.column_name AS column, c.data_type AS type
-         FROM information_schema.columns c JOIN information_schema.tables tb ON tb.table_schema = c.table_schema AND tb.table_name = c.table_name
-        WHERE tb.table_type = 'BASE TABLE' AND c.table_schema NOT IN ('pg_catalog', 'information_schema')`,
-    );
-    expect(new Set(columns.map((c) => c.name))).toEqual(expect.objectContaining({ size: expect.any(Number) }));
-    expect(columns.some((c) => c.name === 'vault_items')).toBe(true);
-    const hits = new Set<string>();
-    for (const c of columns) {
-      const column = `"${c.schema}"."${c.name}"."${c.column}"`;
-      const condition =
-        c.type === 'bytea'
-          ? `position(convert_to($1, 'UTF8') IN t."${c.column}") > 0`
-          : `strpos(t."${c.column}"::text, $1) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'hex')) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'base64')) > 0`;
-      const [row] = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${c.schema}"."${c.name}" t WHERE ${condition}`, [needle]);
-      if (row!.n > 0) hits.add(column);
+    const client = new Client({ connectionString: t.database.url });
+    await client.connect();
+    try {
+      const { rows: columns } = await client.query<{ schema: string; name: string; column: string; type: string }>(
+        `SELECT c.table_schema AS schema, c.table_name AS name, c.column_name AS column, c.data_type AS type
+           FROM information_schema.columns c JOIN information_schema.tables tb ON tb.table_schema = c.table_schema AND tb.table_name = c.table_name
+          WHERE tb.table_type = 'BASE TABLE' AND c.table_schema NOT IN ('pg_catalog', 'information_schema')`,
+      );
+      expect(columns.some((c) => c.name === 'vault_items')).toBe(true);
+      const tables = new Map<string, typeof columns>();
+      for (const c of columns) tables.set(`"${c.schema}"."${c.name}"`, [...(tables.get(`"${c.schema}"."${c.name}"`) ?? []), c]);
+      const hits: string[] = [];
+      for (const [table, own] of tables) {
+        const tests = own.map((c, i) => {
+          const condition =
+            c.type === 'bytea'
+              ? `position(convert_to($1, 'UTF8') IN t."${c.column}") > 0`
+              : `strpos(t."${c.column}"::text, $1) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'hex')) > 0 OR strpos(t."${c.column}"::text, encode(convert_to($1, 'UTF8'), 'base64')) > 0`;
+          return `coalesce(bool_or(${condition}), false) AS c${i}`;
+        });
+        const { rows } = await client.query<Record<string, boolean>>(`SELECT ${tests.join(', ')} FROM ${table} t`, [needle]);
+        own.forEach((c, i) => {
+          if (rows[0]![`c${i}`] === true) hits.push(`${table}."${c.column}"`);
+        });
+      }
+      return hits.sort();
+    } finally {
+      await client.end();
     }
-    return [...hits].sort();
   }
 
   beforeAll(async () => {
