@@ -16,6 +16,8 @@ import { MIGRATIONS } from '../migrations';
 const W = Number(process.env.BENCH_W ?? 500);
 const K = Number(process.env.BENCH_K ?? 10);
 const C = Number(process.env.BENCH_C ?? 16);
+/** `BENCH_PG_STATEMENTS=1`: loads pg_stat_statements and prints the engine's statements per execution after its line. */
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
 interface Line {
   name: string;
@@ -38,7 +40,9 @@ const workflow: Workflow<{ [k: string]: Json; i: number; n: number; last: Json }
 };
 
 async function main(): Promise<void> {
-  const cluster = new EmbeddedPostgres({ dir: join(tmpdir(), `openbot-bench-${process.pid}`), ephemeral: true, settings: { max_connections: '200' } });
+  const cluster = new EmbeddedPostgres({ dir: join(tmpdir(), `openbot-bench-${process.pid}`), ephemeral: true,
+    settings: { max_connections: '200', ...(PG_STATEMENTS ? { shared_preload_libraries: 'pg_stat_statements' } : {}) },
+  });
   await cluster.start();
   try {
     const admin = new Client({ connectionString: cluster.socketUrl() });
@@ -49,11 +53,14 @@ async function main(): Promise<void> {
     const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: C + 4 }).initialize();
     await migrate(dataSource);
     if (process.env.BENCH_SQL) await dataSource.query(process.env.BENCH_SQL);
+    if (PG_STATEMENTS) await dataSource.query('CREATE EXTENSION pg_stat_statements');
     const engineLine = await benchEngine(dataSource, url);
+    const statements = PG_STATEMENTS ? await statementsPerExecution(dataSource) : [];
     await dataSource.destroy();
     const floorLine = await benchFloor(url);
     print(engineLine);
     print(floorLine);
+    for (const line of statements) process.stdout.write(`${line}\n`);
     const ratio = perStepMs(engineLine) / perStepMs(floorLine);
     process.stdout.write(`ratio per_step_ms engine/pg-floor = ${ratio.toFixed(2)}\n`);
   } finally {
@@ -76,11 +83,26 @@ async function benchEngine(dataSource: Awaited<ReturnType<ReturnType<typeof crea
     return performance.now() - started;
   };
   await lanes(C, C, runOne); // unmeasured warm-up
+  if (PG_STATEMENTS) await dataSource.query('SELECT pg_stat_statements_reset()');
   const started = performance.now();
   const latencies = await lanes(W, C, (i) => runOne(C + i));
   const wallS = (performance.now() - started) / 1000;
   await engine.stop(1_000);
   return { name: 'openbot-engine', wallS, latencies };
+}
+
+/** The engine's statements in the measured part, per execution (W of them), most frequent first. */
+async function statementsPerExecution(dataSource: { query: (sql: string) => Promise<unknown> }): Promise<string[]> {
+  const rows = (await dataSource.query(
+    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::float8 AS calls, mean_exec_time AS mean_ms
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
+  )) as Array<{ query: string; calls: number; mean_ms: number }>;
+  const total = rows.reduce((sum, r) => sum + r.calls, 0);
+  return [
+    `statements: ${(total / W).toFixed(1)} per execution of ${K} steps`,
+    ...rows.slice(0, 25).map((r) => `  ${(r.calls / W).toFixed(2).padStart(7)}/execution ${r.mean_ms.toFixed(3).padStart(7)} ms mean  ${r.query.slice(0, 160)}`),
+  ];
 }
 
 async function benchFloor(url: string): Promise<Line> {
