@@ -1,4 +1,4 @@
-import type { NodeListener } from './node-listener';
+import type { EventWait, NodeListener } from './node-listener';
 import type { Queryable } from './ports';
 import { aad, type SealedJson } from './sealed-json';
 import type { PendingEvent } from './store';
@@ -69,65 +69,72 @@ export async function* observeEvents(
   let endSeen = false;
   /** The listener's sync point taken before the last table read that reached the end of the log (-1: read next time). */
   let syncedAt = -1;
-  while (!signal?.aborted) {
-    // Listen before reading, so an event committed between the read and the wait still wakes us.
-    const wait = deps.listener.waitForEvents(executionId, FALLBACK_POLL_MS, signal);
-    // Events this node just committed are handed over in memory: no read when they follow the cursor.
-    const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
-    if (buffered !== null && buffered.length > 0) {
-      wait.stop();
-      for (const event of buffered) {
-        cursor = event.seq;
-        yield event;
-        if (event.type === ENDED_EVENT) return;
+  /** The wait in progress: one abort listener for the whole reader stops it, not one per wait. */
+  const waiting: { current: EventWait | null } = { current: null };
+  const aborted = (): void => waiting.current?.stop();
+  signal?.addEventListener('abort', aborted, { once: true });
+  const waitForEvents = (): EventWait => (waiting.current = deps.listener.waitForEvents(executionId, FALLBACK_POLL_MS));
+  try {
+    while (!signal?.aborted) {
+      // Events this node just committed are handed over in memory: no read when they follow the cursor.
+      // `recent` and the wait below run in one synchronous step, so nothing is handed over between them.
+      const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
+      if (buffered !== null && buffered.length > 0) {
+        for (const event of buffered) {
+          cursor = event.seq;
+          yield event;
+          if (event.type === ENDED_EVENT) return;
+        }
+        continue;
       }
-      continue;
-    }
-    if (buffered !== null) {
-      // Caught up with what this node handed over, and nothing else was announced since the last read.
+      if (buffered !== null) {
+        // Caught up with what this node handed over, and nothing else was announced since the last read.
+        if (!follow) return;
+        // The fallback poll always reads the table: a wake-up lost on any path costs latency, never an event.
+        if ((await waitForEvents().woken) === 'timeout') syncedAt = -1;
+        continue;
+      }
+      // Listen before reading, so an event committed between the read and the wait still wakes us.
+      const wait = waitForEvents();
+      const sync = deps.listener.syncPoint();
+      const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
+      // Only a read that reached the end of the log is a sync point (a full page has more behind it).
+      syncedAt = rows.length < PAGE ? sync : -1;
+      for (const row of rows) {
+        cursor = row.seq;
+        const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
+        const event = toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload);
+        if (row.type === ENDED_EVENT) wait.stop();
+        yield event;
+        if (row.type === ENDED_EVENT) return;
+      }
+      if (rows.length === PAGE) {
+        wait.stop();
+        continue;
+      }
       if (!follow) {
         wait.stop();
         return;
       }
-      // The fallback poll always reads the table: a wake-up lost on any path costs latency, never an event.
+      if (rows.length === 0) {
+        // A reader past the final event ends: nothing more will come (the end can be read again from an
+        // earlier cursor). The end may have committed after this read, so read once more after seeing it.
+        if (endSeen) {
+          wait.stop();
+          return;
+        }
+        if (ended) {
+          endSeen = true;
+          syncedAt = -1;
+          wait.stop();
+          continue;
+        }
+      }
       if ((await wait.woken) === 'timeout') syncedAt = -1;
-      continue;
     }
-    const sync = deps.listener.syncPoint();
-    const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
-    // Only a read that reached the end of the log is a sync point (a full page has more behind it).
-    syncedAt = rows.length < PAGE ? sync : -1;
-    for (const row of rows) {
-      cursor = row.seq;
-      const payload = row.key_id !== null && row.data !== null ? deps.sealed.open(row.key_id, row.data, aad.event(executionId, row.type)) : null;
-      const event = toExecutionEvent(row.seq, row.type, row.at, row.step, row.attempt, payload);
-      if (row.type === ENDED_EVENT) wait.stop();
-      yield event;
-      if (row.type === ENDED_EVENT) return;
-    }
-    if (rows.length === PAGE) {
-      wait.stop();
-      continue;
-    }
-    if (!follow) {
-      wait.stop();
-      return;
-    }
-    if (rows.length === 0) {
-      // A reader past the final event ends: nothing more will come (the end can be read again from an
-      // earlier cursor). The end may have committed after this read, so read once more after seeing it.
-      if (endSeen) {
-        wait.stop();
-        return;
-      }
-      if (ended) {
-        endSeen = true;
-        syncedAt = -1;
-        wait.stop();
-        continue;
-      }
-    }
-    if ((await wait.woken) === 'timeout') syncedAt = -1;
+  } finally {
+    signal?.removeEventListener('abort', aborted);
+    waiting.current?.stop();
   }
 }
 

@@ -19,38 +19,23 @@ export function formatSse(event: ExecutionEvent): Buffer {
 }
 
 /**
- * Holds a response's writes until the events available now are all written, then sends them in
- * one socket write: a reader handed a batch of events costs one system call, not one per event.
+ * Writes to a raw response, waiting for the socket when it is full (a slow reader slows the reads,
+ * not memory). Answers nothing when the write was taken at once: the common case allocates no promise.
  */
-export function coalesceWrites(raw: ServerResponse): () => void {
-  let corked = false;
-  return () => {
-    if (corked || raw.destroyed) return;
-    corked = true;
-    raw.cork();
-    setImmediate(() => {
-      corked = false;
-      if (!raw.destroyed) raw.uncork();
-    });
-  };
-}
-
-/** Writes to a raw response, waiting for the socket when it is full (a slow reader slows the reads, not memory). */
-export async function writeChunk(raw: ServerResponse, chunk: string | Buffer): Promise<void> {
+export function writeChunk(raw: ServerResponse, chunk: string | Buffer): Promise<void> | undefined {
   if (raw.destroyed || raw.writableEnded) throw new Error('stream closed');
-  if (!raw.write(chunk)) {
-    await new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        raw.off('drain', done);
-        raw.off('close', closed);
-        resolve();
-      };
-      const closed = (): void => {
-        raw.off('drain', done);
-        reject(new Error('stream closed'));
-      };
-      raw.once('drain', done);
-      raw.once('close', closed);
-    });
-  }
+  if (raw.write(chunk)) return undefined;
+  return new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      raw.off('drain', done);
+      raw.off('close', closed);
+      resolve();
+    };
+    const closed = (): void => {
+      raw.off('drain', done);
+      reject(new Error('stream closed'));
+    };
+    raw.once('drain', done);
+    raw.once('close', closed);
+  });
 }

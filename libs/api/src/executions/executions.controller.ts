@@ -21,7 +21,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
-import { coalesceWrites, formatSse, writeChunk } from './event-stream';
+import { formatSse, writeChunk } from './event-stream';
 import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
 import { ApiPageQuery } from '../shared-page';
 
@@ -286,10 +286,11 @@ export class ExecutionsController {
     }, lease.lifetimeMs);
     try {
       await writeChunk(raw, ': connected\n\n');
-      const coalesce = coalesceWrites(raw);
+      // The events one wake-up hands over are written in one microtask run; Node corks the socket
+      // until the tick ends, so they leave in one system call without holding them any longer.
       for await (const event of events) {
-        coalesce();
-        await writeChunk(raw, formatSse(event));
+        const full = writeChunk(raw, formatSse(event));
+        if (full !== undefined) await full;
       }
     } catch (error) {
       if (!closed.signal.aborted && !raw.destroyed) {
