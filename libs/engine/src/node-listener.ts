@@ -118,9 +118,12 @@ export class NodeListener {
     const recent = this.recentEvents.get(executionId);
     if (recent === undefined) return null;
     const events = recent.events;
-    // Usually the buffer has no gaps, and the next event sits where its number says.
-    const guess = events.length > 0 ? after + 1 - events[0]!.seq : -1;
-    const start = events[guess]?.seq === after + 1 ? guess : events.findIndex((event) => event.seq === after + 1);
+    // Sequence numbers rise through the buffer. Usually it has no gaps and the next event sits
+    // where its number says; a caught-up reader (the next one not here yet) costs no scan.
+    const next = after + 1;
+    const inRange = events.length > 0 && next >= events[0]!.seq && next <= events[events.length - 1]!.seq;
+    const guess = inRange ? next - events[0]!.seq : -1;
+    const start = !inRange ? -1 : events[guess]?.seq === next ? guess : events.findIndex((event) => event.seq === next);
     if (start < 0) return syncedAt >= 0 && events.length > 0 && events[events.length - 1]!.seq === after && recent.unbufferedAt <= syncedAt ? [] : null;
     const out: BufferedEvent[] = [];
     for (let i = start, expected = after + 1; i < events.length && events[i]!.seq === expected; i++, expected++) out.push(events[i]!);
