@@ -70,6 +70,8 @@ interface ScheduleRow {
 export class Schedules {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<number> | null = null;
+  /** The run after the one in flight, for callers that asked while it ran. */
+  private nextTick: Promise<number> | null = null;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -154,11 +156,25 @@ export class Schedules {
   /**
    * Handles every schedule due by the engine's clock: submits its fire times (by its missed-run
    * policy) and moves its next fire time on. Answers the number of executions submitted.
-   * Concurrent ticks on one node share one run.
+   * A tick reads the clock when it starts, so one asked for while another runs (which may have
+   * read the clock before the caller moved it) runs after it; every caller meanwhile shares that
+   * next run. Answers the count of the run it waited for.
    */
   tick(): Promise<number> {
-    this.ticking ??= this.tickOnce().finally(() => (this.ticking = null));
-    return this.ticking;
+    if (this.ticking === null) {
+      this.ticking = this.tickOnce().finally(() => (this.ticking = null));
+      return this.ticking;
+    }
+    this.nextTick ??= this.ticking.then(
+      () => this.afterTick(),
+      () => this.afterTick(),
+    );
+    return this.nextTick;
+  }
+
+  private afterTick(): Promise<number> {
+    this.nextTick = null;
+    return this.tick();
   }
 
   /** Ticks every `pollMs` until stopped (0: never; tests then call `tick()`). */
@@ -181,6 +197,7 @@ export class Schedules {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.ticking?.catch(() => undefined);
+    await this.nextTick?.catch(() => undefined);
   }
 
   private async tickOnce(): Promise<number> {

@@ -100,6 +100,18 @@ describe('engine: recurring schedules', () => {
     }
   });
 
+  it('a tick asked for while another runs runs after it, on the clock as it is then: a schedule made due meanwhile fires', async () => {
+    clock.set(new Date('2026-03-06T10:00:00.500Z'));
+    await a.schedules.upsert({ name: 'hourly', cron: '0 * * * *', workflow: 'test.scheduled', input: null, scope: SERVICE });
+    // The first tick reads the clock at once, before it moves: nothing is due for it.
+    const early = a.schedules.tick();
+    clock.set(new Date('2026-03-06T11:00:01Z'));
+    const late = a.schedules.tick();
+    expect(await early).toBe(0);
+    expect(await late).toBe(1);
+    expect(iso(await a.schedules.fires('hourly'))).toEqual(['2026-03-06T11:00:00.000Z']);
+  });
+
   it('a slow tick loses no fire time within the misfire threshold, whatever the policy', async () => {
     clock.set(new Date('2026-03-05T10:00:00.500Z'));
     await a.schedules.upsert({ name: 'per-second', cron: '* * * * * *', workflow: 'test.scheduled', input: null, scope: SERVICE });
