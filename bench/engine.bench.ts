@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Pool } from 'pg';
 import { MIGRATIONS } from '../migrations';
+import { statementLines } from './pg-statements';
 
 const W = Number(process.env.BENCH_W ?? 500);
 const K = Number(process.env.BENCH_K ?? 10);
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_SQL) await dataSource.query(process.env.BENCH_SQL);
     if (PG_STATEMENTS) await dataSource.query('CREATE EXTENSION pg_stat_statements');
     const engineLine = await benchEngine(dataSource, url);
-    const statements = PG_STATEMENTS ? await statementsPerExecution(dataSource) : [];
+    const statements = PG_STATEMENTS ? await statementLines((sql) => dataSource.query(sql), W, 'execution', 25) : [];
     await dataSource.destroy();
     const floorLine = await benchFloor(url);
     print(engineLine);
@@ -91,19 +92,6 @@ async function benchEngine(dataSource: Awaited<ReturnType<ReturnType<typeof crea
   return { name: 'openbot-engine', wallS, latencies };
 }
 
-/** The engine's statements in the measured part, per execution (W of them), most frequent first. */
-async function statementsPerExecution(dataSource: { query: (sql: string) => Promise<unknown> }): Promise<string[]> {
-  const rows = (await dataSource.query(
-    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::float8 AS calls, mean_exec_time AS mean_ms
-       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
-  )) as Array<{ query: string; calls: number; mean_ms: number }>;
-  const total = rows.reduce((sum, r) => sum + r.calls, 0);
-  return [
-    `statements: ${(total / W).toFixed(1)} per execution of ${K} steps`,
-    ...rows.slice(0, 25).map((r) => `  ${(r.calls / W).toFixed(2).padStart(7)}/execution ${r.mean_ms.toFixed(3).padStart(7)} ms mean  ${r.query.slice(0, 160)}`),
-  ];
-}
 
 async function benchFloor(url: string): Promise<Line> {
   const clients = await Promise.all(

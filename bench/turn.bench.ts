@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';
 import { FakeModelServer, nowMs, type ModelTiming } from './fake-model';
+import { statementLines } from './pg-statements';
 import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
 
 const N = Number(process.env.BENCH_TURNS ?? 200);
@@ -153,7 +154,11 @@ async function main(): Promise<number> {
     await sleep(STATS_SETTLE_MS);
     const after = await dbCounters(stats);
 
-    if (PG_STATEMENTS) await reportStatements(stats);
+    if (PG_STATEMENTS) {
+      // The whole measured window, every client.
+      const lines = await statementLines(async (sql) => (await stats.query<{ query: string; calls: string; mean_ms: number }>(sql)).rows, N, 'turn', 45);
+      for (const line of lines) process.stdout.write(`${line}\n`);
+    }
     const failures = check(turns, fake);
     report(turns, wallS, rss, before, after, logLines, fake, cpu);
     await stats.end();
@@ -365,18 +370,6 @@ function pct(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** The statements by calls per Turn, with their mean time (the whole measured window, every client). */
-async function reportStatements(db: Client): Promise<void> {
-  const { rows } = await db.query<{ query: string; calls: string; mean_ms: number; total_ms: number }>(
-    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::text AS calls, mean_exec_time AS mean_ms, total_exec_time AS total_ms
-       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY pg_stat_statements.calls DESC`,
-  );
-  const calls = rows.reduce((sum, r) => sum + Number(r.calls), 0);
-  process.stdout.write(`statements: ${(calls / N).toFixed(1)} calls/turn\n`);
-  for (const r of rows.slice(0, 45)) {
-    process.stdout.write(`  ${(Number(r.calls) / N).toFixed(2).padStart(7)}/turn ${r.mean_ms.toFixed(2).padStart(7)} ms mean  ${r.query.slice(0, 150)}\n`);
-  }
-}
 
 async function dbCounters(db: Client): Promise<DbCounters> {
   const tables = await db.query<{ relname: string; n: string }>(

@@ -62,10 +62,10 @@ export class NodeListener {
 
   /**
    * A wait whose `woken` resolves when a notification for `executionId` arrives (`woken`), after
-   * `timeoutMs` (`timeout`: the fallback poll, which must read the table), when `signal` aborts,
-   * or at `stop()` (the reader found something to do; cheaper than an AbortController per wait).
+   * `timeoutMs` (`timeout`: the fallback poll, which must read the table), or at `stop()` (the
+   * reader found something to do, or was closed; cheaper than an AbortController per wait).
    */
-  waitForEvents(executionId: string, timeoutMs: number, signal?: AbortSignal): EventWait {
+  waitForEvents(executionId: string, timeoutMs: number): EventWait {
     let stop: () => void = () => undefined;
     const woken = new Promise<'woken' | 'timeout'>((resolve) => {
       let waiters = this.eventWaiters.get(executionId);
@@ -73,7 +73,6 @@ export class NodeListener {
       let why: 'woken' | 'timeout' = 'woken';
       const done = (): void => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
         const set = this.eventWaiters.get(executionId);
         set?.delete(done);
         if (set?.size === 0) {
@@ -86,7 +85,6 @@ export class NodeListener {
         why = 'timeout';
         done();
       }, timeoutMs);
-      signal?.addEventListener('abort', done, { once: true });
       waiters.add(done);
       stop = done;
     });

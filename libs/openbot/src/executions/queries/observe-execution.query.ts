@@ -52,13 +52,11 @@ function markPruned(db: Database, clock: Clock, executionId: string, events: Asy
       const inner = events[Symbol.asyncIterator]();
       return {
         next: () =>
-          inner.next().then((step) => {
+          inner.next().then(async (step) => {
             if (step.done === true || step.value.type !== 'execution.ended') return step;
             if (clock.now() - Date.parse(step.value.at) < MIN_RETENTION_MS) return step;
-            const ended = step.value;
-            return deltasPrunedAt(db, executionId).then((at) =>
-              at === null ? step : { done: false as const, value: { ...ended, pruned: { types: ['text.delta'], at: at.toISOString() } } },
-            );
+            const at = await deltasPrunedAt(db, executionId);
+            return at === null ? step : { done: false, value: { ...step.value, pruned: { types: ['text.delta'], at: at.toISOString() } } };
           }),
         return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
       };
