@@ -21,7 +21,7 @@ export async function startTestEngine(options: Partial<EngineOptions> & { databa
   const sealer = new Sealer(new Keyring({ id: 'test1', key: randomBytes(32) }));
   const extraNodes: Array<() => Promise<void>> = [];
   const build = async (nodeId: string, extra: Partial<EngineOptions>): Promise<{ engine: Engine; pool: Pool; stop(): Promise<void> }> => {
-    const pool = new Pool({ connectionString: database.url, max: 20 });
+    const pool = new Pool({ connectionString: database.url, max: 20, pipeline: true });
     pool.on('error', () => undefined);
     const engine = new Engine({
       pool,

@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
-import { Database } from '../../../libs/openbot/src/database/sql';
+import { withConnection } from '../../../libs/engine/src/tx';
+import { Database, type Sql } from '../../../libs/openbot/src/database/sql';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** The one query helper of libs/openbot (docs/decisions/023): typed rows, no TypeORM result shapes. */
@@ -10,7 +11,8 @@ describe('the query helper on PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    pool = new Pool({ connectionString: database.url, max: 2 });
+    // Pipelining, as the node's pool is (data-source.ts, decision 052).
+    pool = new Pool({ connectionString: database.url, max: 2, pipeline: true });
     db = new Database(pool);
     await db.count('CREATE TABLE probe (id int PRIMARY KEY, name text NOT NULL)');
   });
@@ -47,5 +49,33 @@ describe('the query helper on PostgreSQL', () => {
 
   it('passes PostgreSQL errors through with their code (no ORM wrapper)', async () => {
     await expect(db.count(`INSERT INTO probe (id, name) VALUES (1, 'again')`)).rejects.toMatchObject({ code: '23505', constraint: 'probe_pkey' });
+  });
+
+  it('sends a transaction\'s BEGIN with its first statement: a failure there rolls back, and the connection serves the next transaction', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.count(`INSERT INTO probe (id, name) VALUES (1, 'duplicate')`);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    // Both pooled connections run a transaction block again, from its first statement on: SET LOCAL
+    // takes effect only inside one (outside, PostgreSQL warns and ignores it).
+    const inBlock = (tx: Sql) => tx.count(`SET LOCAL application_name = 'in-block'`).then(() => tx.one<{ name: string }>(`SELECT current_setting('application_name') AS name`));
+    expect(await Promise.all([db.transaction(inBlock), db.transaction(inBlock)])).toEqual([{ name: 'in-block' }, { name: 'in-block' }]);
+  });
+
+  it('runs side-by-side statements on one connection, each answered with its own rows or its own error', async () => {
+    const answers = await withConnection(pool, (client) =>
+      Promise.allSettled([
+        client.query<{ pid: number; n: number }>('SELECT pg_backend_pid() AS pid, 1 AS n'),
+        client.query('SELECT 1 / 0 AS never'),
+        client.query<{ pid: number; n: number }>({ name: 'probe.pid', text: 'SELECT pg_backend_pid() AS pid, $1::int AS n', values: [3] }),
+      ]),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const [first, failed, third] = answers as [PromiseFulfilledResult<{ rows: { pid: number; n: number }[] }>, PromiseRejectedResult, PromiseFulfilledResult<{ rows: { pid: number; n: number }[] }>];
+    expect(failed.reason).toMatchObject({ code: '22012' });
+    expect(first.value.rows[0]!.n).toBe(1);
+    expect(third.value.rows[0]!.n).toBe(3);
+    expect(third.value.rows[0]!.pid).toBe(first.value.rows[0]!.pid);
   });
 });

@@ -31,6 +31,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
       // A request that needs the database answers 503 quickly instead of hanging (docs/http-api.md).
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
+      pipeline: true,
     },
   });
 }

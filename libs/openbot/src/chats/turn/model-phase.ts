@@ -2,6 +2,7 @@ import { fitToContext, modelLimits, systemMessage, userMessage, type ToolCall } 
 import { newId } from '@openbot/domain';
 import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
+import { withConnection, type Queryable } from '@openbot/engine';
 import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
@@ -33,17 +34,19 @@ export function modelPhase(deps: {
   return {
     async run(context: TurnPhaseContext) {
       let state = context.state;
-      const readInputsAndHistory = (s: TurnState) => Promise.all([readNewInputs(deps.pool, s.turnId, s.consumed), readHistory(deps.pool, s.chatId, s.turnId)]);
+      const readInputsAndHistory = (db: Queryable, s: TurnState) => Promise.all([readNewInputs(db, s.turnId, s.consumed), readHistory(db, s.chatId, s.turnId)]);
       // The Turn's first step reads its inputs, history and paused time beside the Bot: they depend on none of it.
+      // They share one connection, so they go out together: one wait for a connection and one round trip (decision 052).
       let early: ReturnType<typeof readInputsAndHistory> | null = null;
       let pausedEarly: Promise<number> | null = null;
       if (state.bot === null) {
-        early = readInputsAndHistory(state);
-        pausedEarly = pausedMsOf(deps.pool, context.executionId);
-        // Read but unused (a Bot with memory selects first), or the Bot's read failed: never an unhandled rejection.
-        early.catch(() => undefined);
-        pausedEarly.catch(() => undefined);
-        const read = await readBotSnapshot(deps.pool, state.chatId);
+        const first = state;
+        const [read, inputsAndHistory, paused] = await withConnection(deps.pool, (db) =>
+          Promise.all([readBotSnapshot(db, first.chatId), readInputsAndHistory(db, first), pausedMsOf(db, context.executionId)]),
+        );
+        // Read but unused when a Bot with memory selects first.
+        early = Promise.resolve(inputsAndHistory);
+        pausedEarly = Promise.resolve(paused);
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
         const bot = state.caps === undefined ? read : { ...read, limits: capped(read.limits, state.caps) };
@@ -61,7 +64,7 @@ export function modelPhase(deps: {
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
       const [counted, [inputs, history]] = await Promise.all([
         countTime(deps.pool, context, state, pausedEarly),
-        early ?? readInputsAndHistory(state),
+        early ?? readInputsAndHistory(deps.pool, state),
       ]);
       state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
