@@ -1,5 +1,6 @@
 import { answerAsResponse, type PostAnswer, type StreamingPost } from '../http/streaming-post';
 import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
+import { BodyChunks } from '../http/body-chunks';
 import { SseDecoder, SseTooLarge } from './sse';
 import { Watchdog } from './watchdog';
 
@@ -43,7 +44,7 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
     return new ModelFailure('unavailable', 'The model provider connection failed.', { cause: error });
   };
 
-  let chunks: AsyncIterator<Uint8Array> | undefined;
+  let chunks: BodyChunks | undefined;
   try {
     watchdog.arm(http.firstByteTimeoutMs);
     let answer: PostAnswer;
@@ -54,14 +55,14 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
       throw failure(error);
     }
 
-    chunks = answer.body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+    chunks = new BodyChunks(answer.body);
     const decoder = new TextDecoder();
     const sse = new SseDecoder();
     const assembler = http.assembler;
     let first = true;
     for (;;) {
       if (!first) watchdog.arm(http.idleTimeoutMs);
-      let read: IteratorResult<Uint8Array>;
+      let read: Uint8Array | null;
       try {
         read = await chunks.next();
       } catch (error) {
@@ -71,7 +72,7 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
       first = false;
       let payloads: string[];
       try {
-        payloads = read.done ? sse.end() : sse.push(decoder.decode(read.value, { stream: true }));
+        payloads = read === null ? sse.end() : sse.push(decoder.decode(read, { stream: true }));
       } catch (error) {
         if (error instanceof SseTooLarge) throw new ModelFailure('unavailable', `The model provider stream is unusable: ${error.message}.`, { cause: error });
         throw error;
@@ -80,7 +81,7 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
         for (const event of assembler.accept(payload)) yield event;
         if (assembler.done) return;
       }
-      if (read.done) {
+      if (read === null) {
         const ending = assembler.end();
         if (!ending) throw new ModelFailure('unavailable', 'The model stream ended before it was complete.');
         for (const event of ending) yield event;
@@ -88,10 +89,10 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
       }
     }
   } finally {
-    watchdog.disarm();
+    watchdog.stop();
     request.signal?.removeEventListener('abort', onCallerAbort);
     // Releases the connection when the consumer stops early or the stream failed.
     controller.abort();
-    await chunks?.return?.().catch(() => undefined);
+    chunks?.close();
   }
 }

@@ -15,7 +15,8 @@ export class SseTooLarge extends Error {
   override readonly name = 'SseTooLarge';
 }
 
-const LINE_BREAK = /[\r\n]/g;
+const LF = 10;
+const CR = 13;
 
 /**
  * A minimal Server-Sent Events decoder: feed it text as it arrives, get back the `data` payloads of
@@ -37,24 +38,24 @@ export class SseDecoder {
   push(text: string): string[] {
     if (text === '') return [];
     const payloads: string[] = [];
-    let start = this.afterCr && text.startsWith('\n') ? 1 : 0;
+    let start = this.afterCr && text.charCodeAt(0) === LF ? 1 : 0;
     this.afterCr = false;
-    LINE_BREAK.lastIndex = start;
-    let match: RegExpExecArray | null;
-    while ((match = LINE_BREAK.exec(text)) !== null) {
-      const end = match.index;
-      this.takeLine(this.pending + text.slice(start, end), payloads);
+    // Line breaks found with charCodeAt, not a regular expression: no match object per line.
+    for (let end = start; end < text.length; end++) {
+      const code = text.charCodeAt(end);
+      if (code !== LF && code !== CR) continue;
+      this.takeLine(this.pending === '' ? text.slice(start, end) : this.pending + text.slice(start, end), payloads);
       this.pending = '';
       start = end + 1;
-      if (text[end] === '\r') {
-        if (text[start] === '\n') start += 1;
+      if (code === CR) {
+        if (text.charCodeAt(start) === LF) start += 1;
         else if (start === text.length) this.afterCr = true;
+        end = start - 1;
       }
-      LINE_BREAK.lastIndex = start;
     }
     const rest = text.length - start;
     if (this.pending.length + rest > this.limits.maxLineLength) throw this.tooLarge('line', this.limits.maxLineLength);
-    this.pending += text.slice(start);
+    if (rest > 0) this.pending += text.slice(start);
     return payloads;
   }
 

@@ -27,10 +27,13 @@ export async function runModelStep(
 
   for await (const event of provider.stream(request)) {
     switch (event.type) {
-      case 'text':
+      case 'text': {
         text += event.text;
-        await onText?.(event.text);
+        // Awaited only when it is async: a synchronous one costs no extra turn per token.
+        const handled = onText?.(event.text);
+        if (handled !== undefined) await handled;
         break;
+      }
       case 'tool-call':
         toolCalls.push({ callId: event.callId, name: event.name, arguments: event.arguments });
         break;

@@ -96,17 +96,37 @@ export class ModelRegistry {
   }
 }
 
-/** Reports an egress refusal as a model failure the caller does not retry. */
+/**
+ * Reports an egress refusal as a model failure the caller does not retry. It maps the inner
+ * stream's errors on its iterator instead of re-yielding each event through a generator of its
+ * own: a reply's hundreds of events cost no extra generator step each.
+ */
 class EgressAwareProvider implements ModelProvider {
   constructor(private readonly inner: ModelProvider) {}
 
-  async *stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
-    try {
-      yield* this.inner.stream(request);
-    } catch (error) {
-      const refusal = error instanceof EgressRefused ? error : (error as { cause?: unknown } | null)?.cause;
-      if (refusal instanceof EgressRefused) throw new ModelFailure('invalid-request', refusal.message, { cause: refusal });
-      throw error;
-    }
+  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    return {
+      [Symbol.asyncIterator]: (): AsyncIterator<ModelStreamEvent> => {
+        // Started at the first read, as a generator would be; a synchronous throw is mapped like any other.
+        let events: AsyncIterator<ModelStreamEvent> | undefined;
+        return {
+          next: () => {
+            try {
+              events ??= this.inner.stream(request)[Symbol.asyncIterator]();
+              return events.next().then(undefined, asRefusal);
+            } catch (error) {
+              return Promise.reject(error as Error).then(undefined, asRefusal);
+            }
+          },
+          return: () => (events?.return?.() ?? Promise.resolve({ done: true as const, value: undefined })).then(undefined, asRefusal),
+        };
+      },
+    };
   }
+}
+
+function asRefusal(error: unknown): never {
+  const refusal = error instanceof EgressRefused ? error : (error as { cause?: unknown } | null)?.cause;
+  if (refusal instanceof EgressRefused) throw new ModelFailure('invalid-request', refusal.message, { cause: refusal });
+  throw error;
 }
