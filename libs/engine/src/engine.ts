@@ -9,6 +9,7 @@ import { cancelIn, signalIn } from './commands';
 import { pauseIn, resumeIn } from './pause';
 import { CheckpointBatcher } from './checkpoint-batcher';
 import { EventWriteBatcher } from './event-write-batcher';
+import { WriterConnection } from './writer-connection';
 import { inputHash } from './command-key';
 import type { EngineContext } from './context';
 import { observeEvents, type ExecutionEvent } from './event-log';
@@ -134,6 +135,8 @@ export class Engine {
   private readonly ctx: EngineContext;
   private readonly runner: Runner;
   private readonly listener: NodeListener;
+  /** The event writes' own connection (decision 053). */
+  private readonly eventConnection: WriterConnection;
   private readonly presence: NodePresence | null;
   private readonly deadNodeWatch: DeadNodeWatch | null;
   private readonly boss: PgBoss;
@@ -145,6 +148,7 @@ export class Engine {
     // Tags this engine's own event notifications: unique per engine, also when node IDs repeat.
     const origin = randomUUID();
     this.listener = new NodeListener(options.connectionString, origin);
+    this.eventConnection = new WriterConnection(options.connectionString, `openbot events ${options.nodeId}`.slice(0, 63));
     this.boss = new PgBoss({
       connectionString: options.connectionString,
       max: 3,
@@ -167,7 +171,8 @@ export class Engine {
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
-      eventWrites: new EventWriteBatcher(options.pool, options.metrics ?? noEngineMetrics, { channel: EVENTS_CHANNEL, origin }),
+      // Event writes have a connection of their own: a first token never waits for a pooled one (decision 053).
+      eventWrites: new EventWriteBatcher(this.eventConnection, options.metrics ?? noEngineMetrics, { channel: EVENTS_CHANNEL, origin }),
       eventWindowMs: options.eventWindowMs,
       advanceHere: (id) => void this.runner.advance(id).catch(() => undefined),
       metrics: options.metrics ?? noEngineMetrics,
@@ -221,6 +226,7 @@ export class Engine {
     await this.ctx.notifier.drain();
     await this.boss.stop({ graceful: false, close: true, timeout: 1_000 }).catch(() => undefined);
     await this.listener.stop();
+    await this.eventConnection.close();
     // Last: while leases are handed back this node is still present, so no peer races the handover.
     await this.presence?.stop();
   }

@@ -1,5 +1,5 @@
-import type { Pool } from 'pg';
 import { noEngineMetrics, type EngineMetrics } from './metrics';
+import type { Queryable } from './ports';
 import type { PendingEvent } from './store';
 import { publishEvents, type EventNote } from './sql/events';
 import { isConnectionFailure } from './storage-retry';
@@ -36,7 +36,8 @@ export class EventWriteBatcher {
   private nextTick: Promise<void> | null = null;
 
   constructor(
-    private readonly pool: Pool,
+    /** Where the statements go: the node's own writer connection (decision 053), or a pool. */
+    private readonly db: Queryable,
     private readonly metrics: EngineMetrics = noEngineMetrics,
     private readonly note?: EventNote,
   ) {}
@@ -108,7 +109,7 @@ export class EventWriteBatcher {
   }
 
   private writeOne(item: Pending): Promise<void> {
-    return publishEvents(this.pool, item.executionId, item.generation, item.events, this.note).then(
+    return publishEvents(this.db, item.executionId, item.generation, item.events, this.note).then(
       (result) => {
         this.metrics.eventBatchWritten(1);
         item.done(result === null ? null : { ...result, announced: this.note !== undefined });
@@ -119,7 +120,7 @@ export class EventWriteBatcher {
 
   private async writeMany(batch: readonly Pending[]): Promise<Map<string, EventWriteResult>> {
     const rows = batch.flatMap((item) => item.events.map((event, index) => ({ item, event, ord: index + 1 })));
-    const { rows: written } = await this.pool.query<{ id: string; last_seq: number; at: Date }>({
+    const { rows: written } = await this.db.query<{ id: string; last_seq: number; at: Date }>({
       ...eventSql.publishEventsBatch,
       values: [
         rows.map((r) => r.item.executionId),
