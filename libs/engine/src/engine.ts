@@ -203,6 +203,8 @@ export class Engine {
     // Present before owning anything: a peer must never see this node's executions ownerless.
     await this.presence?.start();
     await this.listener.start();
+    // Open before the first Turn's first token needs it; should it fail, the first write connects.
+    await this.eventConnection.open().catch(() => undefined);
     await this.boss.start();
     this.runner.start();
     await this.boss.work<AdvanceJob>(

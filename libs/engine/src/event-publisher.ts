@@ -131,13 +131,17 @@ export class EventPublisher implements PhaseEvents {
   }
 
   /**
-   * Waits for the node's next publish tick, unless this is the first write of the run, a first
-   * text waits, the last write is a window or more ago, the window is 0, or the write is hurried. Answers whether it
-   * waited (a tick's writes are gathered into one statement).
+   * Whether the next write waits for the node's next publish tick: not the first write of the run,
+   * nor when a first text waits, the last write is a window or more ago, the window is 0, or the
+   * write is hurried. Decided synchronously, so a write that does not wait takes the buffer in
+   * the same turn of the event loop as the publish that started it.
    */
-  private async window(): Promise<boolean> {
-    const windowMs = this.ctx.eventWindowMs ?? EVENT_WINDOW_MS;
-    if (windowMs <= 0 || this.hurried || this.urgent || this.scope.gateClosed || performance.now() - this.lastWriteAt >= windowMs) return false;
+  private waitsForWindow(windowMs: number): boolean {
+    return !(windowMs <= 0 || this.hurried || this.urgent || this.scope.gateClosed || performance.now() - this.lastWriteAt >= windowMs);
+  }
+
+  /** Waits for the node's next publish tick (a tick's writes are gathered into one statement). */
+  private async window(windowMs: number): Promise<void> {
     await new Promise<void>((resolve) => {
       const done = (): void => {
         this.scope.signal.removeEventListener('abort', done);
@@ -148,13 +152,15 @@ export class EventPublisher implements PhaseEvents {
       this.scope.signal.addEventListener('abort', done, { once: true });
       this.hurry = done;
     });
-    return true;
   }
 
   private async drain(): Promise<void> {
     try {
       while (this.buffer.length > 0 && this.failure === null) {
-        const gathered = await this.window();
+        const windowMs = this.ctx.eventWindowMs ?? EVENT_WINDOW_MS;
+        // A first token is taken alone: text published right after it joins the next event.
+        const gathered = this.waitsForWindow(windowMs);
+        if (gathered) await this.window(windowMs);
         this.urgent = false;
         this.lastWriteAt = performance.now();
         const batch = this.buffer;

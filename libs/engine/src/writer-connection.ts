@@ -4,7 +4,7 @@ import type { Queryable } from './ports';
 /**
  * One connection of the node's own for one writer (the event writes of running phases, decision
  * 053), so its statements never wait for a pooled connection behind requests and transactions.
- * It connects at its first statement and again after its connection failed: a statement on a
+ * It connects when its node starts (or at its first statement) and again after its connection failed: a statement on a
  * connection that failed throws, and the caller retries as it would a pool's failure (CALL-06).
  * It pipelines (decision 052): statements issued side by side go out together.
  */
@@ -20,6 +20,11 @@ export class WriterConnection implements Queryable {
   async query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
     const client = await this.connected();
     return client.query<R>(config as QueryConfig, values);
+  }
+
+  /** Connects ahead of the first statement, so that one does not wait for the handshake. */
+  async open(): Promise<void> {
+    await this.connected();
   }
 
   async close(): Promise<void> {

@@ -81,6 +81,25 @@ const heldText: Workflow<StreamState, null> = {
   },
 };
 
+/** A first token and the next one published in the same turn of the event loop, with no write in flight. */
+const sameTickText: Workflow<StreamState, null> = {
+  name: 'test.window-same-tick-text',
+  initial: () => ({ done: false }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
+  phases: {
+    stream: {
+      async run(ctx) {
+        ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
+        await ctx.publisher.flush();
+        ctx.publisher.publishText('text.delta', 'first', { step: 1, attempt: 1 });
+        ctx.publisher.publishText('text.delta', ' second', { step: 1, attempt: 1 });
+        await ctx.publisher.flush();
+        return { state: { done: true } };
+      },
+    },
+  },
+};
+
 describe('engine: events written in windows while a phase runs', () => {
   let t: TestEngine;
 
@@ -146,6 +165,7 @@ describe('engine: joinable text events', () => {
   beforeAll(async () => {
     t = await startTestEngine({ eventWindowMs: 10_000 });
     t.engine.register(heldText);
+    t.engine.register(sameTickText);
     await t.engine.start();
   });
 
@@ -174,5 +194,13 @@ describe('engine: joinable text events', () => {
       ['text.delta', 1, 'd'],
       ['text.delta', 2, 'xy'],
     ]);
+  });
+
+  it('[EVT-01] a first token is taken alone by the write it starts: a token published right after it, in the same turn of the event loop, goes in the next event', async () => {
+    const { executionId } = await t.engine.submit({ workflow: sameTickText.name, input: null, scope: SERVICE });
+    await waitForState(t.engine, executionId, ['completed']);
+    const texts: string[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) if (event.type === 'text.delta') texts.push(event.text as string);
+    expect(texts).toEqual(['first', ' second']);
   });
 });
