@@ -31,7 +31,7 @@ export async function withTransaction<T>(pool: Pool, work: (tx: PoolClient) => P
  * one round trip instead of one each.
  */
 export function withConnection<T>(pool: Pool, work: (db: PoolClient) => Promise<T>): Promise<T> {
-  return withCheckedOut(pool, (client) => work(client));
+  return withCheckedOut(pool, work);
 }
 
 /** A checked-out client is broken when its connection failed: it is then dropped, not given back. */

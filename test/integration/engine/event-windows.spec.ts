@@ -7,46 +7,45 @@ interface StreamState {
   done: boolean;
 }
 
+/** A workflow of one phase that runs `body`, then completes. */
+function onePhase(name: string, phase: string, body: (ctx: PhaseContext) => Promise<void>): Workflow<StreamState, null> {
+  return {
+    name,
+    initial: () => ({ done: false }),
+    next: (s) => (s.done ? { end: 'completed', result: null } : { phase }),
+    phases: {
+      [phase]: {
+        async run(ctx) {
+          await body(ctx);
+          return { state: { done: true } };
+        },
+      },
+    },
+  };
+}
+
+type PhaseContext = Parameters<Workflow<StreamState, null>['phases'][string]['run']>[0];
+
 const DELTAS = 120;
 
 /** Announces a call, then loses the answer of an unsafe write inside the same window. */
-const announcedThenLost: Workflow<StreamState, null> = {
-  name: 'test.window-announced-then-lost',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'call' }),
-  phases: {
-    call: {
-      async run(ctx) {
-        ctx.publisher.publish('test.first', null);
-        // Inside the window: held in memory when the call's answer is lost right after.
-        ctx.publisher.publish('tool.called', { callId: 'c1' });
-        await ctx.calls.call('pay', { safe: false }, () => {
-          throw Object.assign(new Error('the connection broke after the request was written'), { resultLost: true });
-        });
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const announcedThenLost = onePhase('test.window-announced-then-lost', 'call', async (ctx) => {
+  ctx.publisher.publish('test.first', null);
+  // Inside the window: held in memory when the call's answer is lost right after.
+  ctx.publisher.publish('tool.called', { callId: 'c1' });
+  await ctx.calls.call('pay', { safe: false }, () => {
+    throw Object.assign(new Error('the connection broke after the request was written'), { resultLost: true });
+  });
+});
 
 /** One phase that publishes a token stream while it runs (a model reply), one delta every 4 ms. */
-const streamer: Workflow<StreamState, null> = {
-  name: 'test.window-stream',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
-  phases: {
-    stream: {
-      async run(ctx) {
-        for (let i = 0; i < DELTAS; i++) {
-          ctx.publisher.publish('text.delta', { text: `t${i} ` }, { step: 1, attempt: 1 });
-          await new Promise((r) => setTimeout(r, 4));
-        }
-        await ctx.publisher.flush();
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const streamer = onePhase('test.window-stream', 'stream', async (ctx) => {
+  for (let i = 0; i < DELTAS; i++) {
+    ctx.publisher.publish('text.delta', { text: `t${i} ` }, { step: 1, attempt: 1 });
+    await new Promise((r) => setTimeout(r, 4));
+  }
+  await ctx.publisher.flush();
+});
 
 /** Released by the test once it saw the first token stored. */
 let releaseText: () => void = () => undefined;
@@ -55,50 +54,30 @@ let releaseText: () => void = () => undefined;
  * Joinable text under a long window (the engine of this test ticks every 10 s): the first token
  * of an attempt must be stored while the phase still runs, later tokens join while they wait.
  */
-const heldText: Workflow<StreamState, null> = {
-  name: 'test.window-held-text',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
-  phases: {
-    stream: {
-      async run(ctx) {
-        ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
-        await ctx.publisher.flush();
-        // A write just happened: without the first-token rule this would wait for the next tick.
-        const released = new Promise<void>((resolve) => (releaseText = resolve));
-        ctx.publisher.publishText('text.delta', 'a', { step: 1, attempt: 1 });
-        await released;
-        ctx.publisher.publishText('text.delta', 'b', { step: 1, attempt: 1 });
-        ctx.publisher.publishText('text.delta', 'c', { step: 1, attempt: 1 });
-        ctx.publisher.publish('tool.progress', { n: 1 });
-        ctx.publisher.publishText('text.delta', 'd', { step: 1, attempt: 1 });
-        ctx.publisher.publishText('text.delta', 'x', { step: 1, attempt: 2 });
-        ctx.publisher.publishText('text.delta', 'y', { step: 1, attempt: 2 });
-        await ctx.publisher.flush();
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const heldText = onePhase('test.window-held-text', 'stream', async (ctx) => {
+  ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
+  await ctx.publisher.flush();
+  // A write just happened: without the first-token rule this would wait for the next tick.
+  const released = new Promise<void>((resolve) => (releaseText = resolve));
+  ctx.publisher.publishText('text.delta', 'a', { step: 1, attempt: 1 });
+  await released;
+  ctx.publisher.publishText('text.delta', 'b', { step: 1, attempt: 1 });
+  ctx.publisher.publishText('text.delta', 'c', { step: 1, attempt: 1 });
+  ctx.publisher.publish('tool.progress', { n: 1 });
+  ctx.publisher.publishText('text.delta', 'd', { step: 1, attempt: 1 });
+  ctx.publisher.publishText('text.delta', 'x', { step: 1, attempt: 2 });
+  ctx.publisher.publishText('text.delta', 'y', { step: 1, attempt: 2 });
+  await ctx.publisher.flush();
+});
 
 /** A first token and the next one published in the same turn of the event loop, with no write in flight. */
-const sameTickText: Workflow<StreamState, null> = {
-  name: 'test.window-same-tick-text',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
-  phases: {
-    stream: {
-      async run(ctx) {
-        ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
-        await ctx.publisher.flush();
-        ctx.publisher.publishText('text.delta', 'first', { step: 1, attempt: 1 });
-        ctx.publisher.publishText('text.delta', ' second', { step: 1, attempt: 1 });
-        await ctx.publisher.flush();
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const sameTickText = onePhase('test.window-same-tick-text', 'stream', async (ctx) => {
+  ctx.publisher.publish('model.started', null, { step: 1, attempt: 1 });
+  await ctx.publisher.flush();
+  ctx.publisher.publishText('text.delta', 'first', { step: 1, attempt: 1 });
+  ctx.publisher.publishText('text.delta', ' second', { step: 1, attempt: 1 });
+  await ctx.publisher.flush();
+});
 
 describe('engine: events written in windows while a phase runs', () => {
   let t: TestEngine;

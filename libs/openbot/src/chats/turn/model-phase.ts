@@ -37,16 +37,16 @@ export function modelPhase(deps: {
       const readInputsAndHistory = (db: Queryable, s: TurnState) => Promise.all([readNewInputs(db, s.turnId, s.consumed), readHistory(db, s.chatId, s.turnId)]);
       // The Turn's first step reads its inputs, history and paused time beside the Bot: they depend on none of it.
       // They share one connection, so they go out together: one wait for a connection and one round trip (decision 052).
-      let early: ReturnType<typeof readInputsAndHistory> | null = null;
-      let pausedEarly: Promise<number> | null = null;
+      let early: Awaited<ReturnType<typeof readInputsAndHistory>> | null = null;
+      let pausedEarly: number | null = null;
       if (state.bot === null) {
         const first = state;
         const [read, inputsAndHistory, paused] = await withConnection(deps.pool, (db) =>
           Promise.all([readBotSnapshot(db, first.chatId), readInputsAndHistory(db, first), pausedMsOf(db, context.executionId)]),
         );
         // Read but unused when a Bot with memory selects first.
-        early = Promise.resolve(inputsAndHistory);
-        pausedEarly = Promise.resolve(paused);
+        early = inputsAndHistory;
+        pausedEarly = paused;
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
         const bot = state.caps === undefined ? read : { ...read, limits: capped(read.limits, state.caps) };
@@ -168,6 +168,6 @@ export function hookFacts(state: TurnState, executionId: string, step: number) {
 }
 
 /** The Turn's time as the step starts, from the paused time read early when there is one. */
-async function countTime(pool: Pool, context: TurnPhaseContext, state: TurnState, pausedEarly: Promise<number> | null): Promise<TurnState> {
-  return pausedEarly === null ? startCounting(pool, context, state) : countFrom(context, state, await pausedEarly);
+async function countTime(pool: Pool, context: TurnPhaseContext, state: TurnState, pausedEarly: number | null): Promise<TurnState> {
+  return pausedEarly === null ? startCounting(pool, context, state) : countFrom(context, state, pausedEarly);
 }
