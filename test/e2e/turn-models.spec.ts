@@ -81,7 +81,8 @@ describe('turn model calls', () => {
       [1, 1],
       [1, 2],
     ]);
-    expect(events.filter((e) => e.type === 'text.delta' && e.attempt === 1).map((e) => e.text)).toEqual(['Partial ', 'text']);
+    // Attempt 1's text is stored as streamed (how many events it takes depends on when writes were in flight, EVT-01), never joined to attempt 2's.
+    expect(events.filter((e) => e.type === 'text.delta' && e.attempt === 1).map((e) => e.text).join('')).toBe('Partial text');
     expect(events.find((e) => e.type === 'model.failed')).toMatchObject({ step: 1, attempt: 1, retrying: true });
     expect(replyText(events)).toBe('Complete answer');
     expect((await listMessages(t, chat.secret, chat.chatId)).filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual(['Complete answer']);
