@@ -289,9 +289,13 @@ export async function finish(
   const { stored } = collected;
   let ended = false;
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
-    ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+    const endedEvent = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
+    ended = endedEvent !== null;
     // The transactional path below counts in endExecution.
-    if (ended) ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
+    if (endedEvent !== null) {
+      stored.push(endedEvent);
+      ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
+    }
   }
   if (!ended) {
   try {

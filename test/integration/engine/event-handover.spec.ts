@@ -64,6 +64,21 @@ const committer: Workflow<StreamState, null> = {
   },
 };
 
+/** One quiet phase, then the one-statement end (no end work, no parent, no waiter). */
+const quiet: Workflow<{ [key: string]: Json; done: boolean }, null> = {
+  name: 'test.handover-quiet',
+  initial: () => ({ done: false }),
+  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'pause' }),
+  phases: {
+    pause: {
+      async run() {
+        await new Promise((r) => setTimeout(r, 300));
+        return { state: { done: true } };
+      },
+    },
+  },
+};
+
 /**
  * Readers on the node that runs a phase get its events handed over in memory (EVT-02): they read
  * the table only where the buffer cannot vouch for what is there, and the fallback poll still
@@ -77,6 +92,7 @@ describe('engine: events handed over to readers on the owner node', () => {
     t = await startTestEngine();
     t.engine.register(streamer);
     t.engine.register(committer);
+    t.engine.register(quiet);
     await t.engine.start();
     // The engine's own listener, seal and pool: the reader below is the one `observe` runs, with its reads counted.
     ctx = (t.engine as unknown as { ctx: EngineContext }).ctx;
@@ -131,6 +147,18 @@ describe('engine: events handed over to readers on the owner node', () => {
     expect(events).toEqual(again);
     // Handed over after their commits; waking the reader to read them back would cost a read per commit.
     expect(reader.reads()).toBeLessThanOrEqual(2);
+  });
+
+  it('[EVT-02] the one-statement end reaches a caught-up reader on the owner node from memory: one read to start, none for the end', async () => {
+    const { executionId } = await t.engine.submit({ workflow: quiet.name, input: null, scope: SERVICE });
+    const reader = countingReader(executionId);
+    const events: ExecutionEvent[] = [];
+    for await (const event of reader.events) events.push(event);
+    expect(events).toEqual([expect.objectContaining({ seq: 1, type: 'execution.ended', state: 'completed' })]);
+    const again: ExecutionEvent[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) again.push(event);
+    expect(events).toEqual(again);
+    expect(reader.reads()).toBe(1);
   });
 
   it('[EVT-02] a reader caught up from memory still finds an event committed with no wake-up at all: the fallback poll reads the table', async () => {

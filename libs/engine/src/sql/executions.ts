@@ -326,7 +326,8 @@ export const endFast: Statement = {
              RETURNING id, 1 AS n
            ), ${bumpSeqs('upd')}
            INSERT INTO execution_events (execution_id, seq, type, key_id, data)
-           SELECT $1, seq.last_seq, $6, $7, $8 FROM seq`,
+           SELECT $1, seq.last_seq, $6, $7, $8 FROM seq
+           RETURNING seq, at`,
 };
 
 export const pause: Statement = {
