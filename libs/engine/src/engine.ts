@@ -304,9 +304,15 @@ export class Engine {
    * `held`: the execution waits in `queued` with no job until an end admits it (STC-04).
    * Otherwise this node owns it; call `start()` after the transaction commits to run it here.
    * A scope the workflow does not admit is Forbidden (IDN-11); `identity` is stored sealed (IDN-01).
+   * `executionId`: an ID the caller drew with `newId`, so its own rows naming the execution can be
+   * sent alongside this insert instead of after it; otherwise a new one.
    */
-  async submitIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void }> {
-    const id = newId<ExecutionId>();
+  async submitIn(
+    tx: Queryable,
+    command: NewExecutionCommand,
+    options: { held: boolean; executionId?: ExecutionId },
+  ): Promise<{ executionId: ExecutionId; start: () => void }> {
+    const id = options.executionId ?? newId<ExecutionId>();
     if (options.held) {
       await insertQueued(this.ctx, tx, id, command, false);
       return { executionId: id, start: () => undefined };

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
+import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type ExecutionId, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
 import { checkAdmission } from '../../billing/admission';
 import { anyLimitSql } from '../../billing/budget-usage';
@@ -112,28 +112,32 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
   let newTurn: { readonly seq: number; readonly state: 'queued' | 'running' } | null = null;
+  /** Its execution's insert: sent side by side with the message's statement (one round trip, not two). */
+  let submitting: Promise<unknown> = Promise.resolve();
   const messageId = newId();
   if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
     admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
   } else {
     const turnId = newId();
+    const executionId = newId<ExecutionId>();
     const held = active !== null;
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
-    const submitted = await engine.submitIn(
-      tx,
-      {
-        ...TURN.command(turnInput),
-        scope: { ...scope, organizationId: input.organizationId },
-        resource: { type: 'turn', id: turnId },
-        identity: input.identity(chat.bot_id),
-      },
-      { held },
-    );
-    start = submitted.start;
+    submitting = engine
+      .submitIn(
+        tx,
+        {
+          ...TURN.command(turnInput),
+          scope: { ...scope, organizationId: input.organizationId },
+          resource: { type: 'turn', id: turnId },
+          identity: input.identity(chat.bot_id),
+        },
+        { held, executionId },
+      )
+      .then((submitted) => (start = submitted.start));
     newTurn = { seq: chat.last_turn_seq + 1, state: held ? 'queued' : 'running' };
-    admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
+    admission = { messageId, turnId, executionId, admission: held ? 'queued' : 'started' };
   }
-  await tx.query({
+  const admitting = tx.query({
     name: 'chats.admit_input',
     text: `WITH c AS (
              UPDATE chats SET last_position = last_position + 1,
@@ -161,13 +165,15 @@ export async function admitInput(tx: Queryable, engine: Engine, input: InputToAd
       scope.id,
     ],
   });
-  if (commandKey !== null) {
-    await tx.query({
-      name: 'chats.insert_command',
-      text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
-      values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
-    });
-  }
+  const remembering = commandKey === null
+    ? null
+    : tx.query({
+        name: 'chats.insert_command',
+        text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
+        values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
+      });
+  // Independent rows of one transaction: a failure of any fails the whole admission, as before.
+  await Promise.all([submitting, admitting, remembering]);
   return { admission, start };
 }
 
