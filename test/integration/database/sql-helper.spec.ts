@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { withConnection } from '../../../libs/engine/src/tx';
+import { withConnection, withTransaction } from '../../../libs/engine/src/tx';
 import { Database, type Sql } from '../../../libs/openbot/src/database/sql';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
@@ -61,6 +61,35 @@ describe('the query helper on PostgreSQL', () => {
     // takes effect only inside one (outside, PostgreSQL warns and ignores it).
     const inBlock = (tx: Sql) => tx.count(`SET LOCAL application_name = 'in-block'`).then(() => tx.one<{ name: string }>(`SELECT current_setting('application_name') AS name`));
     expect(await Promise.all([db.transaction(inBlock), db.transaction(inBlock)])).toEqual([{ name: 'in-block' }, { name: 'in-block' }]);
+  });
+
+  it('sends statements issued side by side in one socket write: a transaction\'s BEGIN with its first statement, reads sent together', async () => {
+    const counted = new Pool({ connectionString: database.url, max: 1, pipeline: true });
+    let writes = 0;
+    counted.on('connect', (client) => {
+      // Every socket write of the connection, whatever its size: pg writes each statement's messages with one.
+      const stream = (client as unknown as { connection: { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } } }).connection.stream;
+      const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)];
+      stream._write = (...a) => (writes++, write(...a));
+      stream._writev = (...a) => (writes++, writev(...a));
+    });
+    try {
+      await counted.query('SELECT 1');
+      writes = 0;
+      await withTransaction(counted, async (tx) => {
+        await tx.query(`INSERT INTO probe (id, name) VALUES (20, 'together')`);
+        await tx.query(`UPDATE probe SET name = 'after' WHERE id = 20`);
+      });
+      // BEGIN with the INSERT, then the UPDATE, then COMMIT.
+      expect(writes).toBe(3);
+      writes = 0;
+      const reads = await withConnection(counted, (client) => Promise.all([1, 2, 3].map((n) => client.query<{ n: number }>('SELECT $1::int AS n', [n]))));
+      expect(reads.map((r) => r.rows[0]!.n)).toEqual([1, 2, 3]);
+      expect(writes).toBe(1);
+      expect(await db.one('SELECT name FROM probe WHERE id = 20')).toEqual({ name: 'after' });
+    } finally {
+      await counted.end();
+    }
   });
 
   it('runs side-by-side statements on one connection, each answered with its own rows or its own error', async () => {
