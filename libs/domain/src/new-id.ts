@@ -1,7 +1,24 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 let lastMs = 0;
 let sequence = 0;
+
+/** Random bytes drawn from the CSPRNG a few KiB at a time; each byte is used once. */
+const POOL = 4_096;
+let pool = Buffer.alloc(0);
+let offset = POOL;
+
+function random(count: number): Buffer {
+  if (offset + count > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(POOL));
+    offset = 0;
+  }
+  const bytes = pool.subarray(offset, offset + count);
+  offset += count;
+  return bytes;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /**
  * Every resource ID is a UUIDv7 (RFC 9562): unique across nodes and ordered by creation time.
@@ -12,7 +29,7 @@ export function newId<T extends string = string>(): T {
   let ms = Date.now();
   if (ms > lastMs) {
     lastMs = ms;
-    sequence = randomBytes(2).readUInt16BE(0) & 0x7ff;
+    sequence = random(2).readUInt16BE(0) & 0x7ff;
   } else {
     ms = lastMs;
     sequence += 1;
@@ -22,11 +39,8 @@ export function newId<T extends string = string>(): T {
       sequence = 0;
     }
   }
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(ms, 0, 6);
-  bytes[6] = 0x70 | (sequence >> 8);
-  bytes[7] = sequence & 0xff;
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` as T;
+  const b = random(8);
+  const t = ms.toString(16).padStart(12, '0');
+  const h = (i: number): string => HEX[b[i]!]!;
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-${HEX[0x70 | (sequence >> 8)]}${HEX[sequence & 0xff]}-${HEX[0x80 | (b[0]! & 0x3f)]}${h(1)}-${h(2)}${h(3)}${h(4)}${h(5)}${h(6)}${h(7)}` as T;
 }
