@@ -3,7 +3,7 @@ import { observeEvents } from '../../../libs/engine/src/event-log';
 import type { EngineContext } from '../../../libs/engine/src/context';
 import { appendEvents } from '../../../libs/engine/src/sql/events';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { eventually, SERVICE, waitForState } from './helpers';
+import { eventually, onePhase, SERVICE, waitForState } from './helpers';
 
 interface StreamState {
   [key: string]: Json;
@@ -65,19 +65,7 @@ const committer: Workflow<StreamState, null> = {
 };
 
 /** One quiet phase, then the one-statement end (no end work, no parent, no waiter). */
-const quiet: Workflow<{ [key: string]: Json; done: boolean }, null> = {
-  name: 'test.handover-quiet',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'pause' }),
-  phases: {
-    pause: {
-      async run() {
-        await new Promise((r) => setTimeout(r, 300));
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const quiet = onePhase('test.handover-quiet', 'pause', () => new Promise((r) => setTimeout(r, 300)));
 
 /**
  * Readers on the node that runs a phase get its events handed over in memory (EVT-02): they read

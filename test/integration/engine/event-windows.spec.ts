@@ -1,30 +1,6 @@
-import type { ExecutionEvent, Json, Workflow } from '@openbot/engine';
+import type { ExecutionEvent } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { SERVICE, waitForState } from './helpers';
-
-interface StreamState {
-  [key: string]: Json;
-  done: boolean;
-}
-
-/** A workflow of one phase that runs `body`, then completes. */
-function onePhase(name: string, phase: string, body: (ctx: PhaseContext) => Promise<void>): Workflow<StreamState, null> {
-  return {
-    name,
-    initial: () => ({ done: false }),
-    next: (s) => (s.done ? { end: 'completed', result: null } : { phase }),
-    phases: {
-      [phase]: {
-        async run(ctx) {
-          await body(ctx);
-          return { state: { done: true } };
-        },
-      },
-    },
-  };
-}
-
-type PhaseContext = Parameters<Workflow<StreamState, null>['phases'][string]['run']>[0];
+import { onePhase, SERVICE, waitForState } from './helpers';
 
 const DELTAS = 120;
 

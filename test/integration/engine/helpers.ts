@@ -1,10 +1,36 @@
-import type { Engine, ExecutionView, Json } from '@openbot/engine';
+import type { Engine, ExecutionView, Json, Workflow } from '@openbot/engine';
 import type { ExecutionState } from '@openbot/domain';
 import type { TestDatabase } from '../../support/test-database';
 
 /** Scopes for submitted commands (scope IDs are UUIDs). */
 export const SERVICE = { kind: 'service', id: '00000000-0000-7000-8000-0000000000a1', organizationId: null } as const;
 export const MEMBER = { kind: 'member', id: '00000000-0000-7000-8000-0000000000b1', organizationId: null } as const;
+
+/** The state of a one-phase workflow: whether its phase ran. */
+export interface OnePhaseState {
+  [key: string]: Json;
+  done: boolean;
+}
+
+/** What a one-phase workflow's phase is given. */
+export type OnePhaseContext = Parameters<Workflow<OnePhaseState, null>['phases'][string]['run']>[0];
+
+/** A workflow of one phase that runs `body`, then completes with no end work (the one-statement end). */
+export function onePhase(name: string, phase: string, body: (ctx: OnePhaseContext) => Promise<void>): Workflow<OnePhaseState, null> {
+  return {
+    name,
+    initial: () => ({ done: false }),
+    next: (s) => (s.done ? { end: 'completed', result: null } : { phase }),
+    phases: {
+      [phase]: {
+        async run(ctx) {
+          await body(ctx);
+          return { state: { done: true } };
+        },
+      },
+    },
+  };
+}
 
 /** A promise with its resolve/reject in hand (a phase or fault that waits for the test). */
 export interface Deferred<T = void> {

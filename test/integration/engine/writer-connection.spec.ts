@@ -1,10 +1,9 @@
 import { isConnectionFailure } from '@openbot/domain';
-import type { Json, Workflow } from '@openbot/engine';
 import type { PoolClient } from 'pg';
 import { WriterConnection } from '../../../libs/engine/src/writer-connection';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
-import { deferred, eventually, SERVICE } from './helpers';
+import { deferred, eventually, onePhase, SERVICE } from './helpers';
 
 const backendPid = async (connection: WriterConnection): Promise<number> => (await connection.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
@@ -55,21 +54,11 @@ describe('the writer connection', () => {
 let proceed = deferred();
 
 /** Publishes its first token once the test has taken every pooled connection. */
-const firstToken: Workflow<{ [key: string]: Json; done: boolean }, null> = {
-  name: 'test.writer-first-token',
-  initial: () => ({ done: false }),
-  next: (s) => (s.done ? { end: 'completed', result: null } : { phase: 'stream' }),
-  phases: {
-    stream: {
-      async run(ctx) {
-        await proceed.promise;
-        ctx.publisher.publishText('text.delta', 'first', { step: 1, attempt: 1 });
-        await ctx.publisher.flush();
-        return { state: { done: true } };
-      },
-    },
-  },
-};
+const firstToken = onePhase('test.writer-first-token', 'stream', async (ctx) => {
+  await proceed.promise;
+  ctx.publisher.publishText('text.delta', 'first', { step: 1, attempt: 1 });
+  await ctx.publisher.flush();
+});
 
 describe('event writes on a node whose pool is exhausted', () => {
   let t: TestEngine;
