@@ -14,7 +14,7 @@ export * from './resource-stack';
 export * from './event-publisher';
 export * from './execution-reads';
 export type { NewExecutionCommand } from './new-execution';
-export { withConnection, withTransaction } from './tx';
+export { withConnection, withTransaction, type CommitBehind } from './tx';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';

@@ -2,24 +2,45 @@ import type { Pool, PoolClient } from 'pg';
 import { isConnectionFailure } from './storage-retry';
 
 /**
+ * Hands the transaction statements its work sent without waiting for their answers: `COMMIT` is
+ * written right behind them (one round trip instead of two), and a failure of any of them fails
+ * the transaction with that statement's error (PostgreSQL then answers the `COMMIT` by rolling
+ * back, so nothing of it is kept).
+ */
+export type CommitBehind = (sent: Promise<unknown>) => void;
+
+/**
  * Runs `work` in one transaction on a pooled client; rolls back on any error.
  *
  * `BEGIN` is not waited for on its own: on a pipelining pool (decision 052) it goes out with the
  * transaction's first statement, and the server runs them in order. Its answer is checked before
- * `COMMIT`, so a failed `BEGIN` still fails the transaction.
+ * `COMMIT`, so a failed `BEGIN` still fails the transaction. Statements handed to `commitBehind`
+ * are answered after `COMMIT` was written (see CommitBehind).
  */
-export async function withTransaction<T>(pool: Pool, work: (tx: PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(pool: Pool, work: (tx: PoolClient, commitBehind: CommitBehind) => Promise<T>): Promise<T> {
   return withCheckedOut(pool, async (client, checkout) => {
     const begin = client.query('BEGIN');
     // Answered below; a failure here also fails the statements behind it.
     begin.catch(() => undefined);
+    const behind: Array<Promise<unknown>> = [];
+    let ended = false;
     try {
-      const result = await work(client);
+      const result = await work(client, (sent) => {
+        sent.catch(() => undefined);
+        behind.push(sent);
+      });
       await begin;
-      await client.query('COMMIT');
+      const commit = client.query('COMMIT');
+      // Written, the COMMIT ends the block whatever it answers: a failure there rolled back already.
+      ended = true;
+      const answers = await Promise.allSettled([...behind, commit]);
+      const failed = answers.find((answer): answer is PromiseRejectedResult => answer.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      // A statement that failed unseen made PostgreSQL roll back: never report that as committed.
+      if ((answers.at(-1) as PromiseFulfilledResult<{ command?: string }>).value.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT');
       return result;
     } catch (error) {
-      if (!checkout.broken && !isConnectionFailure(error)) await client.query('ROLLBACK').catch(() => (checkout.broken = true));
+      if (!ended && !checkout.broken && !isConnectionFailure(error)) await client.query('ROLLBACK').catch(() => (checkout.broken = true));
       throw error;
     }
   });

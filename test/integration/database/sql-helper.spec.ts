@@ -92,6 +92,50 @@ describe('the query helper on PostgreSQL', () => {
     }
   });
 
+  it('writes COMMIT right behind statements handed to commitBehind, before they are answered, and keeps their rows', async () => {
+    const watched = new Pool({ connectionString: database.url, max: 1, pipeline: true });
+    const written: string[] = [];
+    watched.on('connect', (client) => {
+      // What each socket write carries: the simple-query COMMIT is a 'Q' message with its text.
+      const stream = (client as unknown as { connection: { stream: { _write: (chunk: Buffer, ...a: unknown[]) => void; _writev: (chunks: Array<{ chunk: Buffer }>, ...a: unknown[]) => void } } }).connection.stream;
+      const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)];
+      stream._write = (chunk, ...a) => (written.push(chunk.toString('latin1')), write(chunk, ...a));
+      stream._writev = (chunks, ...a) => (written.push(chunks.map((c) => c.chunk.toString('latin1')).join('')), writev(chunks, ...a));
+    });
+    try {
+      let commitWrittenBeforeAnswer: boolean | null = null;
+      const answer = await withTransaction(watched, async (tx, commitBehind) => {
+        await tx.query(`INSERT INTO probe (id, name) VALUES (30, 'first')`);
+        const slow = tx.query(`INSERT INTO probe (id, name) SELECT 31, 'behind' FROM pg_sleep(0.3)`);
+        void slow.then(() => (commitWrittenBeforeAnswer = written.some((w) => w.includes('COMMIT'))));
+        commitBehind(slow);
+        return 'done';
+      });
+      expect(answer).toBe('done');
+      expect(commitWrittenBeforeAnswer).toBe(true);
+      expect(await db.rows('SELECT id, name FROM probe WHERE id IN (30, 31) ORDER BY id')).toEqual([
+        { id: 30, name: 'first' },
+        { id: 31, name: 'behind' },
+      ]);
+    } finally {
+      await watched.end();
+    }
+  });
+
+  it('fails a transaction with the error of a statement handed to commitBehind, keeps none of its rows, and leaves the connection usable', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.count(`INSERT INTO probe (id, name) VALUES (40, 'lost')`);
+        tx.commitBehind!(tx.count(`INSERT INTO probe (id, name) VALUES (1, 'duplicate')`));
+        tx.commitBehind!(tx.count(`INSERT INTO probe (id, name) VALUES (41, 'lost too')`));
+      }),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'probe_pkey' });
+    expect(await db.rows('SELECT id FROM probe WHERE id IN (40, 41)')).toEqual([]);
+    // Both connections open and commit blocks again.
+    const inBlock = (tx: Sql) => tx.count(`SET LOCAL application_name = 'in-block'`).then(() => tx.one<{ name: string }>(`SELECT current_setting('application_name') AS name`));
+    expect(await Promise.all([db.transaction(inBlock), db.transaction(inBlock)])).toEqual([{ name: 'in-block' }, { name: 'in-block' }]);
+  });
+
   it('runs side-by-side statements on one connection, each answered with its own rows or its own error', async () => {
     const answers = await withConnection(pool, (client) =>
       Promise.allSettled([

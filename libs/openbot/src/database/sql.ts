@@ -1,4 +1,4 @@
-import { withTransaction, type Queryable } from '@openbot/engine';
+import { withTransaction, type CommitBehind, type Queryable } from '@openbot/engine';
 import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** A statement: plain text, or a named prepared statement on a hot path (`{ name, text, values }`). */
@@ -11,7 +11,11 @@ export type Statement = string | QueryConfig;
  * and the usage helpers' `(db: Queryable)` functions take it as they are.
  */
 export class Sql implements Queryable {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    /** In a transaction: statements whose answers are not waited for, with `COMMIT` written behind them (CommitBehind). */
+    readonly commitBehind?: CommitBehind,
+  ) {}
 
   /** Every row the statement answers. */
   async rows<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
@@ -45,6 +49,6 @@ export class Database extends Sql {
 
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    return withTransaction(this.pool, (client) => work(new Sql(client)));
+    return withTransaction(this.pool, (client, commitBehind) => work(new Sql(client, commitBehind)));
   }
 }

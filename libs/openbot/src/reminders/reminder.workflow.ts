@@ -92,6 +92,7 @@ async function post(
       commandKey: null,
     });
     start = admitted.start;
+    await admitted.written;
     await tx.query({ name: 'reminders.sent', text: `UPDATE reminders SET state = 'sent', sent_at = now() WHERE id = $1`, values: [state.reminderId] });
     return { posted: true, state: 'sent', messageId: admitted.admission.messageId, turnId: admitted.admission.turnId };
   }
