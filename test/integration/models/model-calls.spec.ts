@@ -1,6 +1,6 @@
 import { userMessage } from '@openbot/core';
 import { identityForService, newId, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import { codec, defineWorkflow, type Codec, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, withConnection, type Codec, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import { Database } from '../../../libs/openbot/src/database/sql';
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
@@ -98,6 +98,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
   let models: ModelCalls;
   const check = new RevocableCheck();
   const organizationId = newId();
+  const providerId = newId();
 
   beforeAll(async () => {
     t = await startTestEngine({ identityCheck: check });
@@ -111,7 +112,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     const keyId = await sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, API_KEY);
     await t.database.query(
       `INSERT INTO model_providers (id, organization_id, name, kind, base_url, api_key_record_id) VALUES ($1, $2, 'fake', 'openai-compatible', $3, $4)`,
-      [newId(), organizationId, fake.baseUrl, keyId],
+      [providerId, organizationId, fake.baseUrl, keyId],
     );
     t.engine.register(summaryWorkflow(models));
     await t.engine.start();
@@ -277,6 +278,24 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     ]).toContainEqual({ status: first!.status, input_tokens: first!.input_tokens, output_tokens: first!.output_tokens, settled: first!.settled });
     expect(first!.estimated_input_tokens).toBe(ESTIMATE);
   });
+  it('[PLAT-06] reads a Chat\'s Bot\'s model and its provider ahead on the caller\'s connection, within the organization only; a missing provider reads as null', async () => {
+    const other = newId();
+    await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'model-calls-other')`, [other]);
+    const [bot, goneBot, otherBot, chat, goneChat, otherChat] = [newId(), newId(), newId(), newId(), newId(), newId()];
+    await t.database.query(
+      `INSERT INTO bots (id, organization_id, name, model, instructions, tools) VALUES ($1, $4, 'ahead', 'fake/gpt-test', '', '[]'), ($2, $4, 'gone', 'missing/gpt-test', '', '[]'), ($3, $5, 'other', 'fake/gpt-test', '', '[]')`,
+      [bot, goneBot, otherBot, organizationId, other],
+    );
+    await t.database.query(`INSERT INTO chats (id, organization_id, bot_id) VALUES ($1, $4, $5), ($2, $4, $6), ($3, $7, $8)`, [chat, goneChat, otherChat, organizationId, bot, goneBot, other, otherBot]);
+    const ahead = await withConnection(t.pool, (db) => models.readAhead(db, organizationId, chat));
+    expect(ahead?.model).toBe('fake/gpt-test');
+    expect(ahead?.resolved).toMatchObject({ providerId, modelId: 'gpt-test', kind: 'openai-compatible' });
+    expect(await models.readAhead(t.pool, organizationId, goneChat)).toEqual({ model: 'missing/gpt-test', resolved: null });
+    // Another organization's Chat, or this Chat asked for by another organization: nothing.
+    expect(await models.readAhead(t.pool, organizationId, otherChat)).toBeNull();
+    expect(await models.readAhead(t.pool, other, chat)).toBeNull();
+  });
+
   it('[USE-03] with no budget, credits or rate limit, each attempt holds its estimate plus max_tokens at the price in force, in the one statement that opens it; a later attempt releases the earlier hold', async () => {
     // 1 micro per input token and 2 per output token: 25 + 2 × 4,096 = 8,217 micros per attempt.
     const priceId = newId();

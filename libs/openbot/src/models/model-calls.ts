@@ -10,7 +10,7 @@ import { Database } from '../database/sql';
 import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
-import { ModelRegistry } from './model-registry';
+import { ModelRegistry, type ResolvedModel } from './model-registry';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 
 /** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
@@ -77,10 +77,22 @@ export interface ModelCallRequest {
    */
   readonly beforeSend?: () => Promise<void>;
   /**
+   * The model's provider as `readAhead` found it beside the caller's own reads: used when it is
+   * for this `model` and the provider exists, so the call skips its own read; otherwise the call
+   * resolves the model itself, as without it.
+   */
+  readonly readAhead?: ModelReadAhead | null;
+  /**
    * What this attempt sends in place of `messages`, made right before it sends:
    * e.g. a Turn reads its files' bytes here, so they are never saved with the call (decision 036).
    */
   readonly prepareMessages?: () => Promise<readonly ChatMessage[]>;
+}
+
+/** A Chat's Bot's model and its provider (null: the provider does not exist), read ahead of a call (ModelCalls.readAhead). */
+export interface ModelReadAhead {
+  readonly model: string;
+  readonly resolved: ResolvedModel | null;
 }
 
 /**
@@ -143,13 +155,23 @@ export class ModelCalls {
     @Optional() @Inject(OpenbotMetrics) private readonly metrics?: OpenbotMetrics,
   ) {}
 
+  /**
+   * The provider of a Chat's Bot's model, read on the caller's connection beside its own reads of
+   * that Bot (decision 052): handed to `call` as `readAhead`, it saves the call a round trip before
+   * it sends. Null when the Chat is gone.
+   */
+  readAhead(db: Queryable, organizationId: string, chatId: string): Promise<ModelReadAhead | null> {
+    return this.registry.resolveForChat(db, organizationId, chatId);
+  }
+
   async call(context: ModelCallContext, request: ModelCallRequest): Promise<ModelStepResult> {
     const { executionId, publisher } = context;
     // Holds use the call log's key of this call (STC-10).
     const callKey = `${context.step}:model`;
     const position = (attempt: number) => ({ step: request.eventStep, attempt });
     const billing = (callId: string, attempt: number) => ({ ...usageCall(request, executionId, callId), hold: { callKey, attempt } });
-    const resolved = await this.registry.resolve(request.organizationId, request.model);
+    const ahead = request.readAhead;
+    const resolved = ahead?.resolved != null && ahead.model === request.model ? ahead.resolved : await this.registry.resolve(request.organizationId, request.model);
     const cap = this.config?.limits.modelCallMaxTokens ?? DEFAULT_MODEL_CALL_MAX_TOKENS;
     const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
     const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };

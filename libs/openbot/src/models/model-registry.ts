@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
+import type { Queryable } from '@openbot/engine';
 import { parseModelReference } from '../bots/bot-view';
 import { Database } from '../database/sql';
 import { EgressClient, EgressRefused } from '../egress/egress-client';
@@ -28,6 +29,16 @@ export interface ResolvedModel {
   connect(send: ModelSend): Promise<ModelProvider>;
 }
 
+interface ProviderRow {
+  readonly id: string;
+  readonly kind: ModelProviderKind;
+  readonly baseUrl: string;
+  readonly apiKeyRecordId: string | null;
+  readonly apiKeyReference: VaultReference | null;
+}
+
+const PROVIDER_COLUMNS = `p.id, p.kind, p.base_url AS "baseUrl", p.api_key_record_id AS "apiKeyRecordId", p.api_key_reference AS "apiKeyReference"`;
+
 /** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
 export class ModelUnavailable extends ModelFailure {
   constructor(model: string) {
@@ -55,12 +66,31 @@ export class ModelRegistry {
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
     const { provider: name, modelId } = parseModelReference(model);
-    const row = await this.db.one<{ id: string; kind: ModelProviderKind; baseUrl: string; apiKeyRecordId: string | null; apiKeyReference: VaultReference | null }>(
-      `SELECT id, kind, base_url AS "baseUrl", api_key_record_id AS "apiKeyRecordId", api_key_reference AS "apiKeyReference"
-         FROM model_providers WHERE organization_id = $1 AND name = $2`,
-      [organizationId, name],
-    );
+    const row = await this.db.one<ProviderRow>(`SELECT ${PROVIDER_COLUMNS} FROM model_providers p WHERE p.organization_id = $1 AND p.name = $2`, [organizationId, name]);
     if (row === undefined) throw new ModelUnavailable(model);
+    return this.ready(organizationId, modelId, row);
+  }
+
+  /**
+   * The provider of a Chat's Bot's model, read on the caller's connection (beside the caller's
+   * own reads of that Bot, so no round trip of its own): `model` is the Bot's model as this read
+   * saw it, and `resolved` is null when its provider does not exist.
+   */
+  async resolveForChat(db: Queryable, organizationId: string, chatId: string): Promise<{ readonly model: string; readonly resolved: ResolvedModel | null } | null> {
+    const { rows } = await db.query<ProviderRow & { model: string; found: boolean }>({
+      name: 'models.provider_of_chat',
+      text: `SELECT b.model, p.id IS NOT NULL AS found, ${PROVIDER_COLUMNS}
+               FROM chats c JOIN bots b ON b.id = c.bot_id
+               LEFT JOIN model_providers p ON p.organization_id = $1 AND p.name = split_part(b.model, '/', 1)
+              WHERE c.id = $2 AND c.organization_id = $1`,
+      values: [organizationId, chatId],
+    });
+    const row = rows[0];
+    if (row === undefined) return null;
+    return { model: row.model, resolved: row.found ? this.ready(organizationId, parseModelReference(row.model).modelId, row) : null };
+  }
+
+  private ready(organizationId: string, modelId: string, row: ProviderRow): ResolvedModel {
     return {
       providerId: row.id,
       modelId,

@@ -3,7 +3,7 @@ import { newId } from '@openbot/domain';
 import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
 import { withConnection, type Queryable } from '@openbot/engine';
-import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
+import { BudgetStop, RateLimitWait, type ModelCalls, type ModelReadAhead } from '../../models/model-calls';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
@@ -39,14 +39,21 @@ export function modelPhase(deps: {
       // They share one connection, so they go out together: one wait for a connection and one round trip (decision 052).
       let early: Awaited<ReturnType<typeof readInputsAndHistory>> | null = null;
       let pausedEarly: number | null = null;
+      let readAhead: ModelReadAhead | null = null;
       if (state.bot === null) {
         const first = state;
-        const [read, inputsAndHistory, paused] = await withConnection(deps.pool, (db) =>
-          Promise.all([readBotSnapshot(db, first.chatId), readInputsAndHistory(db, first), pausedMsOf(db, context.executionId)]),
+        const [read, inputsAndHistory, paused, provider] = await withConnection(deps.pool, (db) =>
+          Promise.all([
+            readBotSnapshot(db, first.chatId),
+            readInputsAndHistory(db, first),
+            pausedMsOf(db, context.executionId),
+            deps.models.readAhead(db, first.organizationId, first.chatId),
+          ]),
         );
         // Read but unused when a Bot with memory selects first.
         early = inputsAndHistory;
         pausedEarly = paused;
+        readAhead = provider;
         if (read === null) throw new Error(`chat ${state.chatId} no longer exists`);
         // A task's Bot keeps every limit of its source: its own limits can only be tighter (IDN-02).
         const bot = state.caps === undefined ? read : { ...read, limits: capped(read.limits, state.caps) };
@@ -92,6 +99,7 @@ export function modelPhase(deps: {
           maxCostMicros: bot.limits.maxCostMicros ?? null,
           billing: { scopeKind: state.scope.kind, scopeId: state.scope.id, botId: bot.id, chatId: state.chatId, turnId: state.turnId },
           eventStep: step,
+          readAhead,
           onText: (text, position) => context.publisher.publishText('text.delta', text, position),
         });
       } catch (error) {
