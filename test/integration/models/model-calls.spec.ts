@@ -278,7 +278,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     ]).toContainEqual({ status: first!.status, input_tokens: first!.input_tokens, output_tokens: first!.output_tokens, settled: first!.settled });
     expect(first!.estimated_input_tokens).toBe(ESTIMATE);
   });
-  it('[PLAT-06] reads a Chat\'s Bot\'s model and its provider ahead on the caller\'s connection, within the organization only; a missing provider reads as null', async () => {
+  it('[PLAT-06] reads a Chat\'s Bot\'s model, its provider and the provider\'s sealed key ahead on the caller\'s connection, within the organization only; a missing provider reads as null', async () => {
     const other = newId();
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'model-calls-other')`, [other]);
     const [bot, goneBot, otherBot, chat, goneChat, otherChat] = [newId(), newId(), newId(), newId(), newId(), newId()];
@@ -290,6 +290,13 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     const ahead = await withConnection(t.pool, (db) => models.readAhead(db, organizationId, chat));
     expect(ahead?.model).toBe('fake/gpt-test');
     expect(ahead?.resolved).toMatchObject({ providerId, modelId: 'gpt-test', kind: 'openai-compatible' });
+    // Its key's sealed record came with the read, and is opened at the send: the request carries the key.
+    fake.enqueue(textReply(['Ahead'], [5, 1]));
+    const provider = await ahead!.resolved!.connect({ actor: { kind: 'service', id: newId() } });
+    const texts: string[] = [];
+    for await (const event of provider.stream({ model: 'gpt-test', messages: [userMessage('Hi')], tools: [] })) if (event.type === 'text') texts.push(event.text);
+    expect(texts.join('')).toBe('Ahead');
+    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${API_KEY}`]);
     expect(await models.readAhead(t.pool, organizationId, goneChat)).toEqual({ model: 'missing/gpt-test', resolved: null });
     // Another organization's Chat, or this Chat asked for by another organization: nothing.
     expect(await models.readAhead(t.pool, organizationId, otherChat)).toBeNull();

@@ -35,9 +35,16 @@ interface ProviderRow {
   readonly baseUrl: string;
   readonly apiKeyRecordId: string | null;
   readonly apiKeyReference: VaultReference | null;
+  /** The sealed record of a literal key, read with the provider (still sealed: it is opened at each send); null: none stored. */
+  readonly keyPurpose: string | null;
+  readonly keySealedWith: string | null;
+  readonly keyData: Buffer | null;
 }
 
-const PROVIDER_COLUMNS = `p.id, p.kind, p.base_url AS "baseUrl", p.api_key_record_id AS "apiKeyRecordId", p.api_key_reference AS "apiKeyReference"`;
+/** A provider's columns, with its literal key's sealed record (`LEFT JOIN sealed_records s`): one read, not two. */
+const PROVIDER_COLUMNS = `p.id, p.kind, p.base_url AS "baseUrl", p.api_key_record_id AS "apiKeyRecordId", p.api_key_reference AS "apiKeyReference",
+  s.purpose AS "keyPurpose", s.key_id AS "keySealedWith", s.data AS "keyData"`;
+const KEY_RECORD = 'LEFT JOIN sealed_records s ON s.id = p.api_key_record_id';
 
 /** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
 export class ModelUnavailable extends ModelFailure {
@@ -66,7 +73,7 @@ export class ModelRegistry {
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
     const { provider: name, modelId } = parseModelReference(model);
-    const row = await this.db.one<ProviderRow>(`SELECT ${PROVIDER_COLUMNS} FROM model_providers p WHERE p.organization_id = $1 AND p.name = $2`, [organizationId, name]);
+    const row = await this.db.one<ProviderRow>(`SELECT ${PROVIDER_COLUMNS} FROM model_providers p ${KEY_RECORD} WHERE p.organization_id = $1 AND p.name = $2`, [organizationId, name]);
     if (row === undefined) throw new ModelUnavailable(model);
     return this.ready(organizationId, modelId, row);
   }
@@ -82,6 +89,7 @@ export class ModelRegistry {
       text: `SELECT b.model, p.id IS NOT NULL AS found, ${PROVIDER_COLUMNS}
                FROM chats c JOIN bots b ON b.id = c.bot_id
                LEFT JOIN model_providers p ON p.organization_id = $1 AND p.name = split_part(b.model, '/', 1)
+               ${KEY_RECORD}
               WHERE c.id = $2 AND c.organization_id = $1`,
       values: [organizationId, chatId],
     });
@@ -104,11 +112,7 @@ export class ModelRegistry {
     };
   }
 
-  private async openKey(
-    organizationId: string,
-    row: { readonly baseUrl: string; readonly apiKeyRecordId: string | null; readonly apiKeyReference: VaultReference | null },
-    send: ModelSend,
-  ): Promise<string | undefined> {
+  private async openKey(organizationId: string, row: ProviderRow, send: ModelSend): Promise<string | undefined> {
     if (row.apiKeyReference !== null) {
       if (this.vaults === undefined) throw new VaultReferenceRefused('Vaults are not available on this node');
       const [key] = await this.vaults.open({
@@ -121,7 +125,10 @@ export class ModelRegistry {
       return key;
     }
     if (row.apiKeyRecordId === null) return undefined;
-    const record = await this.sealedRecords.get(row.apiKeyRecordId as never);
+    const record =
+      row.keyPurpose === null || row.keySealedWith === null || row.keyData === null
+        ? null
+        : this.sealedRecords.open({ id: row.apiKeyRecordId, purpose: row.keyPurpose, key_id: row.keySealedWith, data: row.keyData });
     return typeof record?.value === 'string' ? record.value : undefined;
   }
 }
@@ -160,3 +167,4 @@ function asRefusal(error: unknown): never {
   if (refusal instanceof EgressRefused) throw new ModelFailure('invalid-request', refusal.message, { cause: refusal });
   throw error;
 }
+

@@ -4,6 +4,14 @@ import { newId } from '@openbot/domain';
 import { Database, type Sql } from '../database/sql';
 import { Sealer } from './sealer';
 
+/** A sealed record as stored: its ciphertext, bound to its ID and purpose. */
+export interface StoredRecord {
+  readonly id: string;
+  readonly purpose: string;
+  readonly key_id: string;
+  readonly data: Buffer;
+}
+
 /** Writes and reads sealed records; callers see plain JSON values, the table sees ciphertext only. */
 @Injectable()
 export class SealedRecords {
@@ -22,8 +30,15 @@ export class SealedRecords {
 
   /** Opens a record; throws SealedRecordUnreadable when it was tampered with or its key is unknown. */
   async get(id: SealedRecordId): Promise<{ purpose: string; value: unknown } | null> {
-    const row = await this.db.one<{ id: string; purpose: string; key_id: string; data: Buffer }>('SELECT id, purpose, key_id, data FROM sealed_records WHERE id = $1', [id]);
-    if (row === undefined) return null;
+    const row = await this.db.one<StoredRecord>('SELECT id, purpose, key_id, data FROM sealed_records WHERE id = $1', [id]);
+    return row === undefined ? null : this.open(row);
+  }
+
+  /**
+   * Opens a record its caller read itself (joined to the row that names it, to save a round
+   * trip); still only the record's own ID and purpose authenticate it.
+   */
+  open(row: StoredRecord): { purpose: string; value: unknown } {
     const plain = this.sealer.open({ keyId: row.key_id, data: row.data }, associatedData(row.id, row.purpose));
     return { purpose: row.purpose, value: JSON.parse(plain.toString('utf8')) as unknown };
   }
