@@ -304,24 +304,28 @@ export class Engine {
    * `held`: the execution waits in `queued` with no job until an end admits it (STC-04).
    * Otherwise this node owns it; call `start()` after the transaction commits to run it here.
    * A scope the workflow does not admit is Forbidden (IDN-11); `identity` is stored sealed (IDN-01).
-   * `executionId`: an ID the caller drew with `newId`, so its own rows naming the execution can be
-   * sent alongside this insert instead of after it; otherwise a new one.
    */
-  async submitIn(
-    tx: Queryable,
-    command: NewExecutionCommand,
-    options: { held: boolean; executionId?: ExecutionId },
-  ): Promise<{ executionId: ExecutionId; start: () => void }> {
-    const id = options.executionId ?? newId<ExecutionId>();
-    if (options.held) {
-      await insertQueued(this.ctx, tx, id, command, false);
-      return { executionId: id, start: () => undefined };
-    }
+  async submitIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void }> {
+    const { written, ...submitted } = await this.sendIn(tx, command, options);
+    await written;
+    return submitted;
+  }
+
+  /**
+   * `submitIn`, answering as soon as the insert is sent, before the database answers it:
+   * `written` is that answer. The caller sends its own statements beside it and awaits `written`,
+   * or hands it to its transaction's `commitBehind` (the insert is sent already, so COMMIT goes
+   * behind it).
+   */
+  async sendIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void; written: Promise<void> }> {
+    const id = newId<ExecutionId>();
+    if (options.held) return { executionId: id, start: () => undefined, written: insertQueued(this.ctx, tx, id, command, false) };
     const row = newExecutionRow(this.ctx, id, command, true);
     // The row and its recovery job in one statement of the caller's transaction: they commit with
-    // the caller's rows or not at all (decision 051).
-    await insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, await this.recoveryJob(id));
-    return { executionId: id, start: () => this.runner.runOwned(row) };
+    // the caller's rows or not at all (decision 051). The job is built first (no round trip), so the
+    // statement is sent before this answers.
+    const job = await this.recoveryJob(id);
+    return { executionId: id, start: () => this.runner.runOwned(row), written: insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, job) };
   }
 
   /**

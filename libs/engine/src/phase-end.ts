@@ -63,11 +63,14 @@ export async function endWithLastPhase(
             ...collected,
             phase: {
               step: phase.step,
-              save: async (db) => {
-                await appendEvents(db, run.id, phase.events);
-                await consumeRead(db, run.id, phase.outbox.consumed);
-                await applyCommands(ctx, db, run.id, phase.outbox.commands, after);
-              },
+              // Issued in this order without waiting in between (decision 052): the server runs them in
+              // the same order as one after another, and a failure of any fails the end.
+              save: (db) =>
+                Promise.all([
+                  appendEvents(db, run.id, phase.events),
+                  consumeRead(db, run.id, phase.outbox.consumed),
+                  applyCommands(ctx, db, run.id, phase.outbox.commands, after),
+                ]).then(() => undefined),
             },
           });
         }),

@@ -59,4 +59,29 @@ describe('recovery jobs', () => {
     committed.start();
     expect(await t.engine.waitForEnd(committed.executionId)).toBe('completed');
   });
+
+  it('[EXE-08] sendIn answers once its insert is sent: a COMMIT written right behind it keeps row and job, and a failure beside it leaves neither', async () => {
+    const sent = await withTransaction(t.pool, async (tx, commitBehind) => {
+      const submitted = await t.engine.sendIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false });
+      commitBehind(submitted.written);
+      return submitted;
+    });
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [sent.executionId])).toHaveLength(1);
+    expect(await jobsOf(sent.executionId)).toBe(1);
+    sent.start();
+    expect(await t.engine.waitForEnd(sent.executionId)).toBe('completed');
+
+    // Sent after the work returned, the insert would run after the COMMIT, outside the block, and be kept.
+    let executionId = '';
+    await expect(
+      withTransaction(t.pool, async (tx, commitBehind) => {
+        const submitted = await t.engine.sendIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false });
+        executionId = submitted.executionId;
+        commitBehind(submitted.written);
+        commitBehind(tx.query('SELECT 1 / 0'));
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [executionId])).toEqual([]);
+    expect(await jobsOf(executionId)).toBe(0);
+  });
 });

@@ -64,8 +64,8 @@ const withJobNames = new Map<string, string>();
  */
 export async function insertExecutionWithJob(db: Queryable, row: NewExecution, leaseSeconds: number | null, job: AdvanceJobInsert): Promise<void> {
   if (!/^\s*INSERT\s/i.test(job.text)) {
-    await db.query(job.text, [job.payload]);
-    await insertExecution(db, row, leaseSeconds);
+    // Both sent at once, in this order: a caller may write COMMIT right behind them (CommitBehind).
+    await Promise.all([db.query(job.text, [job.payload]), insertExecution(db, row, leaseSeconds)]);
     return;
   }
   let name = withJobNames.get(job.text);

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type ExecutionId, type MemberCaller } from '@openbot/domain';
+import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
 import { checkAdmission } from '../../billing/admission';
 import { anyLimitSql } from '../../billing/budget-usage';
@@ -120,30 +120,31 @@ export async function admitInput(
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
   let newTurn: { readonly seq: number; readonly state: 'queued' | 'running' } | null = null;
-  /** Its execution's insert: sent side by side with the message's statement (one round trip, not two). */
+  /** Its execution's insert: sent before the message's statement, without waiting for its answer (one round trip, not two). */
   let submitting: Promise<unknown> = Promise.resolve();
   const messageId = newId();
   if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
     admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
   } else {
     const turnId = newId();
-    const executionId = newId<ExecutionId>();
     const held = active !== null;
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
-    submitting = engine
-      .submitIn(
-        tx,
-        {
-          ...TURN.command(turnInput),
-          scope: { ...scope, organizationId: input.organizationId },
-          resource: { type: 'turn', id: turnId },
-          identity: input.identity(chat.bot_id),
-        },
-        { held, executionId },
-      )
-      .then((submitted) => (start = submitted.start));
+    // Answers once the insert is sent: every statement of the admission is out before it returns,
+    // so a COMMIT written behind them (commitBehind) never overtakes one.
+    const submitted = await engine.sendIn(
+      tx,
+      {
+        ...TURN.command(turnInput),
+        scope: { ...scope, organizationId: input.organizationId },
+        resource: { type: 'turn', id: turnId },
+        identity: input.identity(chat.bot_id),
+      },
+      { held },
+    );
+    start = submitted.start;
+    submitting = submitted.written;
     newTurn = { seq: chat.last_turn_seq + 1, state: held ? 'queued' : 'running' };
-    admission = { messageId, turnId, executionId, admission: held ? 'queued' : 'started' };
+    admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
   }
   const admitting = tx.query({
     name: 'chats.admit_input',
@@ -182,7 +183,7 @@ export async function admitInput(
       });
   // Independent rows of one transaction: a failure of any fails the whole admission, as before.
   const written = Promise.all([submitting, admitting, remembering]).then(() => undefined);
-  return { admission, start: () => start(), written };
+  return { admission, start, written };
 }
 
 /**

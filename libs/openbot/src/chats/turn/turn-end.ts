@@ -16,12 +16,22 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   const { tx } = context;
   // One statement: whatever way the Turn ended, no call of it runs any more, so its holds go
   // (USE-03); and it leaves no approval to decide (cancelled, failed, or past its limit), so a late yes runs nothing.
-  const cancelled = await tx.query(
-    `WITH holds AS (UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL)
-     UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
-     RETURNING id, organization_id, call_id, tool_name`,
-    [context.executionId],
-  );
+  // The Chat's statement below goes out beside it, without waiting (decision 052): the server still runs them in this order.
+  const [cancelled, locked] = await Promise.all([
+    tx.query(
+      `WITH holds AS (UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL)
+       UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
+       RETURNING id, organization_id, call_id, tool_name`,
+      [context.executionId],
+    ),
+    // One statement: the Chat's row lock first (its init plan runs before the update), then the Turn ends.
+    tx.query(
+      `WITH c AS (SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE),
+            e AS (UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $2 AND state <> 'ended' AND (SELECT count(*) FROM c) >= 0 RETURNING id)
+       SELECT c.active_turn_id, c.closed_at, EXISTS (SELECT 1 FROM e) AS ended FROM c`,
+      [state.chatId, state.turnId],
+    ),
+  ]);
   // Every decision is audited: these by the platform, for the Turn that ended.
   for (const row of cancelled.rows as Array<{ id: string; organization_id: string; call_id: string; tool_name: string }>) {
     await tx.query(
@@ -30,15 +40,7 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
       [newId(), row.organization_id, row.id, JSON.stringify({ executionId: context.executionId, callId: row.call_id, toolName: row.tool_name, turnOutcome: context.outcome })],
     );
   }
-  // One statement: the Chat's row lock first (its init plan runs before the update), then the Turn ends.
-  const chat = (
-    await tx.query(
-      `WITH c AS (SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE),
-            e AS (UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $2 AND state <> 'ended' AND (SELECT count(*) FROM c) >= 0 RETURNING id)
-       SELECT c.active_turn_id, c.closed_at, EXISTS (SELECT 1 FROM e) AS ended FROM c`,
-      [state.chatId, state.turnId],
-    )
-  ).rows[0] as { active_turn_id: string | null; closed_at: Date | null; ended: boolean } | undefined;
+  const chat = locked.rows[0] as { active_turn_id: string | null; closed_at: Date | null; ended: boolean } | undefined;
   if (chat === undefined || !chat.ended || chat.active_turn_id !== state.turnId) return;
 
   // Steering input the Turn did not read is looked for only when it can carry over: an open Chat, a completed Turn.
