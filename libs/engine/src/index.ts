@@ -3,6 +3,7 @@ export * from './json';
 export * from './workflow';
 export * from './phase-services';
 export * from './engine';
+export * from './engine-api';
 export * from './ports';
 export * from './fault-points';
 export * from './call-log';
