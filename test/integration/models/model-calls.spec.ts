@@ -243,6 +243,9 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     );
     const { executionId } = await submit(t.engine, 'Summarize again');
     await fake.waitForRequests(1);
+    // A's `model.started` is stored before the takeover: written after it, the write would meet the
+    // new generation and close A's gate at once (A would close its own attempt before B finds it).
+    await eventually(async () => (await collect(t.engine, executionId)).some((e) => e.type === 'model.started'), "node A's model.started to be stored");
     await forceTakeover(t.database, b.engine, executionId, 1);
     expect(await b.engine.waitForEnd(executionId)).toBe('completed');
     expect(await b.engine.result(executionId)).toBe('fresh');
