@@ -3,6 +3,19 @@ import { withConnection, withTransaction } from '../../../libs/engine/src/tx';
 import { Database, type Sql } from '../../../libs/openbot/src/database/sql';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
+/** A pipelining pool of one connection whose socket writes are kept, as text, in `written` (pg writes each statement's messages with one). */
+function watchedPool(url: string): { pool: Pool; written: string[] } {
+  const pool = new Pool({ connectionString: url, max: 1, pipeline: true });
+  const written: string[] = [];
+  pool.on('connect', (client) => {
+    const stream = (client as unknown as { connection: { stream: { _write: (chunk: Buffer, ...a: unknown[]) => void; _writev: (chunks: Array<{ chunk: Buffer }>, ...a: unknown[]) => void } } }).connection.stream;
+    const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)];
+    stream._write = (chunk, ...a) => (written.push(chunk.toString('latin1')), write(chunk, ...a));
+    stream._writev = (chunks, ...a) => (written.push(chunks.map((c) => c.chunk.toString('latin1')).join('')), writev(chunks, ...a));
+  });
+  return { pool, written };
+}
+
 /** The one query helper of libs/openbot (docs/decisions/023): typed rows, no TypeORM result shapes. */
 describe('the query helper on PostgreSQL', () => {
   let database: TestDatabase;
@@ -64,28 +77,20 @@ describe('the query helper on PostgreSQL', () => {
   });
 
   it('sends statements issued side by side in one socket write: a transaction\'s BEGIN with its first statement, reads sent together', async () => {
-    const counted = new Pool({ connectionString: database.url, max: 1, pipeline: true });
-    let writes = 0;
-    counted.on('connect', (client) => {
-      // Every socket write of the connection, whatever its size: pg writes each statement's messages with one.
-      const stream = (client as unknown as { connection: { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } } }).connection.stream;
-      const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)];
-      stream._write = (...a) => (writes++, write(...a));
-      stream._writev = (...a) => (writes++, writev(...a));
-    });
+    const { pool: counted, written } = watchedPool(database.url);
     try {
       await counted.query('SELECT 1');
-      writes = 0;
+      written.length = 0;
       await withTransaction(counted, async (tx) => {
         await tx.query(`INSERT INTO probe (id, name) VALUES (20, 'together')`);
         await tx.query(`UPDATE probe SET name = 'after' WHERE id = 20`);
       });
       // BEGIN with the INSERT, then the UPDATE, then COMMIT.
-      expect(writes).toBe(3);
-      writes = 0;
+      expect(written).toHaveLength(3);
+      written.length = 0;
       const reads = await withConnection(counted, (client) => Promise.all([1, 2, 3].map((n) => client.query<{ n: number }>('SELECT $1::int AS n', [n]))));
       expect(reads.map((r) => r.rows[0]!.n)).toEqual([1, 2, 3]);
-      expect(writes).toBe(1);
+      expect(written).toHaveLength(1);
       expect(await db.one('SELECT name FROM probe WHERE id = 20')).toEqual({ name: 'after' });
     } finally {
       await counted.end();
@@ -93,15 +98,7 @@ describe('the query helper on PostgreSQL', () => {
   });
 
   it('writes COMMIT right behind statements handed to commitBehind, before they are answered, and keeps their rows', async () => {
-    const watched = new Pool({ connectionString: database.url, max: 1, pipeline: true });
-    const written: string[] = [];
-    watched.on('connect', (client) => {
-      // What each socket write carries: the simple-query COMMIT is a 'Q' message with its text.
-      const stream = (client as unknown as { connection: { stream: { _write: (chunk: Buffer, ...a: unknown[]) => void; _writev: (chunks: Array<{ chunk: Buffer }>, ...a: unknown[]) => void } } }).connection.stream;
-      const [write, writev] = [stream._write.bind(stream), stream._writev.bind(stream)];
-      stream._write = (chunk, ...a) => (written.push(chunk.toString('latin1')), write(chunk, ...a));
-      stream._writev = (chunks, ...a) => (written.push(chunks.map((c) => c.chunk.toString('latin1')).join('')), writev(chunks, ...a));
-    });
+    const { pool: watched, written } = watchedPool(database.url);
     try {
       let commitWrittenBeforeAnswer: boolean | null = null;
       const answer = await withTransaction(watched, async (tx, commitBehind) => {
@@ -126,8 +123,8 @@ describe('the query helper on PostgreSQL', () => {
     await expect(
       db.transaction(async (tx) => {
         await tx.count(`INSERT INTO probe (id, name) VALUES (40, 'lost')`);
-        tx.commitBehind!(tx.count(`INSERT INTO probe (id, name) VALUES (1, 'duplicate')`));
-        tx.commitBehind!(tx.count(`INSERT INTO probe (id, name) VALUES (41, 'lost too')`));
+        tx.commitBehind(tx.count(`INSERT INTO probe (id, name) VALUES (1, 'duplicate')`));
+        tx.commitBehind(tx.count(`INSERT INTO probe (id, name) VALUES (41, 'lost too')`));
       }),
     ).rejects.toMatchObject({ code: '23505', constraint: 'probe_pkey' });
     expect(await db.rows('SELECT id FROM probe WHERE id IN (40, 41)')).toEqual([]);

@@ -11,11 +11,7 @@ export type Statement = string | QueryConfig;
  * and the usage helpers' `(db: Queryable)` functions take it as they are.
  */
 export class Sql implements Queryable {
-  constructor(
-    private readonly db: Queryable,
-    /** In a transaction: statements whose answers are not waited for, with `COMMIT` written behind them (CommitBehind). */
-    readonly commitBehind?: CommitBehind,
-  ) {}
+  constructor(private readonly db: Queryable) {}
 
   /** Every row the statement answers. */
   async rows<T = Record<string, unknown>>(statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
@@ -48,7 +44,17 @@ export class Database extends Sql {
   }
 
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    return withTransaction(this.pool, (client, commitBehind) => work(new Sql(client, commitBehind)));
+  transaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, (client, commitBehind) => work(new TransactionSql(client, commitBehind)));
+  }
+}
+
+/** The statements of one transaction, and the statements it hands on unanswered with `COMMIT` written behind them (CommitBehind). */
+export class TransactionSql extends Sql {
+  constructor(
+    db: Queryable,
+    readonly commitBehind: CommitBehind,
+  ) {
+    super(db);
   }
 }

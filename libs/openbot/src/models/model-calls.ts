@@ -10,7 +10,9 @@ import { Database } from '../database/sql';
 import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
-import { ModelRegistry, type ResolvedModel } from './model-registry';
+import { ModelRegistry, type ModelReadAhead } from './model-registry';
+
+export type { ModelReadAhead };
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 
 /** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
@@ -87,12 +89,6 @@ export interface ModelCallRequest {
    * e.g. a Turn reads its files' bytes here, so they are never saved with the call (decision 036).
    */
   readonly prepareMessages?: () => Promise<readonly ChatMessage[]>;
-}
-
-/** A Chat's Bot's model and its provider (null: the provider does not exist), read ahead of a call (ModelCalls.readAhead). */
-export interface ModelReadAhead {
-  readonly model: string;
-  readonly resolved: ResolvedModel | null;
 }
 
 /**

@@ -46,6 +46,12 @@ const PROVIDER_COLUMNS = `p.id, p.kind, p.base_url AS "baseUrl", p.api_key_recor
   s.purpose AS "keyPurpose", s.key_id AS "keySealedWith", s.data AS "keyData"`;
 const KEY_RECORD = 'LEFT JOIN sealed_records s ON s.id = p.api_key_record_id';
 
+/** A Chat's Bot's model and its provider (null: the provider does not exist), read ahead of a call (ModelCalls.readAhead). */
+export interface ModelReadAhead {
+  readonly model: string;
+  readonly resolved: ResolvedModel | null;
+}
+
 /** The model's provider is gone (deleted since the Bot was saved): the call cannot be made. */
 export class ModelUnavailable extends ModelFailure {
   constructor(model: string) {
@@ -83,7 +89,7 @@ export class ModelRegistry {
    * own reads of that Bot, so no round trip of its own): `model` is the Bot's model as this read
    * saw it, and `resolved` is null when its provider does not exist.
    */
-  async resolveForChat(db: Queryable, organizationId: string, chatId: string): Promise<{ readonly model: string; readonly resolved: ResolvedModel | null } | null> {
+  async resolveForChat(db: Queryable, organizationId: string, chatId: string): Promise<ModelReadAhead | null> {
     const { rows } = await db.query<ProviderRow & { model: string; found: boolean }>({
       name: 'models.provider_of_chat',
       text: `SELECT b.model, p.id IS NOT NULL AS found, ${PROVIDER_COLUMNS}

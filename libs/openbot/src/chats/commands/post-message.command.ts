@@ -64,7 +64,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
       });
       start = admitted.start;
       // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
-      tx.commitBehind!(admitted.written);
+      tx.commitBehind(admitted.written);
       return admitted.admission;
     });
     start();
