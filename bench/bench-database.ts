@@ -7,9 +7,14 @@ import { MIGRATIONS } from '../migrations';
 /**
  * The database the server benchmarks run on: an embedded PostgreSQL with default settings in
  * `work/pg`, and a database `bench` migrated to the current schema. Stop `cluster` when done.
+ * `statements` (the diagnostic `BENCH_PG_STATEMENTS=1`) loads pg_stat_statements, for `statementLines`.
  */
-export async function startBenchDatabase(work: string): Promise<{ cluster: EmbeddedPostgres; url: string }> {
-  const cluster = new EmbeddedPostgres({ dir: join(work, 'pg'), ephemeral: true, settings: { max_connections: '200' } });
+export async function startBenchDatabase(work: string, options: { statements?: boolean } = {}): Promise<{ cluster: EmbeddedPostgres; url: string }> {
+  const cluster = new EmbeddedPostgres({
+    dir: join(work, 'pg'),
+    ephemeral: true,
+    settings: { max_connections: '200', ...(options.statements === true ? { shared_preload_libraries: 'pg_stat_statements' } : {}) },
+  });
   await cluster.start();
   try {
     const admin = new Client({ connectionString: cluster.socketUrl() });
@@ -19,6 +24,7 @@ export async function startBenchDatabase(work: string): Promise<{ cluster: Embed
     const url = cluster.socketUrl('bench');
     const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
     await migrate(dataSource);
+    if (options.statements === true) await dataSource.query('CREATE EXTENSION pg_stat_statements');
     await dataSource.destroy();
     return { cluster, url };
   } catch (error) {

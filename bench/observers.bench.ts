@@ -15,8 +15,10 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { Client } from 'pg';
 import { startBenchDatabase } from './bench-database';
 import { FakeModelServer } from './fake-model';
+import { statementLines } from './pg-statements';
 import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
@@ -27,11 +29,13 @@ const CLIENTS = join(__dirname, 'observer-clients.js');
 const TICKS_PER_S = 100;
 /** Extra Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to find where its CPU goes. */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+/** Diagnostic only (changes the database settings): the statements per Turn, admission to end, from pg_stat_statements. */
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-observers-bench-${process.pid}`);
   mkdirSync(work, { recursive: true });
-  const { cluster, url } = await startBenchDatabase(work);
+  const { cluster, url } = await startBenchDatabase(work, { statements: PG_STATEMENTS });
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
   try {
@@ -46,6 +50,9 @@ async function main(): Promise<number> {
     const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Observed bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
     const chats = await Promise.all(Array.from({ length: TURNS }, () => api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)));
 
+    const stats = PG_STATEMENTS ? new Client({ connectionString: url }) : null;
+    await stats?.connect();
+    await stats?.query('SELECT pg_stat_statements_reset()');
     const rssStart = server.memory().rssMb;
     const serverCpuStart = cpuSeconds(server.pid);
     const admitted = await Promise.all(chats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `observed ${k}` }, 202)));
@@ -69,6 +76,11 @@ async function main(): Promise<number> {
     );
     const types = Object.entries(result.byType).map(([type, lag]) => `${type} n=${lag.n} p50=${lag.p50.toFixed(0)} p99=${lag.p99.toFixed(0)}`);
     process.stdout.write(`observers lag by type (ms): ${types.join('  ')}\n`);
+    if (stats !== null) {
+      const lines = await statementLines(async (sql) => (await stats.query<{ query: string; calls: string; mean_ms: number }>(sql)).rows, TURNS, 'turn', 30);
+      for (const line of lines) process.stdout.write(`${line}\n`);
+      await stats.end();
+    }
     process.stdout.write(`targets: delivery_lag_ms p99<=50 (${result.p99 <= 50 ? 'met' : 'MISSED'}) rss_growth_mb<=150 (${peak - rssStart <= 150 ? 'met' : 'MISSED'})\n`);
     return result.failed === 0 ? 0 : 1;
   } finally {

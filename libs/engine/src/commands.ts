@@ -9,6 +9,7 @@ import { aad } from './sealed-json';
 import { pause as pauseSql, selectExecution, selectIdentity } from './sql/executions';
 import type { ExecutionCommands, Json, SubmittedWork } from './workflow';
 import * as signalSql from './sql/signals';
+import type { Statement } from './sql/statement';
 
 /**
  * Commands to other executions inside a caller's transaction (STC-01): `Engine.signal` and
@@ -83,7 +84,7 @@ export type OutgoingCommand =
   | { readonly kind: 'signal'; readonly executionId: string; readonly name: string; readonly payload: Json }
   | { readonly kind: 'cancel'; readonly executionId: string }
   | { readonly kind: 'submit'; readonly executionId: ExecutionId; readonly command: SubmittedWork }
-  | { readonly kind: 'write'; readonly sql: string; readonly params: readonly unknown[] }
+  | { readonly kind: 'write'; readonly sql: string | Statement; readonly params: readonly unknown[] }
   | { readonly kind: 'pause'; readonly executionId: string };
 
 /** The phase's `commands`: collects what it asks for; nothing happens before the checkpoint. */
@@ -116,7 +117,7 @@ export async function applyCommands(ctx: EngineContext, tx: Queryable, fromId: s
       if (requested?.state === 'cancelling') after.notify.push(command.executionId);
       if (requested?.wake === true) after.advance.push(command.executionId);
     } else if (command.kind === 'write') {
-      await tx.query(command.sql, [...command.params]);
+      await (typeof command.sql === 'string' ? tx.query(command.sql, [...command.params]) : tx.query({ ...command.sql, values: [...command.params] }));
     } else if (command.kind === 'pause') {
       const row = await selectExecution(tx, command.executionId, true);
       if (row && !isFinal(row.state) && row.state !== 'cancelling' && !row.paused) await tx.query({ ...pauseSql, values: [command.executionId] });

@@ -174,7 +174,7 @@ export async function endExecution(
   if (e.workflow?.end) {
     const endTx: EndTransaction = {
       query: async (sql, params) => {
-        const r = await tx.query(sql, params);
+        const r = await (typeof sql === 'string' ? tx.query(sql, params) : tx.query({ ...sql, values: params }));
         return { rows: r.rows as Array<Record<string, unknown>>, rowCount: r.rowCount };
       },
     };

@@ -3,6 +3,7 @@ import type { Json, ResourceRef } from './json';
 import type { PhaseCalls, PhaseEvents } from './phase-services';
 import type { Clock } from './clock';
 import type { ResourceStack } from './resource-stack';
+import type { Statement } from './sql/statement';
 
 export type { Json, ResourceRef } from './json';
 
@@ -89,8 +90,9 @@ export interface ExecutionCommands {
    * A feature's own row write (an approval request) in the checkpoint's transaction: it commits
    * with the phase's state and emitted events, or not at all (APPR-01). Make it idempotent
    * (`ON CONFLICT DO NOTHING`): a phase run again after a failed checkpoint issues it again.
+   * A `{ name, text }` statement is prepared once per connection (one a hot path writes each step).
    */
-  write(sql: string, params?: readonly unknown[]): void;
+  write(sql: string | Statement, params?: readonly unknown[]): void;
   /**
    * Pauses an execution (TASK-02) in the checkpoint's transaction: the phase's own one to leave it
    * paused for recovery (DLG-01). A running execution waits once its checkpoint is saved; a final
@@ -149,7 +151,8 @@ export interface Phase<S extends Json> {
 
 /** The end checkpoint's own transaction: business rows commit with the end state (STC-01). */
 export interface EndTransaction {
-  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
+  /** A `{ name, text }` statement is prepared once per connection (one every end runs). */
+  query(sql: string | Statement, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
 }
 
 export interface EndContext<S extends Json> {

@@ -7,6 +7,16 @@ import { keyIdOf, secretMatches } from '../api-key-secret';
 /** How stale `last_used_at` may get before a request writes it again: one write a minute per key at most. */
 const LAST_USED_RESOLUTION_SECONDS = 60;
 
+/** Every request with an API key reads it: prepared once per connection, not parsed and planned each time. */
+const READ_KEY = {
+  name: 'api_keys.authenticate',
+  text: `SELECT k.secret_hash AS "secretHash", k.organization_id AS "organizationId", k.member_id AS "memberId",
+                m.role, k.scopes, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND m.removed_at IS NULL AS usable,
+                k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2) AS "touch"
+           FROM api_keys k JOIN members m ON m.id = k.member_id
+          WHERE k.id = $1`,
+};
+
 /**
  * Turns a bearer secret into the calling member. Every failure is the same Unauthenticated
  * answer, so a caller learns nothing about which part was wrong.
@@ -32,14 +42,7 @@ export class AuthenticateApiKeyHandler implements ICommandHandler<AuthenticateAp
       scopes: string[] | null;
       usable: boolean;
       touch: boolean;
-    }>(
-      `SELECT k.secret_hash AS "secretHash", k.organization_id AS "organizationId", k.member_id AS "memberId",
-              m.role, k.scopes, k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND m.removed_at IS NULL AS usable,
-              k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2) AS "touch"
-         FROM api_keys k JOIN members m ON m.id = k.member_id
-        WHERE k.id = $1`,
-      [id, LAST_USED_RESOLUTION_SECONDS],
-    );
+    }>({ ...READ_KEY, values: [id, LAST_USED_RESOLUTION_SECONDS] });
     if (row === undefined || !secretMatches(secret, row.secretHash) || !row.usable) throw new Unauthenticated();
     if (row.touch) {
       await this.db.count('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [id]);

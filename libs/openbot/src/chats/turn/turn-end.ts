@@ -18,19 +18,9 @@ export async function endTurn(context: WorkflowEndContext<TurnState>): Promise<v
   // (USE-03); and it leaves no approval to decide (cancelled, failed, or past its limit), so a late yes runs nothing.
   // The Chat's statement below goes out beside it, without waiting (decision 052): the server still runs them in this order.
   const [cancelled, locked] = await Promise.all([
-    tx.query(
-      `WITH holds AS (UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL)
-       UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
-       RETURNING id, organization_id, call_id, tool_name`,
-      [context.executionId],
-    ),
+    tx.query(RELEASE_HOLDS, [context.executionId]),
     // One statement: the Chat's row lock first (its init plan runs before the update), then the Turn ends.
-    tx.query(
-      `WITH c AS (SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE),
-            e AS (UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $2 AND state <> 'ended' AND (SELECT count(*) FROM c) >= 0 RETURNING id)
-       SELECT c.active_turn_id, c.closed_at, EXISTS (SELECT 1 FROM e) AS ended FROM c`,
-      [state.chatId, state.turnId],
-    ),
+    tx.query(LOCK_CHAT_END_TURN, [state.chatId, state.turnId]),
   ]);
   // Every decision is audited: these by the platform, for the Turn that ended.
   for (const row of cancelled.rows as Array<{ id: string; organization_id: string; call_id: string; tool_name: string }>) {
@@ -78,6 +68,43 @@ const startOldestQueued = (chat: string, when = 'true') =>
 const unreadSteering = (turn: string, after: string, when = 'true') =>
   `SELECT id FROM chat_messages WHERE ${when} AND turn_id = ${turn} AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > ${after}::bigint ORDER BY position`;
 
+// Every Turn's end runs these: prepared once per connection, not parsed and planned each time.
+/** A Turn's holds released and its pending approvals cancelled, for execution $1 (one statement). */
+const RELEASE_HOLDS = {
+  name: 'turns.release_holds',
+  text: `WITH holds AS (UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND released_at IS NULL)
+         UPDATE approvals SET state = 'cancelled', decided_at = now() WHERE execution_id = $1 AND state = 'pending'
+         RETURNING id, organization_id, call_id, tool_name`,
+};
+
+/** Chat $1's row lock first (its init plan runs before the update), then Turn $2 ends. */
+const LOCK_CHAT_END_TURN = {
+  name: 'turns.lock_chat_end_turn',
+  text: `WITH c AS (SELECT active_turn_id, closed_at FROM chats WHERE id = $1 FOR UPDATE),
+              e AS (UPDATE chat_turns SET state = 'ended', ended_at = now() WHERE id = $2 AND state <> 'ended' AND (SELECT count(*) FROM c) >= 0 RETURNING id)
+         SELECT c.active_turn_id, c.closed_at, EXISTS (SELECT 1 FROM e) AS ended FROM c`,
+};
+
+const UNREAD_STEERING = { name: 'turns.unread_steering', text: unreadSteering('$1', '$2') };
+
+/** writeReply's one statement: positions taken, messages written and the Chat handed on. */
+const WRITE_REPLY = {
+  name: 'turns.write_reply',
+  text: `WITH steer AS (${unreadSteering('$2', '$10', '$11::boolean')}),
+     n AS (${startOldestQueued('$1', '$12::boolean AND NOT EXISTS (SELECT 1 FROM steer)')}),
+     c AS (
+       UPDATE chats SET last_position = last_position + $3,
+                        active_turn_id = CASE WHEN EXISTS (SELECT 1 FROM steer) THEN active_turn_id ELSE (SELECT id FROM n) END
+        WHERE id = $1 RETURNING last_position
+     ),
+     reply AS (
+       INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
+       SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
+         FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)
+     )
+     SELECT ARRAY(SELECT id FROM steer)::text[] AS steering, (SELECT execution_id FROM n) AS admitted`,
+};
+
 /**
  * The assistant and tool messages of the Turn, in order. A tool call whose result never came
  * (the Turn stopped or failed in between) is left out of its assistant message, so the history
@@ -102,25 +129,13 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
   }
   if (messages.length === 0) {
     if (!steering) return null;
-    const { rows } = await context.tx.query(unreadSteering('$1', '$2'), [state.turnId, state.consumed]);
+    const { rows } = await context.tx.query(UNREAD_STEERING, [state.turnId, state.consumed]);
     const unread = (rows as Array<{ id: string }>).map((row) => row.id);
     return unread.length > 0 ? { steering: unread, admitted: null } : null;
   }
   // The positions are taken, the messages written and the Chat handed on in one statement, under the Chat's row lock endTurn holds.
   const { rows } = await context.tx.query(
-    `WITH steer AS (${unreadSteering('$2', '$10', '$11::boolean')}),
-     n AS (${startOldestQueued('$1', '$12::boolean AND NOT EXISTS (SELECT 1 FROM steer)')}),
-     c AS (
-       UPDATE chats SET last_position = last_position + $3,
-                        active_turn_id = CASE WHEN EXISTS (SELECT 1 FROM steer) THEN active_turn_id ELSE (SELECT id FROM n) END
-        WHERE id = $1 RETURNING last_position
-     ),
-     reply AS (
-       INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
-       SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
-         FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)
-     )
-     SELECT ARRAY(SELECT id FROM steer)::text[] AS steering, (SELECT execution_id FROM n) AS admitted`,
+    WRITE_REPLY,
     [
       state.chatId,
       state.turnId,
