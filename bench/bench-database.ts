@@ -3,6 +3,7 @@ import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';
+import { stopOnInterrupt } from './interrupt';
 
 /**
  * The database the server benchmarks run on: an embedded PostgreSQL with default settings in
@@ -15,6 +16,7 @@ export async function startBenchDatabase(work: string, options: { statements?: b
     ephemeral: true,
     settings: { max_connections: '200', ...(options.statements === true ? { shared_preload_libraries: 'pg_stat_statements' } : {}) },
   });
+  stopOnInterrupt(() => cluster.stop());
   await cluster.start();
   try {
     const admin = new Client({ connectionString: cluster.socketUrl() });

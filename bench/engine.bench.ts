@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Pool } from 'pg';
 import { MIGRATIONS } from '../migrations';
+import { stopOnInterrupt } from './interrupt';
 import { statementLines } from './pg-statements';
 
 const W = Number(process.env.BENCH_W ?? 500);
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   const cluster = new EmbeddedPostgres({ dir: join(tmpdir(), `openbot-bench-${process.pid}`), ephemeral: true,
     settings: { max_connections: '200', ...(PG_STATEMENTS ? { shared_preload_libraries: 'pg_stat_statements' } : {}) },
   });
+  stopOnInterrupt(() => cluster.stop());
   await cluster.start();
   try {
     const admin = new Client({ connectionString: cluster.socketUrl() });

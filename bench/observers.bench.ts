@@ -18,6 +18,7 @@ import type { Writable } from 'node:stream';
 import { Client } from 'pg';
 import { startBenchDatabase } from './bench-database';
 import { FakeModelServer } from './fake-model';
+import { stopOnInterrupt } from './interrupt';
 import { statementLines } from './pg-statements';
 import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
 
@@ -105,6 +106,7 @@ interface ClientsResult {
 function runClients(job: Record<string, unknown>, connected: (input: Writable) => Promise<void>): Promise<ClientsResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLIENTS], { stdio: ['pipe', 'pipe', 'inherit'] });
+    stopOnInterrupt(async () => void (child.exitCode === null && child.kill()));
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { stopOnInterrupt } from './interrupt';
 
 /**
  * The OpenBot server as the benchmarks run it: `dist/apps/server/src/main.js serve` as a child
@@ -81,6 +82,15 @@ export async function startServer(options: ServerOptions): Promise<ServerProcess
       resolve();
     }),
   );
+  /** SIGTERM (the server hands its work over), and SIGKILL if it has not exited within 20 s. */
+  const stop = async (): Promise<void> => {
+    if (exit !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  stopOnInterrupt(stop);
   const read = (file: string): string => readFileSync(file, 'utf8');
   const deadline = Date.now() + 60_000;
   const banner = async (): Promise<string> => {
@@ -116,13 +126,7 @@ export async function startServer(options: ServerOptions): Promise<ServerProcess
       if (exit === null) child.kill(signal);
       await exited;
     },
-    async stop() {
-      if (exit !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop,
   };
 }
 

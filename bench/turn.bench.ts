@@ -15,13 +15,12 @@
  * reply (its `text.delta` texts joined) other than the model's.
  */
 import '../apps/server/src/module-paths';
-import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { MIGRATIONS } from '../migrations';
+import { startBenchDatabase } from './bench-database';
 import { FakeModelServer, nowMs, type ModelTiming } from './fake-model';
 import { statementLines } from './pg-statements';
 import { agent, api, sleep, startServer, type ServerProcess } from './server-process';
@@ -82,26 +81,11 @@ interface DbCounters {
 async function main(): Promise<number> {
   const work = join(tmpdir(), `openbot-turn-bench-${process.pid}`);
   mkdirSync(work, { recursive: true });
-  const cluster = new EmbeddedPostgres({
-    dir: join(work, 'pg'),
-    ephemeral: true,
-    settings: { max_connections: '200', ...(PG_STATEMENTS ? { shared_preload_libraries: 'pg_stat_statements' } : {}) },
-  });
-  await cluster.start();
+  const { cluster, url } = await startBenchDatabase(work, { statements: PG_STATEMENTS });
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
   let sink: Server | null = null;
   try {
-    const admin = new Client({ connectionString: cluster.socketUrl() });
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench');
-    await admin.end();
-    const url = cluster.socketUrl('bench');
-    const dataSource = await createDataSource({ url, migrations: MIGRATIONS, poolSize: 2 }).initialize();
-    await migrate(dataSource);
-    if (PG_STATEMENTS) await dataSource.query('CREATE EXTENSION pg_stat_statements');
-    await dataSource.destroy();
-
     fake = await FakeModelServer.start({ tokens: TOKENS });
     const env: Record<string, string> = {};
     if (METRICS) env.OPENBOT_METRICS_PORT = '0';
