@@ -17,6 +17,7 @@ import { SsoLoginController } from './sso/sso-login.controller';
 import { SsoController } from './sso/sso.controller';
 import { RetentionController } from './retention/retention.controller';
 import { ExecutionsController } from './executions/executions.controller';
+import { OpenEventReads } from './executions/open-event-reads';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { FilesController } from './files/files.controller';
 import { StuckExecutionsController } from './platform/stuck-executions.controller';
@@ -43,6 +44,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,
+    OpenEventReads,
     { provide: APP_FILTER, useExisting: ErrorBoundaryFilter },
     // Guards run in this order: the startup gate first, then authentication.
     { provide: APP_GUARD, useClass: StartupGateGuard },

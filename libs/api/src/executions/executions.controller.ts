@@ -22,6 +22,7 @@ import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
+import { NODE_SHUTDOWN, OpenEventReads } from './open-event-reads';
 import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
 import { ApiPageQuery } from '../shared-page';
 
@@ -38,6 +39,7 @@ export class ExecutionsController {
     @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(ErrorBoundaryFilter) private readonly boundary: ErrorBoundaryFilter,
     @Inject(OpenbotMetrics) private readonly metrics: OpenbotMetrics,
+    @Inject(OpenEventReads) private readonly reads: OpenEventReads,
   ) {}
 
   @Get(':id')
@@ -156,7 +158,8 @@ export class ExecutionsController {
       'without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. ' +
       'Closing a stream never cancels the execution. ' +
       'Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); ' +
-      'an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`): resume it with `Last-Event-ID`.',
+      'an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`) or when its node shuts down: resume it with `Last-Event-ID`. ' +
+      'A long poll that waits when its node shuts down answers at once with the events it has.',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })
@@ -188,14 +191,23 @@ export class ExecutionsController {
   private async longPoll(caller: MemberCaller, id: string, after: number, wait: number, request: FastifyRequest): Promise<EventPageBody> {
     const closed = new AbortController();
     request.raw.once('close', () => closed.abort());
-    const events = await this.available(caller, id, after, closed.signal);
+    const forget = this.reads.track(closed);
+    try {
+      return await this.poll(caller, id, after, wait, closed.signal);
+    } finally {
+      forget();
+    }
+  }
+
+  private async poll(caller: MemberCaller, id: string, after: number, wait: number, closed: AbortSignal): Promise<EventPageBody> {
+    const events = await this.available(caller, id, after, closed);
     if (events.length === 0) {
       // Nothing after the cursor of an execution that has ended: nothing will ever come, so answer
       // `ended` at once instead of waiting. Its state is read first and the log again after, so an
       // end committed between the two reads is answered with its events.
       const { state } = await this.queries.execute(new GetExecution(caller, id));
       if (isFinal(state)) {
-        const last = await this.available(caller, id, after, closed.signal);
+        const last = await this.available(caller, id, after, closed);
         const ended = last.length === 0 || last.some((e) => e.type === 'execution.ended');
         return { events: last as unknown as EventPageBody['events'], next: last.at(-1)?.seq ?? after, ended };
       }
@@ -204,7 +216,7 @@ export class ExecutionsController {
       // Only a poll that waits holds the event-stream caps; one that answers at once is an ordinary request.
       const lease = await this.commands.execute(new OpenEventStream(caller));
       try {
-        const waiting = AbortSignal.any([closed.signal, AbortSignal.timeout(Math.min(wait * 1000, lease.lifetimeMs))]);
+        const waiting = AbortSignal.any([closed, AbortSignal.timeout(Math.min(wait * 1000, lease.lifetimeMs))]);
         const follow = await this.queries.execute(new ObserveExecution(caller, id, after, waiting, true));
         for await (const event of follow) {
           events.push(event);
@@ -214,7 +226,7 @@ export class ExecutionsController {
         await lease.release();
       }
       if (events.length > 0) {
-        const rest = await this.queries.execute(new ObserveExecution(caller, id, events[0]!.seq, closed.signal, false));
+        const rest = await this.queries.execute(new ObserveExecution(caller, id, events[0]!.seq, closed, false));
         for await (const event of rest) {
           events.push(event);
           if (events.length >= MAX_EVENTS_PER_POLL) break;
@@ -249,9 +261,11 @@ export class ExecutionsController {
     const events = await this.queries.execute(new ObserveExecution(caller, id, after, closed.signal, true));
     // After the access check, before the first byte: a refusal is an ordinary 429 answer.
     const lease: EventStreamLease = await this.commands.execute(new OpenEventStream(caller));
+    const forget = this.reads.track(closed);
     try {
       await this.serve(events, closed, lease, request, reply);
     } finally {
+      forget();
       await lease.release(); // idempotent: serve released it already unless it failed before writing
     }
   }
@@ -308,7 +322,7 @@ export class ExecutionsController {
       closed.abort();
       // Released before the end is sent: a client resuming at once finds its slot free.
       await lease.release();
-      if (!raw.destroyed) raw.end(expired ? ': lifetime reached; resume with Last-Event-ID\n\n' : undefined);
+      if (!raw.destroyed) raw.end(expired ? ': lifetime reached; resume with Last-Event-ID\n\n' : closed.signal.reason === NODE_SHUTDOWN ? ': node shutting down; resume with Last-Event-ID\n\n' : undefined);
     }
   }
 }
