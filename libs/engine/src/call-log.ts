@@ -68,9 +68,11 @@ export interface CallOptions {
    */
   readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
   /**
-   * Feature rows that commit with the closing of an attempt an earlier owner left `sending` (it
-   * lost the execution mid-call). That attempt's result may still be saved late (CALL-05): then
-   * `commit` runs for it too, so both must be idempotent by `callId` (USE-04: unknown, then settled).
+   * Feature rows that commit with the closing of an attempt that was sent and never answered:
+   * one an earlier owner left `sending` (it lost the execution mid-call), or one its own gate cut
+   * off (a pause, a cancel, a shutdown, a lost lease). It runs once per attempt, for whichever
+   * closes it first. That attempt's result may still be saved late (CALL-05): then `commit` runs
+   * for it too, so both must be idempotent by `callId` (USE-04: unknown, then settled).
    */
   readonly onAbandonedAttempt?: (tx: Queryable, abandoned: { readonly callId: string; readonly attempt: number }) => Promise<void>;
   /** Runs when a failed attempt is recorded (it may publish a failure event). */
@@ -298,9 +300,11 @@ export class CallLog {
           throw new OutcomeUnknown(callKey);
         }
         if (options.safe && scope.gateClosed) {
-          // Cut off by the gate (a pause, a shutdown, a cancel): this attempt is over, not the call.
-          // No error ID: the run that continues it sends the next attempt under the same key.
-          await this.setStatus(id, 'failed');
+          // Cut off by the gate (a pause, a shutdown, a cancel, a lost lease): this attempt is over,
+          // not the call. No error ID: the run that continues it sends the next attempt under the
+          // same key. It was sent, so it is closed as a new owner would close it (USE-02): once,
+          // by whichever comes first, with what the feature records for an attempt left open.
+          await this.abandon({ id, attempt }, options.onAbandonedAttempt);
           throw error;
         }
         const unsent = notSent(error);
@@ -377,7 +381,7 @@ export class CallLog {
     return errorId;
   }
 
-  private async abandon(row: CallRow, onAbandoned: CallOptions['onAbandonedAttempt']): Promise<void> {
+  private async abandon(row: Pick<CallRow, 'id' | 'attempt'>, onAbandoned: CallOptions['onAbandonedAttempt']): Promise<void> {
     const close = (db: Queryable) =>
       db.query({
         ...callSql.callAbandon,

@@ -281,6 +281,21 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     ]).toContainEqual({ status: first!.status, input_tokens: first!.input_tokens, output_tokens: first!.output_tokens, settled: first!.settled });
     expect(first!.estimated_input_tokens).toBe(ESTIMATE);
   });
+  it('[USE-02] [USE-04] an attempt its own gate cuts off after it sent (here a cancel) is billed unknown with its estimate, once, never left unrecorded', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue(heldStreamReply([chunks.role(), chunks.text('cut'), chunks.finish('stop'), chunks.usage(30, 7)], { holdAfter: 2, release: held }));
+    const { executionId } = await submit(t.engine, 'Summarize, then stop');
+    await fake.waitForRequests(1);
+    await eventually(async () => (await collect(t.engine, executionId)).some((e) => e.type === 'model.started'), 'the attempt to have started');
+    await t.engine.cancel(executionId);
+    expect(await t.engine.waitForEnd(executionId)).toBe('cancelled');
+    release();
+    const calls = await callRows(executionId);
+    expect(calls.map((c) => [c.attempt, c.status])).toEqual([[1, 'failed']]);
+    // The request went out: its tokens may have been used, so it is unknown with its estimate, never zero and never missing.
+    expect((await usage(executionId)).map((u) => [u.call_id, u.status, u.input_tokens, u.output_tokens, u.estimated_input_tokens])).toEqual([[calls[0]!.id, 'unknown', null, null, ESTIMATE]]);
+  });
   it('[PLAT-06] reads a Chat\'s Bot\'s model, its provider and the provider\'s sealed key ahead on the caller\'s connection, within the organization only; a missing provider reads as null', async () => {
     const other = newId();
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'model-calls-other')`, [other]);

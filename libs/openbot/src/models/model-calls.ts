@@ -136,8 +136,8 @@ export class RateLimitWait extends Error {
  *   throws BudgetStop; a rate limit's empty bucket throws RateLimitWait (LIM-01);
  * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
  *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
- *   when no usage came (USE-02) or when a new owner closed the attempt (USE-04), settled once by a
- *   late result;
+ *   when no usage came (USE-02), when a new owner closed the attempt (USE-04), or when its own
+ *   gate cut it off after it sent (a cancel, a pause, a lost lease), settled once by a late result;
  * - the `model.started`, `model.failed` and `model.completed` events.
  */
 @Injectable()
@@ -193,7 +193,7 @@ export class ModelCalls {
             publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
             await publisher.flush();
           },
-          // An attempt an earlier owner left open may still finish late: unknown until it does (USE-04).
+          // An attempt sent and never answered (an earlier owner's, or one its gate cut off) may still finish late: unknown until it does (USE-04).
           onAbandonedAttempt: (tx, abandoned) => usageRecords.recordUnsettled(tx, billing(abandoned.callId, abandoned.attempt)),
           commit: async (tx, saved) => {
             const stepResult = saved.result;
