@@ -1,6 +1,6 @@
 import { Engine } from '@openbot/engine';
 import { TurnHooks, type TurnHookContext } from '@openbot/openbot';
-import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -35,13 +35,19 @@ describe('turn recovery', () => {
       baseUrl: fake.baseUrl,
       tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'unsafe' }],
     });
-    fake.enqueue(toolCallReply('call-1', 'lookup', ['{}'], [10, 2]), textReply(['All done'], [20, 3]));
+    // The model's first answer waits until the fault is armed for this Turn alone: a checkpoint of
+    // any other execution on the node must not take one of its two failures.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const toolCall = [chunks.role(), chunks.toolCallStart(0, 'call-1', 'lookup'), chunks.toolCallArgs(0, '{}'), chunks.finish('tool_calls'), chunks.usage(10, 2)];
+    fake.enqueue(heldStreamReply(toolCall, { holdAfter: 0, release: held }), textReply(['All done'], [20, 3]));
     tools.enqueue(jsonReply(200, { modelOutput: 'result' }));
     const engine = t.app.get(Engine);
-    // The checkpoints of step 1 (model) and step 2 (tool) each fail once, after their call saved its result.
-    engine.faults.arm('checkpoint.before-commit', { kind: 'throw', error: new Error('injected checkpoint failure') }, { times: 2 });
 
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'Go');
+    // The checkpoints of step 1 (model) and step 2 (tool) each fail once, after their call saved its result.
+    engine.faults.arm('checkpoint.before-commit', { kind: 'throw', error: new Error('injected checkpoint failure') }, { times: 2, when: (c) => c.executionId === turn.executionId });
+    release();
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId, 30_000);
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
     const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(chat.secret)).expect(200);
