@@ -1,9 +1,10 @@
 import { newId } from '@openbot/domain';
-import { Engine, type Json, type Workflow } from '@openbot/engine';
+import { Engine, type Workflow } from '@openbot/engine';
 import { get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openSse } from '../support/sse-client';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { ticksWorkflow } from '../support/ticks-workflow';
 
 /**
  * A node's shutdown and its event readers (docs/http-api.md "Executions and events"): two nodes
@@ -14,21 +15,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
 
-/** `k` ticks; after each tick but the last it waits for a `go` signal. */
-const ticks: Workflow<{ [key: string]: Json; n: number; k: number }, { k: number }> = {
-  name: 'e2e.shutdown.ticks',
-  initial: ({ k }) => ({ n: 0, k }),
-  next: (s) => (s.n < s.k ? { phase: 'tick' } : { end: 'completed' }),
-  phases: {
-    tick: {
-      async run({ state, emit }) {
-        const n = state.n + 1;
-        emit('probe.tick', { n });
-        return n < state.k ? { state: { ...state, n }, wait: { signals: ['go'] } } : { state: { ...state, n } };
-      },
-    },
-  },
-};
+const ticks = ticksWorkflow('e2e.shutdown.ticks');
 
 async function listen(t: TestApp): Promise<number> {
   t.app.get(Engine).register(ticks as unknown as Workflow);

@@ -1,9 +1,10 @@
 import { createOpenbotClient, streamEvents } from '@openbot/client';
 import { newId } from '@openbot/domain';
-import { Engine, type Json, type Workflow } from '@openbot/engine';
+import { Engine, type Workflow } from '@openbot/engine';
 import type { AddressInfo } from 'node:net';
 import { openSse, type OpenSse } from '../support/sse-client';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { ticksWorkflow } from '../support/ticks-workflow';
 
 /**
  * The caps on open event streams (docs/decisions/017) through real servers on one PostgreSQL:
@@ -13,21 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;
 
-/** `k` ticks; after each tick but the last it waits for a `go` signal, so it runs as long as the test wants. */
-const ticks: Workflow<{ [key: string]: Json; n: number; k: number }, { k: number }> = {
-  name: 'e2e.limits.ticks',
-  initial: ({ k }) => ({ n: 0, k }),
-  next: (s) => (s.n < s.k ? { phase: 'tick' } : { end: 'completed' }),
-  phases: {
-    tick: {
-      async run({ state, emit }) {
-        const n = state.n + 1;
-        emit('probe.tick', { n });
-        return n < state.k ? { state: { ...state, n }, wait: { signals: ['go'] } } : { state: { ...state, n } };
-      },
-    },
-  },
-};
+const ticks = ticksWorkflow('e2e.limits.ticks');
 
 const auth = (org: Org): Record<string, string> => ({ authorization: `Bearer ${org.secret}` });
 const eventsPath = (id: string): string => `/v1/executions/${id}/events`;
