@@ -9,7 +9,7 @@ import { aad } from './sealed-json';
 import { pause as pauseSql, selectExecution, selectIdentity } from './sql/executions';
 import type { ExecutionCommands, Json, SubmittedWork } from './workflow';
 import * as signalSql from './sql/signals';
-import type { Statement } from './sql/statement';
+import { runStatement, type Statement } from './sql/statement';
 
 /**
  * Commands to other executions inside a caller's transaction (STC-01): `Engine.signal` and
@@ -117,7 +117,7 @@ export async function applyCommands(ctx: EngineContext, tx: Queryable, fromId: s
       if (requested?.state === 'cancelling') after.notify.push(command.executionId);
       if (requested?.wake === true) after.advance.push(command.executionId);
     } else if (command.kind === 'write') {
-      await (typeof command.sql === 'string' ? tx.query(command.sql, [...command.params]) : tx.query({ ...command.sql, values: [...command.params] }));
+      await runStatement(tx, command.sql, [...command.params]);
     } else if (command.kind === 'pause') {
       const row = await selectExecution(tx, command.executionId, true);
       if (row && !isFinal(row.state) && row.state !== 'cancelling' && !row.paused) await tx.query({ ...pauseSql, values: [command.executionId] });

@@ -15,6 +15,7 @@ import * as childSql from './sql/children';
 import * as executionSql from './sql/executions';
 import * as signalSql from './sql/signals';
 import * as timerSql from './sql/timers';
+import { runStatement } from './sql/statement';
 
 type FinalState = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
@@ -174,7 +175,7 @@ export async function endExecution(
   if (e.workflow?.end) {
     const endTx: EndTransaction = {
       query: async (sql, params) => {
-        const r = await (typeof sql === 'string' ? tx.query(sql, params) : tx.query({ ...sql, values: params }));
+        const r = await runStatement(tx, sql, params ?? []);
         return { rows: r.rows as Array<Record<string, unknown>>, rowCount: r.rowCount };
       },
     };

@@ -1,3 +1,6 @@
+import type { QueryResult } from 'pg';
+import type { Queryable } from '../ports';
+
 /**
  * A named prepared statement of the engine (docs/architecture.md: the hot path avoids ORM
  * overhead). node-pg prepares a name once per connection and refuses the same name with another
@@ -7,4 +10,9 @@
 export interface Statement {
   readonly name: string;
   readonly text: string;
+}
+
+/** Runs a feature's statement: plain text, or a named one prepared once per connection. */
+export function runStatement(db: Queryable, sql: string | Statement, values: unknown[]): Promise<QueryResult> {
+  return typeof sql === 'string' ? db.query(sql, values) : db.query({ ...sql, values });
 }
