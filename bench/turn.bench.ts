@@ -343,7 +343,8 @@ function report(
   const other = cpu.machineBusy - cpu.server - cpu.bench - cpu.postgres;
   process.stdout.write(
     `turn cpu (s over ${wallS.toFixed(1)} s, ${cpu.cores} cores): server=${cpu.server.toFixed(1)} postgres=${cpu.postgres.toFixed(1)} ` +
-      `bench(fake model+client)=${cpu.bench.toFixed(1)} other=${Math.max(0, other).toFixed(1)} machine_busy=${((100 * cpu.machineBusy) / cpu.machineTotal).toFixed(0)}%\n`,
+      `bench(fake model+client)=${cpu.bench.toFixed(1)} other=${Math.max(0, other).toFixed(1)} machine_busy=${((100 * cpu.machineBusy) / cpu.machineTotal).toFixed(0)}% ` +
+      `per_turn_ms server=${((cpu.server * 1000) / N).toFixed(1)} (target <=15) postgres=${((cpu.postgres * 1000) / N).toFixed(1)}\n`,
   );
   process.stdout.write(`turn rows/turn by table: ${tables.map(([table, n]) => `${table}=${n.toFixed(2)}`).join(' ')}\n`);
 }
