@@ -11,9 +11,9 @@ import { OpenbotMetrics } from '../metrics/openbot-metrics';
 import { usageHolds } from '../usage/usage-holds';
 import { usageRecords, type UsageCall } from '../usage/usage-records';
 import { ModelRegistry, type ModelReadAhead } from './model-registry';
+import type { ModelProviderKind } from '../model-providers/model-provider-view';
 
 export type { ModelReadAhead };
-import type { ModelProviderKind } from '../model-providers/model-provider-view';
 
 /** The file parts the adapter of a provider kind sends natively: what a message's files may be (decision 036). */
 export function filePartsOf(kind: ModelProviderKind): readonly FilePartType[] {
