@@ -43,8 +43,10 @@ describe('App sessions (legacy Streamable HTTP)', () => {
   });
 
   beforeAll(async () => {
-    // A lost answer counts after 3 s; an unused session closes after 3 s; leases of 2 s are renewed every ~0.7 s.
-    t = await startTestApp({ env: { OPENBOT_APP_CALL_TIMEOUT: '3', OPENBOT_APP_SESSION_IDLE_SECONDS: '3', OPENBOT_LEASE_SECONDS: '2' } });
+    // A lost answer counts after 3 s; leases of 2 s are renewed every ~0.7 s. An unused session closes after 10 s:
+    // long enough that a test which reads a session still open after its Turn ends (or reuses it in the next Turn)
+    // never races the idle close on a loaded CI host, short enough for the test that waits for that close.
+    t = await startTestApp({ env: { OPENBOT_APP_CALL_TIMEOUT: '3', OPENBOT_APP_SESSION_IDLE_SECONDS: '10', OPENBOT_LEASE_SECONDS: '2' } });
     fake = await FakeOpenAiServer.start();
   });
   beforeEach(async () => {
@@ -113,7 +115,7 @@ describe('App sessions (legacy Streamable HTTP)', () => {
     await until(async () => ((await scopes(chat.connectionId))[0]!.lease_until.getTime() > leased ? true : undefined), 'the scope lease renewed');
 
     // Unused for the idle time, the session is ended with DELETE and the close result stored (RES-06).
-    await until(async () => ((await scopes(chat.connectionId))[0]!.close_result !== null ? true : undefined), 'the idle scope closed');
+    await until(async () => ((await scopes(chat.connectionId))[0]!.close_result !== null ? true : undefined), 'the idle scope closed', 30_000);
     expect((await scopes(chat.connectionId))[0]!.close_result).toEqual({ kind: 'deleted', sessionId: sessions[0] });
     expect(server.requests.slice(from).filter((r) => r.method === 'DELETE').map((r) => r.sessionId)).toEqual([sessions[0]]);
     expect(server.openSessions()).toBe(0);
