@@ -39,6 +39,7 @@ async function main(): Promise<number> {
   const { cluster, url } = await startBenchDatabase(work, { statements: PG_STATEMENTS });
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
+  let stats: Client | null = null;
   try {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -51,8 +52,10 @@ async function main(): Promise<number> {
     const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Observed bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
     const chats = await Promise.all(Array.from({ length: TURNS }, () => api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)));
 
-    const stats = PG_STATEMENTS ? new Client({ connectionString: url }) : null;
-    await stats?.connect();
+    if (PG_STATEMENTS) {
+      stats = new Client({ connectionString: url });
+      await stats.connect();
+    }
     await stats?.query('SELECT pg_stat_statements_reset()');
     const rssStart = server.memory().rssMb;
     const serverCpuStart = cpuSeconds(server.pid);
@@ -78,13 +81,15 @@ async function main(): Promise<number> {
     const types = Object.entries(result.byType).map(([type, lag]) => `${type} n=${lag.n} p50=${lag.p50.toFixed(0)} p99=${lag.p99.toFixed(0)}`);
     process.stdout.write(`observers lag by type (ms): ${types.join('  ')}\n`);
     if (stats !== null) {
-      const lines = await statementLines(async (sql) => (await stats.query<{ query: string; calls: string; mean_ms: number }>(sql)).rows, TURNS, 'turn', 30);
+      const client = stats;
+      const lines = await statementLines(async (sql) => (await client.query<{ query: string; calls: string; mean_ms: number }>(sql)).rows, TURNS, 'turn', 30);
       for (const line of lines) process.stdout.write(`${line}\n`);
-      await stats.end();
     }
     process.stdout.write(`targets: delivery_lag_ms p99<=50 (${result.p99 <= 50 ? 'met' : 'MISSED'}) rss_growth_mb<=150 (${peak - rssStart <= 150 ? 'met' : 'MISSED'})\n`);
     return result.failed === 0 ? 0 : 1;
   } finally {
+    // Closed on every path, also when the bench fails before printing.
+    await stats?.end().catch(() => undefined);
     agent.destroy();
     await server?.stop();
     await fake?.close();

@@ -292,10 +292,8 @@ export class ExecutionsController {
     const keepalive = setInterval(() => {
       if (!raw.destroyed) raw.write(': keepalive\n\n');
     }, KEEPALIVE_MS);
-    let expired = false;
     const lifetime = setTimeout(() => {
-      expired = true;
-      closed.abort();
+      closed.abort(LIFETIME_REACHED);
       if (raw.writableNeedDrain) raw.destroy();
     }, lease.lifetimeMs);
     try {
@@ -322,10 +320,19 @@ export class ExecutionsController {
       closed.abort();
       // Released before the end is sent: a client resuming at once finds its slot free.
       await lease.release();
-      if (!raw.destroyed) raw.end(expired ? ': lifetime reached; resume with Last-Event-ID\n\n' : closed.signal.reason === NODE_SHUTDOWN ? ': node shutting down; resume with Last-Event-ID\n\n' : undefined);
+      // The first reason to stop wins; a stream the server ends tells the client to resume.
+      if (!raw.destroyed) raw.end(CLOSING_COMMENTS.get(closed.signal.reason));
     }
   }
 }
+
+/** The abort reason of a stream that reached its lifetime (the lease's `lifetimeMs`). */
+const LIFETIME_REACHED = Symbol('stream lifetime reached');
+/** The last words of a stream the server ends, by abort reason; a client that closed gets none. */
+const CLOSING_COMMENTS = new Map<unknown, string>([
+  [LIFETIME_REACHED, ': lifetime reached; resume with Last-Event-ID\n\n'],
+  [NODE_SHUTDOWN, ': node shutting down; resume with Last-Event-ID\n\n'],
+]);
 
 function parseCursor(value: string | undefined, path: string): number {
   if (value === undefined || value === '') return 0;
