@@ -19,6 +19,23 @@ export interface BufferedEvent {
   readonly seq: number;
   readonly type: string;
 }
+/** One local wait: settled by a wake-up, by its reader, or by the sweep once `until` passed. */
+interface EventWaiter {
+  readonly executionId: string;
+  readonly until: number;
+  readonly settle: (why: 'woken' | 'timeout') => void;
+}
+
+/** The events this node handed over for one execution, kept while its local readers wait. */
+interface RecentEvents {
+  readonly events: BufferedEvent[];
+  linger: NodeJS.Timeout | null;
+  lastWaitEndedAt: number;
+  unbufferedAt: number;
+}
+
+/** How often the open waits' fallback polls are checked: a poll is due at most this much late. */
+const SWEEP_MS = 250;
 export const SIGNALS_CHANNEL = 'openbot_signals';
 const MAX_PAYLOAD = 7_000;
 
@@ -30,9 +47,11 @@ const MAX_PAYLOAD = 7_000;
 export class NodeListener {
   private client: Client | null = null;
   private stopped = false;
-  private readonly eventWaiters = new Map<string, Set<() => void>>();
+  private readonly eventWaiters = new Map<string, Set<EventWaiter>>();
+  /** Checks the waits' fallback polls while any wait is open. */
+  private sweep: NodeJS.Timeout | null = null;
   /** Events this node committed, for its own readers of the same execution: they skip a read. */
-  private readonly recentEvents = new Map<string, { events: BufferedEvent[]; linger: NodeJS.Timeout | null; unbufferedAt: number }>();
+  private readonly recentEvents = new Map<string, RecentEvents>();
   /** Counts wake-ups the buffer does not account for: events committed by another path or node. */
   private tick = 0;
   private signalHandler: (executionId: string) => void = () => undefined;
@@ -66,29 +85,40 @@ export class NodeListener {
    * reader found something to do, or was closed; cheaper than an AbortController per wait).
    */
   waitForEvents(executionId: string, timeoutMs: number): EventWait {
-    let stop: () => void = () => undefined;
-    const woken = new Promise<'woken' | 'timeout'>((resolve) => {
-      let waiters = this.eventWaiters.get(executionId);
-      if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
-      let why: 'woken' | 'timeout' = 'woken';
-      const done = (): void => {
-        clearTimeout(timer);
-        const set = this.eventWaiters.get(executionId);
-        set?.delete(done);
-        if (set?.size === 0) {
-          this.eventWaiters.delete(executionId);
-          this.scheduleForget(executionId);
-        }
-        resolve(why);
-      };
-      const timer = setTimeout(() => {
-        why = 'timeout';
-        done();
-      }, timeoutMs);
-      waiters.add(done);
-      stop = done;
-    });
-    return { woken, stop: () => stop() };
+    let settle!: (why: 'woken' | 'timeout') => void;
+    const woken = new Promise<'woken' | 'timeout'>((resolve) => (settle = resolve));
+    const waiter: EventWaiter = { executionId, until: performance.now() + timeoutMs, settle };
+    let waiters = this.eventWaiters.get(executionId);
+    if (!waiters) this.eventWaiters.set(executionId, (waiters = new Set()));
+    waiters.add(waiter);
+    this.sweep ??= setInterval(() => this.timeOut(), SWEEP_MS);
+    return { woken, stop: () => this.release(waiter, 'woken') };
+  }
+
+  /** Ends one wait: the reader stopped waiting, or its fallback poll is due. */
+  private release(waiter: EventWaiter, why: 'woken' | 'timeout'): void {
+    const waiters = this.eventWaiters.get(waiter.executionId);
+    if (waiters?.delete(waiter) === true && waiters.size === 0) this.noWaiters(waiter.executionId);
+    waiter.settle(why);
+  }
+
+  /** The last local wait for `executionId` ended: its buffered events linger a while, then go. */
+  private noWaiters(executionId: string): void {
+    this.eventWaiters.delete(executionId);
+    this.scheduleForget(executionId);
+    if (this.eventWaiters.size === 0 && this.sweep !== null) {
+      clearInterval(this.sweep);
+      this.sweep = null;
+    }
+  }
+
+  /**
+   * The fallback polls due: one node-wide timer checks every wait a few times a second, instead of
+   * a timer per wait (a thousand readers of streaming Turns start and end a wait at every publish tick).
+   */
+  private timeOut(): void {
+    const now = performance.now();
+    for (const waiters of [...this.eventWaiters.values()]) for (const waiter of waiters) if (now >= waiter.until) this.release(waiter, 'timeout');
   }
 
   /**
@@ -99,7 +129,7 @@ export class NodeListener {
     let recent = this.recentEvents.get(executionId);
     if (recent === undefined) {
       if (!this.eventWaiters.has(executionId)) return;
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null, unbufferedAt: 0 }));
+      this.recentEvents.set(executionId, (recent = { events: [], linger: null, lastWaitEndedAt: 0, unbufferedAt: 0 }));
     }
     recent.events.push(...events);
     if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
@@ -136,12 +166,21 @@ export class NodeListener {
   private scheduleForget(executionId: string): void {
     const recent = this.recentEvents.get(executionId);
     if (recent === undefined) return;
-    if (recent.linger) clearTimeout(recent.linger);
-    recent.linger = setTimeout(() => {
-      if (!this.eventWaiters.has(executionId)) this.recentEvents.delete(executionId);
-      else recent.linger = null;
-    }, RECENT_LINGER_MS);
-    recent.linger.unref();
+    recent.lastWaitEndedAt = performance.now();
+    // One linger timer per buffer, armed again at its end while waits keep ending (no timer churn per wait).
+    recent.linger ??= this.lingerTimer(executionId, recent, RECENT_LINGER_MS);
+  }
+
+  private lingerTimer(executionId: string, recent: RecentEvents, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      recent.linger = null;
+      if (this.eventWaiters.has(executionId)) return;
+      const left = recent.lastWaitEndedAt + RECENT_LINGER_MS - performance.now();
+      if (left > 0) recent.linger = this.lingerTimer(executionId, recent, left);
+      else if (this.recentEvents.get(executionId) === recent) this.recentEvents.delete(executionId);
+    }, ms);
+    timer.unref();
+    return timer;
   }
 
   /** Taken before a table read: a later wake-up from elsewhere makes the next check read again. */
@@ -163,7 +202,10 @@ export class NodeListener {
   }
 
   private wakeWaiters(executionId: string): void {
-    for (const waiter of [...(this.eventWaiters.get(executionId) ?? [])]) waiter();
+    const waiters = this.eventWaiters.get(executionId);
+    if (waiters === undefined) return;
+    this.noWaiters(executionId);
+    for (const waiter of waiters) waiter.settle('woken');
   }
 
   private wakeAll(): void {
