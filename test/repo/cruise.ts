@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { PROBE_FILE } from './source-rules';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
 
-/** Probe files other repository specs write for a moment to prove a rule fires (`zz-…-probe-<pid>.ts`). */
-export const PROBE_FILES = 'zz-[a-z-]+-probe-[0-9]+\\.ts$';
+/** Probe files other repository specs write for a moment (see PROBE_FILE), as dependency-cruiser's `--exclude` pattern. */
+export const PROBE_FILES = PROBE_FILE.source;
 
 /** Runs dependency-cruiser with the project's rules on `paths`: its exit code and everything it printed. */
 export async function cruise(paths: string[], options: { readonly exclude?: string } = {}): Promise<{ code: number; output: string }> {

@@ -16,14 +16,21 @@ export interface Finding {
   readonly what: string;
 }
 
-/** Every product source file (no specs, no generated client) under the given repository folders. */
+/**
+ * Probe files repository specs write into the tree for a moment, to prove a rule fires
+ * (`zz-probe-<pid>.ts`, `zz-boundary-probe-<pid>.ts`, `zz-probe-nest-<pid>.ts`, …). Specs run in
+ * parallel, so every scan of the tree skips them: another spec's probe is not product code.
+ */
+export const PROBE_FILE = /zz-[a-z-]*probe-[a-z0-9.-]+\.ts$/;
+
+/** Every product source file (no specs, no generated client, no probe of another spec) under the given repository folders. */
 export function productSources(folders: readonly string[]): Array<{ file: string; text: string }> {
   const out: Array<{ file: string; text: string }> = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) {
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts') && !PROBE_FILE.test(entry.name)) {
         out.push({ file: relative(root, path), text: readFileSync(path, 'utf8') });
       }
     }
