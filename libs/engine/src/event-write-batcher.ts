@@ -8,6 +8,9 @@ import * as eventSql from './sql/events';
 /** `announced`: the statement sent the other nodes' notification itself (the batcher was given a note). */
 export type EventWriteResult = { lastSeq: number; at: Date; announced?: boolean } | null;
 
+/** Publish-tick lanes per window (see `tick`): an execution's lane comes from its ID. */
+export const TICK_LANES = 4;
+
 /** Most executions one statement carries (its notification names them all: 64 IDs are well under NOTIFY's 8,000 bytes). */
 const MAX_BATCH = 64;
 
@@ -32,8 +35,8 @@ export class EventWriteBatcher {
   private writing = false;
   /** A drain put off to the end of this turn of the event loop, to gather a tick's writes. */
   private gathering = false;
-  /** The next publish tick: one timer for every publisher waiting on this node. */
-  private nextTick: Promise<void> | null = null;
+  /** The next publish tick of each lane: one timer for every publisher of the lane waiting on this node. */
+  private readonly nextTicks = new Map<number, Promise<void>>();
 
   constructor(
     /** Where the statements go: the node's own writer connection (decision 053), or a pool. */
@@ -43,21 +46,24 @@ export class EventWriteBatcher {
   ) {}
 
   /**
-   * Resolves at the next multiple of `windowMs` on this process's clock. Every publisher waiting
-   * for a window waits for the same tick, so their writes start together and go in one statement.
+   * Resolves at the next tick of `lane`: every `windowMs` on this process's clock, lane k offset by
+   * k/TICK_LANES of a window. Every publisher of a lane waits for the same tick, so their writes
+   * start together and go in one statement; the lanes spread a node's writes, and the hand-over
+   * to its readers after each, over the window instead of one burst per window.
    */
-  tick(windowMs: number): Promise<void> {
-    if (this.nextTick !== null) return this.nextTick;
-    const now = performance.now();
-    const wait = windowMs - (now % windowMs);
+  tick(windowMs: number, lane = 0): Promise<void> {
+    const next = this.nextTicks.get(lane);
+    if (next !== undefined) return next;
+    const offset = ((lane % TICK_LANES) * windowMs) / TICK_LANES;
+    const wait = windowMs - ((((performance.now() - offset) % windowMs) + windowMs) % windowMs);
     const tick = new Promise<void>((resolve) => {
       // Never what keeps a process alive: a waiting publisher belongs to a phase that does.
       setTimeout(() => {
-        this.nextTick = null;
+        this.nextTicks.delete(lane);
         resolve();
       }, wait).unref();
     });
-    this.nextTick = tick;
+    this.nextTicks.set(lane, tick);
     return tick;
   }
 

@@ -1,6 +1,6 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
-import { EventWriteBatcher } from '../../../libs/engine/src/event-write-batcher';
+import { EventWriteBatcher, TICK_LANES } from '../../../libs/engine/src/event-write-batcher';
 import { appendEvents } from '../../../libs/engine/src/sql/events';
 import type { PendingEvent } from '../../../libs/engine/src/store';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
@@ -124,6 +124,19 @@ describe('event write batcher', () => {
     } finally {
       await listener.query('UNLISTEN batcher_probe').catch(() => undefined);
       listener.release();
+    }
+  });
+
+  it('publish ticks come in lanes: lane k ticks k quarters of a window after lane 0, each lane on one timer', async () => {
+    const windowMs = 2_000;
+    const quarter = windowMs / TICK_LANES;
+    expect(batcher.tick(windowMs, 1)).toBe(batcher.tick(windowMs, 1));
+    const fired = await Promise.all(Array.from({ length: TICK_LANES }, (_, lane) => batcher.tick(windowMs, lane).then(() => ({ lane, at: performance.now() }))));
+    for (const { lane, at } of fired) {
+      // Where in the window the lane's tick fired, from its own offset: at (or just after) it,
+      // never in another lane's quarter. A timer may fire up to 1 ms early (Node truncates delays).
+      const phase = (((at - lane * quarter) % windowMs) + windowMs) % windowMs;
+      expect(phase < quarter || phase > windowMs - 2).toBe(true);
     }
   });
 });
