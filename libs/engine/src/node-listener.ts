@@ -81,8 +81,9 @@ export class NodeListener {
 
   /**
    * A wait whose `woken` resolves when a notification for `executionId` arrives (`woken`), after
-   * `timeoutMs` (`timeout`: the fallback poll, which must read the table), or at `stop()` (the
-   * reader found something to do, or was closed; cheaper than an AbortController per wait).
+   * `timeoutMs` (`timeout`: the fallback poll, which must read the table; the node's sweep finds
+   * it due at most SWEEP_MS late), or at `stop()` (the reader found something to do, or was
+   * closed; cheaper than an AbortController per wait).
    */
   waitForEvents(executionId: string, timeoutMs: number): EventWait {
     let settle!: (why: 'woken' | 'timeout') => void;
