@@ -55,8 +55,8 @@ async function main(): Promise<number> {
     if (PG_STATEMENTS) {
       stats = new Client({ connectionString: url });
       await stats.connect();
+      await stats.query('SELECT pg_stat_statements_reset()');
     }
-    await stats?.query('SELECT pg_stat_statements_reset()');
     const rssStart = server.memory().rssMb;
     const serverCpuStart = cpuSeconds(server.pid);
     const admitted = await Promise.all(chats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `observed ${k}` }, 202)));

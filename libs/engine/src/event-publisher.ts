@@ -1,5 +1,5 @@
 import { encodeEvent, toExecutionEvent, type ExecutionEvent } from './event-log';
-import { TICK_LANES, type EventWriteBatcher } from './event-write-batcher';
+import { tickLaneOf, type EventWriteBatcher } from './event-write-batcher';
 import type { Json } from './json';
 import { announceEvents, announceStored, type NodeListener, type Notifier } from './node-listener';
 import type { PhaseEvents } from './phase-services';
@@ -148,7 +148,7 @@ export class EventPublisher implements PhaseEvents {
         this.hurry = null;
         resolve();
       };
-      void this.ctx.eventWrites.tick(windowMs, tickLane(this.run.id)).then(done);
+      void this.ctx.eventWrites.tick(windowMs, tickLaneOf(this.run.id)).then(done);
       this.scope.signal.addEventListener('abort', done, { once: true });
       this.hurry = done;
     });
@@ -186,9 +186,4 @@ export class EventPublisher implements PhaseEvents {
       this.writing = null;
     }
   }
-}
-
-/** An execution's publish-tick lane: its ID's last hex digit, spread over the lanes. */
-function tickLane(executionId: string): number {
-  return parseInt(executionId.charAt(executionId.length - 1), 16) % TICK_LANES;
 }

@@ -11,6 +11,11 @@ export type EventWriteResult = { lastSeq: number; at: Date; announced?: boolean 
 /** Publish-tick lanes per window (see `tick`): an execution's lane comes from its ID. */
 export const TICK_LANES = 4;
 
+/** An execution's publish-tick lane, 0 to TICK_LANES - 1: its ID's last hex digit, spread over the lanes. */
+export function tickLaneOf(executionId: string): number {
+  return parseInt(executionId.charAt(executionId.length - 1), 16) % TICK_LANES;
+}
+
 /** Most executions one statement carries (its notification names them all: 64 IDs are well under NOTIFY's 8,000 bytes). */
 const MAX_BATCH = 64;
 
@@ -46,7 +51,7 @@ export class EventWriteBatcher {
   ) {}
 
   /**
-   * Resolves at the next tick of `lane`: every `windowMs` on this process's clock, lane k offset by
+   * Resolves at the next tick of `lane` (`tickLaneOf`): every `windowMs` on this process's clock, lane k offset by
    * k/TICK_LANES of a window. Every publisher of a lane waits for the same tick, so their writes
    * start together and go in one statement; the lanes spread a node's writes, and the hand-over
    * to its readers after each, over the window instead of one burst per window.
@@ -54,7 +59,7 @@ export class EventWriteBatcher {
   tick(windowMs: number, lane = 0): Promise<void> {
     const next = this.nextTicks.get(lane);
     if (next !== undefined) return next;
-    const offset = ((lane % TICK_LANES) * windowMs) / TICK_LANES;
+    const offset = (lane * windowMs) / TICK_LANES;
     const wait = windowMs - ((((performance.now() - offset) % windowMs) + windowMs) % windowMs);
     const tick = new Promise<void>((resolve) => {
       // Never what keeps a process alive: a waiting publisher belongs to a phase that does.

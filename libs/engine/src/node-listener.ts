@@ -119,7 +119,8 @@ export class NodeListener {
    */
   private timeOut(): void {
     const now = performance.now();
-    for (const waiters of [...this.eventWaiters.values()]) for (const waiter of waiters) if (now >= waiter.until) this.release(waiter, 'timeout');
+    // Deleting the entry being visited is safe while iterating a Map or a Set: no copies needed.
+    for (const waiters of this.eventWaiters.values()) for (const waiter of waiters) if (now >= waiter.until) this.release(waiter, 'timeout');
   }
 
   /**
