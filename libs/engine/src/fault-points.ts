@@ -20,7 +20,7 @@ export type FaultAction =
   | { readonly kind: 'throw'; readonly error?: Error }
   | { readonly kind: 'kill' }
   | { readonly kind: 'pause'; readonly until: Promise<void> }
-  | { readonly kind: 'call'; readonly run: () => Promise<void> | void };
+  | { readonly kind: 'call'; readonly run: (context: FaultContext) => Promise<void> | void };
 
 export interface FaultContext {
   readonly executionId: string;
@@ -58,7 +58,7 @@ export class FaultPoints {
         await fault.action.until;
         return;
       case 'call':
-        await fault.action.run();
+        await fault.action.run(context);
         return;
       default: {
         const unreachable: never = fault.action;

@@ -6,7 +6,7 @@ import type { LocalRun, Stop } from './local-run';
 import type { PendingEvent } from './store';
 import { appendEvents } from './sql/events';
 import { retryStorage } from './storage-retry';
-import { endExecution } from './transitions';
+import { endExecution, endWithoutSideEffects } from './transitions';
 import { withTransaction } from './tx';
 import { announceEnd, EndCollected } from './run-outcomes';
 import type { Json, Workflow } from './workflow';
@@ -19,12 +19,34 @@ export interface LastPhase {
 }
 
 /**
- * Whether a phase's result is better saved by the end that follows it: the end is a transaction
- * anyway (the workflow has end work or end facts), or the checkpoint would be (it carries
- * commands or reads). Otherwise the grouped checkpoint and the one-statement end are cheaper.
+ * How the end that follows a phase at once saves that phase's result:
+ * - `transaction`: the end is a transaction anyway (the workflow has end work or end facts), or
+ *   the checkpoint would be (it carries commands or reads), so one transaction does both;
+ * - `statement`: a plain phase (no events, no commands, no reads) before a plain end; the
+ *   one-statement end also writes the phase's step under the checkpoint's fence (decision 056);
+ * - null: the phase's events go in its own checkpoint, then the end.
  */
-export function endSavesPhase(workflow: Workflow<Json, Json>, phase: LastPhase): boolean {
-  return workflow.end !== undefined || workflow.endedFacts !== undefined || !isEmptyOutbox(phase.outbox);
+export function endSavesPhase(workflow: Workflow<Json, Json>, phase: LastPhase): 'transaction' | 'statement' | null {
+  if (workflow.end !== undefined || workflow.endedFacts !== undefined || !isEmptyOutbox(phase.outbox)) return 'transaction';
+  return phase.events.length === 0 ? 'statement' : null;
+}
+
+/**
+ * A completed end in one statement that also saves the last phase's result (decision 056): one
+ * commit instead of the phase's checkpoint and then the end. The checkpoint's fault points are
+ * kept around it. Null when it did not end (a cancel, a takeover, a parent or a waiter): nothing
+ * was written, and the caller saves the checkpoint and lets the loop decide, as before.
+ */
+export async function endPlainWithLastPhase(ctx: EngineContext, run: LocalRun, workflow: Workflow<Json, Json>, data: ExecutionData, result: Json, step: number): Promise<Stop | null> {
+  await ctx.faults.hit('checkpoint.before-commit', { executionId: run.id, step });
+  const ended = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome: 'completed', result, step }), undefined);
+  if (ended === null) return null;
+  await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
+  ctx.metrics.executionEnded(workflow.name, 'completed');
+  const collected = new EndCollected();
+  collected.stored.push(ended);
+  announceEnd(ctx, run.id, collected);
+  return 'ended';
 }
 
 /**

@@ -238,19 +238,20 @@ export async function endExecution(
  * The common end as one statement (no parent, no failure, no feature end work, no waiter): final state,
  * sealed data and `execution.ended` commit together. Answers the stored `execution.ended` (for this
  * node's readers), or null when it does not apply or the generation moved on; the caller then takes
- * the transactional path, which tells the two apart.
+ * the transactional path, which tells the two apart. With `step`, it also saves the result of the
+ * phase that ends the execution, fenced like that phase's checkpoint (decision 056).
  */
 export async function endWithoutSideEffects(
   ctx: EngineContext,
   db: Queryable,
-  e: { id: string; generation: number; data: ExecutionData; outcome: FinalState; result?: Json },
+  e: { id: string; generation: number; data: ExecutionData; outcome: FinalState; result?: Json; step?: number },
 ): Promise<ExecutionEvent | null> {
   const sealedData = sealData(ctx.sealed, e.id, { ...e.data, wait: null, result: e.result ?? null });
   const payload = { state: e.outcome };
   const event = encodeEvent(ctx.sealed, e.id, ENDED_EVENT, payload);
   const { rows } = await db.query<{ seq: number; at: Date }>({
     ...executionSql.endFast,
-    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, event.type, event.keyId, event.data],
+    values: [e.id, e.generation, e.outcome, sealedData.keyId, sealedData.data, event.type, event.keyId, event.data, e.step ?? null],
   });
   const row = rows[0];
   return row === undefined ? null : toExecutionEvent(row.seq, ENDED_EVENT, row.at, null, null, payload);

@@ -32,12 +32,27 @@ const lastPhase: Workflow<Last, { failEnd: boolean }> = {
   },
 };
 
+/** Two plain phases (no events, no commands) and a plain end: the end saves the last phase (decision 056). */
+const plain: Workflow<{ [key: string]: Json; n: number }, null> = {
+  name: 'test.plain-last-phase',
+  initial: () => ({ n: 0 }),
+  next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
+  phases: {
+    step: {
+      async run({ state }) {
+        return { state: { n: state.n + 1 } };
+      },
+    },
+  },
+};
+
 describe('an end right after a phase', () => {
   let t: TestEngine;
   beforeAll(async () => {
     t = await startTestEngine();
     await t.database.query('CREATE TABLE last_phase_rows (execution_id uuid NOT NULL, what text NOT NULL, PRIMARY KEY (execution_id, what))');
     t.engine.register(lastPhase as unknown as Workflow);
+    t.engine.register(plain);
     await t.engine.start();
   });
   afterAll(async () => {
@@ -70,5 +85,30 @@ describe('an end right after a phase', () => {
     expect(execution!.error_id).not.toBeNull();
     const events = await t.database.query<{ type: string }>('SELECT type FROM execution_events WHERE execution_id = $1 ORDER BY seq', [executionId]);
     expect(events.map((e) => e.type)).toEqual(['probe.phase', 'execution.ended']);
+  });
+
+  it('[STC-01] saves a plain last phase’s result with the one-statement end: when that phase’s result commits, the execution has ended with it', async () => {
+    // Recorded for every execution (the run may reach its first checkpoint before submit answers), kept for this one below.
+    const seen: Array<{ id: string; step: number; state: string }> = [];
+    t.faults.arm(
+      'checkpoint.committed',
+      {
+        kind: 'call',
+        run: async (c) => {
+          const [row] = await t.database.query<{ step: number; state: string }>('SELECT step, state FROM executions WHERE id = $1', [c.executionId]);
+          seen.push({ id: c.executionId, ...row! });
+        },
+      },
+      { times: 2 },
+    );
+    const target = (await t.engine.submit({ workflow: plain.name, input: null, scope: SERVICE })).executionId;
+    expect(await t.engine.waitForEnd(target)).toBe('completed');
+    // The first phase's checkpoint leaves the execution running; the second phase's result and
+    // the end are one update, so the row is never at step 2 and still running.
+    expect(seen).toEqual([
+      { id: target, step: 1, state: 'running' },
+      { id: target, step: 2, state: 'completed' },
+    ]);
+    expect(await t.engine.result(target)).toBe(2);
   });
 });

@@ -7,6 +7,7 @@ interface Count {
   n: number;
 }
 
+/** Two plain phases: the end saves the last phase's result itself (decision 056). */
 const twoSteps: Workflow<Count, null> = {
   name: 'test.two-steps',
   initial: () => ({ n: 0 }),
@@ -20,23 +21,38 @@ const twoSteps: Workflow<Count, null> = {
   },
 };
 
-describe('a cancel that arrives after the last checkpoint', () => {
+/** Two phases that emit an event each: the last one is checkpointed, then the execution ends. */
+const twoEmittingSteps: Workflow<Count, null> = {
+  name: 'test.two-emitting-steps',
+  initial: () => ({ n: 0 }),
+  next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
+  phases: {
+    step: {
+      async run({ state, emit }) {
+        emit('test.counted', { n: state.n + 1 });
+        return { state: { n: state.n + 1 } };
+      },
+    },
+  },
+};
+
+describe('a cancel that arrives after the last phase', () => {
   let t: TestEngine;
   beforeAll(async () => {
     t = await startTestEngine();
     t.engine.register(twoSteps);
+    t.engine.register(twoEmittingSteps);
     await t.engine.start();
   });
   afterAll(async () => {
     await t.close();
   });
 
-  it('[EXE-12] wins over completing: the execution ends cancelled, never completed after cancelling', async () => {
+  /** Submits `workflow`, with a cancel request committed at fault point `at` of its last phase. */
+  async function cancelAt(workflow: string, at: 'checkpoint.committed' | 'checkpoint.before-commit'): Promise<string> {
     let target = '';
-    // Right after the last phase's checkpoint commits, a cancel request commits too; the run
-    // then decides to end `completed`, which must not overwrite `cancelling`.
     t.faults.arm(
-      'checkpoint.committed',
+      at,
       {
         kind: 'call',
         run: async () => {
@@ -45,11 +61,23 @@ describe('a cancel that arrives after the last checkpoint', () => {
       },
       { when: (c) => c.executionId === target && c.step === 2 },
     );
-    const pending = t.engine.submit({ workflow: twoSteps.name, input: null, scope: SERVICE });
+    const pending = t.engine.submit({ workflow, input: null, scope: SERVICE });
     target = (await pending).executionId;
     const view = await waitForState(t.engine, target, ['completed', 'cancelled', 'failed', 'interrupted']);
-    expect(view.state).toBe('cancelled');
-    const states = await t.database.query<{ type: string }>('SELECT type FROM execution_events WHERE execution_id = $1 ORDER BY seq', [target]);
-    expect(states.filter((e) => e.type === 'execution.ended')).toHaveLength(1);
+    const ended = await t.database.query<{ type: string }>("SELECT type FROM execution_events WHERE execution_id = $1 AND type = 'execution.ended'", [target]);
+    expect(ended).toHaveLength(1);
+    return view.state;
+  }
+
+  it('[EXE-12] after the last checkpoint commits, wins over completing: the execution ends cancelled, never completed after cancelling', async () => {
+    // The last phase's checkpoint commits, then a cancel request commits; the run then decides
+    // to end `completed`, which must not overwrite `cancelling`.
+    expect(await cancelAt(twoEmittingSteps.name, 'checkpoint.committed')).toBe('cancelled');
+  });
+
+  it('[EXE-12] before the end that saves the last phase commits, wins over completing: that end finds cancelling and the execution ends cancelled', async () => {
+    // The end that would save the last phase's result sees `cancelling` and writes nothing; the
+    // phase's checkpoint keeps `cancelling`, and the loop cancels.
+    expect(await cancelAt(twoSteps.name, 'checkpoint.before-commit')).toBe('cancelled');
   });
 });

@@ -317,12 +317,18 @@ export const end: Statement = {
            RETURNING parent_id, awaited`,
 };
 
+/**
+ * The one-statement end. `$9`, when set, is the step of the last phase's result it also saves: the
+ * row must then be at the step before it, the checkpoint's own fence (decision 056).
+ */
 export const endFast: Statement = {
   name: 'engine.end_fast',
   text: `WITH upd AS (
-             UPDATE executions SET state = $3, key_id = $4, data = $5, lease_until = NULL, ended_at = now(), updated_at = now()
+             UPDATE executions SET state = $3, key_id = $4, data = $5, step = COALESCE($9::int, step),
+               lease_until = NULL, ended_at = now(), updated_at = now()
              WHERE id = $1 AND generation = $2 AND parent_id IS NULL AND NOT awaited
                AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted', 'cancelling')
+               AND ($9::int IS NULL OR step = $9::int - 1)
              RETURNING id, 1 AS n
            ), ${bumpSeqs('upd')}
            INSERT INTO execution_events (execution_id, seq, type, key_id, data)
