@@ -279,10 +279,13 @@ export class ExecutionsController {
     reply.hijack();
     const raw = reply.raw;
     raw.on('close', () => closed.abort());
+    // The stream's body ends when its connection closes (`Connection: close`, no chunked framing):
+    // each event then leaves as its one shared frame, without a chunk header and trailer around it
+    // per reader, about a third less CPU per write with a thousand readers (decision 057).
+    raw.useChunkedEncodingByDefault = false;
     raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
       'x-accel-buffering': 'no',
       ...(typeof request.id === 'string' ? { 'x-request-id': request.id } : {}),
     });
