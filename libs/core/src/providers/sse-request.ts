@@ -25,6 +25,9 @@ export interface SseRequest {
   readonly assembler: StreamAssembler;
 }
 
+/** The abort reason that releases a model stream's connection once its consumer is done with it. */
+const STREAM_OVER = Symbol('model stream over');
+
 /**
  * One streaming POST to a model provider, shared by the adapters: a first-byte and an idle
  * timeout, the caller's cancel passed through unchanged, every other fault a `ModelFailure`,
@@ -91,8 +94,9 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
   } finally {
     watchdog.stop();
     request.signal?.removeEventListener('abort', onCallerAbort);
-    // Releases the connection when the consumer stops early or the stream failed.
-    controller.abort();
+    // Releases the connection when the consumer stops early or the stream failed (a constant
+    // reason: a bare abort() builds a DOMException with its stack on every stream).
+    controller.abort(STREAM_OVER);
     chunks?.close();
   }
 }
