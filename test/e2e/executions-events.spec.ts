@@ -348,6 +348,9 @@ describe('Execution events API', () => {
       const stream = await openSse(`/v1/executions/${id}/events`);
       expect(stream.status).toBe(200);
       expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+      // The body ends with the connection: no chunk framing around each frame (decision 057).
+      expect(stream.headers['transfer-encoding']).toBeUndefined();
+      expect(stream.headers.connection).toBe('close');
       const first = expectEventFrame(await stream.next(), 1, 'probe.tick');
       expect(first).toEqual({ seq: 1, type: 'probe.tick', at: expect.stringMatching(ISO_TIME), n: 1, note: 'tick 1' });
       // Each further event exists only after a signal: the stream follows the live log.

@@ -153,7 +153,8 @@ export class ExecutionsController {
     summary: 'Read the event log: Server-Sent Events or JSON long poll',
     description:
       'With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); ' +
-      'the stream ends after `execution.ended`; a comment line is sent every 15 s. Otherwise a JSON long poll: answers as soon as one event ' +
+      'the stream ends after `execution.ended`; a comment line is sent every 15 s; the response has `Connection: close` and no chunked framing ' +
+      '(its body ends when the connection closes). Otherwise a JSON long poll: answers as soon as one event ' +
       'after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, ' +
       'without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. ' +
       'Closing a stream never cancels the execution. ' +
