@@ -50,14 +50,16 @@ function markPruned(db: Database, clock: Clock, executionId: string, events: Asy
   return {
     [Symbol.asyncIterator](): AsyncIterator<ExecutionEvent> {
       const inner = events[Symbol.asyncIterator]();
+      // A plain callback, not an async one: every other event passes through without a promise of its own.
+      const marked = (step: IteratorResult<ExecutionEvent>): IteratorResult<ExecutionEvent> | Promise<IteratorResult<ExecutionEvent>> => {
+        if (step.done === true || step.value.type !== 'execution.ended') return step;
+        if (clock.now() - Date.parse(step.value.at) < MIN_RETENTION_MS) return step;
+        return deltasPrunedAt(db, executionId).then((at) =>
+          at === null ? step : { done: false, value: { ...step.value, pruned: { types: ['text.delta'], at: at.toISOString() } } },
+        );
+      };
       return {
-        next: () =>
-          inner.next().then(async (step) => {
-            if (step.done === true || step.value.type !== 'execution.ended') return step;
-            if (clock.now() - Date.parse(step.value.at) < MIN_RETENTION_MS) return step;
-            const at = await deltasPrunedAt(db, executionId);
-            return at === null ? step : { done: false, value: { ...step.value, pruned: { types: ['text.delta'], at: at.toISOString() } } };
-          }),
+        next: () => inner.next().then(marked),
         return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
       };
     },
