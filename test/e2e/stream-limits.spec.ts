@@ -222,4 +222,34 @@ describe('event streams of one key opened at the same moment, below the cap', ()
     expect(streams.map((s) => s.status)).toEqual(Array.from({ length: 30 }, () => 200));
     expect(await liveSlots(t, acme)).toBe(30);
   });
+  it('security: 30 streams of one key that end together free every slot, in a few grouped statements (decision 058)', async () => {
+    const acme = await t.createOrganization('Streams end together');
+    const credential = `key:${acme.apiKeyId}`;
+    // Counts the statements that freed this key's slots (a statement trigger sees all its rows).
+    await t.database.query(`CREATE TABLE slot_release_statements (rows int NOT NULL)`);
+    await t.database.query(`CREATE FUNCTION count_slot_releases() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO slot_release_statements (rows) SELECT count(*) FROM gone WHERE credential = '${credential}' HAVING count(*) > 0;
+        RETURN NULL;
+      END $$`);
+    await t.database.query(`CREATE TRIGGER count_slot_releases AFTER DELETE ON event_stream_slots REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION count_slot_releases()`);
+    try {
+      const id = await running(t, acme, 2);
+      const streams = await Promise.all(Array.from({ length: 30 }, () => openSse(port, eventsPath(id), auth(acme))));
+      open.push(...streams);
+      expect(await liveSlots(t, acme)).toBe(30);
+      // One signal ends the execution: every stream gets execution.ended at the same moment.
+      await t.app.get(Engine).signal(id, 'go');
+      await Promise.all(streams.map((stream) => stream.ended));
+      expect(streams.every((stream) => stream.text().includes('event: execution.ended'))).toBe(true);
+      await eventually(async () => (await liveSlots(t, acme)) === 0, 'every slot freed');
+      const statements = await t.database.query<{ rows: number }>('SELECT rows FROM slot_release_statements');
+      expect(statements.reduce((sum, s) => sum + s.rows, 0)).toBe(30);
+      // One statement per stream would be 30; the first goes at once and the rest wait for it.
+      expect(statements.length).toBeLessThanOrEqual(5);
+    } finally {
+      await t.database.query('DROP TRIGGER count_slot_releases ON event_stream_slots');
+      await t.database.query('DROP FUNCTION count_slot_releases()');
+    }
+  });
 });

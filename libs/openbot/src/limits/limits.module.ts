@@ -5,6 +5,7 @@ import { CountSsoLoginHandler } from './commands/count-sso-login.command';
 import { NodeStreams, OpenEventStreamHandler } from './commands/open-event-stream.command';
 import { CheckAuthenticationAllowedHandler } from './queries/check-authentication-allowed.query';
 import { RateLimitWindows } from './rate-limit-windows';
+import { StreamSlotReleases } from './stream-slot-releases';
 
 /**
  * Caps on long-lived and public work (docs/decisions/017): open event streams per node and per
@@ -15,6 +16,7 @@ import { RateLimitWindows } from './rate-limit-windows';
     RateLimitWindows,
     BlockedAddresses,
     NodeStreams,
+    StreamSlotReleases,
     CountFailedAuthenticationHandler,
     CheckAuthenticationAllowedHandler,
     CountSsoLoginHandler,

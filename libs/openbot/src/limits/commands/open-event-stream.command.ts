@@ -4,6 +4,7 @@ import { newId, RateLimited, type MemberCaller } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
+import { StreamSlotReleases } from '../stream-slot-releases';
 
 /** What a refused stream is told to wait: streams free as others end, not at a known time. */
 const STREAM_RETRY_AFTER_SECONDS = 5;
@@ -43,6 +44,7 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
     @Inject(Database) private readonly db: Database,
     @Inject(NodeStreams) private readonly node: NodeStreams,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(StreamSlotReleases) private readonly releases: StreamSlotReleases,
   ) {}
 
   async execute({ caller }: OpenEventStream): Promise<EventStreamLease> {
@@ -66,16 +68,14 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
       throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
     }
     let released = false;
+    const taken = slot;
     return {
       lifetimeMs: streamMaxSeconds * 1000,
       release: async () => {
         if (released) return;
         released = true;
         this.node.open -= 1;
-        // A failed delete frees the slot at its expiry instead.
-        await pool
-          .query({ name: 'limits.release_stream_slot', text: 'DELETE FROM event_stream_slots WHERE credential = $1 AND slot = $2 AND holder = $3', values: [credential, slot, holder] })
-          .catch(() => undefined);
+        await this.releases.release(credential, taken, holder);
       },
     };
   }
