@@ -26,6 +26,8 @@ const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 let releasedAt = Number.POSITIVE_INFINITY;
 /** Lags by event type: the stream's own events and the ones its execution's commits carry differ. */
 const lagsByType = new Map<string, number[]>();
+/** Lags by the whole second after release in which the event was stored: the start and end bursts apart from the streaming. */
+const lagsBySecond = new Map<number, number[]>();
 
 function follow(job: Job, executionId: string, lags: number[], opened: () => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -56,6 +58,10 @@ function follow(job: Job, executionId: string, lags: number[], opened: () => voi
               const typed = lagsByType.get(event.type ?? '') ?? [];
               typed.push(lag);
               lagsByType.set(event.type ?? '', typed);
+              const second = Math.floor((Date.parse(event.at) - releasedAt) / 1000);
+              const inSecond = lagsBySecond.get(second) ?? [];
+              inSecond.push(lag);
+              lagsBySecond.set(second, inSecond);
             }
             if (event.type === 'execution.ended') {
               req.destroy();
@@ -98,7 +104,8 @@ async function run(job: Job): Promise<void> {
   for (const res of stalled) res.destroy();
   const pct = (values: number[], p: number): number => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? Number.NaN;
   const byType = Object.fromEntries([...lagsByType].map(([type, values]) => [type, { n: values.length, p50: pct(values, 50), p99: pct(values, 99) }]));
-  const summary = { events: lags.length, p50: pct(lags, 50), p99: pct(lags, 99), failed, cpuS: (cpu.user + cpu.system) / 1e6, byType };
+  const bySecond = Object.fromEntries([...lagsBySecond].sort(([a], [b]) => a - b).map(([second, values]) => [second, { n: values.length, p50: pct(values, 50), p99: pct(values, 99) }]));
+  const summary = { events: lags.length, p50: pct(lags, 50), p99: pct(lags, 99), failed, cpuS: (cpu.user + cpu.system) / 1e6, byType, bySecond };
   await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(summary)}\n`, () => resolve()));
 }
 

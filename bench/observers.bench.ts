@@ -80,6 +80,8 @@ async function main(): Promise<number> {
     );
     const types = Object.entries(result.byType).map(([type, lag]) => `${type} n=${lag.n} p50=${lag.p50.toFixed(0)} p99=${lag.p99.toFixed(0)}`);
     process.stdout.write(`observers lag by type (ms): ${types.join('  ')}\n`);
+    const seconds = Object.entries(result.bySecond).map(([second, lag]) => `${second}s n=${lag.n} p50=${lag.p50.toFixed(0)} p99=${lag.p99.toFixed(0)}`);
+    process.stdout.write(`observers lag by second after release (ms): ${seconds.join('  ')}\n`);
     if (stats !== null) {
       const client = stats;
       const lines = await statementLines(async (sql) => (await client.query<{ query: string; calls: string; mean_ms: number }>(sql)).rows, TURNS, 'turn', 30);
@@ -105,6 +107,8 @@ interface ClientsResult {
   readonly failed: number;
   readonly cpuS: number;
   readonly byType: Record<string, { readonly n: number; readonly p50: number; readonly p99: number }>;
+  /** By the whole second after release in which the event was stored. */
+  readonly bySecond: Record<string, { readonly n: number; readonly p50: number; readonly p99: number }>;
 }
 
 /** Runs the clients in their own process and answers their summary; `connected` runs once every stream is open. */
