@@ -32,6 +32,33 @@ export function onePhase(name: string, phase: string, body: (ctx: OnePhaseContex
   };
 }
 
+/** The state of `twoSteps`: how many of its phases ran. */
+export interface CountState {
+  [key: string]: Json;
+  n: number;
+}
+
+/**
+ * A workflow of two `step` phases that completes with result 2 and no end work. Plain, its last
+ * phase is saved by the one-statement end (decision 056); with `emit`, each phase emits
+ * `test.counted`, so the last one is checkpointed before the end.
+ */
+export function twoSteps(name: string, options: { emit?: boolean } = {}): Workflow<CountState, null> {
+  return {
+    name,
+    initial: () => ({ n: 0 }),
+    next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
+    phases: {
+      step: {
+        async run({ state, emit }) {
+          if (options.emit === true) emit('test.counted', { n: state.n + 1 });
+          return { state: { n: state.n + 1 } };
+        },
+      },
+    },
+  };
+}
+
 /** A promise with its resolve/reject in hand (a phase or fault that waits for the test). */
 export interface Deferred<T = void> {
   readonly promise: Promise<T>;

@@ -1,6 +1,6 @@
 import type { Json, Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { SERVICE } from './helpers';
+import { SERVICE, twoSteps } from './helpers';
 
 interface Last {
   [key: string]: Json;
@@ -33,18 +33,7 @@ const lastPhase: Workflow<Last, { failEnd: boolean }> = {
 };
 
 /** Two plain phases (no events, no commands) and a plain end: the end saves the last phase (decision 056). */
-const plain: Workflow<{ [key: string]: Json; n: number }, null> = {
-  name: 'test.plain-last-phase',
-  initial: () => ({ n: 0 }),
-  next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
-  phases: {
-    step: {
-      async run({ state }) {
-        return { state: { n: state.n + 1 } };
-      },
-    },
-  },
-};
+const plain = twoSteps('test.plain-last-phase');
 
 describe('an end right after a phase', () => {
   let t: TestEngine;

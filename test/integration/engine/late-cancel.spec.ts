@@ -1,47 +1,17 @@
-import type { Json, Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { SERVICE, waitForState } from './helpers';
-
-interface Count {
-  [key: string]: Json;
-  n: number;
-}
+import { SERVICE, twoSteps, waitForState } from './helpers';
 
 /** Two plain phases: the end saves the last phase's result itself (decision 056). */
-const twoSteps: Workflow<Count, null> = {
-  name: 'test.two-steps',
-  initial: () => ({ n: 0 }),
-  next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
-  phases: {
-    step: {
-      async run({ state }) {
-        return { state: { n: state.n + 1 } };
-      },
-    },
-  },
-};
-
+const plainSteps = twoSteps('test.two-steps');
 /** Two phases that emit an event each: the last one is checkpointed, then the execution ends. */
-const twoEmittingSteps: Workflow<Count, null> = {
-  name: 'test.two-emitting-steps',
-  initial: () => ({ n: 0 }),
-  next: (s) => (s.n < 2 ? { phase: 'step' } : { end: 'completed', result: s.n }),
-  phases: {
-    step: {
-      async run({ state, emit }) {
-        emit('test.counted', { n: state.n + 1 });
-        return { state: { n: state.n + 1 } };
-      },
-    },
-  },
-};
+const emittingSteps = twoSteps('test.two-emitting-steps', { emit: true });
 
 describe('a cancel that arrives after the last phase', () => {
   let t: TestEngine;
   beforeAll(async () => {
     t = await startTestEngine();
-    t.engine.register(twoSteps);
-    t.engine.register(twoEmittingSteps);
+    t.engine.register(plainSteps);
+    t.engine.register(emittingSteps);
     await t.engine.start();
   });
   afterAll(async () => {
@@ -72,12 +42,12 @@ describe('a cancel that arrives after the last phase', () => {
   it('[EXE-12] after the last checkpoint commits, wins over completing: the execution ends cancelled, never completed after cancelling', async () => {
     // The last phase's checkpoint commits, then a cancel request commits; the run then decides
     // to end `completed`, which must not overwrite `cancelling`.
-    expect(await cancelAt(twoEmittingSteps.name, 'checkpoint.committed')).toBe('cancelled');
+    expect(await cancelAt(emittingSteps.name, 'checkpoint.committed')).toBe('cancelled');
   });
 
   it('[EXE-12] before the end that saves the last phase commits, wins over completing: that end finds cancelling and the execution ends cancelled', async () => {
     // The end that would save the last phase's result sees `cancelling` and writes nothing; the
     // phase's checkpoint keeps `cancelling`, and the loop cancels.
-    expect(await cancelAt(twoSteps.name, 'checkpoint.before-commit')).toBe('cancelled');
+    expect(await cancelAt(plainSteps.name, 'checkpoint.before-commit')).toBe('cancelled');
   });
 });
