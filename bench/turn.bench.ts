@@ -30,6 +30,14 @@ const CHATS = Number(process.env.BENCH_CHATS ?? 50);
 const C = Number(process.env.BENCH_C ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 200);
+/**
+ * The lanes' arrivals. A Turn's length is nearly fixed (the model's 50 ms + 5 ms per token), so C
+ * lanes started together stay in step: every ~1 s, C messages arrive in the same millisecond and
+ * the last admission waits for the C - 1 before it. `staggered` (the default) starts lane i after
+ * i × (one Turn / C), so messages arrive one by one at the same rate, as C users who did not
+ * agree on a moment do. `together` (`BENCH_ARRIVALS=together`) keeps the waves, to measure them.
+ */
+const ARRIVALS = process.env.BENCH_ARRIVALS === 'together' ? 'together' : 'staggered';
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** Extra node flags for the server process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (split on spaces). */
 /** Diagnostic only (changes the database settings): per-statement calls and time per Turn from pg_stat_statements. */
@@ -114,7 +122,7 @@ async function main(): Promise<number> {
     for (let i = 0; i < Math.min(WARMUP, C); i++) warmChats.push((await api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)).id);
 
     const warm = Array.from({ length: WARMUP }, (_, k) => newTurn(k, `warmup-${k}`, warmChats[k % warmChats.length]!));
-    await runTurns(base, secret, warm, Math.min(WARMUP, C));
+    await runTurns(base, secret, warm, Math.min(WARMUP, C), 0);
     const warmFailures = check(warm, fake);
     if (warmFailures.length > 0) throw new Error(`warm-up failed:\n${warmFailures.join('\n')}`);
 
@@ -129,7 +137,7 @@ async function main(): Promise<number> {
     if (PG_STATEMENTS) await stats.query('SELECT pg_stat_statements_reset()');
     const cpuBefore = cpuSnapshot(server.pid, postmaster);
     const started = nowMs();
-    await runTurns(base, secret, turns, C);
+    await runTurns(base, secret, turns, C, ARRIVALS === 'staggered' ? (50 + 5 * TOKENS) / C : 0);
     const wallS = (Math.max(...turns.map((t) => t.endedAt)) - started) / 1000;
     const cpu = cpuDelta(cpuBefore, cpuSnapshot(server.pid, postmaster));
     const rss = server.memory();
@@ -184,9 +192,10 @@ function newTurn(k: number, marker: string, chatId: string): Turn {
 
 /**
  * Runs the Turns `width` at a time: each lane takes the first waiting Turn whose Chat has none in
- * flight (so every admission is `started`), as soon as its previous Turn ended.
+ * flight (so every admission is `started`), as soon as its previous Turn ended. Lane i starts
+ * after i × `staggerMs`.
  */
-async function runTurns(base: string, secret: string, turns: Turn[], width: number): Promise<void> {
+async function runTurns(base: string, secret: string, turns: Turn[], width: number, staggerMs: number): Promise<void> {
   const waiting = [...turns];
   const busy = new Set<string>();
   let released: Array<() => void> = [];
@@ -210,7 +219,7 @@ async function runTurns(base: string, secret: string, turns: Turn[], width: numb
       }
     }
   };
-  await Promise.all(Array.from({ length: width }, lane));
+  await Promise.all(Array.from({ length: width }, async (_, i) => (i === 0 ? lane() : sleep(i * staggerMs).then(lane))));
 }
 
 async function runTurn(base: string, secret: string, turn: Turn): Promise<void> {
@@ -437,7 +446,7 @@ function cpuDelta(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
   };
 }
 
-process.stdout.write(`turn workload: N=${N} chats=${CHATS} C=${C} tokens=${TOKENS} (50 ms first token, 5 ms/token) warm-up=${WARMUP}\n`);
+process.stdout.write(`turn workload: N=${N} chats=${CHATS} C=${C} tokens=${TOKENS} (50 ms first token, 5 ms/token) warm-up=${WARMUP} arrivals=${ARRIVALS}\n`);
 const runStarted = Date.now();
 main().then(
   (code) => {
