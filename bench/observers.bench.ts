@@ -5,7 +5,7 @@
  * (bench/observer-clients.ts) follows each with 10 SSE streams (1,000 in all) and opens 100
  * more that connect and never read. The model holds every stream until all of them are
  * connected, so what is measured is delivery to readers that are there, not a late reader's
- * replay of what it missed. Reports delivery lag (a client's receipt of an event minus the
+ * replay of what it missed. A warm-up of 10 Turns runs first (`BENCH_WARMUP`). Reports delivery lag (a client's receipt of an event minus the
  * event's stored time, for events stored after the release) p50 and p99, the server's RSS at the start and its peak, and the CPU
  * seconds of the server and of the clients (on 2 cores they compete).
  */
@@ -26,6 +26,12 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const PER_TURN = Number(process.env.BENCH_PER_TURN ?? 10);
 const STALLED = Number(process.env.BENCH_STALLED ?? 100);
 const TOKENS = 200;
+/**
+ * Turns streamed to their readers before the measured ones, on a model of their own without the
+ * gate: the server's streaming code is compiled and its pools are warm, as on a node that has been
+ * serving (the turn bench warms up the same way). The RSS start is read before them.
+ */
+const WARMUP_TURNS = Number(process.env.BENCH_WARMUP ?? 10);
 const CLIENTS = join(__dirname, 'observer-clients.js');
 const TICKS_PER_S = 100;
 /** Extra Node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to find where its CPU goes. */
@@ -39,6 +45,7 @@ async function main(): Promise<number> {
   const { cluster, url } = await startBenchDatabase(work, { statements: PG_STATEMENTS });
   let server: ServerProcess | null = null;
   let fake: FakeModelServer | null = null;
+  let warmModel: FakeModelServer | null = null;
   let stats: Client | null = null;
   try {
     let release!: () => void;
@@ -51,13 +58,22 @@ async function main(): Promise<number> {
     await api(base, 'POST', '/v1/model-providers', secret, { name: 'fake', kind: 'openai-compatible', baseUrl: fake.baseUrl }, 201);
     const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Observed bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
     const chats = await Promise.all(Array.from({ length: TURNS }, () => api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)));
+    const rssStart = server.memory().rssMb;
+    if (WARMUP_TURNS > 0) {
+      warmModel = await FakeModelServer.start({ tokens: TOKENS, firstTokenDelayMs: 50, tokenIntervalMs: 20 });
+      await api(base, 'POST', '/v1/model-providers', secret, { name: 'warm', kind: 'openai-compatible', baseUrl: warmModel.baseUrl }, 201);
+      const warmBot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Warm-up bot', model: 'warm/gpt-bench', instructions: 'x' }, 201);
+      const warmChats = await Promise.all(Array.from({ length: WARMUP_TURNS }, () => api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: warmBot.id }, 201)));
+      const warm = await Promise.all(warmChats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `warm-up ${k}` }, 202)));
+      const warmed = await runClients({ base, secret, executionIds: warm.map((a) => a.executionId), perTurn: PER_TURN, stalled: 0 }, async (child) => void child.write(`released ${Date.now()}\n`));
+      if (warmed.failed > 0) throw new Error(`warm-up: ${warmed.failed} stream(s) failed`);
+    }
 
     if (PG_STATEMENTS) {
       stats = new Client({ connectionString: url });
       await stats.connect();
       await stats.query('SELECT pg_stat_statements_reset()');
     }
-    const rssStart = server.memory().rssMb;
     const serverCpuStart = cpuSeconds(server.pid);
     const admitted = await Promise.all(chats.map((chat, k) => api<{ executionId: string }>(base, 'POST', `/v1/chats/${chat.id}/messages`, secret, { content: `observed ${k}` }, 202)));
     let peak = rssStart;
@@ -95,6 +111,7 @@ async function main(): Promise<number> {
     agent.destroy();
     await server?.stop();
     await fake?.close();
+    await warmModel?.close();
     await cluster.stop();
     rmSync(work, { recursive: true, force: true });
   }
@@ -135,7 +152,7 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
 }
 
-process.stdout.write(`observers workload: turns=${TURNS} streams_per_turn=${PER_TURN} stalled=${STALLED} tokens=${TOKENS} (20 ms/token)\n`);
+process.stdout.write(`observers workload: turns=${TURNS} streams_per_turn=${PER_TURN} stalled=${STALLED} tokens=${TOKENS} (20 ms/token) warm-up=${WARMUP_TURNS}\n`);
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
