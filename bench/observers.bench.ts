@@ -5,9 +5,10 @@
  * (bench/observer-clients.ts) follows each with 10 SSE streams (1,000 in all) and opens 100
  * more that connect and never read. The model holds every stream until all of them are
  * connected, so what is measured is delivery to readers that are there, not a late reader's
- * replay of what it missed. A warm-up of 10 Turns runs first (`BENCH_WARMUP`). Reports delivery lag (a client's receipt of an event minus the
- * event's stored time, for events stored after the release) p50 and p99, the server's RSS at the start and its peak, and the CPU
- * seconds of the server and of the clients (on 2 cores they compete).
+ * replay of what it missed. A warm-up of 10 Turns runs first (`BENCH_WARMUP`). Reports
+ * delivery lag (a client's receipt of an event minus the event's stored time, for events stored
+ * after the release) p50 and p99, the server's RSS at the start (before the warm-up) and its
+ * peak, and the CPU seconds of the server and of the clients (on 2 cores they compete).
  */
 import '../apps/server/src/module-paths';
 import { spawn } from 'node:child_process';

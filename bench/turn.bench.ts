@@ -4,8 +4,8 @@
  * one token per 5 ms after a 50 ms first-token delay. The OpenBot server runs as a child process
  * (`dist/apps/server/src/main.js serve`, so its RSS is its own) on an embedded PostgreSQL with
  * default settings, started and migrated here as in the engine bench. N = 200 Turns over 50 Chats,
- * C = 20 in flight (never two on one Chat, so every admission is `started`), each posted through
- * the public API and observed over SSE. Prints one summary line, the targets, and a breakdown.
+ * C = 20 in flight (never two on one Chat, so every admission is `started`; the lanes start
+ * staggered, see ARRIVALS), each posted through the public API and observed over SSE. Prints one summary line, the targets, and a breakdown.
  *
  * Added first-token latency = client receive of the first `text.delta` − the model's first-token
  * send; added end latency = client receive of `execution.ended` − the model's last byte. Both
