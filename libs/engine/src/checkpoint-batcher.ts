@@ -1,7 +1,7 @@
 import type { ExecutionState } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { checkpoint } from './sql/executions';
-import { isConnectionFailure } from './storage-retry';
+import { GroupWriter } from './group-writer';
 import * as executionSql from './sql/executions';
 
 /** A checkpoint without events: the hot path of every phase. */
@@ -16,6 +16,11 @@ export interface PlainCheckpoint {
 
 export type CheckpointResult = { state: ExecutionState; cancelPhase: number } | null;
 
+interface Waiting {
+  readonly checkpoint: PlainCheckpoint;
+  readonly done: (result: CheckpointResult, error?: unknown) => void;
+}
+
 /** Most checkpoints one statement carries. */
 const MAX_BATCH = 64;
 
@@ -28,53 +33,27 @@ const MAX_BATCH = 64;
  * never fails the others; a lost connection fails them all, and each caller retries as usual.
  */
 export class CheckpointBatcher {
-  private waiting: Array<{ readonly checkpoint: PlainCheckpoint; readonly done: (result: CheckpointResult, error?: unknown) => void }> = [];
-  private writing = false;
+  private readonly writer: GroupWriter<Waiting>;
 
-  constructor(private readonly pool: Pool) {}
-
-  save(plain: PlainCheckpoint): Promise<CheckpointResult> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ checkpoint: plain, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
-      if (!this.writing) void this.write();
+  constructor(private readonly pool: Pool) {
+    this.writer = new GroupWriter<Waiting>(MAX_BATCH, {
+      one: (item) =>
+        checkpoint(this.pool, { ...item.checkpoint, events: [] }).then(
+          (result) => item.done(result),
+          (error: unknown) => item.done(null, error ?? new Error('checkpoint failed')),
+        ),
+      many: async (batch) => {
+        const results = await this.writeMany(batch.map((item) => item.checkpoint));
+        for (const item of batch) item.done(results.get(item.checkpoint.id) ?? null);
+      },
+      fail: (item, error) => item.done(null, error),
     });
   }
 
-  private async write(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, MAX_BATCH);
-        if (batch.length === 1) {
-          const only = batch[0]!;
-          await checkpoint(this.pool, { ...only.checkpoint, events: [] }).then(
-            (result) => only.done(result),
-            (error: unknown) => only.done(null, error ?? new Error('checkpoint failed')),
-          );
-          continue;
-        }
-        try {
-          const results = await this.writeMany(batch.map((item) => item.checkpoint));
-          for (const item of batch) item.done(results.get(item.checkpoint.id) ?? null);
-        } catch (error) {
-          if (isConnectionFailure(error)) {
-            for (const item of batch) item.done(null, error);
-            continue;
-          }
-          // A refusal names no row: write them one by one, so only the refused one fails.
-          await Promise.all(
-            batch.map((item) =>
-              checkpoint(this.pool, { ...item.checkpoint, events: [] }).then(
-                (result) => item.done(result),
-                (rowError: unknown) => item.done(null, rowError ?? new Error('checkpoint failed')),
-              ),
-            ),
-          );
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
+  save(plain: PlainCheckpoint): Promise<CheckpointResult> {
+    return new Promise((resolve, reject) => {
+      this.writer.add({ checkpoint: plain, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
+    });
   }
 
   private async writeMany(batch: readonly PlainCheckpoint[]): Promise<Map<string, CheckpointResult>> {

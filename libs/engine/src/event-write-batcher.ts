@@ -2,7 +2,7 @@ import { noEngineMetrics, type EngineMetrics } from './metrics';
 import type { Queryable } from './ports';
 import type { PendingEvent } from './store';
 import { publishEvents, type EventNote } from './sql/events';
-import { isConnectionFailure } from './storage-retry';
+import { GroupWriter } from './group-writer';
 import * as eventSql from './sql/events';
 
 /** `announced`: the statement sent the other nodes' notification itself (the batcher was given a note). */
@@ -36,8 +36,7 @@ interface Pending {
  * notification statement follows (it commits with the rows, outside any other transaction).
  */
 export class EventWriteBatcher {
-  private waiting: Pending[] = [];
-  private writing = false;
+  private readonly writer: GroupWriter<Pending>;
   /** A drain put off to the end of this turn of the event loop, to gather a tick's writes. */
   private gathering = false;
   /** The next publish tick of each lane: one timer for every publisher of the lane waiting on this node. */
@@ -48,7 +47,17 @@ export class EventWriteBatcher {
     private readonly db: Queryable,
     private readonly metrics: EngineMetrics = noEngineMetrics,
     private readonly note?: EventNote,
-  ) {}
+  ) {
+    this.writer = new GroupWriter<Pending>(MAX_BATCH, {
+      one: (item) => this.writeOne(item),
+      many: async (batch) => {
+        const results = await this.writeMany(batch);
+        this.metrics.eventBatchWritten(batch.length);
+        for (const item of batch) item.done(results.get(item.executionId) ?? null);
+      },
+      fail: (item, error) => item.done(null, error),
+    });
+  }
 
   /**
    * Resolves at the next tick of `lane` (`tickLaneOf`): every `windowMs` on this process's clock, lane k offset by
@@ -79,44 +88,18 @@ export class EventWriteBatcher {
    */
   write(executionId: string, generation: number, events: readonly PendingEvent[], gathered = false): Promise<EventWriteResult> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ executionId, generation, events, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
-      if (this.writing || this.gathering) return;
+      this.writer.queue({ executionId, generation, events, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
+      if (this.writer.writing || this.gathering) return;
       if (!gathered) {
-        void this.drain();
+        this.writer.flush();
         return;
       }
       this.gathering = true;
       setImmediate(() => {
         this.gathering = false;
-        if (!this.writing) void this.drain();
+        this.writer.flush();
       });
     });
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, MAX_BATCH);
-        if (batch.length === 1) {
-          await this.writeOne(batch[0]!);
-          continue;
-        }
-        try {
-          const results = await this.writeMany(batch);
-          this.metrics.eventBatchWritten(batch.length);
-          for (const item of batch) item.done(results.get(item.executionId) ?? null);
-        } catch (error) {
-          if (isConnectionFailure(error)) {
-            for (const item of batch) item.done(null, error);
-            continue;
-          }
-          await Promise.all(batch.map((item) => this.writeOne(item)));
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
   }
 
   private writeOne(item: Pending): Promise<void> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { GroupWriter } from '@openbot/engine';
 import { Database } from '../database/sql';
 
 /** Most slots one statement frees. */
@@ -20,37 +21,28 @@ interface Release {
  */
 @Injectable()
 export class StreamSlotReleases {
-  private waiting: Release[] = [];
-  private writing = false;
+  private readonly writer: GroupWriter<Release>;
 
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(@Inject(Database) private readonly db: Database) {
+    const free = (batch: Release[]): Promise<void> =>
+      this.db.pool
+        .query({
+          name: 'limits.release_stream_slots',
+          text: `DELETE FROM event_stream_slots e
+                  USING unnest($1::text[], $2::int[], $3::uuid[]) AS r(credential, slot, holder)
+                  WHERE e.credential = r.credential AND e.slot = r.slot AND e.holder = r.holder`,
+          values: [batch.map((r) => r.credential), batch.map((r) => r.slot), batch.map((r) => r.holder)],
+        })
+        .catch(() => undefined)
+        .then(() => {
+          for (const release of batch) release.done();
+        });
+    // Never throws: a failed delete frees its slots at their expiry.
+    this.writer = new GroupWriter<Release>(MAX_BATCH, { one: (release) => free([release]), many: free, fail: (release) => release.done() });
+  }
 
   /** Resolves once the slot's row is gone (or the delete failed); never throws. */
   release(credential: string, slot: number, holder: string): Promise<void> {
-    return new Promise((done) => {
-      this.waiting.push({ credential, slot, holder, done });
-      if (!this.writing) void this.write();
-    });
-  }
-
-  private async write(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, MAX_BATCH);
-        await this.db.pool
-          .query({
-            name: 'limits.release_stream_slots',
-            text: `DELETE FROM event_stream_slots e
-                    USING unnest($1::text[], $2::int[], $3::uuid[]) AS r(credential, slot, holder)
-                    WHERE e.credential = r.credential AND e.slot = r.slot AND e.holder = r.holder`,
-            values: [batch.map((r) => r.credential), batch.map((r) => r.slot), batch.map((r) => r.holder)],
-          })
-          .catch(() => undefined);
-        for (const release of batch) release.done();
-      }
-    } finally {
-      this.writing = false;
-    }
+    return new Promise((done) => this.writer.add({ credential, slot, holder, done }));
   }
 }

@@ -1,0 +1,74 @@
+import { isConnectionFailure } from './storage-retry';
+
+/** How a group writer stores its items. Each settles its own items (answers or fails their callers). */
+export interface GroupWrite<T> {
+  /** Writes one item on its own and settles it; never throws. */
+  one(item: T): Promise<void>;
+  /** Writes several items in one statement and settles each; throws when the statement failed. */
+  many(batch: T[]): Promise<void>;
+  /** Settles an item of a batch that lost its connection: its caller retries as usual. */
+  fail(item: T, error: unknown): void;
+}
+
+/**
+ * Group commit with one statement in flight: the first item is written at once; the items that
+ * arrive meanwhile go together in the next statement, up to `maxBatch`. A batch the database
+ * refuses is written item by item, so one bad item never fails the others; a lost connection
+ * fails the whole batch. Shared by the engine's checkpoints and events and the API's stream
+ * slot releases (decisions 050, 053, 058).
+ */
+export class GroupWriter<T> {
+  private waiting: T[] = [];
+  private busy = false;
+
+  constructor(
+    private readonly maxBatch: number,
+    private readonly write: GroupWrite<T>,
+  ) {}
+
+  /** Whether a statement is in flight (items added now go in the next one). */
+  get writing(): boolean {
+    return this.busy;
+  }
+
+  /** Queues `item` and starts writing unless a statement is in flight. */
+  add(item: T): void {
+    this.waiting.push(item);
+    if (!this.busy) void this.drain();
+  }
+
+  /** Queues `item` without starting: the caller calls `flush` once more items had a chance to join. */
+  queue(item: T): void {
+    this.waiting.push(item);
+  }
+
+  /** Starts writing what is queued, unless a statement is in flight (it writes them after). */
+  flush(): void {
+    if (!this.busy) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, this.maxBatch);
+        if (batch.length === 1) {
+          await this.write.one(batch[0]!);
+          continue;
+        }
+        try {
+          await this.write.many(batch);
+        } catch (error) {
+          if (isConnectionFailure(error)) {
+            for (const item of batch) this.write.fail(item, error);
+            continue;
+          }
+          // A refusal names no item: write them one by one, so only the refused one fails.
+          await Promise.all(batch.map((item) => this.write.one(item)));
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+}
