@@ -47,7 +47,7 @@ export class CheckpointBatcher {
         for (const item of batch) item.done(results.get(item.checkpoint.id) ?? null);
       },
       fail: (item, error) => item.done(null, error),
-    });
+    }, { gather: true });
   }
 
   save(plain: PlainCheckpoint): Promise<CheckpointResult> {

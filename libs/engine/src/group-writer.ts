@@ -10,12 +10,22 @@ export interface GroupWrite<T> {
   fail(item: T, error: unknown): void;
 }
 
+/** Options of a group writer. */
+export interface GroupWriterOptions {
+  /**
+   * Each statement waits one turn of the event loop before it goes out, so the items added in
+   * that turn share it: those of callers answered by the previous statement together, who come
+   * back in the same turn, and those that arrive side by side (decision 059).
+   */
+  readonly gather?: boolean;
+}
+
 /**
- * Group commit with one statement in flight: the first item is written at once; the items that
- * arrive meanwhile go together in the next statement, up to `maxBatch`. A batch the database
- * refuses is written item by item, so one bad item never fails the others; a lost connection
- * fails the whole batch. Shared by the engine's checkpoints and events and the API's stream
- * slot releases (decisions 050, 053, 058).
+ * Group commit with one statement in flight: the first item is written at once (or after one
+ * turn, when gathering); the items that arrive meanwhile go together in the next statement, up
+ * to `maxBatch`. A batch the database refuses is written item by item, so one bad item never
+ * fails the others; a lost connection fails the whole batch. Shared by the engine's checkpoints
+ * and events and the API's stream slot releases (decisions 050, 053, 058).
  */
 export class GroupWriter<T> {
   private waiting: T[] = [];
@@ -24,6 +34,7 @@ export class GroupWriter<T> {
   constructor(
     private readonly maxBatch: number,
     private readonly write: GroupWrite<T>,
+    private readonly options: GroupWriterOptions = {},
   ) {}
 
   /** Whether a statement is in flight (items added now go in the next one). */
@@ -50,7 +61,9 @@ export class GroupWriter<T> {
   private async drain(): Promise<void> {
     this.busy = true;
     try {
-      while (this.waiting.length > 0) {
+      for (;;) {
+        if (this.options.gather === true && this.waiting.length < this.maxBatch) await nextTurn();
+        if (this.waiting.length === 0) break;
         const batch = this.waiting.splice(0, this.maxBatch);
         if (batch.length === 1) {
           await this.write.one(batch[0]!);
@@ -71,4 +84,9 @@ export class GroupWriter<T> {
       this.busy = false;
     }
   }
+}
+
+/** Resolves after the event loop's current turn: its I/O answers and the work they started. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

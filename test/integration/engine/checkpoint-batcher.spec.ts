@@ -74,6 +74,23 @@ describe('checkpoint batcher', () => {
     expect(steps.map((r) => r.step)).toEqual([1, 1, 1, 1, 1]);
   });
 
+  it('checkpoints of callers answered together, and of callers that arrive side by side, share one statement (gathering, decision 059)', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, () => execution()));
+    // The real pool, with its statements counted.
+    let statements = 0;
+    const counting = { query: (...args: Parameters<Pool['query']>) => ((statements += 1), pool.query(...args)) } as unknown as Pool;
+    const gathering = new CheckpointBatcher(counting);
+    // Six executions, three phases each: every phase's checkpoint waits for the one before it.
+    const runs = ids.map(async (id) => {
+      for (let step = 1; step <= 3; step += 1) expect(await gathering.save(plain(id, 1, step))).toMatchObject({ state: 'running' });
+    });
+    await Promise.all(runs);
+    // Without gathering the first checkpoint goes out alone and the six split into cohorts.
+    expect(statements).toBe(3);
+    const rows = await db.query<{ step: number }>('SELECT step FROM executions WHERE id = ANY($1::uuid[])', [ids]);
+    expect(rows.map((r) => r.step)).toEqual([3, 3, 3, 3, 3, 3]);
+  });
+
   it('every form of checkpoint is a heap-only update: it changes no indexed column, so no index entry is written, and leaves the lease to the renewal', async () => {
     const ids = await Promise.all(Array.from({ length: 4 }, () => execution()));
     await db.query(`UPDATE executions SET owner_node = 'n', lease_until = now() + interval '15 seconds' WHERE id = ANY($1::uuid[])`, [ids]);
