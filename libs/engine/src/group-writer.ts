@@ -37,7 +37,7 @@ export class GroupWriter<T> {
     private readonly options: GroupWriterOptions = {},
   ) {}
 
-  /** Whether a statement is in flight (items added now go in the next one). */
+  /** Whether a statement is in flight or being gathered (items added now go in the next one). */
   get writing(): boolean {
     return this.busy;
   }
