@@ -37,8 +37,6 @@ interface Pending {
  */
 export class EventWriteBatcher {
   private readonly writer: GroupWriter<Pending>;
-  /** A drain put off to the end of this turn of the event loop, to gather a tick's writes. */
-  private gathering = false;
   /** The next publish tick of each lane: one timer for every publisher of the lane waiting on this node. */
   private readonly nextTicks = new Map<number, Promise<void>>();
 
@@ -88,17 +86,7 @@ export class EventWriteBatcher {
    */
   write(executionId: string, generation: number, events: readonly PendingEvent[], gathered = false): Promise<EventWriteResult> {
     return new Promise((resolve, reject) => {
-      this.writer.queue({ executionId, generation, events, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) });
-      if (this.writer.writing || this.gathering) return;
-      if (!gathered) {
-        this.writer.flush();
-        return;
-      }
-      this.gathering = true;
-      setImmediate(() => {
-        this.gathering = false;
-        this.writer.flush();
-      });
+      this.writer.add({ executionId, generation, events, done: (result, error) => (error === undefined ? resolve(result) : reject(error as Error)) }, gathered);
     });
   }
 

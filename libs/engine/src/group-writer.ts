@@ -22,10 +22,11 @@ export interface GroupWriterOptions {
 
 /**
  * Group commit with one statement in flight: the first item is written at once (or after one
- * turn, when gathering); the items that arrive meanwhile go together in the next statement, up
- * to `maxBatch`. A batch the database refuses is written item by item, so one bad item never
- * fails the others; a lost connection fails the whole batch. Shared by the engine's checkpoints
- * and events and the API's stream slot releases (decisions 050, 053, 058).
+ * turn: when gathering, or when added `afterTurn`); the items that arrive meanwhile go together
+ * in the next statement, up to `maxBatch`. A batch the database refuses is written item by
+ * item, so one bad item never fails the others; a lost connection fails the whole batch. Shared
+ * by the engine's checkpoints and events and the API's stream slot releases (decisions 050, 053,
+ * 058, 059).
  */
 export class GroupWriter<T> {
   private waiting: T[] = [];
@@ -37,32 +38,24 @@ export class GroupWriter<T> {
     private readonly options: GroupWriterOptions = {},
   ) {}
 
-  /** Whether a statement is in flight or being gathered (items added now go in the next one). */
-  get writing(): boolean {
-    return this.busy;
-  }
-
-  /** Queues `item` and starts writing unless a statement is in flight. */
-  add(item: T): void {
+  /**
+   * Queues `item` and starts writing unless a statement is in flight or being gathered (it then
+   * goes in the next one). `afterTurn`: the statement waits for the end of this turn of the event
+   * loop, so the items added in the same turn go in it; otherwise it goes at once, unless the
+   * writer gathers anyway.
+   */
+  add(item: T, afterTurn = false): void {
     this.waiting.push(item);
-    if (!this.busy) void this.drain();
+    if (!this.busy) void this.drain(afterTurn);
   }
 
-  /** Queues `item` without starting: the caller calls `flush` once more items had a chance to join. */
-  queue(item: T): void {
-    this.waiting.push(item);
-  }
-
-  /** Starts writing what is queued, unless a statement is in flight (it writes them after). */
-  flush(): void {
-    if (!this.busy) void this.drain();
-  }
-
-  private async drain(): Promise<void> {
+  private async drain(afterTurn: boolean): Promise<void> {
     this.busy = true;
+    let wait = afterTurn;
     try {
       for (;;) {
-        if (this.options.gather === true && this.waiting.length < this.maxBatch) await nextTurn();
+        if ((wait || this.options.gather === true) && this.waiting.length < this.maxBatch) await nextTurn();
+        wait = false;
         if (this.waiting.length === 0) break;
         const batch = this.waiting.splice(0, this.maxBatch);
         if (batch.length === 1) {
