@@ -28,7 +28,13 @@ import { agent, api, sleep, startServer, type ServerProcess } from './server-pro
 const N = Number(process.env.BENCH_TURNS ?? 200);
 const CHATS = Number(process.env.BENCH_CHATS ?? 50);
 const C = Number(process.env.BENCH_C ?? 20);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
+/**
+ * Unmeasured Turns first, as many as the measured ones by default: the server's JIT is still
+ * compiling hot paths well past 10 Turns (`--trace-opt` counts dozens of compilations a second
+ * through the first few hundred), so a short warm-up measures the compiler, not a node that has
+ * been serving (docs/benchmarks.md).
+ */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 200);
 /**
  * The lanes' arrivals. A Turn's length is nearly fixed (the model's 50 ms + 5 ms per token), so C
