@@ -7,6 +7,7 @@ import type { FaultPoints } from './fault-points';
 import type { EngineMetrics } from './metrics';
 import type { EngineTracing } from './tracing';
 import type { NodeListener, Notifier } from './node-listener';
+import type { RecentResults } from './recent-results';
 import type { FailureRecorder, IdentityCheck } from './ports';
 import type { SealedJson } from './sealed-json';
 import type { Json, Workflow } from './workflow';
@@ -29,6 +30,8 @@ export interface EngineContext {
   readonly workflows: ReadonlyMap<string, Workflow<Json, Json>>;
   /** Group commit of plain checkpoints. */
   readonly checkpoints: CheckpointBatcher;
+  /** The results of executions that completed on this node lately (decision 060). */
+  readonly recentResults: RecentResults;
   /** Group commit of events published while phases run. */
   readonly eventWrites: EventWriteBatcher;
   /** How often a running phase's events are written after its first (EventPublisher). */

@@ -28,6 +28,7 @@ import { insertExecutionWithJob, selectExecution, selectIdentity } from './sql/e
 import { endExecution } from './transitions';
 import { DeadNodeWatch, NodePresence } from './presence';
 import { withTransaction } from './tx';
+import { RecentResults } from './recent-results';
 import { NotAwaitingDecision, type EngineOptions, type ExecutionView, type OperatorDecision, type SubmitCommand } from './engine-api';
 import type { Json, Workflow } from './workflow';
 import * as callSql from './sql/calls';
@@ -79,6 +80,7 @@ export class Engine {
       leaseSeconds: options.leaseSeconds ?? 15,
       workflows: this.workflows,
       checkpoints: new CheckpointBatcher(options.pool),
+      recentResults: new RecentResults(),
       // Event writes have a connection of their own: a first token never waits for a pooled one (decision 053).
       eventWrites: new EventWriteBatcher(this.eventConnection, options.metrics ?? noEngineMetrics, { channel: EVENTS_CHANNEL, origin }),
       eventWindowMs: options.eventWindowMs,
@@ -353,6 +355,9 @@ export class Engine {
 
   /** The end result of a completed execution (from its sealed data). */
   async result(executionId: string): Promise<Json | undefined> {
+    // Completed here lately: the result is at hand, and a completed result never changes (decision 060).
+    const recent = this.ctx.recentResults.get(executionId);
+    if (recent !== undefined) return recent;
     const row = await selectExecution(this.ctx.pool, executionId);
     if (!row || row.state !== 'completed') return undefined;
     return openData(this.ctx.sealed, row).result ?? null;

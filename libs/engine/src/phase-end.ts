@@ -43,6 +43,7 @@ export async function endPlainWithLastPhase(ctx: EngineContext, run: LocalRun, w
   if (ended === null) return null;
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step });
   ctx.metrics.executionEnded(workflow.name, 'completed');
+  ctx.recentResults.completed(run.id, result);
   const collected = new EndCollected();
   collected.stored.push(ended);
   announceEnd(ctx, run.id, collected);
@@ -104,6 +105,7 @@ export async function endWithLastPhase(
   }
   if (!ended) return null;
   await ctx.faults.hit('checkpoint.committed', { executionId: run.id, step: phase.step });
+  ctx.recentResults.completed(run.id, result);
   after.run(ctx);
   announceEnd(ctx, run.id, collected);
   return 'ended';

@@ -288,6 +288,8 @@ export async function finish(
   const collected = new EndCollected();
   const { stored } = collected;
   let ended = false;
+  // False once the feature's end work failed and the execution ended failed instead.
+  let completed = outcome === 'completed';
   if (!failure && !workflow?.end && !workflow?.endedFacts) {
     const endedEvent = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
     ended = endedEvent !== null;
@@ -311,6 +313,7 @@ export async function finish(
       if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
       // Nothing of the rolled-back end is handed to readers.
       stored.length = 0;
+      completed = false;
       // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
       ended = await retryStorage(
         () =>
@@ -328,6 +331,7 @@ export async function finish(
     run.lost = true;
     return 'lost';
   }
+  if (completed) ctx.recentResults.completed(run.id, result ?? null);
   announceEnd(ctx, run.id, collected);
   return 'ended';
 }
