@@ -69,6 +69,8 @@ export async function* observeEvents(
   let endSeen = false;
   /** The listener's sync point taken before the last table read that reached the end of the log (-1: read next time). */
   let syncedAt = -1;
+  /** The fallback poll came due: the next check reads the table, whatever the buffer says. */
+  let polled = false;
   /** The wait in progress: one abort listener for the whole reader stops it, not one per wait. */
   const waiting: { current: EventWait | null } = { current: null };
   const aborted = (): void => waiting.current?.stop();
@@ -78,7 +80,7 @@ export async function* observeEvents(
     while (!signal?.aborted) {
       // Events this node just committed are handed over in memory: no read when they follow the cursor.
       // `recent` and the wait below run in one synchronous step, so nothing is handed over between them.
-      const buffered = deps.listener.recent(executionId, cursor, syncedAt) as ExecutionEvent[] | null;
+      const buffered = deps.listener.recent(executionId, cursor, syncedAt, !polled) as ExecutionEvent[] | null;
       if (buffered !== null && buffered.length > 0) {
         for (const event of buffered) {
           cursor = event.seq;
@@ -91,13 +93,17 @@ export async function* observeEvents(
         // Caught up with what this node handed over, and nothing else was announced since the last read.
         if (!follow) return;
         // The fallback poll always reads the table: a wake-up lost on any path costs latency, never an event.
-        if ((await waitForEvents().woken) === 'timeout') syncedAt = -1;
+        if ((await waitForEvents().woken) === 'timeout') {
+          syncedAt = -1;
+          polled = true;
+        }
         continue;
       }
       // Listen before reading, so an event committed between the read and the wait still wakes us.
       const wait = waitForEvents();
       const sync = deps.listener.syncPoint();
       const { ended, rows } = await readEvents(deps.db, executionId, cursor, PAGE);
+      polled = false;
       // Only a read that reached the end of the log is a sync point (a full page has more behind it).
       syncedAt = rows.length < PAGE ? sync : -1;
       for (const row of rows) {
@@ -130,7 +136,10 @@ export async function* observeEvents(
           continue;
         }
       }
-      if ((await wait.woken) === 'timeout') syncedAt = -1;
+      if ((await wait.woken) === 'timeout') {
+        syncedAt = -1;
+        polled = true;
+      }
     }
   } finally {
     signal?.removeEventListener('abort', aborted);

@@ -44,4 +44,46 @@ describe('NodeListener.recent', () => {
     expect(listener.recent(id, 7, listener.syncPoint())).toBeNull();
     stop();
   });
+
+  describe('a buffer kept whole from the creation of its execution (decision 061)', () => {
+    function tracked(): NodeListener {
+      const listener = new NodeListener('postgres://unused');
+      listener.track(id);
+      return listener;
+    }
+
+    it('[EVT-02] a reader caught up with it waits without reading: before the first event and after the last one', () => {
+      const listener = tracked();
+      expect(listener.recent(id, 0)).toEqual([]);
+      // Buffered with no reader waiting yet: a reader that comes later finds them in memory.
+      listener.deliver(id, events(1, 2));
+      expect(listener.recent(id, 0)!.map((e) => e.seq)).toEqual([1, 2]);
+      expect(listener.recent(id, 2)).toEqual([]);
+      // A gap is not whole: the reader stops before it and then reads.
+      listener.deliver(id, events(4));
+      expect(listener.recent(id, 2)).toBeNull();
+    });
+
+    it('[EVT-02] is no longer whole once an event came by another path, once it dropped events off its front, or for a fallback poll', () => {
+      const woken = tracked();
+      woken.deliver(id, events(1));
+      woken.wake(id);
+      expect(woken.recent(id, 1)).toBeNull();
+
+      const overflowing = tracked();
+      overflowing.deliver(id, events(...Array.from({ length: 513 }, (_, i) => i + 1)));
+      expect(overflowing.recent(id, 513)).toBeNull();
+
+      const polled = tracked();
+      polled.deliver(id, events(1));
+      expect(polled.recent(id, 1, -1, false)).toBeNull();
+      expect(polled.recent(id, 1)).toEqual([]);
+    });
+
+    it('[EVT-02] only an execution this node tracked counts as whole', () => {
+      const { listener, stop } = listenerHolding(1, 2);
+      expect(listener.recent(id, 2)).toBeNull();
+      stop();
+    });
+  });
 });

@@ -32,6 +32,12 @@ interface RecentEvents {
   linger: NodeJS.Timeout | null;
   lastWaitEndedAt: number;
   unbufferedAt: number;
+  /**
+   * The buffer holds every event this execution has: this node created it and buffered from its
+   * first event (`track`), nothing was dropped off the front, and no event came by another path
+   * since. A reader caught up with it needs no read to know it is caught up (decision 061).
+   */
+  whole: boolean;
 }
 
 /** How often the open waits' fallback polls are checked: a poll is due at most this much late. */
@@ -131,10 +137,26 @@ export class NodeListener {
     let recent = this.recentEvents.get(executionId);
     if (recent === undefined) {
       if (!this.eventWaiters.has(executionId)) return;
-      this.recentEvents.set(executionId, (recent = { events: [], linger: null, lastWaitEndedAt: 0, unbufferedAt: 0 }));
+      this.recentEvents.set(executionId, (recent = { events: [], linger: null, lastWaitEndedAt: 0, unbufferedAt: 0, whole: false }));
     }
     recent.events.push(...events);
-    if (recent.events.length > RECENT_LIMIT) recent.events.splice(0, recent.events.length - RECENT_LIMIT);
+    if (recent.events.length > RECENT_LIMIT) {
+      recent.events.splice(0, recent.events.length - RECENT_LIMIT);
+      recent.whole = false;
+    }
+  }
+
+  /**
+   * This node created `executionId` and runs it from here (call before it can store an event):
+   * its log is empty, and what this node commits for it is buffered from the first event, for
+   * readers that come within the linger time (decision 061). Such a reader needs no table read
+   * to learn where the log stands.
+   */
+  track(executionId: string): void {
+    if (this.recentEvents.has(executionId)) return;
+    const recent: RecentEvents = { events: [], linger: null, lastWaitEndedAt: performance.now(), unbufferedAt: 0, whole: true };
+    this.recentEvents.set(executionId, recent);
+    recent.linger = this.lingerTimer(executionId, recent, RECENT_LINGER_MS);
   }
 
   /**
@@ -142,9 +164,10 @@ export class NodeListener {
    * (written by another node or another path): the reader then reads the table. An empty list:
    * the reader is caught up with this buffer, and no wake-up since its table read at `syncedAt`
    * (a `syncPoint()` taken before a read that reached the end of the log) came from elsewhere,
-   * so the table holds nothing newer for it: it can wait without reading.
+   * so the table holds nothing newer for it: it can wait without reading. A whole buffer (`track`)
+   * stands in for that read, unless `trustWhole` is false (the reader's fallback poll is due).
    */
-  recent(executionId: string, after: number, syncedAt = -1): BufferedEvent[] | null {
+  recent(executionId: string, after: number, syncedAt = -1, trustWhole = true): BufferedEvent[] | null {
     const recent = this.recentEvents.get(executionId);
     if (recent === undefined) return null;
     const events = recent.events;
@@ -154,6 +177,7 @@ export class NodeListener {
     const inRange = events.length > 0 && next >= events[0]!.seq && next <= events[events.length - 1]!.seq;
     const guess = inRange ? next - events[0]!.seq : -1;
     const start = !inRange ? -1 : events[guess]?.seq === next ? guess : events.findIndex((event) => event.seq === next);
+    if (start < 0 && trustWhole && recent.whole && (events.length === 0 ? 0 : events[events.length - 1]!.seq) === after) return [];
     if (start < 0) return syncedAt >= 0 && events.length > 0 && events[events.length - 1]!.seq === after && recent.unbufferedAt <= syncedAt ? [] : null;
     const out: BufferedEvent[] = [];
     for (let i = start, expected = after + 1; i < events.length && events[i]!.seq === expected; i++, expected++) out.push(events[i]!);
@@ -194,7 +218,10 @@ export class NodeListener {
   wake(executionId: string): void {
     const recent = this.recentEvents.get(executionId);
     this.tick++;
-    if (recent !== undefined) recent.unbufferedAt = this.tick;
+    if (recent !== undefined) {
+      recent.unbufferedAt = this.tick;
+      recent.whole = false;
+    }
     this.wakeWaiters(executionId);
   }
 
@@ -211,6 +238,8 @@ export class NodeListener {
   }
 
   private wakeAll(): void {
+    // Notifications may have been missed meanwhile: no buffer may count as whole any more.
+    for (const recent of this.recentEvents.values()) recent.whole = false;
     for (const id of [...this.eventWaiters.keys()]) this.wake(id);
   }
 

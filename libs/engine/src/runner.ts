@@ -47,6 +47,8 @@ export class Runner {
   /** Runs an execution this node just created and owns at generation 1 (no claim needed). */
   runOwned(row: ExecutionRow): void {
     if (!this.accepting || this.runs.has(row.id)) return;
+    // Nothing ran yet: this node's readers of it can start from memory (decision 061).
+    this.ctx.listener.track(row.id);
     this.launch(row, row.generation);
   }
 

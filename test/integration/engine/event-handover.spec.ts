@@ -137,7 +137,7 @@ describe('engine: events handed over to readers on the owner node', () => {
     expect(reader.reads()).toBeLessThanOrEqual(2);
   });
 
-  it('[EVT-02] the one-statement end reaches a caught-up reader on the owner node from memory: one read to start, none for the end', async () => {
+  it('[EVT-02] the one-statement end reaches a reader on the node that created the execution from memory: no read to start, none for the end (decision 061)', async () => {
     const { executionId } = await t.engine.submit({ workflow: quiet.name, input: null, scope: SERVICE });
     const reader = countingReader(executionId);
     const events: ExecutionEvent[] = [];
@@ -146,7 +146,7 @@ describe('engine: events handed over to readers on the owner node', () => {
     const again: ExecutionEvent[] = [];
     for await (const event of t.engine.observe(executionId, 0, undefined, false)) again.push(event);
     expect(events).toEqual(again);
-    expect(reader.reads()).toBe(1);
+    expect(reader.reads()).toBe(0);
   });
 
   it('[EVT-02] a reader caught up from memory still finds an event committed with no wake-up at all: the fallback poll reads the table', async () => {
