@@ -69,7 +69,7 @@ export async function* observeEvents(
   let endSeen = false;
   /** The listener's sync point taken before the last table read that reached the end of the log (-1: read next time). */
   let syncedAt = -1;
-  /** The fallback poll came due: the next check reads the table, whatever the buffer says. */
+  /** The fallback poll came due: the next check reads the table, whatever a whole buffer says. */
   let polled = false;
   /** The wait in progress: one abort listener for the whole reader stops it, not one per wait. */
   const waiting: { current: EventWait | null } = { current: null };
@@ -80,7 +80,9 @@ export async function* observeEvents(
     while (!signal?.aborted) {
       // Events this node just committed are handed over in memory: no read when they follow the cursor.
       // `recent` and the wait below run in one synchronous step, so nothing is handed over between them.
-      const buffered = deps.listener.recent(executionId, cursor, syncedAt, !polled) as ExecutionEvent[] | null;
+      // A whole buffer (decision 061) can be behind another node's commit whose NOTIFY is still on its
+      // way: only a follower, whom that NOTIFY will wake, may take it for the table.
+      const buffered = deps.listener.recent(executionId, cursor, syncedAt, follow && !polled) as ExecutionEvent[] | null;
       if (buffered !== null && buffered.length > 0) {
         for (const event of buffered) {
           cursor = event.seq;

@@ -165,7 +165,8 @@ export class NodeListener {
    * the reader is caught up with this buffer, and no wake-up since its table read at `syncedAt`
    * (a `syncPoint()` taken before a read that reached the end of the log) came from elsewhere,
    * so the table holds nothing newer for it: it can wait without reading. A whole buffer (`track`)
-   * stands in for that read, unless `trustWhole` is false (the reader's fallback poll is due).
+   * stands in for that read when `trustWhole`: for a reader that follows (it will be woken by the
+   * NOTIFY of another node's commit still on its way) and whose fallback poll is not due.
    */
   recent(executionId: string, after: number, syncedAt = -1, trustWhole = true): BufferedEvent[] | null {
     const recent = this.recentEvents.get(executionId);

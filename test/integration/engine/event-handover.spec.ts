@@ -168,4 +168,16 @@ describe('engine: events handed over to readers on the owner node', () => {
     expect(await t.engine.signal(executionId, 'finish', null)).toBe(true);
     await waitForState(t.engine, executionId, ['completed']);
   });
+
+  it('[EVT-02] a one-time read on the node that created the execution reads the table: another node\'s events may be committed with their NOTIFY still on its way (decision 061)', async () => {
+    const { executionId } = await t.engine.submit({ workflow: streamer.name, input: { wait: true }, scope: SERVICE });
+    await waitForState(t.engine, executionId, ['waiting']);
+    // As another node's commit whose wake-up has not arrived: in the log, nothing handed over here.
+    await appendEvents(ctx.pool, executionId, [{ type: 'test.elsewhere', step: null, attempt: null, keyId: null, data: null }]);
+    const once: ExecutionEvent[] = [];
+    for await (const event of t.engine.observe(executionId, 0, undefined, false)) once.push(event);
+    expect(once.at(-1)).toMatchObject({ type: 'test.elsewhere', seq: once.length });
+    expect(await t.engine.signal(executionId, 'finish', null)).toBe(true);
+    await waitForState(t.engine, executionId, ['completed']);
+  });
 });
