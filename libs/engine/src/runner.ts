@@ -5,7 +5,7 @@ import { deliverSignal } from './signal-delivery';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { identityOf } from './identity-guard';
 import type { ExecutionRow } from './store';
-import { renewLeases, selectExecution, selectForClaim, takeOver } from './sql/executions';
+import { hasEnded, renewLeases, selectExecution, selectForClaim, takeOver } from './sql/executions';
 import { timerDue } from './transitions';
 import type { Queryable } from './ports';
 import { isNodePresent } from './presence';
@@ -75,6 +75,9 @@ export class Runner {
   private async claim(executionId: string, fromJob: boolean, deadOwner?: string): Promise<'started' | 'busy' | 'idle'> {
     if (!this.accepting) return 'busy';
     if (this.runs.has(executionId) && !fromJob) return 'busy';
+    // Most recovery jobs come due after their execution ended: a plain read answers them, without
+    // the row lock (a WAL record and a flush) of the claim below. A final state never changes.
+    if (fromJob && (await hasEnded(this.ctx.pool, executionId))) return 'idle';
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
       const row = await selectForClaim(tx, executionId);
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;

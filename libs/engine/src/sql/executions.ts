@@ -94,6 +94,16 @@ export async function selectExecution(db: Queryable, id: string, forUpdate = fal
   return rows[0] ?? null;
 }
 
+/** Whether an execution has ended, without a lock: a final state never changes. */
+export async function hasEnded(db: Queryable, id: string): Promise<boolean> {
+  const { rows } = await db.query<{ ended: boolean }>({
+    name: 'engine.has_ended',
+    text: `SELECT state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended FROM executions WHERE id = $1`,
+    values: [id],
+  });
+  return rows[0]?.ended ?? false;
+}
+
 /** The row a claim locks: with the sealed identity the new run checks and carries (IDN-06). */
 export async function selectForClaim(db: Queryable, id: string): Promise<ExecutionRow | null> {
   const { rows } = await db.query<ExecutionRow>({
