@@ -1,5 +1,6 @@
 import type { Engine, ExecutionView, Json, Workflow } from '@openbot/engine';
 import type { ExecutionState } from '@openbot/domain';
+import type { Pool } from 'pg';
 import type { TestDatabase } from '../../support/test-database';
 
 /** Scopes for submitted commands (scope IDs are UUIDs). */
@@ -155,4 +156,18 @@ export class OutsideService<R extends Json = Json> {
     this.requests.push(entry);
     return this.answer(entry, this.requests.length);
   }
+}
+
+/**
+ * The names of the named statements `pool.query` runs from now on (a spy, restored by
+ * `jest.restoreAllMocks()`); with `executionId`, only those whose first value is that ID.
+ * Statements a checked-out client runs (inside a transaction) are not seen.
+ */
+export function poolStatements(pool: Pool, executionId?: string): () => string[] {
+  const query = jest.spyOn(pool, 'query');
+  return () =>
+    query.mock.calls
+      .map(([config]) => (typeof config === 'object' && config !== null ? (config as { name?: string; values?: unknown[] }) : {}))
+      .filter((config) => executionId === undefined || config.values?.[0] === executionId)
+      .map((config) => config.name ?? '');
 }

@@ -1,5 +1,6 @@
 import type { Json, Workflow } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import { poolStatements } from './helpers';
 
 const SCOPE = { kind: 'service', id: '00000000-0000-7000-8000-000000000601', organizationId: null } as const;
 
@@ -28,8 +29,8 @@ const endFails: Workflow<{ [key: string]: Json; done: boolean }, null> = {
 
 /** Counts the execution-row reads the pool serves (the statement `Engine.result` reads with). */
 function rowReads(t: TestEngine): () => number {
-  const query = jest.spyOn(t.pool, 'query');
-  return () => query.mock.calls.filter(([config]) => typeof config === 'object' && config !== null && (config as { name?: string }).name === 'engine.select_execution').length;
+  const statements = poolStatements(t.pool);
+  return () => statements().filter((name) => name === 'engine.select_execution').length;
 }
 
 describe('engine: results of executions that completed on this node (decision 060)', () => {

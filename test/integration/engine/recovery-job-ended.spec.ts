@@ -1,17 +1,8 @@
 import { ADVANCE_QUEUE } from '@openbot/engine';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
-import { eventually, onePhase, SERVICE, waitForState } from './helpers';
+import { eventually, onePhase, poolStatements, SERVICE, waitForState } from './helpers';
 
 const quick = onePhase('test.recovery-after-end', 'work', () => Promise.resolve());
-
-/** Names of the statements the pool ran for one execution (the statements name their plans). */
-function statementsFor(t: TestEngine, executionId: string): () => string[] {
-  const query = jest.spyOn(t.pool, 'query');
-  return () =>
-    query.mock.calls
-      .filter(([config]) => typeof config === 'object' && config !== null && ((config as { values?: unknown[] }).values ?? [])[0] === executionId)
-      .map(([config]) => (config as { name?: string }).name ?? '');
-}
 
 /**
  * Every run this node starts has a recovery job, due when its lease would have run out twice;
@@ -33,7 +24,7 @@ describe('engine: a recovery job that finds its execution ended', () => {
   it('completes with a plain read of the state, and does not lock the row to claim it', async () => {
     const { executionId } = await t.engine.submit({ workflow: quick.name, input: null, scope: SERVICE });
     await waitForState(t.engine, executionId, ['completed']);
-    const statements = statementsFor(t, executionId);
+    const statements = poolStatements(t.pool, executionId);
     // A row lock leaves its transaction in the row's xmax.
     const xmax = async () => (await t.database.query<{ xmax: string }>(`SELECT xmax::text FROM executions WHERE id = $1`, [executionId]))[0]!.xmax;
     const before = await xmax();

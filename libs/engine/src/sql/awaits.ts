@@ -1,15 +1,13 @@
-import type { Statement } from './statement';
+import { FINAL_STATES, type Statement } from './statement';
 
 /**
  * The SQL of waiting for another execution's end (waits.ts explains the lock order).
  */
 
-const FINAL = `('completed', 'failed', 'cancelled', 'interrupted')`;
-
 export const awaitExecutions: Statement = {
   name: 'engine.await_executions',
   text: `WITH open AS (
-             SELECT id FROM executions WHERE id = ANY($1::uuid[]) AND state NOT IN ${FINAL} ORDER BY id FOR NO KEY UPDATE
+             SELECT id FROM executions WHERE id = ANY($1::uuid[]) AND state NOT IN ${FINAL_STATES} ORDER BY id FOR NO KEY UPDATE
            ), marked AS (
              UPDATE executions e SET awaited = true FROM open WHERE e.id = open.id AND NOT e.awaited
            ), recorded AS (
@@ -20,7 +18,7 @@ export const awaitExecutions: Statement = {
 
 export const awaitedStates: Statement = {
   name: 'engine.awaited_states',
-  text: `SELECT id, state FROM executions WHERE id = ANY($1::uuid[]) AND state IN ${FINAL}`,
+  text: `SELECT id, state FROM executions WHERE id = ANY($1::uuid[]) AND state IN ${FINAL_STATES}`,
 };
 
 export const forgetAwaits: Statement = {

@@ -1,5 +1,5 @@
 import { FACTS_COLUMNS } from './executions';
-import type { Statement } from './statement';
+import { FINAL_STATES, type Statement } from './statement';
 
 /**
  * The SQL of children and their notices: open attached children, the notice a child's end leaves
@@ -9,14 +9,14 @@ import type { Statement } from './statement';
 export const openChildren: Statement = {
   name: 'engine.open_children',
   text: `SELECT count(*)::int AS n FROM executions
-            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
+            WHERE parent_id = $1 AND attached AND state NOT IN ${FINAL_STATES}`,
 };
 
 /** Locks the open attached children in ID order (a cancel takes them before its own row: waits.ts explains the order). */
 export const lockOpenChildren: Statement = {
   name: 'engine.lock_open_children',
   text: `SELECT id FROM executions
-            WHERE parent_id = $1 AND attached AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+            WHERE parent_id = $1 AND attached AND state NOT IN ${FINAL_STATES}
             ORDER BY id FOR NO KEY UPDATE`,
 };
 

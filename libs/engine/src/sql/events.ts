@@ -1,6 +1,6 @@
 import type { Queryable } from '../ports';
 import type { EventRow, PendingEvent } from '../store';
-import type { Statement } from './statement';
+import { FINAL_STATES, type Statement } from './statement';
 
 /**
  * The SQL of the event log: append under a held row lock, publish while a generation owns the
@@ -13,7 +13,7 @@ export function eventColumns(events: readonly PendingEvent[]): [string[], Array<
 }
 
 /** The final-state test of the event statements: an ended execution takes no more phase events. */
-const NOT_ENDED = `state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`;
+const NOT_ENDED = `state NOT IN ${FINAL_STATES}`;
 
 /**
  * The CTE that hands out sequence numbers: `seq` adds `n` to the execution's counter (its row
@@ -62,7 +62,7 @@ export async function appendStoredEvents(db: Queryable, id: string, events: read
 export async function readEvents(db: Queryable, id: string, after: number, limit: number): Promise<{ ended: boolean; rows: EventRow[] }> {
   const { rows } = await db.query<EventRow & { ended: boolean }>({
     name: 'engine.read_events',
-    text: `SELECT x.state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended,
+    text: `SELECT x.state IN ${FINAL_STATES} AS ended,
                   e.seq, e.type, e.step, e.attempt, e.at, e.key_id, e.data
              FROM executions x
              LEFT JOIN LATERAL (

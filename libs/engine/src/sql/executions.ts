@@ -4,7 +4,7 @@ import type { Queryable } from '../ports';
 import type { AdvanceJobInsert } from '../queue';
 import type { ExecutionRow, NewExecution, PendingEvent } from '../store';
 import { bumpSeqs, eventColumns } from './events';
-import type { Statement } from './statement';
+import { FINAL_STATES, type Statement } from './statement';
 
 /**
  * The SQL of an execution's own row: insert, select, claim, identity, take-over, checkpoint,
@@ -98,7 +98,7 @@ export async function selectExecution(db: Queryable, id: string, forUpdate = fal
 export async function hasEnded(db: Queryable, id: string): Promise<boolean> {
   const { rows } = await db.query<{ ended: boolean }>({
     name: 'engine.has_ended',
-    text: `SELECT state IN ('completed', 'failed', 'cancelled', 'interrupted') AS ended FROM executions WHERE id = $1`,
+    text: `SELECT state IN ${FINAL_STATES} AS ended FROM executions WHERE id = $1`,
     values: [id],
   });
   return rows[0]?.ended ?? false;
@@ -322,7 +322,7 @@ export const end: Statement = {
   name: 'engine.end',
   text: `UPDATE executions SET state = $3, key_id = $4, data = $5, error_id = $6, category = $7,
              step = COALESCE($8::int, step), lease_until = NULL, ended_at = now(), updated_at = now()
-           WHERE id = $1 AND generation = $2 AND state NOT IN ('completed', 'failed', 'cancelled', 'interrupted')
+           WHERE id = $1 AND generation = $2 AND state NOT IN ${FINAL_STATES}
              AND NOT (state = 'cancelling' AND $3 = 'completed')
            RETURNING parent_id, awaited`,
 };

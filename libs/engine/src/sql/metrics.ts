@@ -1,4 +1,4 @@
-import type { Statement } from './statement';
+import { FINAL_STATES, type Statement } from './statement';
 
 /**
  * Non-final executions by workflow and state. The final states are written out (not a parameter)
@@ -8,7 +8,7 @@ import type { Statement } from './statement';
 export const executionsByState: Statement = {
   name: 'engine.metrics_executions_by_state',
   text: `SELECT workflow, state, count(*)::int AS count FROM executions
-          WHERE state NOT IN ('completed', 'failed', 'cancelled', 'interrupted') GROUP BY workflow, state`,
+          WHERE state NOT IN ${FINAL_STATES} GROUP BY workflow, state`,
 };
 
 /** Jobs of a pg-boss queue not yet taken ($1: the queue), due now or deferred to a later time. */

@@ -12,6 +12,9 @@ export interface Statement {
   readonly text: string;
 }
 
+/** The final states as an SQL list: an execution in one of them never changes state again. */
+export const FINAL_STATES = `('completed', 'failed', 'cancelled', 'interrupted')`;
+
 /** Runs a feature's statement: plain text, or a named one prepared once per connection. */
 export function runStatement(db: Queryable, sql: string | Statement, values: unknown[]): Promise<QueryResult> {
   return typeof sql === 'string' ? db.query(sql, values) : db.query({ ...sql, values });
