@@ -1,4 +1,4 @@
-import { Engine, FaultPoints, type EngineOptions } from '@openbot/engine';
+import { Engine, FaultPoints, PreparedClient, type EngineOptions } from '@openbot/engine';
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
@@ -21,7 +21,8 @@ export async function startTestEngine(options: Partial<EngineOptions> & { databa
   const sealer = new Sealer(new Keyring({ id: 'test1', key: randomBytes(32) }));
   const extraNodes: Array<() => Promise<void>> = [];
   const build = async (nodeId: string, extra: Partial<EngineOptions>): Promise<{ engine: Engine; pool: Pool; stop(): Promise<void> }> => {
-    const pool = new Pool({ connectionString: database.url, max: 20, pipeline: true });
+    // The node's client and pipelining (decisions 052, 062): the engine's tests run what the node runs.
+    const pool = new Pool({ connectionString: database.url, max: 20, pipeline: true, Client: PreparedClient });
     pool.on('error', () => undefined);
     const engine = new Engine({
       pool,

@@ -16,6 +16,7 @@ export * from './event-publisher';
 export * from './execution-reads';
 export type { NewExecutionCommand } from './new-execution';
 export { withConnection, withTransaction, type CommitBehind } from './tx';
+export { PreparedClient } from './prepared-client';
 export { GroupWriter, type GroupWrite } from './group-writer';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';

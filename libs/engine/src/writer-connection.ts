@@ -1,4 +1,5 @@
-import { Client, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import type { Client, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { PreparedClient } from './prepared-client';
 import type { Queryable } from './ports';
 
 /**
@@ -37,7 +38,7 @@ export class WriterConnection implements Queryable {
   private connected(): Promise<Client> {
     if (this.closed) return Promise.reject(new Error('the writer connection is closed'));
     if (this.client !== null) return this.client;
-    const client = new Client({ connectionString: this.connectionString, application_name: this.applicationName, pipeline: true });
+    const client = new PreparedClient({ connectionString: this.connectionString, application_name: this.applicationName, pipeline: true });
     const forget = (): void => {
       if (this.client === connecting) this.client = null;
     };

@@ -1,3 +1,4 @@
+import { PreparedClient } from '@openbot/engine';
 import { DataSource, type MigrationInterface } from 'typeorm';
 import { ENTITIES } from './entities';
 
@@ -32,6 +33,8 @@ export function createDataSource(options: DataSourceOptions): DataSource {
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
       pipeline: true,
+      // Named statements skip the per-run row description (decision 062).
+      Client: PreparedClient,
     },
   });
 }
