@@ -175,6 +175,10 @@ function preparedQuery(this: Client, config: unknown, values?: unknown, callback
   }
   return new Promise<QueryResult>((resolve, reject) => {
     clientQuery.call(this, new NamedRun(config.name, config.text, runValues, typeParser, (error, result) => (error === null ? resolve(result!) : reject(error))));
+  }).catch((error: unknown) => {
+    // As pg does: the stack then leads back to the awaiting caller, not to the socket's read.
+    if (error instanceof Error) Error.captureStackTrace(error);
+    throw error;
   });
 }
 PreparedClient.prototype.query = preparedQuery as Client['query'];

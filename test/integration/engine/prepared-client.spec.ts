@@ -72,15 +72,20 @@ describe('the prepared client', () => {
 
   it('fails one run with its database error and keeps the pipeline behind it', async () => {
     const insertOne = { name: 'test.prepared_insert_one', text: 'INSERT INTO prepared_rows (id, label) VALUES ($1, $2) RETURNING label' };
-    const [duplicate, fresh, read] = await Promise.allSettled([
-      prepared.query({ ...insertOne, values: [1, 'again'] }),
-      prepared.query({ ...insertOne, values: [20, 'twenty'] }),
-      prepared.query({ ...SHAPES, values: [20] }),
-    ]);
-    expect(duplicate).toMatchObject({ status: 'rejected', reason: { code: '23505' } });
-    expect(fresh).toMatchObject({ status: 'fulfilled', value: { rowCount: 1, rows: [{ label: 'twenty' }] } });
-    expect(read).toMatchObject({ status: 'fulfilled', value: { rows: [{ id: 20, label: 'twenty' }] } });
-    await plain.query('DELETE FROM prepared_rows WHERE id = 20');
+    try {
+      const [duplicate, fresh, read] = await Promise.allSettled([
+        prepared.query({ ...insertOne, values: [1, 'again'] }),
+        prepared.query({ ...insertOne, values: [20, 'twenty'] }),
+        prepared.query({ ...SHAPES, values: [20] }),
+      ]);
+      expect(duplicate).toMatchObject({ status: 'rejected', reason: { code: '23505' } });
+      // Its stack leads back to the caller that awaited it, as pg's own errors do.
+      expect((duplicate as PromiseRejectedResult).reason.stack).toContain('prepared-client.spec');
+      expect(fresh).toMatchObject({ status: 'fulfilled', value: { rowCount: 1, rows: [{ label: 'twenty' }] } });
+      expect(read).toMatchObject({ status: 'fulfilled', value: { rows: [{ id: 20, label: 'twenty' }] } });
+    } finally {
+      await plain.query('DELETE FROM prepared_rows WHERE id = 20');
+    }
   });
 
   it('refuses a value it cannot send and a name reused with another text, without writing either', async () => {
