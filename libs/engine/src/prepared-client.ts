@@ -140,7 +140,7 @@ class NamedRun {
     const result = {
       command: match?.[1] ?? '',
       rowCount: match?.[3] !== undefined ? Number(match[3]) : match?.[2] !== undefined ? Number(match[2]) : null,
-      oid: match?.[3] !== undefined ? Number(match[2]) : 0,
+      oid: match?.[3] !== undefined ? Number(match[2]) : null,
       fields: this.shape?.fields ?? [],
       rows: this.collected,
     };

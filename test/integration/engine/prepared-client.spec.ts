@@ -20,7 +20,7 @@ const SHAPES = {
 };
 
 /** What a caller keeps of a result: the same for pg's Query and a named run. */
-const seen = (result: QueryResult) => ({ command: result.command, rowCount: result.rowCount, rows: result.rows, fields: result.fields.map((f) => [f.name, f.dataTypeID]) });
+const seen = (result: QueryResult) => ({ command: result.command, rowCount: result.rowCount, oid: result.oid, rows: result.rows, fields: result.fields.map((f) => [f.name, f.dataTypeID]) });
 
 /** Named statements without the per-run row description (decision 062). */
 describe('the prepared client', () => {
@@ -63,9 +63,9 @@ describe('the prepared client', () => {
     const bump = { name: 'test.prepared_bump', text: 'UPDATE prepared_rows SET n = coalesce(n, 0) + 1 WHERE id <= $1' };
     const insert = { name: 'test.prepared_insert', text: 'INSERT INTO prepared_rows (id) SELECT g FROM generate_series($1::int, $2::int) g' };
     for (let run = 0; run < 2; run++) {
-      expect(seen(await prepared.query({ ...bump, values: [2] }))).toEqual({ command: 'UPDATE', rowCount: 2, rows: [], fields: [] });
+      expect(seen(await prepared.query({ ...bump, values: [2] }))).toEqual({ command: 'UPDATE', rowCount: 2, oid: null, rows: [], fields: [] });
     }
-    expect(seen(await prepared.query({ ...insert, values: [10, 12] }))).toEqual({ command: 'INSERT', rowCount: 3, rows: [], fields: [] });
+    expect(seen(await prepared.query({ ...insert, values: [10, 12] }))).toEqual({ command: 'INSERT', rowCount: 3, oid: 0, rows: [], fields: [] });
     expect(describes.count).toBe(2);
     await plain.query('DELETE FROM prepared_rows WHERE id >= 10');
   });
