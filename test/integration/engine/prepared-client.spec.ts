@@ -1,3 +1,4 @@
+import { isConnectionFailure } from '@openbot/domain';
 import { Client, Pool, type QueryResult } from 'pg';
 import { PreparedClient } from '@openbot/engine';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
@@ -111,6 +112,27 @@ describe('the prepared client', () => {
       await plain.query('ALTER TABLE prepared_rows DROP COLUMN extra');
       await other.end();
     }
+  });
+
+  it('fails every run in flight as a connection failure when its backend is terminated, and a run after it the same way', async () => {
+    const victim = new PreparedClient({ connectionString: db.url, pipeline: true });
+    victim.on('error', () => undefined);
+    await victim.connect();
+    const sleep = { name: 'test.prepared_sleep', text: 'SELECT pg_sleep($1::float8) AS slept' };
+    const pid = (await victim.query({ name: 'test.prepared_pid', text: 'SELECT pg_backend_pid() AS pid', values: [] })).rows[0]!.pid as number;
+    const runs = [victim.query({ ...sleep, values: [30] }), victim.query({ ...SHAPES, values: [1] }), victim.query({ ...sleep, values: [0] })];
+    await plain.query('SELECT pg_terminate_backend($1)', [pid]);
+    const outcomes = await Promise.allSettled(runs);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected');
+      expect(isConnectionFailure((outcome as PromiseRejectedResult).reason)).toBe(true);
+    }
+    const after = await victim.query({ ...SHAPES, values: [1] }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(isConnectionFailure(after)).toBe(true);
+    await victim.end().catch(() => undefined);
   });
 
   it('runs through a pool with callbacks, and leaves plain text, row modes and unnamed statements to pg', async () => {
