@@ -21,7 +21,6 @@ interface RowShape {
 }
 
 type Callback = (error: Error | null, result?: QueryResult) => void;
-type TypeParserOf = (oid: number) => (value: string) => unknown;
 
 /** The result shapes each connection learned, by statement name (a connection lives as long as its client). */
 const shapesByConnection = new WeakMap<Connection, Map<string, RowShape>>();
@@ -43,8 +42,8 @@ class NamedRun {
   /** Not `rows`: pg's client refuses a query with a `rows` member on a pipelining connection. */
   private readonly collected: Record<string, unknown>[] = [];
   private shape: RowShape | undefined;
-  /** The shape asked for in this run, kept for the connection once the run completes. */
-  private learning: { connection: Connection; shape: RowShape } | null = null;
+  /** The connection's shapes, while this run asks for its statement's shape: kept there once the run completes. */
+  private learningInto: Map<string, RowShape> | null = null;
   private failure: Error | null = null;
   private commandTag: string | null = null;
   private settled = false;
@@ -53,7 +52,7 @@ class NamedRun {
     readonly name: string,
     readonly text: string,
     private readonly values: readonly unknown[],
-    private readonly typeParser: TypeParserOf,
+    private readonly client: Client,
     public callback: Callback,
   ) {}
 
@@ -81,8 +80,8 @@ class NamedRun {
       if (this.shape === undefined) {
         connection.describe({ type: 'P', name: '' });
         // A statement without result columns answers NoData: its shape is empty.
-        this.learning = { connection, shape: { fields: [], parsers: [] } };
-        this.shape = this.learning.shape;
+        this.learningInto = shapes;
+        this.shape = { fields: [], parsers: [] };
       }
       connection.execute({ portal: '', rows: undefined });
       connection.sync();
@@ -93,9 +92,7 @@ class NamedRun {
   }
 
   handleRowDescription(message: { fields: FieldDef[] }): void {
-    const shape = { fields: message.fields, parsers: message.fields.map((field) => this.typeParser(field.dataTypeID)) };
-    if (this.learning !== null) this.learning = { connection: this.learning.connection, shape };
-    this.shape = shape;
+    this.shape = { fields: message.fields, parsers: message.fields.map((field) => this.client.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown) };
   }
 
   handleDataRow(message: { fields: Array<string | null> }): void {
@@ -117,7 +114,7 @@ class NamedRun {
 
   handleCommandComplete(message: { text: string }): void {
     this.commandTag = message.text;
-    if (this.learning !== null) shapesByConnection.get(this.learning.connection)?.set(this.name, this.learning.shape);
+    if (this.learningInto !== null) this.learningInto.set(this.name, this.shape!);
   }
 
   handleEmptyQuery(): void {}
@@ -168,13 +165,12 @@ function preparedQuery(this: Client, config: unknown, values?: unknown, callback
   if (!isPlainNamed(config) || (this as unknown as { binary?: boolean }).binary === true) return clientQuery.call(this, config, values, callback);
   const runValues = config.values ?? (Array.isArray(values) ? (values as unknown[]) : []);
   const done = typeof values === 'function' ? (values as Callback) : typeof callback === 'function' ? (callback as Callback) : undefined;
-  const typeParser: TypeParserOf = (oid) => this.getTypeParser(oid, 'text') as (value: string) => unknown;
   if (done !== undefined) {
-    clientQuery.call(this, new NamedRun(config.name, config.text, runValues, typeParser, done));
+    clientQuery.call(this, new NamedRun(config.name, config.text, runValues, this, done));
     return undefined;
   }
   return new Promise<QueryResult>((resolve, reject) => {
-    clientQuery.call(this, new NamedRun(config.name, config.text, runValues, typeParser, (error, result) => (error === null ? resolve(result!) : reject(error))));
+    clientQuery.call(this, new NamedRun(config.name, config.text, runValues, this, (error, result) => (error === null ? resolve(result!) : reject(error))));
   }).catch((error: unknown) => {
     // As pg does: the stack then leads back to the awaiting caller, not to the socket's read.
     if (error instanceof Error) Error.captureStackTrace(error);
