@@ -63,6 +63,9 @@ export class Engine {
       max: 3,
       migrate: false,
       schedule: false,
+      // The engine's own presence (presence.ts) says which nodes live. pg-boss's instance registry
+      // would repeat it, and its health sampler wakes the event loop every 20 ms on an idle node.
+      registerInstance: false,
       application_name: `openbot boss ${options.nodeId}`.slice(0, 63),
     });
     this.boss.on('error', () => undefined);

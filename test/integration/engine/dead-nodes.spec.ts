@@ -101,4 +101,14 @@ describe('engine: dead-node detection (presence locks)', () => {
     expect(await owner.result(executionId)).toEqual({ by: 'work#1' });
     expect(watcher.nodeId).toBe('node-d');
   });
+
+  it('a node is known by its presence lock alone: pg-boss keeps no instance registry (whose health sampler would wake an idle node every 20 ms)', async () => {
+    const engine = await peer('node-e', 2_000);
+    await eventually(
+      async () => (await t.database.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'openbot presence node-e'`)).length === 1,
+      'node-e to hold its presence lock',
+    );
+    expect(await t.database.query('SELECT application_name FROM pgboss.instance')).toEqual([]);
+    expect(engine.nodeId).toBe('node-e');
+  });
 });

@@ -52,7 +52,8 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
  * engine's queue is DDL, so it happens here and never in `openbot serve` (MIG-01).
  */
 async function installQueues(url: string): Promise<void> {
-  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false });
+  // Nodes are known by their presence locks (engine), not by pg-boss's instance registry.
+  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false, registerInstance: false });
   boss.on('error', () => undefined);
   await boss.start();
   try {
