@@ -5,7 +5,7 @@ import { deliverSignal } from './signal-delivery';
 import { ADVANCE_QUEUE, enqueueAdvance, type AdvanceJob } from './queue';
 import { identityOf } from './identity-guard';
 import type { ExecutionRow } from './store';
-import { hasEnded, renewLeases, selectExecution, selectForClaim, takeOver } from './sql/executions';
+import { endedAmong, renewLeases, selectExecution, selectForClaim, takeOver } from './sql/executions';
 import { timerDue } from './transitions';
 import type { Queryable } from './ports';
 import { isNodePresent } from './presence';
@@ -75,9 +75,6 @@ export class Runner {
   private async claim(executionId: string, fromJob: boolean, deadOwner?: string): Promise<'started' | 'busy' | 'idle'> {
     if (!this.accepting) return 'busy';
     if (this.runs.has(executionId) && !fromJob) return 'busy';
-    // Most recovery jobs come due after their execution ended: a plain read answers them, without
-    // the row lock (a WAL record and a flush) of the claim below. A final state never changes.
-    if (fromJob && (await hasEnded(this.ctx.pool, executionId))) return 'idle';
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
       const row = await selectForClaim(tx, executionId);
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
@@ -121,7 +118,11 @@ export class Runner {
 
   /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */
   async onJobs(jobs: ReadonlyArray<{ data: AdvanceJob }>): Promise<void> {
-    const outcomes = await Promise.allSettled(jobs.map((job) => this.advance(job.data.executionId, true)));
+    // Most recovery jobs come due after their execution ended: one plain read of the batch answers
+    // them, without the row lock (a WAL record and a flush) of a claim. A final state never changes.
+    const ended = await endedAmong(this.ctx.pool, jobs.map((job) => job.data.executionId));
+    const live = jobs.filter((job) => !ended.has(job.data.executionId));
+    const outcomes = await Promise.allSettled(live.map((job) => this.advance(job.data.executionId, true)));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     // A claim that failed (the database was unreachable) must not consume its job: pg-boss
     // retries the batch, and claims are idempotent, so the execution is never left without one.

@@ -168,6 +168,9 @@ export function poolStatements(pool: Pool, executionId?: string): () => string[]
   return () =>
     query.mock.calls
       .map(([config]) => (typeof config === 'object' && config !== null ? (config as { name?: string; values?: unknown[] }) : {}))
-      .filter((config) => executionId === undefined || config.values?.[0] === executionId)
+      .filter((config) => {
+        const first = config.values?.[0];
+        return executionId === undefined || first === executionId || (Array.isArray(first) && first.includes(executionId));
+      })
       .map((config) => config.name ?? '');
 }

@@ -94,14 +94,14 @@ export async function selectExecution(db: Queryable, id: string, forUpdate = fal
   return rows[0] ?? null;
 }
 
-/** Whether an execution has ended, without a lock: a final state never changes. */
-export async function hasEnded(db: Queryable, id: string): Promise<boolean> {
-  const { rows } = await db.query<{ ended: boolean }>({
-    name: 'engine.has_ended',
-    text: `SELECT state IN ${FINAL_STATES} AS ended FROM executions WHERE id = $1`,
-    values: [id],
+/** Which of these executions have ended, in one read without a lock: a final state never changes. */
+export async function endedAmong(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'engine.ended_among',
+    text: `SELECT id FROM executions WHERE id = ANY($1::uuid[]) AND state IN ${FINAL_STATES}`,
+    values: [ids],
   });
-  return rows[0]?.ended ?? false;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** The row a claim locks: with the sealed identity the new run checks and carries (IDN-06). */
