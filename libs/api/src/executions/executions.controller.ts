@@ -177,16 +177,19 @@ export class ExecutionsController {
     @Query('after') afterQuery: string | undefined,
     @Query('wait') waitQuery: string | undefined,
     @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<EventPageBody | undefined> {
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const sse = (accept ?? '').includes('text/event-stream');
     const after = parseCursor(sse && lastEventId !== undefined && lastEventId !== '' ? lastEventId : afterQuery, sse && lastEventId ? 'Last-Event-ID' : 'after');
+    // This handler answers itself (`@Res()` without passthrough): Nest sending its result after an
+    // SSE stream took the connection over built a FST_ERR_REP_ALREADY_SENT error, stack and all,
+    // on every stream. Errors thrown before an answer still go through the exception filter.
     if (sse) {
       await this.stream(caller, id, after, request, reply);
-      return undefined;
+      return;
     }
     const wait = parseWait(waitQuery);
-    return this.longPoll(caller, id, after, wait, request);
+    void reply.send(await this.longPoll(caller, id, after, wait, request));
   }
 
   private async longPoll(caller: MemberCaller, id: string, after: number, wait: number, request: FastifyRequest): Promise<EventPageBody> {
