@@ -2,6 +2,7 @@ export * from './chat';
 export * from './model/model-provider';
 export * from './http/capped-body';
 export * from './http/streaming-post';
+export * from './http/read-pacer';
 export * from './providers/sse';
 export * from './providers/openai-compatible';
 export * from './providers/anthropic';

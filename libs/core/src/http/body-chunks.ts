@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ReadPacer } from './read-pacer';
 
 /** Chunks held before the body is paused: a consumer slower than the provider stops the reads. */
 const HIGH_WATER = 16;
@@ -11,6 +12,9 @@ const HIGH_WATER = 16;
  * `next` answers the next chunk, or null once the body ended; it throws the body's error, or a
  * premature-close error when the body closed before its end. `close` destroys a body not read to
  * its end, which releases the connection.
+ *
+ * With a `pacer`, once `pace` was called, a chunk read while the node is busy pauses the body
+ * until the pacer's next tick (decision 063): what the provider sends meanwhile is read at once.
  */
 export class BodyChunks {
   private readonly queue: Uint8Array[] = [];
@@ -18,12 +22,25 @@ export class BodyChunks {
   private failure: Error | null = null;
   private waiter: { resolve: (chunk: Uint8Array | null) => void; reject: (error: Error) => void } | null = null;
 
-  constructor(private readonly body: Readable) {
+  /** Paused because the reader fell behind. */
+  private full = false;
+  /** Paused until the pacer's next tick. */
+  private held = false;
+  private pacing = false;
+
+  constructor(
+    private readonly body: Readable,
+    private readonly pacer?: ReadPacer,
+  ) {
     body.on('data', (chunk: Uint8Array) => {
+      if (this.pacing && !this.held && this.pacer!.holding) this.hold();
       const waiter = this.take();
       if (waiter !== null) return waiter.resolve(chunk);
       this.queue.push(chunk);
-      if (this.queue.length >= HIGH_WATER) body.pause();
+      if (this.queue.length >= HIGH_WATER) {
+        this.full = true;
+        body.pause();
+      }
     });
     body.once('end', () => {
       this.ended = true;
@@ -38,7 +55,10 @@ export class BodyChunks {
   next(): Promise<Uint8Array | null> {
     const chunk = this.queue.shift();
     if (chunk !== undefined) {
-      if (this.queue.length < HIGH_WATER && this.body.isPaused()) this.body.resume();
+      if (this.full && this.queue.length < HIGH_WATER) {
+        this.full = false;
+        if (!this.held) this.body.resume();
+      }
       return Promise.resolve(chunk);
     }
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -46,8 +66,28 @@ export class BodyChunks {
     return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
   }
 
+  /** From now on reads are paced (a stream calls it once its first event went out, which never waits). */
+  pace(): void {
+    if (this.pacer === undefined || this.pacing) return;
+    this.pacing = true;
+    this.pacer.started();
+  }
+
   close(): void {
+    if (this.pacing) {
+      this.pacing = false;
+      this.pacer!.ended();
+    }
     if (!this.ended) this.body.destroy();
+  }
+
+  private hold(): void {
+    this.held = true;
+    this.body.pause();
+    this.pacer!.atNextTick(() => {
+      this.held = false;
+      if (!this.full) this.body.resume();
+    });
   }
 
   private fail(error: Error): void {

@@ -23,10 +23,21 @@ export interface PostAnswer {
  */
 export type StreamingPost = (url: string, init: PostInit) => Promise<PostAnswer>;
 
-/** A StreamingPost on undici's `request`, through `dispatcher` (default: undici's global one). */
+/**
+ * A StreamingPost on undici's `request`, through `dispatcher` (default: undici's global one). The
+ * body buffers at most one chunk: a reader that pauses it (a paced read, decision 063) stops the
+ * HTTP parser, and with it the socket's reads, at once.
+ */
 export function undiciPost(dispatcher?: Dispatcher): StreamingPost {
   return async (url, init) => {
-    const answer = await request(url, { method: 'POST', headers: init.headers, body: init.body, signal: init.signal, ...(dispatcher === undefined ? {} : { dispatcher }) });
+    const answer = await request(url, {
+      method: 'POST',
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+      highWaterMark: 1,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    });
     return { status: answer.statusCode, headers: answer.headers, body: answer.body };
   };
 }

@@ -8,6 +8,7 @@ import {
 } from '../model/model-provider';
 import { parseRetryAfter } from './openai-compatible';
 import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
+import type { ReadPacer } from '../http/read-pacer';
 import { undiciPost, type StreamingPost } from '../http/streaming-post';
 import { streamSse } from './sse-request';
 
@@ -25,6 +26,8 @@ export interface AnthropicOptions {
   readonly post?: StreamingPost;
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
+  /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
+  readonly pacer?: ReadPacer;
 }
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -88,6 +91,7 @@ export class AnthropicProvider implements ModelProvider {
       idleTimeoutMs: this.idleTimeoutMs,
       httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new EventAssembler(),
+      ...(this.options.pacer === undefined ? {} : { pacer: this.options.pacer }),
     });
   }
 

@@ -7,6 +7,7 @@ import {
   type ModelStreamEvent,
 } from '../model/model-provider';
 import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
+import type { ReadPacer } from '../http/read-pacer';
 import { undiciPost, type StreamingPost } from '../http/streaming-post';
 import { streamSse } from './sse-request';
 
@@ -22,6 +23,8 @@ export interface OpenAiCompatibleOptions {
   readonly post?: StreamingPost;
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
+  /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
+  readonly pacer?: ReadPacer;
 }
 
 const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
@@ -70,6 +73,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       idleTimeoutMs: this.idleTimeoutMs,
       httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new ChunkAssembler(),
+      ...(this.options.pacer === undefined ? {} : { pacer: this.options.pacer }),
     });
   }
 

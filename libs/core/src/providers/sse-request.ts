@@ -1,6 +1,7 @@
 import { answerAsResponse, type PostAnswer, type StreamingPost } from '../http/streaming-post';
 import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
 import { BodyChunks } from '../http/body-chunks';
+import type { ReadPacer } from '../http/read-pacer';
 import { SseDecoder, SseTooLarge } from './sse';
 import { Watchdog } from './watchdog';
 
@@ -23,6 +24,8 @@ export interface SseRequest {
   /** The provider's mapping of a non-2xx answer to a categorised failure. */
   readonly httpFailure: (response: Response) => Promise<ModelFailure>;
   readonly assembler: StreamAssembler;
+  /** Paces the reads once the first event went out (decision 063); none: every chunk is read as it comes. */
+  readonly pacer?: ReadPacer;
 }
 
 /** The abort reason that releases a model stream's connection once its consumer is done with it. */
@@ -58,7 +61,7 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
       throw failure(error);
     }
 
-    chunks = new BodyChunks(answer.body);
+    chunks = new BodyChunks(answer.body, http.pacer);
     const decoder = new TextDecoder();
     const sse = new SseDecoder();
     const assembler = http.assembler;
@@ -81,7 +84,11 @@ export async function* streamSse(request: ModelRequest, http: SseRequest): Async
         throw error;
       }
       for (const payload of payloads) {
-        for (const event of assembler.accept(payload)) yield event;
+        for (const event of assembler.accept(payload)) {
+          yield event;
+          // The first event never waits for the pacer; later reads may.
+          chunks.pace();
+        }
         if (assembler.done) return;
       }
       if (read === null) {

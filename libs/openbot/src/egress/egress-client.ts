@@ -44,7 +44,7 @@ export class EgressClient {
   /** A `fetch` for adapters and libraries that take one (jose, the provider adapters). */
   readonly fetch: typeof fetch = (input, init) => this.request(input, init);
   /** A streaming POST for the model provider adapters, under the same policy and pinning as `fetch`. */
-  readonly post: StreamingPost = async (url, init) => undiciPost(await this.approvedAgent(url))(url, init);
+  readonly post: StreamingPost = async (url, init) => undiciPost(await this.approvedAgent(url, true))(url, init);
   private readonly agents = new Map<string, Agent>();
 
   constructor(
@@ -72,17 +72,22 @@ export class EgressClient {
   }
 
   /** The pinned connection pool for `url` once the policy approved it; EgressRefused otherwise. */
-  private async approvedAgent(url: string): Promise<Agent> {
+  private async approvedAgent(url: string, streams = false): Promise<Agent> {
     const decision = await this.policy.check(url);
     if (!decision.allowed) {
       const cause = decision.detail === undefined ? undefined : new EgressRefusalDetail(decision.detail);
       throw new EgressRefused(`egress policy refused ${hostOf(url)}: ${decision.reason}`, { cause });
     }
-    return this.pinnedAgent(decision.url.hostname, decision.addresses);
+    return this.pinnedAgent(decision.url.hostname, decision.addresses, streams);
   }
 
-  private pinnedAgent(hostname: string, addresses: readonly string[]): Agent {
-    const key = `${hostname} ${addresses.join(' ')}`;
+  /**
+   * `streams`: the pool of the model streams, whose sockets buffer at most one chunk: a paused
+   * stream (a paced read, decision 063) then stops reading its socket, and what the provider sends
+   * meanwhile waits in the kernel to be read at once.
+   */
+  private pinnedAgent(hostname: string, addresses: readonly string[], streams: boolean): Agent {
+    const key = `${streams ? 'streams ' : ''}${hostname} ${addresses.join(' ')}`;
     const cached = this.agents.get(key);
     if (cached !== undefined) {
       // Most recently used last: the first entry is the one to evict.
@@ -91,7 +96,7 @@ export class EgressClient {
       return cached;
     }
     const ca = this.extraCa === undefined ? {} : { ca: [...rootCertificates, this.extraCa] };
-    const agent = new Agent({ connect: { lookup: pinnedLookup(hostname, addresses), ...ca } });
+    const agent = new Agent({ connect: { lookup: pinnedLookup(hostname, addresses), ...ca, ...(streams ? { highWaterMark: 1 } : {}) } });
     this.agents.set(key, agent);
     while (this.agents.size > MAX_PINNED_AGENTS) {
       const [oldestKey, oldest] = this.agents.entries().next().value as [string, Agent];

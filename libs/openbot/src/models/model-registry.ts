@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
+import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, ReadPacer, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
 import { parseModelReference } from '../bots/bot-view';
 import { Database } from '../database/sql';
@@ -69,6 +69,9 @@ export class ModelUnavailable extends ModelFailure {
  */
 @Injectable()
 export class ModelRegistry {
+  /** One per node: paces the reads of all its model streams while it is busy (decision 063). */
+  private readonly pacer = new ReadPacer();
+
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(SealedRecords) private readonly sealedRecords: SealedRecords,
@@ -111,7 +114,7 @@ export class ModelRegistry {
       kind: row.kind,
       connect: async (send) => {
         const apiKey = await this.openKey(organizationId, row, send);
-        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes };
+        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes, pacer: this.pacer };
         const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
         return new EgressAwareProvider(adapter);
       },

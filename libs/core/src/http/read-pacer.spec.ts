@@ -1,0 +1,88 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { BodyChunks } from './body-chunks';
+import { ReadPacer } from './read-pacer';
+import { undiciPost } from './streaming-post';
+
+const WRITES = 100;
+
+/** Answers every POST with `first`, then WRITES small writes 2 ms apart, as a provider streams tokens. */
+async function tokenServer(): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('first;');
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(`${sent};`);
+        sent += 1;
+        if (sent === WRITES) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 2);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+describe('model stream reads paced while the node is busy', () => {
+  let server: Server;
+  let url: string;
+  // Sockets that buffer one chunk, as the egress client's model-stream pools do (an option net.connect takes and undici passes on).
+  const oneChunk = { highWaterMark: 1 };
+  const agent = new Agent({ connect: { timeout: 10_000, ...oneChunk } });
+
+  beforeAll(async () => ({ server, url } = await tokenServer()));
+  afterAll(async () => {
+    await agent.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('reads the first chunk at once and what arrives later in a few event-loop turns, losing nothing', async () => {
+    const pacer = new ReadPacer(50, 1);
+    const answer = await undiciPost(agent)(url, { headers: {}, body: '{}', signal: new AbortController().signal });
+    const chunks = new BodyChunks(answer.body, pacer);
+    const first = await chunks.next();
+    expect(Buffer.from(first!).toString()).toBe('first;');
+    chunks.pace();
+    // The event-loop turn each chunk arrives in: a held stream's tokens wait in the kernel and
+    // arrive together; read as they come, each of the 100 writes would arrive in a turn of its own.
+    let turn = 0;
+    let counting = true;
+    const count = (): void => {
+      turn += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const turns = new Set<number>();
+    let text = '';
+    for (let chunk = await chunks.next(); chunk !== null; chunk = await chunks.next()) {
+      text += Buffer.from(chunk).toString();
+      turns.add(turn);
+    }
+    counting = false;
+    chunks.close();
+    expect(text).toBe(Array.from({ length: WRITES }, (_, i) => `${i};`).join(''));
+    // 100 writes over about 200 ms: about four ticks of 50 ms, each reading what arrived meanwhile.
+    expect(turns.size).toBeLessThan(WRITES / 3);
+  });
+
+  it('holds only while enough streams are open, and not during the reads of the tick that resumed them', async () => {
+    const pacer = new ReadPacer(20, 2);
+    pacer.started();
+    expect(pacer.holding).toBe(false);
+    pacer.started();
+    expect(pacer.holding).toBe(true);
+    const resumed = await new Promise<boolean>((resolve) => pacer.atNextTick(() => resolve(pacer.holding)));
+    expect(resumed).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pacer.holding).toBe(true);
+    pacer.ended();
+    expect(pacer.holding).toBe(false);
+    pacer.ended();
+  });
+});
