@@ -85,4 +85,11 @@ describe('model stream reads paced while the node is busy', () => {
     expect(pacer.holding).toBe(false);
     pacer.ended();
   });
+
+  it('follows the operator\'s settings, and an interval of 0 means no pacer: every chunk is read as it comes', () => {
+    expect(ReadPacer.configured(0, 8)).toBeUndefined();
+    const pacer = ReadPacer.configured(40, 3);
+    expect(pacer).toBeInstanceOf(ReadPacer);
+    expect([pacer!.intervalMs, pacer!.fromStreams]).toEqual([40, 3]);
+  });
 });

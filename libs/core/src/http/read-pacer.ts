@@ -27,6 +27,11 @@ export class ReadPacer {
     readonly fromStreams: number = PACED_FROM_STREAMS,
   ) {}
 
+  /** The node's pacer from its operator's settings; none with an interval of 0 (every chunk is read as it comes). */
+  static configured(intervalMs: number, fromStreams: number): ReadPacer | undefined {
+    return intervalMs === 0 ? undefined : new ReadPacer(intervalMs, fromStreams);
+  }
+
   /** A model stream opened: call `ended` once it is over. */
   started(): void {
     this.open += 1;

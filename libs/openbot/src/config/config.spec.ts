@@ -71,6 +71,7 @@ describe('parseConfig defaults', () => {
       metrics: null,
       traces: null,
       retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *' },
+      modelReads: { readPaceMs: 25, pacedFromStreams: 8 },
     });
   });
 
@@ -312,6 +313,14 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
 
   it('OPENBOT_DATABASE_POOL_SIZE sets the pool (default 10)', () => {
     expect(parseConfig({ OPENBOT_DATABASE_POOL_SIZE: '24' }).databasePoolSize).toBe(24);
+  });
+
+  it('OPENBOT_MODEL_READ_PACE_MS (0 turns pacing off, at most 1000) and OPENBOT_MODEL_READ_PACE_FROM_STREAMS (at least 1)', () => {
+    expect(parseConfig({ OPENBOT_MODEL_READ_PACE_MS: '0', OPENBOT_MODEL_READ_PACE_FROM_STREAMS: '1' }).modelReads).toEqual({ readPaceMs: 0, pacedFromStreams: 1 });
+    expect(parseConfig({ OPENBOT_MODEL_READ_PACE_MS: '1000' }).modelReads.readPaceMs).toBe(1_000);
+    expectRejected({ OPENBOT_MODEL_READ_PACE_MS: '1001' }, 'OPENBOT_MODEL_READ_PACE_MS');
+    expectRejected({ OPENBOT_MODEL_READ_PACE_MS: '-1' }, 'OPENBOT_MODEL_READ_PACE_MS');
+    expectRejected({ OPENBOT_MODEL_READ_PACE_FROM_STREAMS: '0' }, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS');
   });
 
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { PACED_FROM_STREAMS, READ_PACE_MS } from '@openbot/core';
 import { parsePreRegisteredClients, type PreRegisteredOAuthClient } from './app-oauth-clients';
 
 /** A configuration value that stops the process at boot; the message names the variable. */
@@ -133,6 +134,12 @@ export interface Config {
    * own settings win), and when the retention workflow runs (`OPENBOT_RETENTION_SCHEDULE`, cron, default every 15 minutes).
    */
   readonly retention: RetentionDefaults;
+  /**
+   * Paced reads of model streams on a busy node (docs/decisions/063): from `pacedFromStreams` open
+   * streams on (`OPENBOT_MODEL_READ_PACE_FROM_STREAMS`, default 8), a stream past its first event is
+   * read every `readPaceMs` (`OPENBOT_MODEL_READ_PACE_MS`, default 25); 0: every chunk as it comes.
+   */
+  readonly modelReads: { readonly readPaceMs: number; readonly pacedFromStreams: number };
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -229,6 +236,10 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
       textDeltaDays: integer(env, 'OPENBOT_RETENTION_TEXT_DELTA_DAYS', 30, 1, MAX_RETENTION_DAYS),
       callPayloadDays: integer(env, 'OPENBOT_RETENTION_CALL_PAYLOAD_DAYS', 30, 1, MAX_RETENTION_DAYS),
       schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
+    },
+    modelReads: {
+      readPaceMs: integer(env, 'OPENBOT_MODEL_READ_PACE_MS', READ_PACE_MS, 0, 1_000),
+      pacedFromStreams: integer(env, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS', PACED_FROM_STREAMS, 1, 1_000_000),
     },
   };
 }

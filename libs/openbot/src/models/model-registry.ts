@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, ReadPacer, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
 import { parseModelReference } from '../bots/bot-view';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient, EgressRefused } from '../egress/egress-client';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
@@ -69,8 +70,8 @@ export class ModelUnavailable extends ModelFailure {
  */
 @Injectable()
 export class ModelRegistry {
-  /** One per node: paces the reads of all its model streams while it is busy (decision 063). */
-  private readonly pacer = new ReadPacer();
+  /** One per node: paces the reads of all its model streams while it is busy (decision 063); none when the operator turned it off. */
+  private readonly pacer: ReadPacer | undefined;
 
   constructor(
     @Inject(Database) private readonly db: Database,
@@ -78,7 +79,12 @@ export class ModelRegistry {
     @Inject(EgressClient) private readonly egress: EgressClient,
     // Absent (a test without Vaults): a provider whose key is a Vault reference is refused.
     @Optional() @Inject(VaultSecrets) private readonly vaults?: VaultSecrets,
-  ) {}
+    // Absent (a test without the node's config): the default pace.
+    @Optional() @Inject(RUNTIME_CONFIG) config?: RuntimeConfig,
+  ) {
+    const reads = config?.modelReads;
+    this.pacer = reads === undefined ? new ReadPacer() : ReadPacer.configured(reads.readPaceMs, reads.pacedFromStreams);
+  }
 
   async resolve(organizationId: string, model: string): Promise<ResolvedModel> {
     const { provider: name, modelId } = parseModelReference(model);
@@ -114,7 +120,7 @@ export class ModelRegistry {
       kind: row.kind,
       connect: async (send) => {
         const apiKey = await this.openKey(organizationId, row, send);
-        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes, pacer: this.pacer };
+        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes, ...(this.pacer === undefined ? {} : { pacer: this.pacer }) };
         const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
         return new EgressAwareProvider(adapter);
       },
