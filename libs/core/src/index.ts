@@ -3,6 +3,7 @@ export * from './model/model-provider';
 export * from './http/capped-body';
 export * from './http/streaming-post';
 export * from './http/read-pacer';
+export { trackedConnector } from './http/socket-reads';
 export * from './providers/sse';
 export * from './providers/openai-compatible';
 export * from './providers/anthropic';

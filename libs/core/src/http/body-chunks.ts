@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { ReadPacer } from './read-pacer';
+import type { HeldStream, ReadPacer } from './read-pacer';
+import { parsingSocket, startReads, stopReads } from './socket-reads';
 
 /** Chunks held before the body is paused: a consumer slower than the provider stops the reads. */
 const HIGH_WATER = 16;
@@ -15,6 +17,8 @@ const HIGH_WATER = 16;
  *
  * With a `pacer`, once `pace` was called, a chunk read while the node is busy pauses the body
  * until the pacer's next tick (decision 063): what the provider sends meanwhile is read at once.
+ * After the tick's reads the body waits again, with its socket's reads stopped when the socket is
+ * known (socket-reads.ts).
  */
 export class BodyChunks {
   private readonly queue: Uint8Array[] = [];
@@ -27,12 +31,37 @@ export class BodyChunks {
   /** Paused until the pacer's next tick. */
   private held = false;
   private pacing = false;
+  /**
+   * The socket the chunks come from (a tracked one, socket-reads.ts): a hold stops its reads at
+   * once. undefined before the first chunk; null when unknown, or when chunks came from more than
+   * one socket (then a hold pauses the body only).
+   */
+  private socket: Socket | null | undefined;
+  private readonly waiting: HeldStream = {
+    resume: () => {
+      this.held = false;
+      if (this.socket) startReads(this.socket);
+      if (!this.full) this.body.resume();
+    },
+    again: () => {
+      // Between two parses (no chunk is being read), and before the body's end was parsed: the
+      // socket still carries this response, and stopping its reads cannot stall another request.
+      if (!this.socket || !this.pacing || this.held || this.full || this.ended || this.body.destroyed || !this.pacer!.holding) return;
+      this.hold();
+      stopReads(this.socket);
+    },
+  };
 
   constructor(
     private readonly body: Readable,
     private readonly pacer?: ReadPacer,
   ) {
     body.on('data', (chunk: Uint8Array) => {
+      if (this.pacer !== undefined && this.socket !== null) {
+        const socket = parsingSocket();
+        if (this.socket === undefined) this.socket = socket;
+        else if (socket !== this.socket) this.socket = null;
+      }
       if (this.pacing && !this.held && this.pacer!.holding) this.hold();
       const waiter = this.take();
       if (waiter !== null) return waiter.resolve(chunk);
@@ -81,13 +110,16 @@ export class BodyChunks {
     if (!this.ended) this.body.destroy();
   }
 
+  /**
+   * Waits for the next tick. Held on a chunk, the body stops the parser after its next chunk,
+   * and the socket after one more read; the socket's reads are stopped at once only once the
+   * tick's reads are over (`again`): in a parse, the response may end in the same bytes, and
+   * undici would hand the socket to the next request.
+   */
   private hold(): void {
     this.held = true;
     this.body.pause();
-    this.pacer!.atNextTick(() => {
-      this.held = false;
-      if (!this.full) this.body.resume();
-    });
+    this.pacer!.atNextTick(this.waiting);
   }
 
   private fail(error: Error): void {

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { BodyChunks } from './body-chunks';
-import { ReadPacer } from './read-pacer';
+import { ReadPacer, type HeldStream } from './read-pacer';
+import { parsingSocket, trackedConnector } from './socket-reads';
 import { undiciPost } from './streaming-post';
 
 const WRITES = 100;
@@ -32,9 +33,8 @@ async function tokenServer(): Promise<{ server: Server; url: string }> {
 describe('model stream reads paced while the node is busy', () => {
   let server: Server;
   let url: string;
-  // Sockets that buffer one chunk, as the egress client's model-stream pools do (an option net.connect takes and undici passes on).
-  const oneChunk = { highWaterMark: 1 };
-  const agent = new Agent({ connect: { timeout: 10_000, ...oneChunk } });
+  // Sockets that buffer one chunk and say when their bytes are parsed, as the egress client's model-stream pools' do.
+  const agent = new Agent({ connect: trackedConnector({ timeout: 10_000, highWaterMark: 1 }) });
 
   beforeAll(async () => ({ server, url } = await tokenServer()));
   afterAll(async () => {
@@ -77,7 +77,7 @@ describe('model stream reads paced while the node is busy', () => {
     expect(pacer.holding).toBe(false);
     pacer.started();
     expect(pacer.holding).toBe(true);
-    const resumed = await new Promise<boolean>((resolve) => pacer.atNextTick(() => resolve(pacer.holding)));
+    const resumed = await new Promise<boolean>((resolve) => pacer.atNextTick({ resume: () => resolve(pacer.holding), again: () => undefined }));
     expect(resumed).toBe(false);
     await new Promise((resolve) => setImmediate(resolve));
     expect(pacer.holding).toBe(true);
@@ -91,5 +91,50 @@ describe('model stream reads paced while the node is busy', () => {
     const pacer = ReadPacer.configured(40, 3);
     expect(pacer).toBeInstanceOf(ReadPacer);
     expect([pacer!.intervalMs, pacer!.fromStreams]).toEqual([40, 3]);
+  });
+
+  it('stops the socket\'s reads once the tick\'s reads are over: what the provider sends meanwhile stays in the kernel until the next tick', async () => {
+    let respond: ((text: string) => void) | undefined;
+    const controlled = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('first;');
+        respond = (text) => (text === '' ? res.end() : res.write(text));
+      });
+    });
+    await new Promise<void>((resolve) => controlled.listen(0, '127.0.0.1', resolve));
+    const holds: number[] = [];
+    const pacer = new (class extends ReadPacer {
+      override atNextTick(held: HeldStream): void {
+        holds.push(performance.now());
+        super.atNextTick(held);
+      }
+    })(200, 1);
+    try {
+      const answer = await undiciPost(agent)(`http://127.0.0.1:${(controlled.address() as AddressInfo).port}/`, { headers: {}, body: '{}', signal: new AbortController().signal });
+      const chunks = new BodyChunks(answer.body, pacer);
+      let socket: import('node:net').Socket | null = null;
+      answer.body.on('data', () => (socket ??= parsingSocket()));
+      expect(Buffer.from((await chunks.next())!).toString()).toBe('first;');
+      expect(socket).not.toBeNull();
+      chunks.pace();
+      // Read while the node is busy: held until the tick, which then holds it again with its socket stopped.
+      respond!('a;');
+      expect(Buffer.from((await chunks.next())!).toString()).toBe('a;');
+      while (holds.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+      const before = socket!.bytesRead;
+      respond!('b;');
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      expect(socket!.bytesRead).toBe(before);
+      // The next tick reads it.
+      expect(Buffer.from((await chunks.next())!).toString()).toBe('b;');
+      expect(socket!.bytesRead).toBeGreaterThan(before);
+      respond!('');
+      expect(await chunks.next()).toBeNull();
+      chunks.close();
+    } finally {
+      await new Promise((resolve) => controlled.close(resolve));
+    }
   });
 });

@@ -3,6 +3,14 @@ export const READ_PACE_MS = 25;
 /** Model streams open on this node from which on their reads are paced. */
 export const PACED_FROM_STREAMS = 8;
 
+/** A stream waiting for the pacer's next tick. */
+export interface HeldStream {
+  /** Reads again: the tick has come. */
+  resume(): void;
+  /** The tick's reads are over: the stream may wait for the next tick at once. */
+  again(): void;
+}
+
 /**
  * Reads of a node's model streams, paced while the node is busy (decision 063). A provider sends
  * each token as its own small write, and every one of them wakes the node for one read and one
@@ -10,7 +18,9 @@ export const PACED_FROM_STREAMS = 8;
  * that was most of a Turn's server CPU. While `fromStreams` or more streams are open, a stream
  * that has delivered its first event and just read a chunk waits for the pacer's next tick (every
  * `intervalMs`, one timer for the node); the tokens that arrive meanwhile stay in the kernel and
- * are then read at once. A lightly loaded node reads every chunk as it comes.
+ * are then read at once. Once a tick's reads are over, the streams it resumed wait again at once,
+ * their sockets' reads stopped: the node wakes for them once per tick, not once per token. A
+ * lightly loaded node reads every chunk as it comes.
  *
  * The cost is latency: a later token, and the end of an answer, can wait up to `intervalMs`. The
  * first event of a stream never waits, and text deltas are published in windows of their own
@@ -18,7 +28,7 @@ export const PACED_FROM_STREAMS = 8;
  */
 export class ReadPacer {
   private open = 0;
-  private waiting: Array<() => void> = [];
+  private waiting: HeldStream[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private resuming = false;
 
@@ -50,9 +60,9 @@ export class ReadPacer {
     return this.open >= this.fromStreams && !this.resuming;
   }
 
-  /** Runs `resume` at the next tick. */
-  atNextTick(resume: () => void): void {
-    this.waiting.push(resume);
+  /** Resumes `held` at the next tick. */
+  atNextTick(held: HeldStream): void {
+    this.waiting.push(held);
     if (this.timer === null) {
       this.timer = setInterval(() => this.tick(), this.intervalMs);
       // An idle pacer never keeps the process alive.
@@ -70,7 +80,11 @@ export class ReadPacer {
     this.waiting = [];
     // The reads the resumed streams make before the event loop moves on belong to this tick.
     this.resuming = true;
-    setImmediate(() => (this.resuming = false));
-    for (const resume of due) resume();
+    for (const held of due) held.resume();
+    setImmediate(() => {
+      this.resuming = false;
+      // Held again at once, not after one more read of their own: until the next tick, nothing wakes the node for them.
+      for (const held of due) held.again();
+    });
   }
 }

@@ -1,7 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { undiciPost, type StreamingPost } from '@openbot/core';
+import { trackedConnector, undiciPost, type StreamingPost } from '@openbot/core';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { EgressPolicy } from './egress-policy';
 
@@ -82,9 +82,9 @@ export class EgressClient {
   }
 
   /**
-   * `streams`: the pool of the model streams, whose sockets buffer at most one chunk: a paused
-   * stream (a paced read, decision 063) then stops reading its socket, and what the provider sends
-   * meanwhile waits in the kernel to be read at once.
+   * `streams`: the pool of the model streams, whose sockets buffer at most one chunk and say when
+   * their bytes are parsed (`trackedConnector`): a paced stream (decision 063) stops reading its
+   * socket, and what the provider sends meanwhile waits in the kernel to be read at once.
    */
   private pinnedAgent(hostname: string, addresses: readonly string[], streams: boolean): Agent {
     const key = `${streams ? 'streams ' : ''}${hostname} ${addresses.join(' ')}`;
@@ -96,7 +96,8 @@ export class EgressClient {
       return cached;
     }
     const ca = this.extraCa === undefined ? {} : { ca: [...rootCertificates, this.extraCa] };
-    const agent = new Agent({ connect: { lookup: pinnedLookup(hostname, addresses), ...ca, ...(streams ? { highWaterMark: 1 } : {}) } });
+    const connect = { lookup: pinnedLookup(hostname, addresses), ...ca };
+    const agent = new Agent({ connect: streams ? trackedConnector({ ...connect, highWaterMark: 1 }) : connect });
     this.agents.set(key, agent);
     while (this.agents.size > MAX_PINNED_AGENTS) {
       const [oldestKey, oldest] = this.agents.entries().next().value as [string, Agent];
