@@ -33,7 +33,7 @@ async function tokenServer(): Promise<{ server: Server; url: string }> {
 describe('model stream reads paced while the node is busy', () => {
   let server: Server;
   let url: string;
-  // Sockets that buffer one chunk and say when their bytes are parsed, as the egress client's model-stream pools' do.
+  // Sockets that buffer one chunk and say when their bytes are parsed, as the egress client's model-stream pools do.
   const agent = new Agent({ connect: trackedConnector({ timeout: 10_000, highWaterMark: 1 }) });
 
   beforeAll(async () => ({ server, url } = await tokenServer()));
