@@ -27,7 +27,7 @@ export interface AnthropicOptions {
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
   /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
-  readonly pacer?: ReadPacer;
+  readonly pacer?: ReadPacer | undefined;
 }
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -91,7 +91,7 @@ export class AnthropicProvider implements ModelProvider {
       idleTimeoutMs: this.idleTimeoutMs,
       httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new EventAssembler(),
-      ...(this.options.pacer === undefined ? {} : { pacer: this.options.pacer }),
+      pacer: this.options.pacer,
     });
   }
 

@@ -24,7 +24,7 @@ export interface OpenAiCompatibleOptions {
   /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
   readonly maxErrorBodyBytes?: number;
   /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
-  readonly pacer?: ReadPacer;
+  readonly pacer?: ReadPacer | undefined;
 }
 
 const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
@@ -73,7 +73,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       idleTimeoutMs: this.idleTimeoutMs,
       httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
       assembler: new ChunkAssembler(),
-      ...(this.options.pacer === undefined ? {} : { pacer: this.options.pacer }),
+      pacer: this.options.pacer,
     });
   }
 

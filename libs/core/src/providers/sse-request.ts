@@ -25,7 +25,7 @@ export interface SseRequest {
   readonly httpFailure: (response: Response) => Promise<ModelFailure>;
   readonly assembler: StreamAssembler;
   /** Paces the reads once the first event went out (decision 063); none: every chunk is read as it comes. */
-  readonly pacer?: ReadPacer;
+  readonly pacer?: ReadPacer | undefined;
 }
 
 /** The abort reason that releases a model stream's connection once its consumer is done with it. */

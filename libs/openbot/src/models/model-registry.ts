@@ -120,7 +120,7 @@ export class ModelRegistry {
       kind: row.kind,
       connect: async (send) => {
         const apiKey = await this.openKey(organizationId, row, send);
-        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes, ...(this.pacer === undefined ? {} : { pacer: this.pacer }) };
+        const options = { baseUrl: row.baseUrl, apiKey, post: this.egress.post, maxErrorBodyBytes: this.egress.limits.documentBytes, pacer: this.pacer };
         const adapter: ModelProvider = row.kind === 'anthropic' ? new AnthropicProvider(options) : new OpenAiCompatibleProvider(options);
         return new EgressAwareProvider(adapter);
       },
