@@ -106,6 +106,11 @@ describe('traces (docs/decisions/040-traces.md)', () => {
     expect(toolCall?.attributes).toMatchObject({ 'gen_ai.tool.name': 'lookup', 'gen_ai.tool.call.id': 'c1', 'openbot.call.kind': 'tool', 'openbot.tool.served_by': 'http' });
     expect(phases.map((p) => p.spanId)).toContain(toolCall?.parentSpanId);
 
+    // Every span is one of ours: a request, a phase or an outside call. No library traces its own
+    // work into the backend (pg-boss would add a span in a trace of its own for every job).
+    const foreign = spans.filter((s) => s.attributes['http.route'] === undefined && s.attributes['openbot.execution.id'] === undefined);
+    expect(foreign.map((s) => s.name)).toEqual([]);
+
     // Nothing anywhere in what left the node: no key, no Vault value, no prompt, arguments, answer or reply, no admin token.
     const everything = receiver.bodies.join('\n');
     for (const secret of [PROVIDER_KEY, VAULT_TOKEN, PROMPT, 'confidential-lookup-term', TOOL_ANSWER, REPLY, org.secret, t.adminToken, t.config.masterKey.key.toString('base64')]) {

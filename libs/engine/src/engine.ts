@@ -66,6 +66,11 @@ export class Engine {
       // The engine's own presence (presence.ts) says which nodes live. pg-boss's instance registry
       // would repeat it, and its health sampler wakes the event loop every 20 ms on an idle node.
       registerInstance: false,
+      // pg-boss traces its own job operations through the global OpenTelemetry API, which the app
+      // registers when traces are on: a span in a trace of its own for every job it builds, fetches
+      // or settles (even the inserts it only writes the SQL of). Traces are one per execution and
+      // ours alone (decision 040).
+      openTelemetry: { enabled: false },
       application_name: `openbot boss ${options.nodeId}`.slice(0, 63),
     });
     this.boss.on('error', () => undefined);

@@ -53,7 +53,7 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
  */
 async function installQueues(url: string): Promise<void> {
   // Nodes are known by their presence locks (engine), not by pg-boss's instance registry.
-  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false, registerInstance: false });
+  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false, registerInstance: false, openTelemetry: { enabled: false } });
   boss.on('error', () => undefined);
   await boss.start();
   try {
