@@ -18,7 +18,7 @@ import { FaultPoints } from './fault-points';
 import { announceEvents, EVENTS_CHANNEL, NodeListener, Notifier, SIGNALS_CHANNEL } from './node-listener';
 import { assertAudience, identityOf, openIdentity } from './identity-guard';
 import type { Queryable } from './ports';
-import { ADVANCE_QUEUE, buildAdvanceJob, enqueueAdvance, type AdvanceJob } from './queue';
+import { ADVANCE_QUEUE, BOSS_OWN_BOOKKEEPING_OFF, buildAdvanceJob, enqueueAdvance, type AdvanceJob } from './queue';
 import { Runner } from './runner';
 import { Schedules } from './schedules';
 import { aad, SealedJson } from './sealed-json';
@@ -63,14 +63,7 @@ export class Engine {
       max: 3,
       migrate: false,
       schedule: false,
-      // The engine's own presence (presence.ts) says which nodes live. pg-boss's instance registry
-      // would repeat it, and its health sampler wakes the event loop every 20 ms on an idle node.
-      registerInstance: false,
-      // pg-boss traces its own job operations through the global OpenTelemetry API, which the app
-      // registers when traces are on: a span in a trace of its own for every job it builds, fetches
-      // or settles (even the inserts it only writes the SQL of). Traces are one per execution and
-      // ours alone (decision 040).
-      openTelemetry: { enabled: false },
+      ...BOSS_OWN_BOOKKEEPING_OFF,
       application_name: `openbot boss ${options.nodeId}`.slice(0, 63),
     });
     this.boss.on('error', () => undefined);

@@ -4,6 +4,17 @@ import type { Queryable } from './ports';
 /** The one queue of the engine: its jobs carry only `{ executionId }` (SEC-01). */
 export const ADVANCE_QUEUE = 'execution-advance';
 
+/**
+ * Options every pg-boss instance of a node takes (the engine's and the migration's): pg-boss
+ * keeps no bookkeeping of its own beside ours.
+ * - No instance registry: the engine's presence (presence.ts) says which nodes live, and the
+ *   registry's health sampler wakes the event loop every 20 ms on an idle node.
+ * - No OpenTelemetry: pg-boss would trace its job operations through the global API, which the
+ *   app registers when traces are on, each job a trace of its own (even the inserts it only
+ *   writes the SQL of). Traces are one per execution, and ours alone (decision 040).
+ */
+export const BOSS_OWN_BOOKKEEPING_OFF = { registerInstance: false, openTelemetry: { enabled: false } } as const;
+
 export interface AdvanceJob {
   readonly executionId: string;
 }

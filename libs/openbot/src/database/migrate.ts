@@ -1,4 +1,4 @@
-import { ADVANCE_QUEUE } from '@openbot/engine';
+import { ADVANCE_QUEUE, BOSS_OWN_BOOKKEEPING_OFF } from '@openbot/engine';
 import { PgBoss } from 'pg-boss';
 import type { DataSource } from 'typeorm';
 
@@ -52,8 +52,7 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
  * engine's queue is DDL, so it happens here and never in `openbot serve` (MIG-01).
  */
 async function installQueues(url: string): Promise<void> {
-  // Nodes are known by their presence locks (engine), not by pg-boss's instance registry.
-  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false, registerInstance: false, openTelemetry: { enabled: false } });
+  const boss = new PgBoss({ connectionString: url, max: 2, migrate: true, schedule: false, supervise: false, ...BOSS_OWN_BOOKKEEPING_OFF });
   boss.on('error', () => undefined);
   await boss.start();
   try {
