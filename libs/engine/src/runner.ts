@@ -23,6 +23,14 @@ export class Runner {
   private readonly runs = new Map<string, LocalRun>();
   private readonly claims = new Map<string, Promise<'started' | 'busy' | 'idle'>>();
   private readonly finished = new Set<() => void>();
+  /**
+   * Executions a claim found still running here, though they may have saved a waiting state
+   * already: the run has committed its wait but not yet left `runs`. A wake-up in that moment
+   * (a signal, a resume, a child's end) queues the execution and its job, and both claims
+   * answer 'busy'; the run, once it has left, claims it again instead of leaving it queued until
+   * the recovery job (a lease later).
+   */
+  private readonly wokenWhileHere = new Set<string>();
   private renewTimer: NodeJS.Timeout | null = null;
   private accepting = false;
 
@@ -74,7 +82,7 @@ export class Runner {
   /** `deadOwner`: the node the dead-node watch found absent; its lease no longer keeps the execution. */
   private async claim(executionId: string, fromJob: boolean, deadOwner?: string): Promise<'started' | 'busy' | 'idle'> {
     if (!this.accepting) return 'busy';
-    if (this.runs.has(executionId) && !fromJob) return 'busy';
+    if (this.runs.has(executionId) && !fromJob) return this.wokenHere(executionId);
     const claimed = await withTransaction(this.ctx.pool, async (tx) => {
       const row = await selectForClaim(tx, executionId);
       if (!row || isFinal(row.state) || row.state === 'outcome_unknown') return 'idle' as const;
@@ -91,7 +99,7 @@ export class Runner {
         // This node runs it: the recovery job that found it here is re-armed, or a later crash
         // of this node would leave the execution with no job to recover it.
         if (fromJob) await enqueueAdvance(this.ctx.boss, tx, executionId, this.ctx.leaseSeconds + 1);
-        return 'busy' as const;
+        return this.wokenHere(executionId);
       }
       const taken = await takeOver(tx, executionId, this.ctx.nodeId, this.ctx.leaseSeconds);
       // The recovery job of this lease: fires after it would expire, finds the run ended or re-arms.
@@ -103,7 +111,8 @@ export class Runner {
     });
     if (claimed === 'idle' || claimed === 'busy') return claimed;
     if (claimed.takeoverCause !== null) this.ctx.metrics.takeover(claimed.takeoverCause);
-    if (this.runs.has(executionId) || !this.accepting) return 'busy';
+    if (this.runs.has(executionId)) return this.wokenHere(executionId);
+    if (!this.accepting) return 'busy';
     this.launch(claimed, claimed.generation);
     return 'started';
   }
@@ -114,6 +123,12 @@ export class Runner {
    */
   private async ownerIsGone(tx: Queryable, row: ExecutionRow, deadOwner: string | undefined): Promise<boolean> {
     return deadOwner !== undefined && row.owner_node === deadOwner && !(await isNodePresent(tx, deadOwner));
+  }
+
+  /** A claim found the execution running here: 'busy', and the run claims it again once it has left. */
+  private wokenHere(executionId: string): 'busy' {
+    this.wokenWhileHere.add(executionId);
+    return 'busy';
   }
 
   /** Handles a batch of queue jobs: each claim is short; the runs go on in the background. */
@@ -169,6 +184,8 @@ export class Runner {
       })
       .finally(() => {
         this.runs.delete(row.id);
+        // Woken while it was leaving: claimed again now (an execution still running or waiting answers idle).
+        if (this.wokenWhileHere.delete(row.id)) void this.advance(row.id).catch(() => undefined);
         for (const done of [...this.finished]) done();
       });
   }
