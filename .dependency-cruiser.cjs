@@ -155,6 +155,15 @@ module.exports = {
       to: { path: pkg(['@nestjs', 'typeorm']) },
     },
     {
+      name: 'config-loads-alone',
+      comment:
+        'The server checks its configuration before it loads anything else (docs/decisions/064): the ' +
+        'configuration folder may use domain and core, never another part of libs/openbot or Nest, TypeORM, pg.',
+      severity: 'error',
+      from: { path: '^libs/openbot/src/config/' },
+      to: { path: ['^libs/openbot/src/(?!config/)', pkg(['@nestjs', 'typeorm', 'pg', 'pg-boss', 'fastify'])] },
+    },
+    {
       name: 'protocol-standalone',
       comment:
         'libs/protocol (MCP client connections, Server Cards, declarations) is a standalone package: ' +

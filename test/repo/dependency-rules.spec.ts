@@ -62,6 +62,13 @@ describe('architecture rules enforced by the dependency check', () => {
     await expectViolation('libs/openbot/src', 'libs-not-to-apps', file);
   });
 
+  it('[ARCH-01] the configuration folder, which the server loads alone before anything else, may not import the rest of libs/openbot or Nest', async () => {
+    const sibling = await probe(`libs/openbot/src/config/zz-probe-lib-${process.pid}.ts`, "import { Sealer } from '../sealing/sealer';\nexport const probe = Sealer;\n");
+    await expectViolation('libs/openbot/src/config', 'config-loads-alone', sibling);
+    const nest = await probe(`libs/openbot/src/config/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
+    await expectViolation('libs/openbot/src/config', 'config-loads-alone', nest);
+  });
+
   it('[ARCH-01] libs/core may not use Nest or TypeORM', async () => {
     const nest = await probe(`libs/core/src/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
     await expectViolation('libs/core/src', 'core-no-nest-no-typeorm', nest);
