@@ -6,34 +6,16 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
-import { parseRetryAfter } from './openai-compatible';
-import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
-import type { ReadPacer } from '../http/read-pacer';
-import { undiciPost, type StreamingPost } from '../http/streaming-post';
-import { streamSse } from './sse-request';
+import { errorOfBody, parseRetryAfter, SseEndpoint, type SseEndpointOptions } from './sse-request';
 
-export interface AnthropicOptions {
-  /** E.g. `https://api.anthropic.com/v1`; the adapter appends `/messages`. */
-  readonly baseUrl: string;
-  readonly apiKey?: string;
+/** The adapter's options: those of every SSE endpoint (`baseUrl` gets `/messages`), and `max_tokens`. */
+export interface AnthropicOptions extends SseEndpointOptions {
   /** `max_tokens` of every request (the Messages API requires it); default 4096. */
   readonly maxTokens?: number;
-  /** Time allowed until the first byte of the response body. */
-  readonly firstByteTimeoutMs?: number;
-  /** Time allowed between two body chunks once streaming has started. */
-  readonly idleTimeoutMs?: number;
-  /** The HTTP client (the egress client's in the product); default: undici's global dispatcher. */
-  readonly post?: StreamingPost;
-  /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
-  readonly maxErrorBodyBytes?: number;
-  /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
-  readonly pacer?: ReadPacer | undefined;
 }
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const DEFAULT_MAX_TOKENS = 4096;
-const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 /** Phrases the Messages API uses when the prompt does not fit the model's context window. */
 const CONTEXT_TOO_LONG = /prompt is too long|context[_ ]length|context window|maximum context|too many tokens/i;
@@ -67,31 +49,20 @@ interface AnthropicEvent {
  * retries are the caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
  */
 export class AnthropicProvider implements ModelProvider {
-  private readonly url: string;
-  private readonly post: StreamingPost;
+  private readonly endpoint: SseEndpoint;
   private readonly maxTokens: number;
-  private readonly firstByteTimeoutMs: number;
-  private readonly idleTimeoutMs: number;
 
   constructor(private readonly options: AnthropicOptions) {
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/messages`;
-    this.post = options.post ?? undiciPost();
+    this.endpoint = new SseEndpoint(options, '/messages');
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
-    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
   stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    return streamSse(request, {
-      post: this.post,
-      url: this.url,
+    return this.endpoint.stream(request, {
       headers: this.headers(request.idempotencyKey),
       body: this.body(request),
-      firstByteTimeoutMs: this.firstByteTimeoutMs,
-      idleTimeoutMs: this.idleTimeoutMs,
-      httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
+      httpFailure,
       assembler: new EventAssembler(),
-      pacer: this.options.pacer,
     });
   }
 
@@ -328,19 +299,7 @@ function streamFailure(error: AnthropicError | undefined): ModelFailure {
 }
 
 async function httpFailure(response: Response, limitBytes: number): Promise<ModelFailure> {
-  let text = '';
-  try {
-    text = await readCappedText(response, limitBytes, 'the error body');
-  } catch (error) {
-    // The status alone is enough to classify the failure; a body over the limit is named as such.
-    if (error instanceof AnswerTooLarge) text = error.message;
-  }
-  let error: AnthropicError | undefined;
-  try {
-    error = (JSON.parse(text) as AnthropicEvent).error;
-  } catch {
-    error = { message: text };
-  }
+  const error = await errorOfBody<AnthropicError>(response, limitBytes);
   const status = response.status;
   const message = `Model provider error ${status}: ${error?.message ?? 'no details'}`;
   if (status === 429) {

@@ -10,7 +10,8 @@ import {
 } from '../../../../test/fakes/fake-openai-server';
 import type { ChatMessage, ToolDefinition } from '../chat';
 import { ModelFailure, type ModelStreamEvent } from '../model/model-provider';
-import { OpenAiCompatibleProvider, parseRetryAfter } from './openai-compatible';
+import { OpenAiCompatibleProvider } from './openai-compatible';
+import { parseRetryAfter } from './sse-request';
 
 const WEATHER: ToolDefinition = {
   name: 'get_weather',

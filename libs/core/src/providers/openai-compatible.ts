@@ -6,29 +6,10 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
-import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
-import type { ReadPacer } from '../http/read-pacer';
-import { undiciPost, type StreamingPost } from '../http/streaming-post';
-import { streamSse } from './sse-request';
+import { errorOfBody, parseRetryAfter, SseEndpoint, type SseEndpointOptions } from './sse-request';
 
-export interface OpenAiCompatibleOptions {
-  /** E.g. `http://127.0.0.1:9999/v1`; the adapter appends `/chat/completions`. */
-  readonly baseUrl: string;
-  readonly apiKey?: string;
-  /** Time allowed until the first byte of the response body. */
-  readonly firstByteTimeoutMs?: number;
-  /** Time allowed between two body chunks once streaming has started. */
-  readonly idleTimeoutMs?: number;
-  /** The HTTP client (the egress client's in the product); default: undici's global dispatcher. */
-  readonly post?: StreamingPost;
-  /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
-  readonly maxErrorBodyBytes?: number;
-  /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
-  readonly pacer?: ReadPacer | undefined;
-}
-
-const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+/** The adapter's options: those of every SSE endpoint (`baseUrl` gets `/chat/completions`). */
+export type OpenAiCompatibleOptions = SseEndpointOptions;
 
 /** Error codes and phrases OpenAI-compatible servers use when the prompt is too long. */
 const CONTEXT_TOO_LONG = /context[_ ]length|context window|maximum context|too many tokens|prompt is too long/i;
@@ -51,29 +32,18 @@ interface OpenAiChunk {
  * caller's (CALL-04), and it reports failures only as categorised `ModelFailure`s.
  */
 export class OpenAiCompatibleProvider implements ModelProvider {
-  private readonly url: string;
-  private readonly post: StreamingPost;
-  private readonly firstByteTimeoutMs: number;
-  private readonly idleTimeoutMs: number;
+  private readonly endpoint: SseEndpoint;
 
   constructor(private readonly options: OpenAiCompatibleOptions) {
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-    this.post = options.post ?? undiciPost();
-    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
-    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.endpoint = new SseEndpoint(options, '/chat/completions');
   }
 
   stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    return streamSse(request, {
-      post: this.post,
-      url: this.url,
+    return this.endpoint.stream(request, {
       headers: this.headers(request.idempotencyKey),
       body: this.body(request),
-      firstByteTimeoutMs: this.firstByteTimeoutMs,
-      idleTimeoutMs: this.idleTimeoutMs,
-      httpFailure: (response) => httpFailure(response, this.options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT),
+      httpFailure,
       assembler: new ChunkAssembler(),
-      pacer: this.options.pacer,
     });
   }
 
@@ -260,19 +230,7 @@ function toFinishReason(reason: string): FinishReason {
 }
 
 async function httpFailure(response: Response, limitBytes: number): Promise<ModelFailure> {
-  let text = '';
-  try {
-    text = await readCappedText(response, limitBytes, 'the error body');
-  } catch (error) {
-    // The status alone is enough to classify the failure; a body over the limit is named as such.
-    if (error instanceof AnswerTooLarge) text = error.message;
-  }
-  let error: OpenAiChunk['error'];
-  try {
-    error = (JSON.parse(text) as OpenAiChunk).error;
-  } catch {
-    error = { message: text };
-  }
+  const error = await errorOfBody<NonNullable<OpenAiChunk['error']>>(response, limitBytes);
   return bodyFailure(response.status, error, response.headers.get('retry-after'));
 }
 
@@ -290,12 +248,3 @@ function bodyFailure(status: number | undefined, error: OpenAiChunk['error'], re
   return new ModelFailure('invalid-request', message, { status });
 }
 
-/** `Retry-After` is either delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - now) / 1000));
-}

@@ -1,6 +1,7 @@
-import { answerAsResponse, type PostAnswer, type StreamingPost } from '../http/streaming-post';
+import { answerAsResponse, undiciPost, type PostAnswer, type StreamingPost } from '../http/streaming-post';
 import { ModelFailure, type ModelRequest, type ModelStreamEvent } from '../model/model-provider';
 import { BodyChunks } from '../http/body-chunks';
+import { AnswerTooLarge, DEFAULT_ERROR_BODY_LIMIT, readCappedText } from '../http/capped-body';
 import type { ReadPacer } from '../http/read-pacer';
 import { SseDecoder, SseTooLarge } from './sse';
 import { Watchdog } from './watchdog';
@@ -26,6 +27,99 @@ export interface SseRequest {
   readonly assembler: StreamAssembler;
   /** Paces the reads once the first event went out (decision 063); none: every chunk is read as it comes. */
   readonly pacer?: ReadPacer | undefined;
+}
+
+/** How an adapter reaches its provider's streaming endpoint: the options every adapter takes. */
+export interface SseEndpointOptions {
+  /** E.g. `https://api.anthropic.com/v1`; the adapter appends its own path. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** Time allowed until the first byte of the response body. */
+  readonly firstByteTimeoutMs?: number;
+  /** Time allowed between two body chunks once streaming has started. */
+  readonly idleTimeoutMs?: number;
+  /** The HTTP client (the egress client's in the product); default: undici's global dispatcher. */
+  readonly post?: StreamingPost;
+  /** Largest error body read from the provider (default 64 KiB); a larger one is not read. */
+  readonly maxErrorBodyBytes?: number;
+  /** The node's pacer of model-stream reads (decision 063); none: every chunk is read as it comes. */
+  readonly pacer?: ReadPacer | undefined;
+}
+
+/** What one adapter adds to a streaming request: its headers, body, failure mapping and assembler. */
+export interface SseCall {
+  readonly headers: Record<string, string>;
+  readonly body: unknown;
+  /** The provider's mapping of a non-2xx answer (its body read up to `limitBytes`) to a categorised failure. */
+  readonly httpFailure: (response: Response, limitBytes: number) => Promise<ModelFailure>;
+  readonly assembler: StreamAssembler;
+}
+
+const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+/** A provider's streaming endpoint with the shared defaults applied; each adapter holds one. */
+export class SseEndpoint {
+  private readonly url: string;
+  private readonly post: StreamingPost;
+  private readonly firstByteTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly maxErrorBodyBytes: number;
+
+  /** `path`: what the adapter appends to the base URL (`/messages`, `/chat/completions`). */
+  constructor(
+    private readonly options: SseEndpointOptions,
+    path: string,
+  ) {
+    this.url = `${options.baseUrl.replace(/\/+$/, '')}${path}`;
+    this.post = options.post ?? undiciPost();
+    this.firstByteTimeoutMs = options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.maxErrorBodyBytes = options.maxErrorBodyBytes ?? DEFAULT_ERROR_BODY_LIMIT;
+  }
+
+  stream(request: ModelRequest, call: SseCall): AsyncGenerator<ModelStreamEvent> {
+    return streamSse(request, {
+      post: this.post,
+      url: this.url,
+      headers: call.headers,
+      body: call.body,
+      firstByteTimeoutMs: this.firstByteTimeoutMs,
+      idleTimeoutMs: this.idleTimeoutMs,
+      httpFailure: (response) => call.httpFailure(response, this.maxErrorBodyBytes),
+      assembler: call.assembler,
+      pacer: this.options.pacer,
+    });
+  }
+}
+
+/**
+ * The `error` object of a provider's error body, read up to `limitBytes`: the body's text as its
+ * message when it is not JSON, or a note that it was too large (the status alone still classifies
+ * the failure).
+ */
+export async function errorOfBody<E extends { message?: string }>(response: Response, limitBytes: number): Promise<E | undefined> {
+  let text = '';
+  try {
+    text = await readCappedText(response, limitBytes, 'the error body');
+  } catch (error) {
+    if (error instanceof AnswerTooLarge) text = error.message;
+  }
+  try {
+    return (JSON.parse(text) as { error?: E }).error;
+  } catch {
+    return { message: text } as E;
+  }
+}
+
+/** `Retry-After` is either delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 /** The abort reason that releases a model stream's connection once its consumer is done with it. */
