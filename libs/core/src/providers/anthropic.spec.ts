@@ -9,9 +9,9 @@ import {
   textReply,
   toolUseReply,
 } from '../../../../test/fakes/fake-anthropic-server';
+import { collect, failureOf } from '../../../../test/support/model-streams';
 import type { ChatMessage, ToolDefinition } from '../chat';
 import { runTurn, type TurnEvent } from '../host/in-memory-host';
-import { ModelFailure, type ModelStreamEvent } from '../model/model-provider';
 import type { LocalTool } from '../turn/tool-step';
 import { AnthropicProvider, toAnthropicMessages } from './anthropic';
 
@@ -20,23 +20,6 @@ const WEATHER: ToolDefinition = {
   description: 'Current weather of a city',
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
-
-async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const out: ModelStreamEvent[] = [];
-  for await (const event of stream) out.push(event);
-  return out;
-}
-
-async function failureOf(stream: AsyncIterable<ModelStreamEvent>): Promise<{ failure: ModelFailure; before: ModelStreamEvent[] }> {
-  const before: ModelStreamEvent[] = [];
-  try {
-    for await (const event of stream) before.push(event);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelFailure);
-    return { failure: error as ModelFailure, before };
-  }
-  throw new Error('expected the stream to fail');
-}
 
 describe('AnthropicProvider against a local Messages API server', () => {
   let server: FakeAnthropicServer;

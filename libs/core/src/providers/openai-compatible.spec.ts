@@ -8,8 +8,8 @@ import {
   streamReply,
   textReply,
 } from '../../../../test/fakes/fake-openai-server';
+import { collect, failureOf } from '../../../../test/support/model-streams';
 import type { ChatMessage, ToolDefinition } from '../chat';
-import { ModelFailure, type ModelStreamEvent } from '../model/model-provider';
 import { OpenAiCompatibleProvider } from './openai-compatible';
 import { parseRetryAfter } from './sse-request';
 
@@ -18,23 +18,6 @@ const WEATHER: ToolDefinition = {
   description: 'Current weather of a city',
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
-
-async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const events: ModelStreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
-async function failureOf(stream: AsyncIterable<ModelStreamEvent>): Promise<{ failure: ModelFailure; before: ModelStreamEvent[] }> {
-  const before: ModelStreamEvent[] = [];
-  try {
-    for await (const event of stream) before.push(event);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelFailure);
-    return { failure: error as ModelFailure, before };
-  }
-  throw new Error('expected the stream to fail');
-}
 
 describe('OpenAiCompatibleProvider against a local OpenAI-compatible HTTP server', () => {
   let server: FakeOpenAiServer;

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { FakeAnthropicServer } from '../../../../test/fakes/fake-anthropic-server';
 import { FakeOpenAiServer } from '../../../../test/fakes/fake-openai-server';
-import { ModelFailure, type ModelProvider } from '../model/model-provider';
+import { failureOf as failureOfStream } from '../../../../test/support/model-streams';
+import type { ModelFailure, ModelProvider } from '../model/model-provider';
 import { AnthropicProvider } from './anthropic';
 import { OpenAiCompatibleProvider } from './openai-compatible';
 
@@ -29,16 +30,11 @@ function endlessSseLine(res: ServerResponse): void {
   pump();
 }
 
+/** The failure a one-message request ends with; nothing comes before it. */
 async function failureOf(provider: ModelProvider): Promise<ModelFailure> {
-  try {
-    for await (const _event of provider.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [] })) {
-      // Nothing is expected before the failure.
-    }
-  } catch (error) {
-    expect(error).toBeInstanceOf(ModelFailure);
-    return error as ModelFailure;
-  }
-  throw new Error('expected the stream to fail');
+  const { failure, before } = await failureOfStream(provider.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [] }));
+  expect(before).toEqual([]);
+  return failure;
 }
 
 describe.each([
