@@ -165,7 +165,9 @@ function follow(base: string, secret: string, executionId: string, onEvent: (eve
 function report(trials: readonly Trial[]): void {
   const p50max = (values: number[]): string => {
     const sorted = values.filter((v) => !Number.isNaN(v)).sort((x, y) => x - y);
-    return `p50=${(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN).toFixed(0)} max=${(sorted[sorted.length - 1] ?? Number.NaN).toFixed(0)}`;
+    // No value at all (no trial of the kind needed a new attempt): said as such, not as NaN.
+    if (sorted.length === 0) return 'none';
+    return `p50=${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)} max=${sorted[sorted.length - 1]!.toFixed(0)}`;
   };
   for (const kind of ['kill -9', 'SIGTERM'] as const) {
     const of = trials.filter((t) => t.kind === kind);
