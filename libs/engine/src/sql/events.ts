@@ -146,7 +146,7 @@ export const publishEventsBatch: Statement = {
                SELECT id, generation, count(*)::int AS n FROM i GROUP BY id, generation
              ), src AS (
                SELECT x.id, x.generation, n.n FROM executions x JOIN n ON n.id = x.id AND n.generation = x.generation
-                WHERE x.${NOT_ENDED}
+                WHERE x.id = ANY($1::uuid[]) AND x.${NOT_ENDED}
                 ORDER BY x.id FOR SHARE OF x
              ), ${bumpSeqs('src')}, upd AS (
                SELECT seq.id, src.generation, seq.last_seq, src.n FROM seq JOIN src ON src.id = seq.id

@@ -227,10 +227,10 @@ export async function renewLeases(db: Queryable, node: string, owned: ReadonlyAr
     name: 'engine.renew_leases',
     text: `WITH o AS (
              SELECT * FROM unnest($2::uuid[], $3::int[]) AS o(id, generation)
-           ), ${lockedInIdOrder('x.id IN (SELECT id FROM o)', true)}
+           ), ${lockedInIdOrder('x.id = ANY($2::uuid[])', true)}
            UPDATE executions e SET lease_until = now() + make_interval(secs => $4::float8)
              FROM o JOIN locked l ON l.id = o.id
-            WHERE e.id = o.id AND e.generation = o.generation AND e.owner_node = $1 AND e.state IN ('queued', 'running', 'cancelling')
+            WHERE e.id = ANY($2::uuid[]) AND e.id = o.id AND e.generation = o.generation AND e.owner_node = $1 AND e.state IN ('queued', 'running', 'cancelling')
             RETURNING e.id`,
     values: [node, owned.map((o) => o.id), owned.map((o) => o.generation), leaseSeconds],
   });
@@ -257,11 +257,11 @@ export const checkpointBatch: Statement = {
   text: `WITH c AS (
                SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bytea[], $5::int[], $6::text[])
                         AS c(id, generation, key_id, data, step, state)
-             ), ${lockedInIdOrder('x.id IN (SELECT id FROM c)')}
+             ), ${lockedInIdOrder('x.id = ANY($1::uuid[])')}
              UPDATE executions e SET key_id = c.key_id, data = c.data, step = c.step,
                state = CASE WHEN e.state = 'cancelling' THEN e.state ELSE c.state END
                FROM c JOIN locked l ON l.id = c.id
-              WHERE e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
+              WHERE e.id = ANY($1::uuid[]) AND e.id = c.id AND e.generation = c.generation AND e.step = c.step - 1
               RETURNING e.id, e.state, e.cancel_phase`,
 };
 
