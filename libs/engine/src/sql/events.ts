@@ -136,6 +136,7 @@ export async function publishEvents(
  * The events of many running phases at once (event-write-batcher.ts), each fenced like
  * `publishEvents`, with the notification of every execution stored ($9 channel, $10 origin).
  * Rows are locked in ID order, so two statements touching the same rows cannot deadlock.
+ * `id = ANY($1)` lets the planner use the primary key on a table without statistics (decision 065).
  */
 export const publishEventsBatch: Statement = {
   name: 'engine.publish_events_batch',

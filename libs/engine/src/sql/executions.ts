@@ -219,7 +219,7 @@ function lockedInIdOrder(where: string, skipLocked = false): string {
  * renewed afterwards on its own. Holding many rows while waiting for one would put the renewal
  * into lock cycles with transactions that lock a child and then its parent, which PostgreSQL
  * breaks only after `deadlock_timeout`; a statement that holds nothing while it waits cannot be
- * part of a cycle.
+ * part of a cycle. `id = ANY($2)` lets the planner use the primary key (decision 065).
  */
 export async function renewLeases(db: Queryable, node: string, owned: ReadonlyArray<{ id: string; generation: number }>, leaseSeconds: number): Promise<Set<string>> {
   if (owned.length === 0) return new Set();
@@ -251,7 +251,12 @@ const renewLease: Statement = {
 
 // ---- Statements the program loop and the engine run inline (their callers hold the logic). ----
 
-/** Plain checkpoints of many executions at once (checkpoint-batcher.ts); each row fenced by its generation. Rows are locked in ID order first, so two statements touching the same rows cannot deadlock. */
+/**
+ * Plain checkpoints of many executions at once (checkpoint-batcher.ts); each row fenced by its
+ * generation. Rows are locked in ID order first, so two statements touching the same rows cannot
+ * deadlock. `id = ANY($1)` repeats what the join already implies, so the planner can use the
+ * primary key on a table without statistics instead of scanning it (decision 065).
+ */
 export const checkpointBatch: Statement = {
   name: 'engine.checkpoint_batch',
   text: `WITH c AS (
