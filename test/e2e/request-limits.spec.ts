@@ -37,7 +37,7 @@ describe('per-address limits across two nodes', () => {
   const me = (t: TestApp, from: string, secret: string): Promise<Response> =>
     t.http().get('/v1/me').set('x-forwarded-for', from).set('authorization', `Bearer ${secret}`).then((r) => r);
 
-  it('security: failed authentications are limited per client address on all nodes together; then even a valid key waits', async () => {
+  it('security: failed authentications are limited per client address on all nodes together; a valid key from that address still gets in', async () => {
     const from = '203.0.113.10';
     const bad = 'obk_not-a-real-key';
     expect((await me(a, from, bad)).status).toBe(401);
@@ -46,21 +46,41 @@ describe('per-address limits across two nodes', () => {
     // The fourth failure, on either node, is over the limit of 3.
     expectRateLimited(await me(b, from, bad), WINDOW);
     expectRateLimited(await me(a, from, bad), WINDOW);
-    // Once a node saw the address over the limit, it refuses before looking at the credential.
-    expectRateLimited(await me(a, from, acme.secret), WINDOW);
-    expectRateLimited(await me(b, from, acme.secret), WINDOW);
-    // A session cookie is no way around it.
+    // The address counter never refuses a valid credential (decision 073): clients behind one proxy share the address.
+    expect((await me(a, from, acme.secret)).status).toBe(200);
+    expect((await me(b, from, acme.secret)).status).toBe(200);
+    // A forged session cookie is a failure like any other.
     expectRateLimited(await b.http().get('/v1/me').set('x-forwarded-for', from).set('cookie', 'openbot_session=forged'), WINDOW);
 
     // Another address is unaffected.
     expect((await me(a, '203.0.113.11', bad)).status).toBe(401);
     expect((await me(b, '203.0.113.11', acme.secret)).status).toBe(200);
-    // Counted: the 3 failures and the one node A refused after counting (node B, which saw the third, refused without counting).
+    // Counted: the 3 failures and the one node A refused after counting (node B, which knew the address was over, refused without writing).
     const rows = await a.database.query<{ bucket: string; hits: number }>(`SELECT bucket, hits FROM rate_limit_windows WHERE bucket LIKE 'auth-failure:203.0.113.1_' ORDER BY bucket`);
     expect(rows).toEqual([
       { bucket: 'auth-failure:203.0.113.10', hits: 4 },
       { bucket: 'auth-failure:203.0.113.11', hits: 1 },
     ]);
+  });
+
+  it('security: guesses at one API key are limited per key ID, from any number of addresses; the locked key waits, other keys do not', async () => {
+    const victim = await a.createOrganization('Limits key victim');
+    const other = await a.createOrganization('Limits key other');
+    // The attacker knows the key ID (the public part of the secret) and guesses the random part, from a fresh address each time.
+    const guess = victim.secret.replace(/_[A-Za-z0-9_-]{43}$/, `_${'A'.repeat(43)}`);
+    expect(guess).not.toBe(victim.secret);
+    expect((await me(a, '198.18.0.1', guess)).status).toBe(401);
+    expect((await me(b, '198.18.0.2', guess)).status).toBe(401);
+    expect((await me(a, '198.18.0.3', guess)).status).toBe(401);
+    expectRateLimited(await me(b, '198.18.0.4', guess), WINDOW);
+    // Now the key ID is refused before its secret is looked at, on both nodes: no guess is checked any more.
+    expectRateLimited(await me(a, '198.18.0.5', guess), WINDOW);
+    expectRateLimited(await me(b, '198.18.0.6', victim.secret), WINDOW);
+    expectRateLimited(await me(a, '198.18.0.7', victim.secret), WINDOW);
+    // Another key, even from an address the guesses came from, is unaffected.
+    expect((await me(a, '198.18.0.1', other.secret)).status).toBe(200);
+    const rows = await a.database.query<{ hits: number }>(`SELECT hits FROM rate_limit_windows WHERE bucket = $1`, [`auth-failure-key:${victim.apiKeyId}`]);
+    expect(rows).toEqual([{ hits: 4 }]);
   });
 
   it('security: successful authentications are not counted', async () => {
@@ -111,9 +131,11 @@ describe('per-address limits across two nodes', () => {
 
 describe('without a trusted proxy', () => {
   let t: TestApp;
+  let acme: Org;
 
   beforeAll(async () => {
     t = await startTestApp({ env: LIMITS });
+    acme = await t.createOrganization('Behind one proxy');
   });
   afterAll(async () => {
     await t?.close();
@@ -127,5 +149,15 @@ describe('without a trusted proxy', () => {
     expectRateLimited(await t.http().get('/v1/me').set('x-forwarded-for', '198.51.100.99').set('authorization', 'Bearer obk_nope'), WINDOW);
     const rows = await t.database.query<{ bucket: string }>(`SELECT bucket FROM rate_limit_windows`);
     expect(rows.map((r) => r.bucket)).toEqual(['auth-failure:127.0.0.1']);
+  });
+
+  it('security: every client shares the proxy\'s address; 40 bad requests from it lock nobody with a valid key out', async () => {
+    for (let i = 0; i < 40; i++) {
+      const res = await t.http().get('/v1/me').set('authorization', `Bearer obk_attempt-${i}`);
+      expect([401, 429]).toContain(res.status);
+    }
+    expectRateLimited(await t.http().get('/v1/me').set('authorization', 'Bearer obk_one-more'), WINDOW);
+    const res = await t.http().get('/v1/me').set('authorization', `Bearer ${acme.secret}`);
+    expect(res.status).toBe(200);
   });
 });

@@ -337,8 +337,22 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
     expect(shortGrace.stderr).toMatch(/terminationGracePeriodSeconds \(12\) must exceed/);
   });
 
+  it('an ingress without trusted proxies is refused (every client would share its address and its failed-authentication limit) unless allowed', async () => {
+    const refused = await render(['--set', 'ingress.enabled=true']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/ingress\.enabled needs config\.trustedProxies/);
+    const allowed = await render(['--set', 'ingress.enabled=true', '--set', 'ingress.allowUntrustedProxies=true']);
+    expect(allowed.code).toBe(0);
+    expect(allowed.manifests.map((m) => m.kind)).toContain('Ingress');
+    const trusted = await render(['--set', 'ingress.enabled=true', '--set', 'config.trustedProxies={10.0.0.0/8}']);
+    expect(trusted.code).toBe(0);
+    expect((trusted.manifests.find((m) => m.kind === 'ConfigMap')!.data as Record<string, string>).OPENBOT_TRUSTED_PROXIES).toBe('10.0.0.0/8');
+    // Without an ingress, nothing to refuse.
+    expect((await render([])).code).toBe(0);
+  });
+
   it('required anti-affinity and an ingress without TLS render valid objects', async () => {
-    const { code, manifests } = await render(['--set', 'podAntiAffinityPreset=hard', '--set', 'ingress.enabled=true', '--set', 'autoscaling.enabled=true']);
+    const { code, manifests } = await render(['--set', 'podAntiAffinityPreset=hard', '--set', 'ingress.enabled=true', '--set', 'config.trustedProxies={uniquelocal}', '--set', 'autoscaling.enabled=true']);
     expect(code).toBe(0);
     for (const manifest of manifests) await validateManifest(manifest);
     const configMap = manifests.find((m) => m.kind === 'ConfigMap')!;

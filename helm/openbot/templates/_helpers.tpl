@@ -153,6 +153,9 @@ pods mid-drain, and their executions would wait for lease expiry instead of bein
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.enabled (the pods serve no /metrics without it)" }}
 {{- end }}
+{{- if and .Values.ingress.enabled (empty .Values.config.trustedProxies) (not .Values.ingress.allowUntrustedProxies) }}
+{{- fail "ingress.enabled needs config.trustedProxies (the ingress's addresses, e.g. 10.0.0.0/8): without it every client shares the ingress's address and its failed-authentication and sign-in limits; set ingress.allowUntrustedProxies=true to render anyway" }}
+{{- end }}
 {{- end }}
 
 {{/* Pod settings shared by the Deployment and the migration Job. */}}

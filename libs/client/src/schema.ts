@@ -3568,7 +3568,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3647,7 +3647,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3724,7 +3724,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3804,7 +3804,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3886,7 +3886,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3963,7 +3963,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4062,7 +4062,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4141,7 +4141,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4220,7 +4220,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4297,7 +4297,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4383,7 +4383,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4473,7 +4473,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4572,7 +4572,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4650,7 +4650,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4728,7 +4728,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4805,7 +4805,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4882,7 +4882,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4972,7 +4972,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5050,7 +5050,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5128,7 +5128,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5206,7 +5206,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5285,7 +5285,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5364,7 +5364,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5443,7 +5443,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5520,7 +5520,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5606,7 +5606,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5696,7 +5696,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5788,7 +5788,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5878,7 +5878,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5956,7 +5956,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6034,7 +6034,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6125,7 +6125,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6204,7 +6204,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6283,7 +6283,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6360,7 +6360,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6437,7 +6437,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6518,7 +6518,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6606,7 +6606,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6683,7 +6683,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6760,7 +6760,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6850,7 +6850,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6961,7 +6961,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7038,7 +7038,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7137,7 +7137,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7218,7 +7218,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7295,7 +7295,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7372,7 +7372,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7471,7 +7471,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7548,7 +7548,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7638,7 +7638,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7716,7 +7716,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7794,7 +7794,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7860,7 +7860,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7939,7 +7939,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8016,7 +8016,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8093,7 +8093,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8183,7 +8183,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8282,7 +8282,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8380,7 +8380,7 @@ export interface operations {
             };
             /** @description RateLimited: too many open event streams for this API key or session, or on this node; retry after the `Retry-After` seconds
              *
-             *     RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+             *     RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8469,7 +8469,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8546,7 +8546,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8632,7 +8632,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8711,7 +8711,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8799,7 +8799,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8876,7 +8876,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8953,7 +8953,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9038,7 +9038,7 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9104,7 +9104,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9183,7 +9183,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9262,7 +9262,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9349,7 +9349,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9448,7 +9448,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9527,7 +9527,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9615,7 +9615,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9692,7 +9692,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9769,7 +9769,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9860,7 +9860,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9987,7 +9987,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10066,7 +10066,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10148,7 +10148,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10225,7 +10225,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10324,7 +10324,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10426,7 +10426,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10518,7 +10518,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10597,7 +10597,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10679,7 +10679,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10758,7 +10758,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10837,7 +10837,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10914,7 +10914,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10991,7 +10991,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11071,7 +11071,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11148,7 +11148,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11214,7 +11214,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11293,7 +11293,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11368,7 +11368,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11447,7 +11447,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11521,7 +11521,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11627,7 +11627,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11702,7 +11702,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11798,7 +11798,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11944,7 +11944,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12025,7 +12025,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12111,7 +12111,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12190,7 +12190,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12278,7 +12278,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12355,7 +12355,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12432,7 +12432,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12522,7 +12522,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12621,7 +12621,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12699,7 +12699,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12790,7 +12790,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12868,7 +12868,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12968,7 +12968,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13058,7 +13058,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13135,7 +13135,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13225,7 +13225,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13303,7 +13303,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */

@@ -45,18 +45,21 @@ export class BearerGuard implements CanActivate {
   }
 
   /**
-   * Failed authentications are limited per client address across nodes (docs/decisions/017): an
-   * address this node knows is over the limit is refused (429) before its credential is looked at,
-   * and each 401 is counted (the one past the limit answers 429 itself).
+   * Failed authentications are limited across nodes (docs/decisions/017, 073), per client address
+   * and per API key ID. A key ID this node knows is over the limit is refused (429) before its
+   * secret is looked at; an address over the limit is not: a valid credential always gets in, so
+   * clients that share an address cannot lock each other out. Each 401 is counted under both
+   * (the one past either limit answers 429 itself).
    */
   private async authenticateLimited(request: AuthenticatedRequest): Promise<Caller> {
-    await this.queries.execute(new CheckAuthenticationAllowed(request.ip));
+    const bearer = bearerSecretOf(request.headers.authorization);
+    await this.queries.execute(new CheckAuthenticationAllowed(bearer));
     try {
-      return await this.authenticate(request);
+      return await this.authenticate(request, bearer);
     } catch (error) {
       if (error instanceof DomainFailure && error.kind === 'unauthenticated') {
         // Only a refusal replaces the 401: a count that cannot be saved (database down) does not.
-        await this.commands.execute(new CountFailedAuthentication(request.ip)).catch((countError: unknown) => {
+        await this.commands.execute(new CountFailedAuthentication(request.ip, bearer)).catch((countError: unknown) => {
           if (countError instanceof RateLimited) throw countError;
         });
       }
@@ -64,12 +67,10 @@ export class BearerGuard implements CanActivate {
     }
   }
 
-  private async authenticate(request: AuthenticatedRequest): Promise<Caller> {
-    const authorization = request.headers.authorization;
-    if (authorization !== undefined) {
-      const match = /^Bearer ([^\s]+)$/i.exec(authorization);
-      if (!match) throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>".');
-      return this.commands.execute(new AuthenticateBearer(match[1]!));
+  private async authenticate(request: AuthenticatedRequest, bearer: string | null): Promise<Caller> {
+    if (request.headers.authorization !== undefined) {
+      if (bearer === null) throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>".');
+      return this.commands.execute(new AuthenticateBearer(bearer));
     }
     const session = sessionCookie(request.headers.cookie);
     if (session !== null) {
@@ -78,6 +79,13 @@ export class BearerGuard implements CanActivate {
     }
     throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>", or sign in with SSO.');
   }
+}
+
+/** The secret of an `Authorization: Bearer <secret>` header, or null (absent or malformed). */
+function bearerSecretOf(authorization: string | undefined): string | null {
+  if (authorization === undefined) return null;
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization);
+  return match ? match[1]! : null;
 }
 
 /**

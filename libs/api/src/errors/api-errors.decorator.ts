@@ -12,12 +12,12 @@ export function ApiRateLimited(why: string): MethodDecorator & ClassDecorator {
   });
 }
 
-/** Why any authenticating route can answer 429 (the guard limits failed authentications, docs/decisions/017). */
-const FAILED_AUTH_LIMIT = 'too many failed authentications from this client address';
+/** Why any authenticating route can answer 429 (the guard limits failed authentications, docs/decisions/017, 073). */
+const FAILED_AUTH_LIMIT = 'too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in)';
 
 /**
  * Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). A route
- * that can answer 401 can also answer 429: failed authentications are limited per client address.
+ * that can answer 401 can also answer 429: failed authentications are limited per client address and per API key ID.
  */
 export function ApiErrors(...statuses: Array<400 | 401 | 402 | 403 | 404 | 409 | 429>): MethodDecorator & ClassDecorator {
   const descriptions: Record<number, string> = {
