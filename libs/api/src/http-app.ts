@@ -13,6 +13,7 @@ import { ApiModule } from './api.module';
 import { classifyError } from './errors/classify-error';
 import { RouteIndex } from './errors/route-index';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi';
+import { installRequestTimeouts } from './request-timeouts';
 
 export interface HttpAppOptions {
   readonly config: RuntimeConfig;
@@ -82,6 +83,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     if (decision.kind !== 'declared') return done();
     void reply.code(decision.status).headers(decision.headers ?? {}).send(decision.body);
   });
+  installRequestTimeouts(fastify, config, UPLOAD_ROUTE);
   // Only JSON bodies are accepted: a text body where JSON is expected is 415, not a string.
   fastify.removeContentTypeParser(['text/plain']);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));

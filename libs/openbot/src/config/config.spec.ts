@@ -56,6 +56,7 @@ describe('parseConfig defaults', () => {
       logLevel: 'info',
       logFormat: 'auto',
       bodyLimit: 1024 * 1024,
+      bodyTimeoutSeconds: 30,
       shutdownTimeoutMs: 10_000,
       leaseSeconds: 15,
       databasePoolSize: 10,
@@ -444,6 +445,8 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
     ['OPENBOT_TRUSTED_PROXIES', '10.0.0.0/33'],
     ['OPENBOT_MEMORY_HELPER_PERMITS', '0'],
     ['OPENBOT_MEMORY_CONTEXT_TOKENS', 'lots'],
+    ['OPENBOT_BODY_TIMEOUT_SECONDS', '0'],
+    ['OPENBOT_BODY_TIMEOUT_SECONDS', '3601'],
   ])('%s=%s stops the boot with a line naming it', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });

@@ -81,6 +81,12 @@ export interface Config {
   readonly logFormat: LogFormatSetting;
   /** Largest accepted request body in bytes. */
   readonly bodyLimit: number;
+  /**
+   * `OPENBOT_BODY_TIMEOUT_SECONDS`: a request's headers, and then its body, must each arrive
+   * within this long or the connection is closed (docs/decisions/074). Responses (event streams,
+   * long polls) are not limited by it; file uploads have `files.uploadTimeoutSeconds`.
+   */
+  readonly bodyTimeoutSeconds: number;
   /** How long graceful shutdown waits for in-flight work before giving up, in ms. */
   readonly shutdownTimeoutMs: number;
   /** Execution lease length in seconds: a dead node's work is taken over after about this long. */
@@ -220,6 +226,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     logLevel: logLevel as Config['logLevel'],
     logFormat: logFormat as LogFormatSetting,
     bodyLimit: integer(env, 'OPENBOT_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    bodyTimeoutSeconds: integer(env, 'OPENBOT_BODY_TIMEOUT_SECONDS', 30, 1, 3_600),
     shutdownTimeoutMs: integer(env, 'OPENBOT_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     leaseSeconds: integer(env, 'OPENBOT_LEASE_SECONDS', 15, 1, 3_600),
     databasePoolSize: integer(env, 'OPENBOT_DATABASE_POOL_SIZE', 10, 2, 1_000),
