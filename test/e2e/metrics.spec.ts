@@ -154,3 +154,41 @@ describe('metrics (docs/decisions/034-metrics.md)', () => {
     ]);
   });
 });
+
+describe('metrics: the model label is bounded (decision 074)', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+
+  beforeAll(async () => {
+    // HOST as in the image: the metrics server still listens on loopback only, unless OPENBOT_METRICS_HOST says otherwise.
+    t = await startTestApp({ env: { OPENBOT_METRICS_PORT: '0', OPENBOT_METRICS_MODEL_LABELS: '2', HOST: '0.0.0.0' } });
+    fake = await FakeOpenAiServer.start();
+  });
+
+  it('security: with HOST=0.0.0.0 and no OPENBOT_METRICS_HOST, /metrics listens on 127.0.0.1 only', () => {
+    expect(t.config.host).toBe('0.0.0.0');
+    expect(t.app.get(MetricsServer).host).toBe('127.0.0.1');
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('security: an organization that runs Turns under ever new model names gets labels for the first few only, the rest count as "other"', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const names = ['invented-1', 'invented-2', 'invented-3', 'invented-4', 'other'];
+    for (const name of names) {
+      await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ model: `fake/${name}` }).expect(200);
+      fake.enqueue(textReply(['ok'], [1, 1]));
+      const admitted = await sendMessage(t, chat.secret, chat.chatId, `as ${name}`);
+      expect((await eventsUntilEnd(t, chat.secret, admitted.executionId)).at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    }
+    const res = await fetch(`http://127.0.0.1:${t.app.get(MetricsServer).port!}/metrics`);
+    const scrape = parse(await res.text());
+    const models = new Set(scrape.samples.filter((s) => s.name === 'openbot_model_call_duration_seconds_count').map((s) => s.labels.model));
+    expect([...models].sort()).toEqual(['invented-1', 'invented-2', 'other']);
+    expect(value(scrape, 'openbot_model_call_duration_seconds_count', { model: 'other' })).toBe(3);
+    expect(value(scrape, 'openbot_model_tokens_total', { model: 'other', direction: 'input' })).toBe(3);
+  });
+});
+

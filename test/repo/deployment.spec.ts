@@ -176,6 +176,7 @@ describe('helm chart templates (text checks, no template engine needed)', () => 
     guarded('migrate-job.yaml', '.Values.migration.enabled');
     guarded('metrics-service.yaml', '.Values.metrics.enabled');
     guarded('servicemonitor.yaml', '.Values.metrics.serviceMonitor.enabled');
+    guarded('networkpolicy.yaml', 'and .Values.metrics.enabled .Values.metrics.networkPolicy.enabled');
     expect(template('hpa.yaml')).toMatch(/^apiVersion: autoscaling\/v2\nkind: HorizontalPodAutoscaler$/m);
     expect(template('ingress.yaml')).toMatch(/^apiVersion: networking\.k8s\.io\/v1\nkind: Ingress$/m);
     expect(deployment).toMatch(/\{\{- if not \.Values\.autoscaling\.enabled \}\}\n\s+replicas: \{\{ \.Values\.replicaCount \}\}/);
@@ -238,8 +239,8 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
 
   const EXPECTED_KINDS: Record<(typeof VALUES_FILES)[number], string[]> = {
     'values.yaml': ['ConfigMap', 'Deployment', 'Job', 'PodDisruptionBudget', 'Service', 'ServiceAccount'],
-    // Metrics on: their own Service and the ServiceMonitor.
-    'examples/full-values.yaml': ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'Job', 'PodDisruptionBudget', 'Service', 'Service', 'ServiceAccount', 'ServiceMonitor'],
+    // Metrics on: their own Service, the ServiceMonitor and the NetworkPolicy closing their port.
+    'examples/full-values.yaml': ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'Job', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'Service', 'ServiceAccount', 'ServiceMonitor'],
     // One replica: no PodDisruptionBudget; the chart-made Secret and its hook copy for the Job.
     'examples/trial-values.yaml': ['ConfigMap', 'Deployment', 'Job', 'Secret', 'Secret', 'Service', 'ServiceAccount'],
   };
@@ -295,7 +296,7 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
     expect(env).toMatchObject({ OPENBOT_METRICS_PORT: '9555', OPENBOT_METRICS_HOST: '0.0.0.0' });
     const secret = manifests.find((m) => m.kind === 'Secret' && !m.metadata.annotations?.['helm.sh/hook'])!;
     for (const [name, value] of Object.entries(secret.data as Record<string, string>)) env[name] = Buffer.from(value, 'base64').toString('utf8');
-    expect(parseConfig(env).metrics).toEqual({ port: 9555, host: '0.0.0.0' });
+    expect(parseConfig(env).metrics).toEqual({ port: 9555, host: '0.0.0.0', modelLabels: 100 });
 
     const deployment = manifests.find((m) => m.kind === 'Deployment')!;
     expect(valueAt(deployment, ['spec', 'template', 'metadata', 'annotations'])).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9555', 'prometheus.io/path': '/metrics' });
@@ -326,6 +327,29 @@ describe('helm chart rendered by helm (the pinned devDependency\'s binary)', () 
     expect(orphan.stderr).toMatch(/metrics\.serviceMonitor\.enabled needs metrics\.enabled/);
     const apiPort = await render(['--set', 'metrics.enabled=true', '--set', 'metrics.port=8080']);
     expect(apiPort.code).not.toBe(0);
+  });
+
+  it('the unauthenticated metrics port is closed by a NetworkPolicy to all but the scrapers named (decision 074); the API port stays open', async () => {
+    const { code, manifests } = await render(['--set', 'metrics.enabled=true']);
+    expect(code).toBe(0);
+    const policy = manifests.find((m) => m.kind === 'NetworkPolicy')!;
+    await validateManifest(policy);
+    const deployment = manifests.find((m) => m.kind === 'Deployment')!;
+    const podLabels = valueAt(deployment, ['spec', 'template', 'metadata', 'labels']) as Record<string, string>;
+    const selector = valueAt(policy, ['spec', 'podSelector', 'matchLabels']) as Record<string, string>;
+    expect(Object.entries(selector).every(([k, v]) => podLabels[k] === v)).toBe(true);
+    expect(valueAt(policy, ['spec', 'policyTypes'])).toEqual(['Ingress']);
+    expect(valueAt(policy, ['spec', 'ingress'])).toEqual([
+      { ports: [{ port: 'http', protocol: 'TCP' }] },
+      { ports: [{ port: 'metrics', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+    ]);
+    // No scrapers named: the metrics port is open to nobody, never to everybody.
+    const closed = await render(['--set', 'metrics.enabled=true', '--set-json', 'metrics.networkPolicy.from=[]']);
+    expect(closed.code).toBe(0);
+    expect(valueAt(closed.manifests.find((m) => m.kind === 'NetworkPolicy')!, ['spec', 'ingress'])).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    const off = await render(['--set', 'metrics.enabled=true', '--set', 'metrics.networkPolicy.enabled=false']);
+    expect(off.manifests.filter((m) => m.kind === 'NetworkPolicy')).toEqual([]);
+    expect((await render([])).manifests.filter((m) => m.kind === 'NetworkPolicy')).toEqual([]);
   });
 
   it('helm refuses values the schema rejects and a grace period shorter than the drain', async () => {

@@ -466,10 +466,10 @@ describe('traces (docs/decisions/040-traces.md)', () => {
 });
 
 describe('metrics port (docs/decisions/034-metrics.md)', () => {
-  it('is off when OPENBOT_METRICS_PORT is unset, and listens on HOST unless OPENBOT_METRICS_HOST says', () => {
+  it('is off when OPENBOT_METRICS_PORT is unset, and listens on 127.0.0.1, not HOST, unless OPENBOT_METRICS_HOST says', () => {
     expect(parseConfig({}).metrics).toBeNull();
-    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', HOST: '0.0.0.0' }).metrics).toEqual({ port: 9464, host: '0.0.0.0' });
-    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', OPENBOT_METRICS_HOST: '10.0.0.5' }).metrics).toEqual({ port: 9464, host: '10.0.0.5' });
+    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', HOST: '0.0.0.0' }).metrics).toEqual({ port: 9464, host: '127.0.0.1', modelLabels: 100 });
+    expect(parseConfig({ OPENBOT_METRICS_PORT: '9464', OPENBOT_METRICS_HOST: '10.0.0.5', OPENBOT_METRICS_MODEL_LABELS: '7' }).metrics).toEqual({ port: 9464, host: '10.0.0.5', modelLabels: 7 });
   });
 
   it.each([

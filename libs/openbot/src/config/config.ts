@@ -126,7 +126,7 @@ export interface Config {
    * `OPENBOT_METRICS_PORT` / `OPENBOT_METRICS_HOST`: where `/metrics` listens, on its own port,
    * never the API's (docs/decisions/034-metrics.md); null port: no metrics server and no recording.
    */
-  readonly metrics: { readonly port: number; readonly host: string } | null;
+  readonly metrics: { readonly port: number; readonly host: string; readonly modelLabels: number } | null;
   /**
    * Traces (docs/decisions/040-traces.md): the OTLP/HTTP URL spans are sent to, from
    * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (plus
@@ -289,7 +289,8 @@ function metricsOf(env: Env): Config['metrics'] {
   if (port !== 0 && port === integer(env, 'PORT', 8080, 0, 65535)) {
     throw new ConfigError('OPENBOT_METRICS_PORT', 'must differ from PORT (metrics are never served on the API port)');
   }
-  return { port, host: optional(env, 'OPENBOT_METRICS_HOST') ?? optional(env, 'HOST') ?? '127.0.0.1' };
+  // Not HOST (0.0.0.0 in the image): the unauthenticated metrics port listens beyond the host only when asked (decision 074).
+  return { port, host: optional(env, 'OPENBOT_METRICS_HOST') ?? '127.0.0.1', modelLabels: integer(env, 'OPENBOT_METRICS_MODEL_LABELS', 100, 1, 10_000) };
 }
 
 // Limits (docs/decisions/017): every cap has a default that never bothers ordinary use.

@@ -26,6 +26,12 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     return typeof address === 'object' && address !== null ? (address as AddressInfo).port : null;
   }
 
+  /** The address it listens on (`127.0.0.1` unless OPENBOT_METRICS_HOST says otherwise), or null when off. */
+  get host(): string | null {
+    const address = this.server?.address();
+    return typeof address === 'object' && address !== null ? (address as AddressInfo).address : null;
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     const listen = this.config.metrics;
     if (listen === null) return;

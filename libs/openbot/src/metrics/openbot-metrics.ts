@@ -8,6 +8,11 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const PHASE_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64];
 
+/** The label value of a model past `OPENBOT_METRICS_MODEL_LABELS`, or of a name that is no plausible model name. */
+export const OTHER_MODEL = 'other';
+/** A model name as providers spell them (`gpt-4o-mini`, `claude-3-5-sonnet@20240620`, `org/model:tag`), at most 100 characters. */
+const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,99}$/;
+
 /** What the HTTP layer reports of one answered request; `route` is the route pattern, never the raw path. */
 export interface HttpRequestMetric {
   readonly method: string;
@@ -29,7 +34,7 @@ export interface ModelCallMetric {
  * in one process, as in tests, never share or clash), and the recording side every layer calls.
  * With `OPENBOT_METRICS_PORT` unset, `enabled` is false: nothing is registered or recorded and
  * every call returns at once. Label values are route patterns, workflow names, provider kinds,
- * model names and fixed words: never an ID, a key or prompt text.
+ * model names (bounded: OPENBOT_METRICS_MODEL_LABELS) and fixed words: never an ID, a key or prompt text.
  */
 @Injectable()
 export class OpenbotMetrics implements EngineMetrics {
@@ -45,9 +50,18 @@ export class OpenbotMetrics implements EngineMetrics {
   private readonly modelTotal: Histogram<'provider_kind' | 'model'>;
   private readonly tokens: Counter<'provider_kind' | 'model' | 'direction'>;
   private readonly cost: Counter<'provider_kind' | 'model'>;
+  /**
+   * The model names that have a label value of their own on this node. Organizations choose model
+   * names (their providers, their Bots): only the first `OPENBOT_METRICS_MODEL_LABELS` distinct
+   * ones get one, every later one counts as `other` (docs/decisions/074), which bounds the series
+   * one organization can make a scraper store.
+   */
+  private readonly modelLabels = new Set<string>();
+  private readonly modelLabelLimit: number;
 
   constructor(@Inject(RUNTIME_CONFIG) config: RuntimeConfig) {
     this.enabled = config.metrics !== null;
+    this.modelLabelLimit = config.metrics?.modelLabels ?? 0;
     const registers = this.enabled ? [this.registry] : [];
     this.http = new Histogram({
       name: 'openbot_http_request_duration_seconds',
@@ -105,17 +119,26 @@ export class OpenbotMetrics implements EngineMetrics {
 
   modelCall(m: ModelCallMetric): void {
     if (!this.enabled) return;
-    const labels = { provider_kind: m.providerKind, model: m.model };
+    const labels = { provider_kind: m.providerKind, model: this.modelLabel(m.model) };
     if (m.firstTokenSeconds !== null) this.firstToken.observe(labels, m.firstTokenSeconds);
     this.modelTotal.observe(labels, m.totalSeconds);
   }
 
   /** Usage of a call whose record was confirmed now (a duplicate result is not counted twice). */
-  modelUsage(providerKind: string, model: string, usage: { inputTokens: number; outputTokens: number; costMicros: number }): void {
+  modelUsage(providerKind: string, modelName: string, usage: { inputTokens: number; outputTokens: number; costMicros: number }): void {
     if (!this.enabled) return;
+    const model = this.modelLabel(modelName);
     this.tokens.inc({ provider_kind: providerKind, model, direction: 'input' }, usage.inputTokens);
     this.tokens.inc({ provider_kind: providerKind, model, direction: 'output' }, usage.outputTokens);
     this.cost.inc({ provider_kind: providerKind, model }, usage.costMicros);
+  }
+
+  /** The model's label value: its name while fewer than the limit's names have one, `other` after. */
+  private modelLabel(model: string): string {
+    if (this.modelLabels.has(model)) return model;
+    if (!MODEL_NAME.test(model) || model === OTHER_MODEL || this.modelLabels.size >= this.modelLabelLimit) return OTHER_MODEL;
+    this.modelLabels.add(model);
+    return model;
   }
 
   // ---- EngineMetrics (libs/engine/src/metrics.ts) ----
