@@ -2,11 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EGRESS_HOST_LOOKUP } from '../../libs/openbot/src/egress/egress.module';
-import type { HostLookup } from '../../libs/openbot/src/egress/egress-policy';
+import { REFUSED_DESTINATION, type HostLookup } from '../../libs/openbot/src/egress/egress-policy';
 import { SealedRecords } from '../../libs/openbot/src/sealing/sealed-records';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
-import { createChatFixture, eventsUntilEnd, sendMessage } from '../support/chat-fixture';
+import { bearer, createChatFixture, eventsUntilEnd, sendMessage } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -113,8 +113,8 @@ describe('egress', () => {
     expect(internal.hits).toEqual([]);
     const toolMessages = model.requests.map((r) => (r.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').at(-1)?.content);
     expect(toolMessages[1]).toBe('public answer');
-    expect(toolMessages[3]).toContain('resolves to a loopback address');
-    expect(toolMessages[3]).toContain('OPENBOT_EGRESS_ALLOW');
+    expect(toolMessages[3]).toContain(`localhost:${tool.port} ${REFUSED_DESTINATION}`);
+    expect(toolMessages[3]).not.toContain('loopback');
     expect(toolMessages[3]).not.toContain('127.0.0.1');
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true });
   });
@@ -201,6 +201,26 @@ describe('egress', () => {
     expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
     const toolMessage = (model.requests[1]!.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'tool');
     expect(toolMessage?.content).toBe('Error: the answer of tool "dump" is larger than 1048576 bytes.');
+  });
+
+  it('security: a refusal reads the same whether the name resolves to loopback, to a private address, to a link-local one or not at all; why is only in the server log', async () => {
+    const acme = await t.createOrganization('Egress oracle');
+    dns.set('db.corp.test', '127.0.0.1');
+    dns.set('wiki.corp.test', '10.20.30.40');
+    dns.set('meta.corp.test', '169.254.169.254');
+    const messages = new Map<string, string>();
+    for (const host of ['db.corp.test', 'wiki.corp.test', 'meta.corp.test', 'nothing.corp.test']) {
+      const res = await t.http().post('/v1/model-providers').set('authorization', bearer(acme.secret)).send({ name: `probe ${host}`, kind: 'openai-compatible', baseUrl: `http://${host}/v1` });
+      expect(res.status).toBe(400);
+      const issues = (res.body as { issues: Array<{ path: string; message: string }> }).issues;
+      expect(issues.map((i) => i.path)).toEqual(['baseUrl']);
+      messages.set(host, issues[0]!.message);
+    }
+    expect(new Set(messages.values())).toEqual(new Set([`baseUrl ${REFUSED_DESTINATION}`]));
+    // The operator still learns why, from the log.
+    const logged = t.logs.filter((line) => line.includes('egress refused'));
+    expect(logged.some((line) => line.includes('wiki.corp.test resolved to 10.20.30.40'))).toBe(true);
+    expect(logged.some((line) => line.includes('nothing.corp.test does not resolve'))).toBe(true);
   });
 });
 

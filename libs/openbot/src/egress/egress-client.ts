@@ -76,7 +76,7 @@ export class EgressClient {
     const decision = await this.policy.check(url);
     if (!decision.allowed) {
       const cause = decision.detail === undefined ? undefined : new EgressRefusalDetail(decision.detail);
-      throw new EgressRefused(`egress policy refused ${hostOf(url)}: ${decision.reason}`, { cause });
+      throw new EgressRefused(`${hostOf(url)} ${decision.reason}`, { cause });
     }
     return this.pinnedAgent(decision.url.hostname, decision.addresses, streams);
   }

@@ -1,4 +1,4 @@
-import { EgressPolicy, type HostLookup } from './egress-policy';
+import { EgressPolicy, REFUSED_DESTINATION, type HostLookup } from './egress-policy';
 
 /** A resolver with fixed answers: the tests never touch the network. */
 function fakeLookup(table: Record<string, string[]>): HostLookup {
@@ -38,7 +38,8 @@ describe('egress policy', () => {
   ])('refuses %s', async (_label, url, reason) => {
     const decision = await policy.check(url);
     expect(decision.allowed).toBe(false);
-    expect(decision.allowed === false && decision.reason).toContain(reason);
+    expect(decision.allowed === false && decision.reason).toBe(REFUSED_DESTINATION);
+    expect(decision.allowed === false && decision.detail).toContain(reason);
   });
 
   it.each([
@@ -85,7 +86,8 @@ describe('egress policy', () => {
     ] as const) {
       const decision = await dns.check(`https://${host}/`);
       expect({ host, allowed: decision.allowed }).toEqual({ host, allowed: false });
-      expect(decision.allowed === false && decision.reason).toContain(reason);
+      expect(decision.allowed === false && decision.reason).toBe(REFUSED_DESTINATION);
+      expect(decision.allowed === false && decision.detail).toContain(reason);
     }
   });
 
@@ -94,7 +96,8 @@ describe('egress policy', () => {
     for (const url of ['https://missing.example/', 'https://empty.example/']) {
       const decision = await dns.check(url);
       expect(decision.allowed).toBe(false);
-      expect(decision.allowed === false && decision.reason).toContain('does not resolve');
+      expect(decision.allowed === false && decision.reason).toBe(REFUSED_DESTINATION);
+      expect(decision.allowed === false && decision.detail).toMatch(/does not resolve|resolves to no address/);
     }
   });
 
@@ -102,7 +105,7 @@ describe('egress policy', () => {
     const real = new EgressPolicy([]);
     const decision = await real.check('http://localhost:9999/v1');
     expect(decision.allowed).toBe(false);
-    expect(decision.allowed === false && decision.reason).toContain('loopback');
+    expect(decision.allowed === false && decision.detail).toContain('loopback');
   });
 
   describe('the allow list (OPENBOT_EGRESS_ALLOW)', () => {
@@ -153,23 +156,26 @@ describe('egress policy', () => {
     });
   });
 
-  it('security: a refusal of a resolved name never shows the resolved address, names OPENBOT_EGRESS_ALLOW, and keeps the address in its detail', async () => {
-    const dns = new EgressPolicy([], fakeLookup({ 'wiki.corp.example': ['93.184.215.14', '10.20.30.40'] }));
-    const decision = await dns.check('https://wiki.corp.example/api');
-    expect(decision.allowed).toBe(false);
-    if (decision.allowed) return;
-    expect(decision.reason).toBe(
-      'host wiki.corp.example resolves to a private address, which the egress policy refuses (list the host or address in OPENBOT_EGRESS_ALLOW to allow it)',
-    );
-    expect(decision.reason).not.toContain('10.20.30.40');
-    expect(decision.detail).toContain('10.20.30.40');
-  });
-
-  it('every refusal of an address names OPENBOT_EGRESS_ALLOW, also for an address the member wrote', async () => {
-    for (const url of ['http://127.0.0.1:11434/v1', 'http://[::1]/', 'http://100.100.100.200/']) {
-      const decision = await policy.check(url);
-      expect(decision.allowed === false && decision.reason).toContain('OPENBOT_EGRESS_ALLOW');
+  it('security: every refused destination gets the same reason (no DNS oracle), naming OPENBOT_EGRESS_ALLOW; the detail, told to the listener, says why', async () => {
+    const details: string[] = [];
+    const dns = new EgressPolicy([], fakeLookup({ 'wiki.corp.example': ['93.184.215.14', '10.20.30.40'], 'db.corp.example': ['127.0.0.1'], 'empty.example': [] }), (d) => details.push(d));
+    const reasons = new Set<string>();
+    for (const url of ['https://wiki.corp.example/api', 'https://db.corp.example/', 'https://missing.corp.example/', 'https://empty.example/', 'http://10.1.2.3/', 'http://[::1]/']) {
+      const decision = await dns.check(url);
+      expect({ url, allowed: decision.allowed }).toEqual({ url, allowed: false });
+      if (!decision.allowed) reasons.add(decision.reason);
     }
+    expect([...reasons]).toEqual([REFUSED_DESTINATION]);
+    expect(REFUSED_DESTINATION).toContain('OPENBOT_EGRESS_ALLOW');
+    expect(REFUSED_DESTINATION).not.toMatch(/loopback|private|resolve to a|does not resolve/);
+    expect(details).toEqual([
+      'host wiki.corp.example resolved to 93.184.215.14, 10.20.30.40; 10.20.30.40 is a private address',
+      'host db.corp.example resolved to 127.0.0.1; 127.0.0.1 is a loopback address',
+      expect.stringMatching(/^host missing\.corp\.example does not resolve/),
+      'host empty.example resolves to no address',
+      '10.1.2.3 is a private address',
+      '::1 is a loopback address',
+    ]);
   });
 
   it('refusalOf answers null for public addresses and a reason for denied ones', () => {

@@ -18,10 +18,21 @@ export type EgressDecision =
   /** `addresses`: the only addresses a request to this URL may connect to (see EgressClient). */
   | { readonly allowed: true; readonly url: URL; readonly addresses: readonly string[] }
   /**
-   * `reason` is safe to show the member and the model: it never names an address the host
-   * resolved to (that would map the internal DNS). `detail` does, for the sealed cause only.
+   * `reason` is safe to show the member and the model: for every refused destination it is the
+   * same text (REFUSED_DESTINATION), so it tells nothing about what a name resolves to or whether
+   * it resolves at all (decision 074: no internal DNS oracle). `detail` says why, naming the
+   * resolved addresses: for the server log and the sealed cause only.
    */
   | { readonly allowed: false; readonly reason: string; readonly detail?: string };
+
+/**
+ * The one reason shown for a refused destination, whether the host is a private or internal
+ * address, resolves to one, or does not resolve (decision 074).
+ */
+export const REFUSED_DESTINATION = `is not a destination the egress policy allows: only hosts that resolve to public addresses are (an operator can list the host or address in ${EGRESS_ALLOW_VARIABLE})`;
+
+/** Told the detail of every refused destination (the module logs it for the operator). */
+export type RefusalListener = (detail: string) => void;
 
 const defaultLookup: HostLookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
@@ -50,6 +61,7 @@ export class EgressPolicy {
   constructor(
     allow: readonly string[],
     private readonly lookup: HostLookup = defaultLookup,
+    private readonly onRefusal: RefusalListener = () => undefined,
   ) {
     for (const entry of allow) {
       const [address, bits] = entry.split('/');
@@ -85,33 +97,28 @@ export class EgressPolicy {
     const host = normalizeHost(url.hostname);
     if (host === '') return { allowed: false, reason: 'has no host' };
     if (isIP(host) !== 0) {
-      // The member wrote this address: naming it reveals nothing.
       const refusal = this.refusalOf(host);
       if (refusal === null) return { allowed: true, url, addresses: [host] };
-      return { allowed: false, reason: `${host} is ${refusal}, which the egress policy refuses ${allowHint()}` };
+      return this.refused(`${host} is ${refusal}`);
     }
     let addresses: string[];
     try {
       addresses = (await this.lookup(host)).map((a) => a.address);
-    } catch {
-      return { allowed: false, reason: `host ${host} does not resolve` };
+    } catch (error) {
+      return this.refused(`host ${host} does not resolve (${(error as { code?: unknown }).code ?? (error as Error).message})`);
     }
-    if (addresses.length === 0) return { allowed: false, reason: `host ${host} does not resolve` };
+    if (addresses.length === 0) return this.refused(`host ${host} resolves to no address`);
     if (this.allowedHosts.has(host)) return { allowed: true, url, addresses };
     for (const address of addresses) {
       const refusal = this.refusalOf(address);
-      if (refusal !== null) {
-        return {
-          allowed: false,
-          reason: `host ${host} resolves to ${refusal}, which the egress policy refuses ${allowHint()}`,
-          detail: `host ${host} resolved to ${addresses.join(', ')}; ${address} is ${refusal}`,
-        };
-      }
+      if (refusal !== null) return this.refused(`host ${host} resolved to ${addresses.join(', ')}; ${address} is ${refusal}`);
     }
     return { allowed: true, url, addresses };
   }
-}
 
-function allowHint(): string {
-  return `(list the host or address in ${EGRESS_ALLOW_VARIABLE} to allow it)`;
+  /** A refused destination: the same reason for all, the detail to the listener and the decision. */
+  private refused(detail: string): EgressDecision {
+    this.onRefusal(detail);
+    return { allowed: false, reason: REFUSED_DESTINATION, detail };
+  }
 }

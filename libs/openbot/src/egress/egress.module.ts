@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { EgressClient } from './egress-client';
 import { EgressPolicy, type HostLookup } from './egress-policy';
@@ -27,7 +27,11 @@ class EgressShutdown implements OnApplicationShutdown {
     {
       provide: EgressPolicy,
       inject: [RUNTIME_CONFIG, { token: EGRESS_HOST_LOOKUP, optional: true }],
-      useFactory: (config: RuntimeConfig, lookup: HostLookup | undefined) => new EgressPolicy(config.egressAllow, lookup),
+      useFactory: (config: RuntimeConfig, lookup: HostLookup | undefined) => {
+        // Why a destination was refused goes to the operator's log only; members and models see one text for all (decision 074).
+        const logger = new Logger('Egress');
+        return new EgressPolicy(config.egressAllow, lookup, (detail) => logger.warn(`egress refused: ${detail}`));
+      },
     },
     {
       provide: EgressClient,
