@@ -179,3 +179,63 @@ describe('retention', () => {
     expect(await t.database.query(`SELECT close_result FROM app_connection_scopes WHERE id = $1`, [scopeId])).toEqual([{ close_result: { kind: 'deleted' } }]);
   });
 });
+
+const ceilingClock = new ManualClock();
+
+@Global()
+@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: ceilingClock }], exports: [ENGINE_CLOCK] })
+class CeilingClockModule {}
+
+/** The operator's ceiling on every organization's retention (OPENBOT_RETENTION_MAX_DAYS, decision 074). */
+describe('retention ceiling', () => {
+  let t: TestApp;
+  let fake: FakeOpenAiServer;
+  let chat: ChatFixture;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      imports: [CeilingClockModule],
+      env: { OPENBOT_RETENTION_TEXT_DELTA_DAYS: '2', OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: '2', OPENBOT_RETENTION_MAX_DAYS: '3', OPENBOT_RETENTION_SCHEDULE: '* * * * *' },
+    });
+    fake = await FakeOpenAiServer.start();
+    chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await t?.close();
+  });
+
+  it('a setting above the ceiling is 400 naming the field, and nothing is saved', async () => {
+    const auth = bearer(chat.secret);
+    const over = await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 3, callPayloadDays: 3650 });
+    expect(over.status).toBe(400);
+    expect((over.body as { type: string; issues: Array<{ path: string; message: string }> })).toMatchObject({
+      type: 'InvalidInput',
+      issues: [{ path: 'callPayloadDays', message: expect.stringContaining('3 days') }],
+    });
+    expect((await t.http().get('/v1/retention').set('authorization', auth).expect(200)).body).toEqual({ textDeltaDays: null, callPayloadDays: null, effective: { textDeltaDays: 2, callPayloadDays: 2 } });
+    await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 3, callPayloadDays: 3 }).expect(200);
+  });
+
+  it('a setting saved under a higher ceiling applies as the ceiling: shown so, and pruned so', async () => {
+    const auth = bearer(chat.secret);
+    // Saved while the operator allowed a year; the ceiling is now 3 days.
+    await t.database.query(`UPDATE organization_retention SET text_delta_days = 365, call_payload_days = 365 WHERE organization_id = $1`, [chat.organizationId]);
+    expect((await t.http().get('/v1/retention').set('authorization', auth).expect(200)).body).toEqual({ textDeltaDays: 365, callPayloadDays: 365, effective: { textDeltaDays: 3, callPayloadDays: 3 } });
+
+    fake.enqueue(textReply(['Hel', 'lo'], [5, 2]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Hi');
+    expect((await eventsUntilEnd(t, chat.secret, admitted.executionId)).at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    const engine = t.app.get(Engine);
+    const before = (await engine.schedules.fires(RETENTION_SCHEDULE)).length;
+    ceilingClock.advance(3 * DAY + 2 * 60_000);
+    await engine.schedules.tick();
+    const fires = await engine.schedules.fires(RETENTION_SCHEDULE);
+    expect(fires.length).toBe(before + 1);
+    expect(await engine.waitForEnd(fires.at(-1)!.executionId, AbortSignal.timeout(20_000))).toBe('completed');
+    const left = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM execution_events WHERE execution_id = $1 AND type = 'text.delta'`, [admitted.executionId]);
+    expect(left).toEqual([{ n: 0 }]);
+    const results = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM execution_calls WHERE execution_id = $1 AND result IS NOT NULL`, [admitted.executionId]);
+    expect(results).toEqual([{ n: 0 }]);
+  });
+});

@@ -96,6 +96,7 @@ OTEL_SERVICE_NAME: {{ $.Values.traces.serviceName | quote }}
 OPENBOT_RETENTION_TEXT_DELTA_DAYS: {{ .Values.retention.textDeltaDays | int64 | quote }}
 OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: {{ .Values.retention.callPayloadDays | int64 | quote }}
 OPENBOT_RETENTION_SCHEDULE: {{ .Values.retention.schedule | quote }}
+OPENBOT_RETENTION_MAX_DAYS: {{ .Values.retention.maxDays | int64 | quote }}
 OBJECT_STORE: "s3"
 S3_BUCKET: {{ required "s3.bucket is required (production stores objects in S3)" .Values.s3.bucket | quote }}
 S3_REGION: {{ .Values.s3.region | quote }}

@@ -3132,7 +3132,7 @@ export interface components {
             textDeltaDays: number | null;
             /** @description The organization’s own setting; null: the platform default applies */
             callPayloadDays: number | null;
-            /** @description What applies now: the organization’s settings, else the platform defaults */
+            /** @description What applies now: the organization’s settings, else the platform defaults, never above the platform’s ceiling */
             effective: components["schemas"]["EffectiveRetentionBody"];
         };
         ScopeBody: {
@@ -3168,12 +3168,12 @@ export interface components {
         };
         SetRetentionRequest: {
             /**
-             * @description Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default
+             * @description Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
              * @example 7
              */
             textDeltaDays?: number | null;
             /**
-             * @description Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default
+             * @description Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
              * @example 30
              */
             callPayloadDays?: number | null;

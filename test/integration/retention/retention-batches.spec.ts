@@ -6,6 +6,8 @@ import { executionsByState } from '../../../libs/engine/src/sql/metrics';
 import { pruneBatch } from '../../../libs/openbot/src/retention/prune-batches';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
+const DEFAULTS = { textDeltaDays: 30, callPayloadDays: 30, schedule: '* * * * *', maxDays: 3650 };
+
 const DAY = 24 * 3600 * 1000;
 
 /**
@@ -51,10 +53,10 @@ describe('retention batches and the indexes behind them', () => {
     const kept = await ended(45, org); // its organization keeps 60 days
     const recent = await ended(10, null);
 
-    expect(await pruneBatch(pool, 'deltas', now, 30, 1)).toEqual({ executions: 1, rows: 2 });
+    expect(await pruneBatch(pool, 'deltas', now, DEFAULTS, 1)).toEqual({ executions: 1, rows: 2 });
     expect([await deltasOf(oldest), await deltasOf(older)]).toEqual([0, 2]);
-    expect(await pruneBatch(pool, 'deltas', now, 30, 1)).toEqual({ executions: 1, rows: 2 });
-    expect(await pruneBatch(pool, 'deltas', now, 30, 1)).toEqual({ executions: 0, rows: 0 });
+    expect(await pruneBatch(pool, 'deltas', now, DEFAULTS, 1)).toEqual({ executions: 1, rows: 2 });
+    expect(await pruneBatch(pool, 'deltas', now, DEFAULTS, 1)).toEqual({ executions: 0, rows: 0 });
     expect([await deltasOf(older), await deltasOf(kept), await deltasOf(recent)]).toEqual([0, 2, 2]);
     // The final event stays; the mark says when.
     expect(await db.query(`SELECT type FROM execution_events WHERE execution_id = $1`, [oldest])).toEqual([{ type: 'execution.ended' }]);

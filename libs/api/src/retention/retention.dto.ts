@@ -9,7 +9,7 @@ export class SetRetentionRequest {
     minimum: 1,
     maximum: MAX_RETENTION_DAYS,
     example: 7,
-    description: 'Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default',
+    description: 'Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
   })
   @IsOptional()
   @IsInt()
@@ -23,7 +23,7 @@ export class SetRetentionRequest {
     minimum: 1,
     maximum: MAX_RETENTION_DAYS,
     example: 30,
-    description: 'Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default',
+    description: 'Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
   })
   @IsOptional()
   @IsInt()
@@ -47,7 +47,7 @@ export class RetentionBody {
   @ApiProperty({ type: 'integer', nullable: true, description: 'The organization’s own setting; null: the platform default applies' })
   callPayloadDays!: number | null;
 
-  @ApiProperty({ type: EffectiveRetentionBody, description: 'What applies now: the organization’s settings, else the platform defaults' })
+  @ApiProperty({ type: EffectiveRetentionBody, description: 'What applies now: the organization’s settings, else the platform defaults, never above the platform’s ceiling' })
   effective!: EffectiveRetentionBody;
 }
 

@@ -71,7 +71,7 @@ describe('parseConfig defaults', () => {
       trustedProxies: [],
       metrics: null,
       traces: null,
-      retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *' },
+      retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *', maxDays: 3650 },
       modelReads: { readPaceMs: 25, pacedFromStreams: 8 },
     });
   });
@@ -479,5 +479,20 @@ describe('metrics port (docs/decisions/034-metrics.md)', () => {
     [{ OPENBOT_METRICS_PORT: '9000', PORT: '9000' }],
   ])('refuses %j in one line naming the variable', (env) => {
     expect(() => parseConfig(env)).toThrow(expect.objectContaining({ variable: 'OPENBOT_METRICS_PORT' }) as Error);
+  });
+});
+
+describe('retention ceiling (docs/decisions/074)', () => {
+  it('OPENBOT_RETENTION_MAX_DAYS caps the defaults: unset defaults take the smaller of 30 and it', () => {
+    expect(parseConfig({ OPENBOT_RETENTION_MAX_DAYS: '7' }).retention).toMatchObject({ textDeltaDays: 7, callPayloadDays: 7, maxDays: 7 });
+    expect(parseConfig({ OPENBOT_RETENTION_MAX_DAYS: '90', OPENBOT_RETENTION_TEXT_DELTA_DAYS: '3' }).retention).toMatchObject({ textDeltaDays: 3, callPayloadDays: 30, maxDays: 90 });
+  });
+
+  it.each([
+    [{ OPENBOT_RETENTION_MAX_DAYS: '7', OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: '8' }, 'OPENBOT_RETENTION_CALL_PAYLOAD_DAYS'],
+    [{ OPENBOT_RETENTION_MAX_DAYS: '0' }, 'OPENBOT_RETENTION_MAX_DAYS'],
+    [{ OPENBOT_RETENTION_MAX_DAYS: '3651' }, 'OPENBOT_RETENTION_MAX_DAYS'],
+  ])('refuses %j naming %s', (env, name) => {
+    expect(() => parseConfig(env)).toThrow(new RegExp(`^${name}: `));
   });
 });

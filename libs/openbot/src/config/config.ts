@@ -42,6 +42,11 @@ export interface RetentionDefaults {
   readonly textDeltaDays: number;
   readonly callPayloadDays: number;
   readonly schedule: string;
+  /**
+   * `OPENBOT_RETENTION_MAX_DAYS`: the operator's ceiling on every retention (docs/decisions/074).
+   * An organization may not set more, and a setting saved under a higher ceiling applies as this.
+   */
+  readonly maxDays: number;
 }
 
 /** The longest retention a setting may name, in days (ten years). */
@@ -239,11 +244,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     ...limitsOf(env),
     metrics: metricsOf(env),
     traces: tracesOf(env),
-    retention: {
-      textDeltaDays: integer(env, 'OPENBOT_RETENTION_TEXT_DELTA_DAYS', 30, 1, MAX_RETENTION_DAYS),
-      callPayloadDays: integer(env, 'OPENBOT_RETENTION_CALL_PAYLOAD_DAYS', 30, 1, MAX_RETENTION_DAYS),
-      schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
-    },
+    retention: retentionOf(env),
     modelReads: {
       readPaceMs: integer(env, 'OPENBOT_MODEL_READ_PACE_MS', READ_PACE_MS, 0, 1_000),
       pacedFromStreams: integer(env, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS', PACED_FROM_STREAMS, 1, 1_000_000),
@@ -279,6 +280,22 @@ function tracesOf(env: Env): Config['traces'] {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
   return { url, serviceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'openbot' };
+}
+
+/** Retention defaults and the ceiling above them (decisions 041, 074). */
+function retentionOf(env: Env): RetentionDefaults {
+  const maxDays = integer(env, 'OPENBOT_RETENTION_MAX_DAYS', MAX_RETENTION_DAYS, 1, MAX_RETENTION_DAYS);
+  const days = (name: string): number => {
+    const value = integer(env, name, Math.min(30, maxDays), 1, MAX_RETENTION_DAYS);
+    if (value > maxDays) throw new ConfigError(name, `must not exceed OPENBOT_RETENTION_MAX_DAYS (${maxDays})`);
+    return value;
+  };
+  return {
+    textDeltaDays: days('OPENBOT_RETENTION_TEXT_DELTA_DAYS'),
+    callPayloadDays: days('OPENBOT_RETENTION_CALL_PAYLOAD_DAYS'),
+    schedule: optional(env, 'OPENBOT_RETENTION_SCHEDULE') ?? '*/15 * * * *',
+    maxDays,
+  };
 }
 
 /** The metrics port is its own (decision 034): the public API port never answers `/metrics`. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,22 +11,33 @@ import { checkObjectKey, checkObjectPrefix, ObjectNotFound, type ObjectStore, ty
  * `OBJECT_STORE_ALLOW_FS=true`). A write goes to a temporary name in the same directory and is
  * renamed into place once every byte is flushed, so a crash or an abort never leaves a partial
  * object under its key. Temporary names start with `.` and can never be a key.
+ *
+ * Files are 0600 and folders 0700, the root included (docs/decisions/074): organizations' files
+ * are readable by the server's user only, not by every account on the host. The root is set to
+ * 0700 at the first write also when it already existed, so objects an older version wrote 0644
+ * cannot be reached by other users either.
  */
+const FILE_MODE = 0o600;
+const FOLDER_MODE = 0o700;
+
 export class FsObjectStore implements ObjectStore {
   readonly kind = 'fs' as const;
+
+  private rootPrivate: Promise<void> | null = null;
 
   constructor(private readonly root: string) {}
 
   async put(key: string, body: Readable, options: { readonly signal?: AbortSignal } = {}): Promise<StoredObject> {
     const path = this.pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
+    await this.privateRoot();
+    await mkdir(dirname(path), { recursive: true, mode: FOLDER_MODE });
     const temporary = join(dirname(path), `.partial-${randomBytes(8).toString('hex')}`);
     let bytes = 0;
     body.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
     });
     try {
-      await pipeline(body, createWriteStream(temporary, { flush: true }), options.signal ? { signal: options.signal } : {});
+      await pipeline(body, createWriteStream(temporary, { flush: true, mode: FILE_MODE }), options.signal ? { signal: options.signal } : {});
       await rename(temporary, path);
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
@@ -81,6 +92,17 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {}
+
+  /** Creates the root 0700, or makes an existing one 0700, once per store (a failure is tried again at the next write). */
+  private privateRoot(): Promise<void> {
+    this.rootPrivate ??= mkdir(this.root, { recursive: true, mode: FOLDER_MODE })
+      .then(() => chmod(this.root, FOLDER_MODE))
+      .catch((error: unknown) => {
+        this.rootPrivate = null;
+        throw error;
+      });
+    return this.rootPrivate;
+  }
 
   private pathOf(key: string): string {
     return join(this.root, checkObjectKey(key));

@@ -1,4 +1,4 @@
-import { can, Forbidden, type MemberCaller } from '@openbot/domain';
+import { can, Forbidden, InvalidInput, type MemberCaller } from '@openbot/domain';
 import type { RetentionDefaults } from '../config/config';
 import type { Sql } from '../database/sql';
 
@@ -23,6 +23,23 @@ export async function readRetention(db: Sql, organizationId: string, defaults: R
   return {
     textDeltaDays,
     callPayloadDays,
-    effective: { textDeltaDays: textDeltaDays ?? defaults.textDeltaDays, callPayloadDays: callPayloadDays ?? defaults.callPayloadDays },
+    effective: { textDeltaDays: effectiveDays(textDeltaDays, defaults.textDeltaDays, defaults), callPayloadDays: effectiveDays(callPayloadDays, defaults.callPayloadDays, defaults) },
   };
+}
+
+/**
+ * The days that apply: the organization's own setting, else the platform default, never above the
+ * operator's ceiling (`OPENBOT_RETENTION_MAX_DAYS`, decision 074): a setting saved before the
+ * ceiling was lowered applies as the ceiling.
+ */
+export function effectiveDays(own: number | null, platformDefault: number, defaults: RetentionDefaults): number {
+  return Math.min(own ?? platformDefault, defaults.maxDays);
+}
+
+/** InvalidInput naming each setting above the operator's ceiling (decision 074). */
+export function requireWithinCeiling(settings: Readonly<Record<'textDeltaDays' | 'callPayloadDays', number | null>>, defaults: RetentionDefaults): void {
+  const over = Object.entries(settings).filter(([, days]) => days !== null && days > defaults.maxDays);
+  if (over.length > 0) {
+    throw new InvalidInput(over.map(([path]) => ({ path, message: `must be at most ${defaults.maxDays} days, the platform's retention ceiling` })));
+  }
 }

@@ -51,12 +51,12 @@ export function retentionWorkflow(deps: { readonly pool: Pool; readonly defaults
           const now = new Date(context.clock.now());
           let { deltas, payloads, deltasPruned, payloadsCleared } = state;
           if (deltas === 'pending') {
-            const batch = await pruneBatch(deps.pool, 'deltas', now, deps.defaults.textDeltaDays, size);
+            const batch = await pruneBatch(deps.pool, 'deltas', now, deps.defaults, size);
             deltasPruned += batch.rows;
             if (batch.executions < size) deltas = 'done';
           }
           if (payloads === 'pending') {
-            const batch = await pruneBatch(deps.pool, 'payloads', now, deps.defaults.callPayloadDays, size);
+            const batch = await pruneBatch(deps.pool, 'payloads', now, deps.defaults, size);
             payloadsCleared += batch.rows;
             if (batch.executions < size) payloads = 'done';
           }

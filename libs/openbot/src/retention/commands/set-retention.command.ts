@@ -4,12 +4,13 @@ import type { MemberCaller } from '@openbot/domain';
 import { recordAudit } from '../../audit/record-audit';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
-import { readRetention, requireRetentionManage, type RetentionView } from '../retention-view';
+import { readRetention, requireRetentionManage, requireWithinCeiling, type RetentionView } from '../retention-view';
 
 /**
  * `PUT /v1/retention` (decision 041): sets how many days after an execution ended its
  * `text.delta` events and its calls' saved results are kept; null returns a setting to the
- * platform default. The next retention run applies it, also to executions that ended earlier.
+ * platform default. A setting above the operator's ceiling (`OPENBOT_RETENTION_MAX_DAYS`) is 400
+ * naming the field. The next retention run applies it, also to executions that ended earlier.
  * Audited (`retention.updated`).
  */
 export class SetRetention extends Command<RetentionView> {
@@ -31,6 +32,7 @@ export class SetRetentionHandler implements ICommandHandler<SetRetention> {
 
   async execute({ caller, textDeltaDays, callPayloadDays }: SetRetention): Promise<RetentionView> {
     requireRetentionManage(caller);
+    requireWithinCeiling({ textDeltaDays, callPayloadDays }, this.config.retention);
     return this.db.transaction(async (tx) => {
       await tx.count(
         `INSERT INTO organization_retention (organization_id, text_delta_days, call_payload_days) VALUES ($1, $2, $3)
