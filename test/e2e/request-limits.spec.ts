@@ -4,8 +4,9 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * Per-client-address limits that hold across nodes (docs/decisions/017): failed authentications
- * and SSO login starts, counted in PostgreSQL by two apps on one database. Both trust the
- * loopback proxy, so each test is its own client through `X-Forwarded-For`.
+ * (also per API key ID, decision 073) and SSO login starts, counted in PostgreSQL by two apps on
+ * one database. Both trust the loopback proxy, so each test is its own client through
+ * `X-Forwarded-For`.
  */
 
 type Org = Awaited<ReturnType<TestApp['createOrganization']>>;

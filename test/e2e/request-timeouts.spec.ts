@@ -63,6 +63,13 @@ describe('request and body timeouts', () => {
     expect([...stream.text().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3]);
   });
 
+  it('security: on the upload route a slow JSON body is cut off like any other, and a multipart one without a credential is answered 401 and closed without reading the rest', async () => {
+    const json = ['POST /v1/files HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Content-Length: 100'].join('\r\n');
+    expect((await slowBody(port, json, '{"na')).split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    const multipart = ['POST /v1/files HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: multipart/form-data; boundary=b', 'Content-Length: 100000'].join('\r\n');
+    expect((await slowBody(port, multipart, '--b\r\n')).split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+  });
+
   it('a body that arrives in time is served as usual', async () => {
     const acme = await t.createOrganization('Timeouts in time');
     const res = await t.http().post('/v1/api-keys').set('authorization', `Bearer ${acme.secret}`).send({ name: 'in time' });

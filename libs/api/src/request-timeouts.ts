@@ -43,7 +43,7 @@ export function installRequestTimeouts(fastify: TimeoutHost, config: RuntimeConf
     done();
   };
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (!hasBody(request.raw) || (request.method === 'POST' && request.routeOptions.url === uploadRoute)) return done();
+    if (!hasBody(request.raw) || isUpload(request, uploadRoute)) return done();
     const timer = setTimeout(() => {
       timers.delete(request.raw);
       const socket = request.raw.socket;
@@ -61,6 +61,12 @@ export function installRequestTimeouts(fastify: TimeoutHost, config: RuntimeConf
     if (hasBody(request.raw) && !request.raw.complete) request.raw.socket.destroySoon();
     clear(request, reply, done);
   });
+}
+
+/** The file upload: a multipart body on its route, read by the handler (any other body there is parsed, and timed, as usual). */
+function isUpload(request: TimedRequest, uploadRoute: string): boolean {
+  const type = request.raw.headers['content-type'];
+  return request.method === 'POST' && request.routeOptions.url === uploadRoute && typeof type === 'string' && /^multipart\/form-data\b/i.test(type.trim());
 }
 
 /** Whether the request announces a body (Content-Length above 0 or a Transfer-Encoding). */
