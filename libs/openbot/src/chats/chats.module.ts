@@ -63,7 +63,7 @@ export class ChatsModule implements OnModuleInit {
     const pool = this.db.pool;
     const secrets = {
       open: this.vaults.open.bind(this.vaults),
-      literals: (recordId: string) => readLiterals(this.sealed, recordId),
+      literals: (recordId: string, url: string) => readLiterals(this.sealed, recordId, url),
       // A refused reference is an error record of its own (category forbidden), named in the tool's answer (ERR-01).
       recordRefusal: async (refusal: Error, executionId: string): Promise<string> => {
         const errorId = newId<ErrorId>();
