@@ -6,6 +6,7 @@ import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { sealToolHeaders } from '../tool-header-secrets';
+import { auditToolChanges } from '../bot-tool-changes';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -72,6 +73,8 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
         [id, caller.organizationId, name, model, instructions, JSON.stringify(sealedTools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
       );
       if (row === undefined) throw unknownModelProvider(provider);
+      // Where tools send and with which headers is audited: names only, never a value.
+      await auditToolChanges(tx, caller, id, [], tools);
       return row;
     });
   }

@@ -6,6 +6,7 @@ import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { sealToolHeaders } from '../tool-header-secrets';
+import { auditToolChanges } from '../bot-tool-changes';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -77,6 +78,8 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       // Literal header values are sealed now; `null` keeps a tool's saved one (decision 036).
       let obsolete: string[] = [];
       if (changes.tools !== undefined) {
+        // Where tools send and with which headers is audited: names only, never a value.
+        await auditToolChanges(tx, caller, id, found.tools, changes.tools);
         const sealedHeaders = await sealToolHeaders(tx, this.sealed, changes.tools, found.tools);
         changes = { ...changes, tools: sealedHeaders.tools };
         obsolete = sealedHeaders.obsolete;
