@@ -388,7 +388,10 @@ export interface paths {
         delete: operations["Bots_delete"];
         options?: never;
         head?: never;
-        /** Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set */
+        /**
+         * Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set
+         * @description A literal header sent back as `null` keeps its saved value only while the tool keeps its kind and URL origin: moving a tool to another scheme, host or port, or to another kind, without giving the value again is 400 on `tools.<n>.headers.<name>`.
+         */
         patch: operations["Bots_update"];
         trace?: never;
     };
@@ -1634,7 +1637,7 @@ export interface paths {
         head?: never;
         /**
          * Rename an item or change its allowed hosts
-         * @description Needs `vaults.use` on this Vault (owners and admins hold it on every Vault; members on the Vaults that grant it to them): 403 otherwise. The ID stays, and so every reference to the item.
+         * @description Needs `vaults.use` on this Vault (owners and admins hold it on every Vault; members on the Vaults that grant it to them): 403 otherwise. The ID stays, and so every reference to the item. Keeping or narrowing `allowedHosts` is open to every user of the Vault; adding a host the item did not admit (a new name, a wider wildcard, a port beyond the one named) needs owners or admins with `vaults.use` (403 otherwise).
          */
         patch: operations["Vaults_updateItem"];
         trace?: never;
@@ -1649,7 +1652,7 @@ export interface paths {
         get?: never;
         /**
          * Set the members granted `vaults.use` on this Vault
-         * @description Owners and admins only (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`.
+         * @description Owners and admins only, with `vaults.use` in the calling credential: a credential never grants a right it lacks (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`. Grants and revocations are audited (`vault.users-changed`).
          */
         put: operations["Vaults_setUsers"];
         post?: never;
@@ -2059,7 +2062,7 @@ export interface components {
              */
             retry?: "safe" | "unsafe";
             /**
-             * @description `http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; `null` given back keeps the value saved for that header of the tool of the same name.
+             * @description `http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; `null` given back keeps the value saved for that header of the tool of the same name, only while the tool's kind and URL origin (scheme, host and port) stay the same: a change of either without the value again is 400 on `tools.<n>.headers.<name>` (a saved value goes only to the origin it was saved for; the URL's path may change). Every change of a tool's URL or headers is audited (`bot.tools-changed`, header names only).
              * @example {
              *       "authorization": {
              *         "vaultItemId": "0190c3f0-1234-7abc-8def-0123456789ab",

@@ -135,7 +135,10 @@ export class BotToolInput {
       '`http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` ' +
       'needs `vaults.use` on its Vault and the tool\'s host in the item\'s `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); ' +
       'both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; ' +
-      '`null` given back keeps the value saved for that header of the tool of the same name.',
+      '`null` given back keeps the value saved for that header of the tool of the same name, only while the tool\'s kind and URL origin ' +
+      '(scheme, host and port) stay the same: a change of either without the value again is 400 on `tools.<n>.headers.<name>` (a saved ' +
+      'value goes only to the origin it was saved for; the URL\'s path may change). Every change of a tool\'s URL or headers is audited ' +
+      '(`bot.tools-changed`, header names only).',
   })
   @ValidateIf(isSent)
   @IsObject()

@@ -58,7 +58,12 @@ export class BotsController {
 
   @Patch(':id')
   @Requires('bots.write')
-  @ApiOperation({ summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set' })
+  @ApiOperation({
+    summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set',
+    description:
+      'A literal header sent back as `null` keeps its saved value only while the tool keeps its kind and URL origin: moving a tool to another ' +
+      'scheme, host or port, or to another kind, without giving the value again is 400 on `tools.<n>.headers.<name>`.',
+  })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(400, 401, 403, 404)
   async update(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: UpdateBotRequest): Promise<BotBody> {
