@@ -26,7 +26,6 @@ export async function checkAdmission(db: Queryable, scope: BillingScope, limited
   if (wait !== null) throw new RateLimited(Math.ceil(wait.waitMs / 1000), 'A rate limit of this organization has no model call left for now.');
 }
 
-
 /**
  * Under credits a Bot's model must have a price the platform set (decision 072): otherwise no
  * Turn starts, queues or steers, 402 ModelNotPriced naming the model, and nothing is sent. An
