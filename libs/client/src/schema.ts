@@ -1204,7 +1204,7 @@ export interface paths {
         put?: never;
         /**
          * Grant (positive) or adjust (negative) an organization's credits (platform administrator)
-         * @description One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict.
+         * @description One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s: from then on only versions set here (or the operator’s default price) price its calls, never one the organization set before, and a model without one answers 402 ModelNotPriced. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict. The entry is recorded in the organization’s audit log (`credits.granted` or `credits.adjusted`).
          */
         post: operations["PlatformBilling_grant"];
         delete?: never;
@@ -1223,7 +1223,7 @@ export interface paths {
         get?: never;
         /**
          * Add a price version for one of an organization's models (platform administrator)
-         * @description Same body and rules as `PUT /v1/prices/{model}`.
+         * @description Same body and rules as `PUT /v1/prices/{model}`. The version is the platform’s (`setBy: "platform"`): once the organization has credits, only such versions price its calls. Recorded in the organization’s audit log (`price.set`).
          */
         put: operations["PlatformBilling_setPrice"];
         post?: never;
@@ -1260,7 +1260,7 @@ export interface paths {
         get?: never;
         /**
          * Add a price version for a model
-         * @description A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0. Once the organization has credits its prices are the platform’s: this route answers 403 and the administrator uses `PUT /v1/platform/organizations/{id}/prices/{model}`.
+         * @description A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0, as long as the organization has no credits. Once it has credits its prices are the platform’s: this route answers 403, the administrator uses `PUT /v1/platform/organizations/{id}/prices/{model}`, and versions set here (`setBy: "organization"`, also earlier ones) no longer price its calls. Recorded in the audit log (`price.set`).
          */
         put: operations["Prices_set"];
         post?: never;
@@ -1540,8 +1540,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Release what an unknown usage record keeps reserved on budgets and credits (owners and admins)
-         * @description The record stays unknown with its estimate; a late result still settles it once. A confirmed record answers 409 UsageSettled.
+         * Settle an unknown usage record at its reservation (owners and admins)
+         * @description Its provider will never report: the reservation it keeps on budgets and credits is charged instead (its `costMicros`, and a credits charge when the organization has credits), so releasing never makes a call free. The record stays unknown with its estimate; a late result still fills in its tokens once, but its cost stays what was charged. Releasing again answers the same; a confirmed record answers 409 UsageSettled. Recorded in the audit log (`usage.released`).
          */
         post: operations["Usage_release"];
         delete?: never;
@@ -2876,6 +2876,18 @@ export interface components {
             data: components["schemas"]["MessageBody"][];
             next: string | null;
         };
+        ModelNotPricedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "ModelNotPriced";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /** @description The model (`<provider>/<model id>`) the platform has not priced for this organization, which spends platform credits */
+            model: string;
+        };
         ModelProviderBody: {
             /** Format: uuid */
             id: string;
@@ -2995,6 +3007,11 @@ export interface components {
             cachedInputPerMillionMicros: number;
             /** Format: date-time */
             effectiveFrom: string;
+            /**
+             * @description Who set the version: the organization, the platform administrator, or the operator’s default price (`OPENBOT_DEFAULT_PRICE`, written when it first priced a call). Once the organization has credits only `platform` and `default` versions price its calls.
+             * @enum {string}
+             */
+            setBy: "organization" | "platform" | "default";
             /** Format: date-time */
             createdAt: string;
         };
@@ -3340,7 +3357,7 @@ export interface components {
             estimatedInputTokens: number | null;
             /** @description The part of `inputTokens` read from a cache; null when not reported */
             cachedInputTokens: number | null;
-            /** @description Micros, computed once at the price in force when the call started; null while the usage is unknown */
+            /** @description Micros, computed once at the price in force when the call started; null while the usage is unknown, unless an owner released it: then its reservation, charged */
             costMicros: number | null;
             /**
              * Format: uuid
@@ -3349,7 +3366,7 @@ export interface components {
             priceId: string | null;
             /**
              * Format: date-time
-             * @description When an owner or admin released what this unknown record kept reserved
+             * @description When an owner or admin released this unknown record, charging what it kept reserved
              */
             releasedAt: string | null;
             /** @description The billing identity of the call */
@@ -3362,6 +3379,8 @@ export interface components {
             id: string;
             /** Format: date-time */
             releasedAt: string;
+            /** @description What the release charged, in micros: the reservation the record kept, now its cost (posted as a credits charge when the organization has credits) */
+            costMicros: number;
         };
         UsageSummaryBody: {
             data: components["schemas"]["UsageSummaryRowBody"][];
@@ -3374,7 +3393,7 @@ export interface components {
             outputTokens: number;
             /** @description The sum of known costs in micros */
             costMicros: number;
-            /** @description Calls whose usage is unknown (their cost is not in costMicros) */
+            /** @description Calls whose usage is unknown (their cost is not in costMicros, unless released: then their charged reservation is) */
             unknownCalls: number;
         };
         VaultBody: {
@@ -6928,13 +6947,13 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left */
+            /** @description BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left; ModelNotPriced: the organization spends platform credits and its model (`model`) has no platform price */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BudgetExceededBody"];
+                    "application/json": components["schemas"]["BudgetExceededBody"] | components["schemas"]["ModelNotPricedBody"];
                 };
             };
             /** @description Forbidden: this credential may not use this route */

@@ -9,6 +9,7 @@ export type FailureKind =
   | 'not-found'
   | 'conflict'
   | 'budget-exceeded'
+  | 'model-not-priced'
   | 'rate-limited'
   | 'unavailable';
 
@@ -80,6 +81,18 @@ export class BudgetExceeded extends DomainFailure {
   readonly type = 'BudgetExceeded';
   constructor(readonly budgetId: string | null) {
     super(budgetId === null ? 'The organization has no credits left.' : 'A budget has nothing left for this period.');
+  }
+}
+
+/**
+ * Work could not start because the organization spends platform credits and its model has no
+ * price the platform set, and the operator set no default price (decision 072): `model` names it.
+ */
+export class ModelNotPriced extends DomainFailure {
+  readonly kind = 'model-not-priced';
+  readonly type = 'ModelNotPriced';
+  constructor(readonly model: string) {
+    super(`The organization spends platform credits and the model ${model} has no platform price: the platform administrator must price it first.`);
   }
 }
 

@@ -8,7 +8,7 @@ import {
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import { Conflict, DomainFailure, Forbidden, InvalidInput, NotFound, RateLimited, Unauthenticated, Unavailable } from '@openbot/domain';
+import { BudgetExceeded, Conflict, DomainFailure, Forbidden, InvalidInput, ModelNotPriced, NotFound, RateLimited, Unauthenticated, Unavailable } from '@openbot/domain';
 import { errorCodes } from 'fastify';
 import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
@@ -41,6 +41,13 @@ function withCode(message: string, code: string): Error {
 }
 
 describe('classifyError: domain failures', () => {
+  it('[ERR-02] BudgetExceeded → 402 naming the budget; ModelNotPriced → 402 naming the model', () => {
+    const budget = declaredOf(new BudgetExceeded(null));
+    expect({ status: budget.status, body: budget.body }).toEqual({ status: 402, body: { type: 'BudgetExceeded', message: expect.any(String), budgetId: null } });
+    const unpriced = declaredOf(new ModelNotPriced('local/gpt-4o'));
+    expect({ status: unpriced.status, body: unpriced.body }).toEqual({ status: 402, body: { type: 'ModelNotPriced', message: expect.any(String), model: 'local/gpt-4o' } });
+  });
+
   it('[ERR-02] InvalidInput → 400 InvalidInput with its issues', () => {
     const issues = [{ path: 'tools.0.name', message: 'name must not be empty' }];
     const d = declaredOf(new InvalidInput(issues, 'Bad body.'));

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, RateLimited } from '@openbot/domain';
+import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, ModelNotPriced, RateLimited } from '@openbot/domain';
 import { declared, type PublicError } from './public-error';
 
 /**
@@ -30,6 +30,8 @@ function fromDomain(failure: DomainFailure): PublicError {
       return declared(409, failure.type, failure.message);
     case 'budget-exceeded':
       return declared(402, failure.type, failure.message, { fields: { budgetId: failure instanceof BudgetExceeded ? failure.budgetId : null } });
+    case 'model-not-priced':
+      return declared(402, failure.type, failure.message, { fields: { model: failure instanceof ModelNotPriced ? failure.model : null } });
     case 'rate-limited': {
       const seconds = failure instanceof RateLimited ? failure.retryAfterSeconds : 1;
       return declared(429, failure.type, failure.message, { headers: { 'retry-after': String(Math.ceil(seconds)) } });

@@ -43,3 +43,11 @@ export class BudgetExceededBody extends DeclaredErrorBody {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The exhausted budget; null when the credits are exhausted' })
   budgetId!: string | null;
 }
+
+export class ModelNotPricedBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['ModelNotPriced'] })
+  declare type: string;
+
+  @ApiProperty({ description: 'The model (`<provider>/<model id>`) the platform has not priced for this organization, which spends platform credits' })
+  model!: string;
+}

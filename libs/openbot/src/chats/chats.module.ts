@@ -87,6 +87,6 @@ export class ChatsModule implements OnModuleInit {
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
-    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine }));
+    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine, defaultPrice: this.config.defaultPrice }));
   }
 }

@@ -72,6 +72,7 @@ describe('parseConfig defaults', () => {
       traces: null,
       retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *' },
       modelReads: { readPaceMs: 25, pacedFromStreams: 8 },
+      defaultPrice: null,
     });
   });
 
@@ -321,6 +322,13 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     expectRejected({ OPENBOT_MODEL_READ_PACE_MS: '1001' }, 'OPENBOT_MODEL_READ_PACE_MS');
     expectRejected({ OPENBOT_MODEL_READ_PACE_MS: '-1' }, 'OPENBOT_MODEL_READ_PACE_MS');
     expectRejected({ OPENBOT_MODEL_READ_PACE_FROM_STREAMS: '0' }, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS');
+  });
+
+  it('OPENBOT_DEFAULT_PRICE: unset is none; `<input>,<output>[,<cached input>]` in whole micros, the cached price defaulting to the input price', () => {
+    expect(parseConfig({}).defaultPrice).toBeNull();
+    expect(parseConfig({ OPENBOT_DEFAULT_PRICE: '150000, 600000' }).defaultPrice).toEqual({ inputPerMillionMicros: 150_000, outputPerMillionMicros: 600_000, cachedInputPerMillionMicros: 150_000 });
+    expect(parseConfig({ OPENBOT_DEFAULT_PRICE: '0,1,0' }).defaultPrice).toEqual({ inputPerMillionMicros: 0, outputPerMillionMicros: 1, cachedInputPerMillionMicros: 0 });
+    for (const bad of ['150000', '1,2,3,4', '-1,2', '1.5,2', 'a,b', '1,', '9999999999999999,1']) expectRejected({ OPENBOT_DEFAULT_PRICE: bad }, 'OPENBOT_DEFAULT_PRICE');
   });
 
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {

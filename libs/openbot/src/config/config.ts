@@ -140,6 +140,19 @@ export interface Config {
    * read every `readPaceMs` (`OPENBOT_MODEL_READ_PACE_MS`, default 25); 0: every chunk as it comes.
    */
   readonly modelReads: { readonly readPaceMs: number; readonly pacedFromStreams: number };
+  /**
+   * `OPENBOT_DEFAULT_PRICE` (decision 072): what a model call of an organization with platform
+   * credits costs when the platform set no price for its model, in micros per million tokens.
+   * Null (unset): such a call is refused before it sends (`ModelNotPriced`).
+   */
+  readonly defaultPrice: DefaultPrice | null;
+}
+
+/** The operator's default price, in micros per million input, output and cached input tokens. */
+export interface DefaultPrice {
+  readonly inputPerMillionMicros: number;
+  readonly outputPerMillionMicros: number;
+  readonly cachedInputPerMillionMicros: number;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -241,7 +254,20 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
       readPaceMs: integer(env, 'OPENBOT_MODEL_READ_PACE_MS', READ_PACE_MS, 0, 1_000),
       pacedFromStreams: integer(env, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS', PACED_FROM_STREAMS, 1, 1_000_000),
     },
+    defaultPrice: defaultPriceOf(env),
   };
+}
+
+/** `<input>,<output>[,<cached input>]`, whole micros per million tokens; the cached price defaults to the input price. */
+function defaultPriceOf(env: Env): DefaultPrice | null {
+  const value = optional(env, 'OPENBOT_DEFAULT_PRICE');
+  if (value === null) return null;
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.length < 2 || parts.length > 3 || parts.some((part) => !/^\d{1,15}$/.test(part) || !Number.isSafeInteger(Number(part)))) {
+    throw new ConfigError('OPENBOT_DEFAULT_PRICE', 'must be `<input>,<output>[,<cached input>]`: whole micros per million tokens, each at least 0 (e.g. 150000,600000)');
+  }
+  const [input, output, cached] = parts.map(Number) as [number, number, number | undefined];
+  return { inputPerMillionMicros: input, outputPerMillionMicros: output, cachedInputPerMillionMicros: cached ?? input };
 }
 
 function trueOrFalse(env: Env, name: string, fallback: boolean): boolean {
