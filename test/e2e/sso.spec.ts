@@ -449,7 +449,8 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const hours = (Date.parse((answer.body as { expiresAt: string }).expiresAt) - Date.now()) / 3_600_000;
       expect(hours).toBeGreaterThan(7.9);
       expect(hours).toBeLessThanOrEqual(8);
-      expect(answer.headers.get('cache-control') ?? '').not.toMatch(/public/);
+      // The CSRF token is kept by no cache (decision 069).
+      expect({ cacheControl: answer.headers.get('cache-control'), nosniff: answer.headers.get('x-content-type-options') }).toEqual({ cacheControl: 'no-store', nosniff: 'nosniff' });
     });
 
     it('GET /v1/sso/session with an API key is 404 SessionNotFound: there is no session to show', async () => {
