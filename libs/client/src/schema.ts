@@ -1381,7 +1381,7 @@ export interface paths {
         get: operations["Sso_get"];
         /**
          * Configure OpenID Connect sign-in for the organization (creates or replaces it); the client secret is stored sealed and never returned
-         * @description The issuer must pass the egress policy (400 on `issuer`); its endpoints are discovered at each login. Register `redirectUri` at the provider. Every change raises `revision`.
+         * @description The issuer must pass the egress policy (400 on `issuer`); its endpoints are discovered at each login. Register `redirectUri` at the provider. Every change raises `revision`. `defaultRole` goes to everyone the provider signs in for the first time, so setting it is a role grant: besides `sso.manage`, the credential needs `members.manage` and every permission of that role (a key narrowed by scopes included), else 403 naming what it lacks. A new default role is audited as `sso.default-role-changed` (`from`, `to`).
          */
         put: operations["Sso_configure"];
         post?: never;
@@ -2238,7 +2238,7 @@ export interface components {
              */
             allowedDomains: string[];
             /**
-             * @description The role of a member created at first sign-in
+             * @description The role of a member created at first sign-in; the credential setting it needs `members.manage` and every permission of the role (403 otherwise)
              * @enum {string}
              */
             defaultRole: "member" | "viewer" | "admin";
