@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Forbidden, isUuid, newId, NotFound, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
+import { isUuid, newId, NotFound, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database, type Sql } from '../database/sql';
 import { Sealer } from '../sealing/sealer';
 import { memoryLocks } from './memory-locks';
 import {
-  admits,
+  accessAdmitsSql,
   contentTokens,
   MEMORY_VIEW_COLUMNS,
   type MemoryAccess,
@@ -83,12 +83,20 @@ export class MemoryStore {
   async create(caller: MemberCaller, botId: string, item: NewMemoryItem): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
-      return this.insert(tx, caller.organizationId, botId, newId(), item);
+      const created = await this.insert(tx, caller.organizationId, botId, newId(), item);
+      // A fresh ID never exists already.
+      if (created === null) throw new Error('a new memory item ID was taken');
+      return created;
     });
   }
 
-  /** Inserts one item (the caller holds the exclusive lock); an ID that exists already is kept as it is (a replayed learning step). */
-  async insert(tx: Queryable, organizationId: string, botId: string, id: string, item: NewMemoryItem): Promise<MemoryItemView> {
+  /**
+   * Inserts one item (the caller holds the exclusive lock). An ID that exists already is kept as
+   * it is: answered when it is this same item of this Bot with this access (a replayed learning
+   * step), null otherwise, so a writer never rewrites, nor learns the metadata of, an item it did
+   * not write.
+   */
+  async insert(tx: Queryable, organizationId: string, botId: string, id: string, item: NewMemoryItem): Promise<MemoryItemView | null> {
     const envelope = this.sealer.seal(Buffer.from(item.content, 'utf8'), contentAad(id));
     const { rows } = await tx.query<MemoryItemView>(
       `INSERT INTO memory_items (id, organization_id, bot_id, tags, access, sources, words_key_id, tokens, content_key_id, content)
@@ -98,7 +106,13 @@ export class MemoryStore {
       [id, organizationId, botId, item.tags, JSON.stringify(item.access), JSON.stringify(item.sources), this.words.keyId, contentTokens(item.content), envelope.keyId, envelope.data],
     );
     const inserted = rows[0];
-    if (inserted === undefined) return (await tx.query<MemoryItemView>(`SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items WHERE id = $1`, [id])).rows[0]!;
+    if (inserted === undefined) {
+      const { rows: same } = await tx.query<MemoryItemView>(
+        `SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items WHERE id = $1 AND bot_id = $2 AND organization_id = $3 AND access = $4::jsonb`,
+        [id, botId, organizationId, JSON.stringify(item.access)],
+      );
+      return same[0] ?? null;
+    }
     await tx.query({
       name: 'memory.insert_words',
       text: 'INSERT INTO memory_words (bot_id, word, item_id) SELECT $1, w, $2 FROM unnest($3::text[]) AS w',
@@ -107,7 +121,11 @@ export class MemoryStore {
     return inserted;
   }
 
-  /** A page of items without content; `tags`: every one named; `q`: every whole word, through the keyed index. */
+  /**
+   * A page of items without content, only those the caller may read (IDN-08: the access rule is a
+   * condition of the query, so neither the page nor `q` says anything of an item it excludes);
+   * `tags`: every one named; `q`: every whole word, through the keyed index.
+   */
   async list(caller: MemberCaller, botId: string, filter: { readonly tags: readonly string[]; readonly q: string | null }, page: PageRequest): Promise<Page<MemoryItemView>> {
     const words = filter.q === null ? [] : this.words.hashes(botId, filter.q);
     return this.reading(botId, async (tx) => {
@@ -115,61 +133,61 @@ export class MemoryStore {
       // A query with no indexable word matches nothing rather than everything.
       if (filter.q !== null && words.length === 0) return { data: [], next: null };
       const rows = await tx.rows<MemoryItemView>(
-        `SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items
-          WHERE bot_id = $1 AND organization_id = $2 AND tags @> $3::text[]
+        `SELECT ${MEMORY_VIEW_COLUMNS} FROM memory_items m
+          WHERE bot_id = $1 AND organization_id = $2 AND tags @> $3::text[] AND ${callerAdmitted(7)}
             AND (cardinality($4::text[]) = 0 OR id IN (
                   SELECT item_id FROM memory_words WHERE bot_id = $1 AND word = ANY($4::text[]) GROUP BY item_id HAVING count(*) = cardinality($4::text[])))
             AND ($5::uuid IS NULL OR id > $5::uuid)
           ORDER BY id LIMIT $6`,
-        [botId, caller.organizationId, filter.tags, words, page.after, page.limit + 1],
+        [botId, caller.organizationId, filter.tags, words, page.after, page.limit + 1, ...callerParams(caller)],
       );
       return toPage(rows, page.limit);
     });
   }
 
-  /** One item with its content: only members its rule admits, and owners and admins, may read it. */
+  /** One item with its content: only members its rule admits, and owners and admins, find it; anyone else gets 404, as for an item that does not exist. */
   async get(caller: MemberCaller, botId: string, id: string): Promise<MemoryItemWithContent> {
     return this.reading(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
       if (!isUuid(id)) throw new NotFound('Memory');
       const row = await tx.one<MemoryItemView & { contentKeyId: string; content: Buffer }>(
-        `SELECT ${MEMORY_VIEW_COLUMNS}, content_key_id AS "contentKeyId", content FROM memory_items WHERE id = $1 AND bot_id = $2 AND organization_id = $3`,
-        [id, botId, caller.organizationId],
+        `SELECT ${MEMORY_VIEW_COLUMNS}, content_key_id AS "contentKeyId", content FROM memory_items m
+          WHERE id = $1 AND bot_id = $2 AND organization_id = $3 AND ${callerAdmitted(4)}`,
+        [id, botId, caller.organizationId, ...callerParams(caller)],
       );
       if (row === undefined) throw new NotFound('Memory');
-      const everything = caller.role === 'owner' || caller.role === 'admin';
-      if (!everything && !admits(row.access, { kind: 'member', memberId: caller.memberId, role: caller.role })) {
-        throw new Forbidden("This memory item's access rule does not admit you.");
-      }
       const { contentKeyId, content, ...view } = row;
       return { ...view, content: this.open(id, contentKeyId, content) };
     });
   }
 
-  /** Changes tags and status only: the sealed content and its word index stay as they are, byte for byte (MEM-03). */
+  /**
+   * Changes tags and status only: the sealed content and its word index stay as they are, byte
+   * for byte (MEM-03). A member the item's rule excludes gets 404, as for get.
+   */
   async update(caller: MemberCaller, botId: string, id: string, changes: { readonly tags?: readonly string[]; readonly status?: MemoryStatus }): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
       if (!isUuid(id)) throw new NotFound('Memory');
       const row = await tx.one<MemoryItemView>(
-        `UPDATE memory_items SET tags = COALESCE($4::text[], tags), status = COALESCE($5, status), updated_at = now()
-          WHERE id = $1 AND bot_id = $2 AND organization_id = $3 RETURNING ${MEMORY_VIEW_COLUMNS}`,
-        [id, botId, caller.organizationId, changes.tags ?? null, changes.status ?? null],
+        `UPDATE memory_items m SET tags = COALESCE($4::text[], tags), status = COALESCE($5, status), updated_at = now()
+          WHERE id = $1 AND bot_id = $2 AND organization_id = $3 AND ${callerAdmitted(6)} RETURNING ${MEMORY_VIEW_COLUMNS}`,
+        [id, botId, caller.organizationId, changes.tags ?? null, changes.status ?? null, ...callerParams(caller)],
       );
       if (row === undefined) throw new NotFound('Memory');
       return row;
     });
   }
 
+  /** Deletes one item the caller may read; one its rule excludes is 404. */
   async delete(caller: MemberCaller, botId: string, id: string): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
       if (!isUuid(id)) throw new NotFound('Memory');
-      const row = await tx.one<MemoryItemView>(`DELETE FROM memory_items WHERE id = $1 AND bot_id = $2 AND organization_id = $3 RETURNING ${MEMORY_VIEW_COLUMNS}`, [
-        id,
-        botId,
-        caller.organizationId,
-      ]);
+      const row = await tx.one<MemoryItemView>(
+        `DELETE FROM memory_items m WHERE id = $1 AND bot_id = $2 AND organization_id = $3 AND ${callerAdmitted(4)} RETURNING ${MEMORY_VIEW_COLUMNS}`,
+        [id, botId, caller.organizationId, ...callerParams(caller)],
+      );
       if (row === undefined) throw new NotFound('Memory');
       return row;
     });
@@ -221,6 +239,19 @@ export class MemoryStore {
   private open(id: string, keyId: string, data: Buffer): string {
     return this.sealer.open({ keyId, data }, contentAad(id)).toString('utf8');
   }
+}
+
+/**
+ * The API caller's admission as a condition on `m` with its three parameters from `at`: whether
+ * the caller sees everything (owners and admins), its member ID and its role.
+ */
+function callerAdmitted(at: number): string {
+  return `($${at}::boolean OR ${accessAdmitsSql('m', `$${at + 1}`, `$${at + 2}`)})`;
+}
+
+/** The parameters of callerAdmitted: owners and admins see every item, everyone else what the rule admits. */
+function callerParams(caller: MemberCaller): [boolean, string, string] {
+  return [caller.role === 'owner' || caller.role === 'admin', caller.memberId, caller.role];
 }
 
 /** Binds a content envelope to its item: moved to another row it fails to open. */
