@@ -100,7 +100,7 @@ describe('bots', () => {
       instructions: 'Be brief.',
       tools: [shown(WEATHER)],
       limits: DEFAULT_LIMITS,
-      memory: { enabled: false, learn: false },
+      memory: { enabled: false, learn: false, learnAccess: 'member' },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

@@ -404,7 +404,7 @@ export interface paths {
         };
         /**
          * A page of a Bot's memory items, without content
-         * @description Oldest first. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.
+         * @description Oldest first, only the items whose `access` admits the caller (owners and admins: every item); the rule is part of the query, so neither the page nor `q` says anything of an item it excludes. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.
          */
         get: operations["Memories_list"];
         put?: never;
@@ -428,18 +428,21 @@ export interface paths {
         };
         /**
          * One memory item with its content
-         * @description Only members its access rule admits, and owners and admins, read the content: anyone else gets 403.
+         * @description Only members its access rule admits, and owners and admins, find the item: for anyone else it is 404, as an unknown ID.
          */
         get: operations["Memories_get"];
         put?: never;
         post?: never;
-        /** Delete a memory item; answers 200 with it, without content */
+        /**
+         * Delete a memory item; answers 200 with it, without content
+         * @description An item whose access rule excludes the caller (not an owner or admin) is 404.
+         */
         delete: operations["Memories_remove"];
         options?: never;
         head?: never;
         /**
          * Change a memory item's tags or status
-         * @description The sealed content stays byte-identical. Answers the item without content.
+         * @description The sealed content stays byte-identical. Answers the item without content. An item whose access rule excludes the caller (not an owner or admin) is 404.
          */
         patch: operations["Memories_update"];
         trace?: never;
@@ -1923,8 +1926,8 @@ export interface components {
             tools: components["schemas"]["BotToolBody"][];
             /** @description The Turn limits, defaults filled in for those not set */
             limits: components["schemas"]["BotLimitsBody"];
-            /** @description Memory switches: `enabled` selects context from memory, `learn` learns after each Turn */
-            memory: components["schemas"]["BotMemoryInput"];
+            /** @description Memory switches: `enabled` selects context from memory, `learn` learns after each Turn, stored for `learnAccess` */
+            memory: components["schemas"]["BotMemoryBody"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1962,11 +1965,29 @@ export interface components {
              */
             maxCostMicros: number | null;
         };
+        BotMemoryBody: {
+            /** @description Turns select context from the Bot's memory and emit `memory.read` */
+            enabled: boolean;
+            /** @description After a Turn ends, a learning execution may add items */
+            learn: boolean;
+            /**
+             * @description Who reads what a Turn teaches. `member` (the default): the Turn's member alone (`access: { kind: "members", ids: [member] }`). `bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member's alone.
+             * @default member
+             * @enum {string}
+             */
+            learnAccess: "member" | "bot";
+        };
         BotMemoryInput: {
             /** @description Turns select context from the Bot's memory and emit `memory.read` */
             enabled: boolean;
             /** @description After a Turn ends, a learning execution may add items */
             learn: boolean;
+            /**
+             * @description Who reads what a Turn teaches. `member` (the default): the Turn's member alone (`access: { kind: "members", ids: [member] }`). `bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member's alone.
+             * @default member
+             * @enum {string}
+             */
+            learnAccess: "member" | "bot";
         };
         BotPage: {
             data: components["schemas"]["BotBody"][];

@@ -29,3 +29,4 @@ export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from
 export * from './define-workflow';
 export * as codec from './codec';
 export { InvalidStoredJson, type Codec, type Decoded } from './codec';
+export { ENGINE_SEALED_COLUMNS, resealBatch, sealedUnderOtherKeys, type ResealBatch, type SealedColumn } from './reseal';

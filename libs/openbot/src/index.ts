@@ -12,6 +12,8 @@ export * from './database/migrate';
 export * from './sealing/sealer';
 export * from './sealing/keyring';
 export * from './sealing/sealed-records';
+export * from './rekey/rekey';
+export * from './rekey/sealed-columns';
 export * from './health/startup-gate';
 export * from './health/queries/check-readiness.query';
 export * from './errors/commands/record-failure.command';

@@ -9,6 +9,9 @@ import {
   REMIND_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
+  MEMORY_LEARN_ACCESS,
+  type BotMemorySettings,
+  type MemoryLearnAccess,
   type ApprovalPolicy,
   type BotLimits,
   type BotTool,
@@ -244,6 +247,27 @@ export class BotMemoryInput {
   @ApiProperty({ description: 'After a Turn ends, a learning execution may add items' })
   @IsBoolean()
   learn!: boolean;
+
+  @ApiPropertyOptional({
+    enum: MEMORY_LEARN_ACCESS,
+    default: 'member',
+    description:
+      'Who reads what a Turn teaches. `member` (the default): the Turn\'s member alone (`access: { kind: "members", ids: [member] }`). ' +
+      '`bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member\'s alone.',
+  })
+  @ValidateIf(isSent)
+  @IsIn(MEMORY_LEARN_ACCESS, { message: 'learnAccess must be member or bot' })
+  learnAccess?: MemoryLearnAccess;
+}
+
+class BotMemoryBody extends BotMemoryInput {
+  @ApiProperty({ enum: MEMORY_LEARN_ACCESS })
+  declare learnAccess: MemoryLearnAccess;
+}
+
+/** A sent `memory` object as settings: `learnAccess` not sent is `member` (the whole object replaces the Bot's). */
+export function toBotMemory(input: BotMemoryInput): BotMemorySettings {
+  return { enabled: input.enabled, learn: input.learn, learnAccess: input.learnAccess ?? 'member' };
 }
 
 /** The checks of a sent `memory` object (create and update). */
@@ -409,8 +433,8 @@ export class BotBody {
   @ApiProperty({ type: BotLimitsBody, description: 'The Turn limits, defaults filled in for those not set' })
   limits!: BotLimitsBody;
 
-  @ApiProperty({ type: BotMemoryInput, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn' })
-  memory!: BotMemoryInput;
+  @ApiProperty({ type: BotMemoryBody, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn, stored for `learnAccess`' })
+  memory!: BotMemoryBody;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
@@ -501,7 +525,7 @@ export function toBotBody(bot: BotView): BotBody {
     model: bot.model,
     instructions: bot.instructions,
     tools: bot.tools.map(toBotToolBody),
-    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn },
+    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn, learnAccess: bot.memory.learnAccess ?? 'member' },
     limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens, maxCostMicros: bot.limits.maxCostMicros },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),

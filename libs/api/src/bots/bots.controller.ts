@@ -6,7 +6,7 @@ import { CreateBot, DeleteBot, GetBot, ListBots, UpdateBot } from '@openbot/open
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
-import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotTools, UpdateBotRequest } from './bot.dto';
+import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotMemory, toBotTools, UpdateBotRequest } from './bot.dto';
 
 @ApiTags('bots')
 @ApiBearerAuth()
@@ -31,7 +31,7 @@ export class BotsController {
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateBotRequest): Promise<BotBody> {
     const bot = await this.commands.execute(
-      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {}), body.memory === undefined ? undefined : { enabled: body.memory.enabled, learn: body.memory.learn }),
+      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {}), body.memory === undefined ? undefined : toBotMemory(body.memory)),
     );
     return toBotBody(bot);
   }
@@ -74,7 +74,7 @@ export class BotsController {
         ...(body.instructions === undefined ? {} : { instructions: body.instructions }),
         ...(body.tools === undefined ? {} : { tools: toBotTools(body.tools) }),
         ...(body.limits === undefined ? {} : { limits: toBotLimits(body.limits) }),
-        ...(body.memory === undefined ? {} : { memory: { enabled: body.memory.enabled, learn: body.memory.learn } }),
+        ...(body.memory === undefined ? {} : { memory: toBotMemory(body.memory) }),
       }),
     );
     return toBotBody(bot);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SealedRecordId } from '@openbot/domain';
 import { newId } from '@openbot/domain';
+import type { SealedColumn } from '@openbot/engine';
 import { Database, type Sql } from '../database/sql';
 import { Sealer } from './sealer';
 
@@ -69,6 +70,16 @@ export class SealedRecords {
     return { purpose: row.purpose, value: JSON.parse(plain.toString('utf8')) as unknown };
   }
 }
+
+/** The sealed records' envelopes (Vault items, tool headers, provider keys, SSO and App secrets, error causes), as master-key rotation lists them. */
+export const SEALED_RECORDS_COLUMN: SealedColumn = {
+  table: 'sealed_records',
+  key: [{ name: 'id', type: 'uuid' }],
+  keyIdColumn: 'key_id',
+  dataColumn: 'data',
+  extra: ['purpose'],
+  aad: (row) => associatedData(row.id!, row.purpose!),
+};
 
 /** Binds an envelope to its row and purpose: a moved envelope fails to open. */
 export function associatedData(id: string, purpose: string): string {
