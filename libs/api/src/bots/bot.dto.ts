@@ -57,7 +57,7 @@ export class ApproversBody {
   @ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_NAMED_APPROVERS, description: 'Members of the organization who may decide (400 on an unknown one)' })
   members?: string[];
 
-  @ApiPropertyOptional({ default: false, description: "true: the member whose message started the Turn cannot decide; another approver must" })
+  @ApiPropertyOptional({ description: 'true: the member whose message started the Turn cannot decide; another approver must (absent: false)' })
   secondPerson?: boolean;
 }
 
