@@ -114,6 +114,27 @@ describe('approvers', () => {
     expect(tools.requests).toHaveLength(1);
   });
 
+  it("[IDN-07] a named approver who may not use a Vault the Turn's member may use gets 403 naming Vaults; once granted that Vault, they approve and the call runs", async () => {
+    const chat = await createChatFixture(t, { baseUrl: model.baseUrl });
+    const [actor, named] = [await addMember(chat, 'member'), await addMember(chat, 'member')];
+    await setTools(chat, [pay({ members: [named.memberId] })]).expect(200);
+    // The actor's own Vault: its creator is granted it, the named member is not.
+    const vault = (await t.http().post('/v1/vaults').set('authorization', bearer(actor.secret)).send({ name: 'actor-only' }).expect(201)).body as { id: string };
+    const { executionId, approvalId } = await pendingPay(chat, actor.secret);
+
+    const refused = await decide(named.secret, approvalId);
+    expectDeclaredNoErrorId(refused, 403, 'Forbidden');
+    expect((refused.body as { message: string }).message).toContain('Vaults');
+    expect(await inbox(named.secret, executionId)).toEqual([]);
+    expect(tools.requests).toHaveLength(0);
+
+    await t.http().put(`/v1/vaults/${vault.id}/users`).set('authorization', bearer(chat.secret)).send({ memberIds: [actor.memberId, named.memberId] }).expect(200);
+    expect((await inbox(named.secret, executionId)).map((a) => a.id)).toEqual([approvalId]);
+    await decide(named.secret, approvalId).expect(200);
+    expect((await eventsUntilEnd(t, actor.secret, executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect(tools.requests).toHaveLength(1);
+  });
+
   it("[IDN-07] a tool that asks for a second person refuses the Turn's own member alone (403, still pending, not in their inbox); another admin approves and it runs", async () => {
     const chat = await createChatFixture(t, { baseUrl: model.baseUrl, tools: [pay({ secondPerson: true })] });
     const admin = await addMember(chat, 'admin');
