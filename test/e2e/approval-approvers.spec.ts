@@ -114,6 +114,30 @@ describe('approvers', () => {
     expect(tools.requests).toHaveLength(1);
   });
 
+  it('[IDN-07] the rights compared are role ∩ key scopes on both sides: a Turn begun with a scoped key is decided by a key holding those scopes, and a narrower key is refused naming what it lacks', async () => {
+    const chat = await createChatFixture(t, { baseUrl: model.baseUrl });
+    const [actor, named] = [await addMember(chat, 'member'), await addMember(chat, 'member')];
+    await setTools(chat, [pay({ members: [named.memberId] })]).expect(200);
+    const scopedKey = async (secret: string, scopes: string[]): Promise<string> =>
+      ((await t.http().post('/v1/api-keys').set('authorization', bearer(secret)).send({ name: 'scoped', scopes }).expect(201)).body as { secret: string }).secret;
+    // The Turn runs with the actor's key: chats and reading only, none of the member role's other rights.
+    const turnScopes = ['bots.read', 'chats.read', 'chats.write', 'executions.read'];
+    const { executionId, approvalId } = await pendingPay(chat, await scopedKey(actor.secret, turnScopes));
+
+    const narrow = await scopedKey(named.secret, ['approvals.decide', 'executions.read']);
+    const refused = await decide(narrow, approvalId);
+    expectDeclaredNoErrorId(refused, 403, 'Forbidden');
+    expect((refused.body as { message: string }).message).toContain('bots.read, chats.read, chats.write');
+    expect(await inbox(narrow, executionId)).toEqual([]);
+
+    // Enough: the Turn's scopes and approvals.decide, though far less than the actor's role.
+    const enough = await scopedKey(named.secret, ['approvals.decide', ...turnScopes]);
+    expect((await inbox(enough, executionId)).map((a) => a.id)).toEqual([approvalId]);
+    await decide(enough, approvalId).expect(200);
+    expect((await eventsUntilEnd(t, actor.secret, executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect(tools.requests).toHaveLength(1);
+  });
+
   it("[IDN-07] a named approver who may not use a Vault the Turn's member may use gets 403 naming Vaults; once granted that Vault, they approve and the call runs", async () => {
     const chat = await createChatFixture(t, { baseUrl: model.baseUrl });
     const [actor, named] = [await addMember(chat, 'member'), await addMember(chat, 'member')];
