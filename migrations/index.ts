@@ -34,6 +34,7 @@ import { Retention1767600000000 } from './1767600000000-retention';
 import { AppOAuthMetadataDocuments1767710000000 } from './1767710000000-app-oauth-metadata-documents';
 import { DeveloperTestGrants1767720000000 } from './1767720000000-developer-test-grants';
 import { PriceSetBy1767840000000 } from './1767840000000-price-set-by';
+import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approvers';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -72,4 +73,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   AppOAuthMetadataDocuments1767710000000,
   DeveloperTestGrants1767720000000,
   PriceSetBy1767840000000,
+  ApprovalApprovers1767860000000,
 ];

@@ -101,8 +101,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's approvals, newest first
-         * @description Tool calls that waited or wait for a decision. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.
+         * The approvals the caller may decide, newest first
+         * @description The caller's inbox: tool calls that waited or wait for a decision the caller may make (see the decision route: the Turn's member, owners, admins and the tool's `approvers`, never a Turn with rights wider than the caller's), filtered in the query. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.
          */
         get: operations["Approvals_list"];
         put?: never;
@@ -120,7 +120,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One approval */
+        /**
+         * One approval
+         * @description Any approval of the organization, also one the caller may not decide.
+         */
         get: operations["Approvals_get"];
         put?: never;
         post?: never;
@@ -141,7 +144,7 @@ export interface paths {
         put?: never;
         /**
          * Approve or deny a pending tool call
-         * @description The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent.
+         * @description The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent. Who may decide: the member whose message started the Turn, owners and admins, and the roles and members the tool's `approvers` names; with `approvers.secondPerson` the Turn's own member may not. Nobody decides a call of a Turn that runs with wider rights than their own (a permission of the Turn the caller's role and key scopes lack, or a Vault the Turn's member may use and the caller may not). Anyone else of the organization gets 403 `Forbidden` with a message naming why; nothing changes.
          */
         post: operations["Approvals_decide"];
         delete?: never;
@@ -1344,7 +1347,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a reminder
-         * @description A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is.
+         * @description A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is. Only the member whose Turn set it, an owner or an admin may cancel it: anyone else of the organization gets 403 `Forbidden`, another organization 404.
          */
         delete: operations["Reminders_cancel"];
         options?: never;
@@ -1841,6 +1844,14 @@ export interface components {
             /** @description Continues with older approvals */
             next: string | null;
         };
+        ApproversBody: {
+            /** @description Roles whose members may decide, besides owners and admins */
+            roles?: ("owner" | "admin" | "member")[];
+            /** @description Members of the organization who may decide (400 on an unknown one) */
+            members?: string[];
+            /** @description true: the member whose message started the Turn cannot decide; another approver must (absent: false) */
+            secondPerson?: boolean;
+        };
         AuditActorBody: {
             /** @enum {string} */
             kind: "member" | "service" | "platform-admin" | "sso";
@@ -2035,6 +2046,8 @@ export interface components {
             approval?: Record<string, never>;
             /** @description When given: seconds until a pending approval expires */
             approvalExpiresInSeconds?: number;
+            /** @description When given: who may decide besides the Turn's member, owners and admins */
+            approvers?: components["schemas"]["ApproversBody"];
         };
         BotToolInput: {
             /**
@@ -2107,6 +2120,8 @@ export interface components {
             };
             /** @description A pending approval of this tool becomes `expired` after this many seconds; none by default */
             approvalExpiresInSeconds?: number;
+            /** @description Who may decide this tool's calls. By default the member whose message started the Turn, owners and admins; `roles` and `members` name more approvers, and `secondPerson: true` asks for someone other than the Turn's own member (who then cannot decide it). Whatever this names, nobody decides a call of a Turn that runs with rights wider than their own (the Turn's role and key scopes, its Vaults): they get 403 */
+            approvers?: components["schemas"]["ApproversBody"];
         };
         BudgetBody: {
             /** Format: uuid */

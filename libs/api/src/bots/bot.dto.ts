@@ -12,7 +12,10 @@ import {
   MEMORY_LEARN_ACCESS,
   type BotMemorySettings,
   type MemoryLearnAccess,
+  APPROVER_ROLES,
+  MAX_NAMED_APPROVERS,
   type ApprovalPolicy,
+  type ApproverPolicy,
   type BotLimits,
   type BotTool,
   type BotToolKind,
@@ -49,6 +52,17 @@ const isSent = (_object: object, value: unknown): boolean => value !== undefined
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
   !['delegate', 'plan', 'remind', 'app'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
+
+export class ApproversBody {
+  @ApiPropertyOptional({ type: [String], enum: APPROVER_ROLES, description: 'Roles whose members may decide, besides owners and admins' })
+  roles?: string[];
+
+  @ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_NAMED_APPROVERS, description: 'Members of the organization who may decide (400 on an unknown one)' })
+  members?: string[];
+
+  @ApiPropertyOptional({ description: 'true: the member whose message started the Turn cannot decide; another approver must (absent: false)' })
+  secondPerson?: boolean;
+}
 
 export class BotToolInput {
   @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name' })
@@ -170,6 +184,16 @@ export class BotToolInput {
   @Min(1)
   @Max(MAX_APPROVAL_EXPIRY_SECONDS)
   approvalExpiresInSeconds?: number;
+
+  @ApiPropertyOptional({
+    type: ApproversBody,
+    description:
+      "Who may decide this tool's calls. By default the member whose message started the Turn, owners and admins; `roles` and `members` name more " +
+      'approvers, and `secondPerson: true` asks for someone other than the Turn\'s own member (who then cannot decide it). Whatever this names, nobody ' +
+      "decides a call of a Turn that runs with rights wider than their own (the Turn's role and key scopes, its Vaults): they get 403",
+  })
+  @ValidateIf(isSent)
+  approvers?: ApproverPolicy;
 }
 
 export class BotLimitsInput {
@@ -398,6 +422,9 @@ export class BotToolBody {
 
   @ApiPropertyOptional({ type: 'integer', description: 'When given: seconds until a pending approval expires' })
   approvalExpiresInSeconds?: number;
+
+  @ApiPropertyOptional({ type: ApproversBody, description: 'When given: who may decide besides the Turn\'s member, owners and admins' })
+  approvers?: ApproversBody;
 }
 
 export class BotLimitsBody {
@@ -475,6 +502,7 @@ export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
     ...(tool.headers === undefined ? {} : { headers: tool.headers }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    ...(tool.approvers === undefined ? {} : { approvers: tool.approvers }),
   }));
 }
 
@@ -500,6 +528,7 @@ function toBotToolBody(tool: BotTool): BotToolBody {
       declarations: (tool.declarations ?? []).map((d) => ({ name: d.modelName, serverName: d.serverName, revision: d.revision })),
       ...(tool.approval === undefined ? {} : { approval: tool.approval }),
       ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+      ...(tool.approvers === undefined ? {} : { approvers: toApproversBody(tool.approvers) }),
     };
   }
   return {
@@ -514,6 +543,15 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     ...(tool.headers === undefined ? {} : { headers: toReferenceBodies(tool.headers) }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    ...(tool.approvers === undefined ? {} : { approvers: toApproversBody(tool.approvers) }),
+  };
+}
+
+function toApproversBody(approvers: ApproverPolicy): ApproversBody {
+  return {
+    ...(approvers.roles === undefined ? {} : { roles: [...approvers.roles] }),
+    ...(approvers.members === undefined ? {} : { members: [...approvers.members] }),
+    ...(approvers.secondPerson === undefined ? {} : { secondPerson: approvers.secondPerson }),
   };
 }
 

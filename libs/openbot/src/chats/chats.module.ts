@@ -12,7 +12,7 @@ import { OBJECT_STORE, type ObjectStore } from '../object-store/object-store';
 import { ModelCalls } from '../models/model-calls';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { VaultSecrets } from '../vaults/vault-secrets';
-import { newId, type ErrorId } from '@openbot/domain';
+import { identityPermissions, newId, type ErrorId } from '@openbot/domain';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
@@ -83,6 +83,7 @@ export class ChatsModule implements OnModuleInit {
         maxDelegationDepth: this.config.maxDelegationDepth,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
         files: { pool, store: this.store },
+        turnPermissions: async (executionId) => identityPermissions(await this.engine.identity(executionId)),
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
+import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
@@ -56,6 +57,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     checkToolNames(given);
     checkToolKinds(given);
     await checkDelegateBots(this.db, caller.organizationId, given);
+    await checkApproverMembers(this.db, caller.organizationId, given);
     // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).
     await this.vaults.checkForSave(caller, toolReferenceUses(given));
     // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.

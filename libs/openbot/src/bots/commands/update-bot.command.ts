@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
@@ -65,6 +66,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
+      await checkApproverMembers(this.db, caller.organizationId, changes.tools);
       // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
       changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
     }

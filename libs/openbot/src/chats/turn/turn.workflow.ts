@@ -29,6 +29,8 @@ export interface TurnDeps {
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages and tool results are read at each model call's send (decision 036). */
   readonly files?: TurnFileDeps;
+  /** The permissions a Turn's identity allows (its approvals keep them, decision 075); null when it has none. */
+  readonly turnPermissions?: (executionId: string) => Promise<readonly string[] | null>;
 }
 
 /**
@@ -41,7 +43,16 @@ export function turnWorkflow(deps: TurnDeps) {
     initial: initialTurnState,
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
-      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}), ...(deps.files ? { files: deps.files } : {}) })),
+      model: withSpend(
+        modelPhase({
+          pool: deps.pool,
+          models: deps.models,
+          hooks: deps.hooks,
+          ...(deps.memory ? { memory: deps.memory } : {}),
+          ...(deps.files ? { files: deps.files } : {}),
+          ...(deps.turnPermissions ? { turnPermissions: deps.turnPermissions } : {}),
+        }),
+      ),
       tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
     },
     end: endTurn,
