@@ -67,6 +67,7 @@ describe('parseConfig defaults', () => {
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
+      organizationLimits: { apiKeys: 100, streams: 1_000, queuedTurnsPerChat: 20, toolCallsPerStep: 32, runningTurns: 200, fileBytes: 10 * 1024 * 1024 * 1024, memoryItems: 100_000 },
       trustedProxies: [],
       metrics: null,
       traces: null,

@@ -5,9 +5,11 @@ import { Engine, executionReads, inputHash, type Json, type Queryable } from '@o
 import { checkAdmission } from '../../billing/admission';
 import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
+import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
 
 export type Admission = 'started' | 'queued' | 'steered';
 
@@ -26,7 +28,8 @@ export interface MessageAdmission {
  * otherwise; a retry of an admitted command still answers as before). With an `Idempotency-Key` the command and its answer are stored with the
  * message, so a retry — also one racing the first request — answers the same ids. A new Turn
  * carries the caller's ExecutionIdentity (IDN-01): its model and tool calls are checked against
- * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06).
+ * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06). A
+ * Turn it would queue or start past the organization's limits is 429 RateLimited (decision 076).
  */
 export class PostMessage extends Command<MessageAdmission> {
   constructor(
@@ -46,6 +49,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   async execute({ caller, chatId, content, commandKey, fileIds }: PostMessage): Promise<MessageAdmission> {
@@ -61,6 +65,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         fileIds,
         author: null,
         commandKey,
+        limits: this.config.organizationLimits,
       });
       start = admitted.start;
       // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
@@ -85,6 +90,8 @@ export interface InputToAdmit {
   /** `reminder` for a reminder's message; null for a caller's own input. */
   readonly author: 'reminder' | null;
   readonly commandKey: string | null;
+  /** The organization limits a new Turn is admitted under (decision 076); absent: a reminder's post, which they do not hold back. */
+  readonly limits?: TurnAdmissionLimits;
 }
 
 /**
@@ -128,6 +135,7 @@ export async function admitInput(
   } else {
     const turnId = newId();
     const held = active !== null;
+    if (input.limits !== undefined) await checkTurnAdmission(tx, input.organizationId, chatId, held, input.limits);
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
     // Answers once the insert is sent: every statement of the admission is out before it returns,
     // so a COMMIT written behind them (commitBehind) never overtakes one.

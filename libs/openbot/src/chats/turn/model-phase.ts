@@ -30,6 +30,8 @@ export function modelPhase(deps: {
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages are read at each send (absent: a file reaches the model as a note that it cannot be read). */
   readonly files?: TurnFileDeps;
+  /** `toolCallsPerStep` (decision 076): only the first this many calls of a step may ask for an approval; the rest are not run. */
+  readonly toolCallsPerStep: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
@@ -126,7 +128,7 @@ export function modelPhase(deps: {
         pending: result.toolCalls,
         results: [],
         children: [],
-        gated: requestApprovals(context, state, step, result.toolCalls),
+        gated: requestApprovals(context, state, step, result.toolCalls.slice(0, deps.toolCallsPerStep)),
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };

@@ -126,7 +126,9 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
           ];
           const ids = await deps.memory.changing(state.botId, async (tx) => {
             const added: string[] = [];
-            for (const [index, item] of learned.entries()) {
+            // The organization's memory items are limited (decision 076): what does not fit is not stored.
+            const room = await deps.memory.room(tx, state.organizationId);
+            for (const [index, item] of learned.slice(0, room).entries()) {
               const id = learnedItemId(context.executionId, last, index);
               await deps.memory.insert(tx, state.organizationId, state.botId, id, { content: item.content, tags: item.tags, access: { kind: 'bot' }, sources });
               added.push(id);
