@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
+import { runCli } from '../support/cli-runner';
 import { openSse, type OpenSse } from '../support/sse-client';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -255,5 +257,28 @@ describe('per-organization limits', () => {
       },
     });
     expect((await t.http().get('/v1/limits')).status).toBe(401);
+  });
+
+  it('[PLAT-08] openbot limits prints each limit with its value and use; a key past the limit reaches the CLI as LimitReached', async () => {
+    const org = await t.createOrganization('CLI limits');
+    const env = { OPENBOT_URL: `http://127.0.0.1:${port}`, OPENBOT_API_KEY: org.secret, OPENBOT_CONFIG: join(__dirname, 'no-such-config.json') };
+    const table = await runCli(['limits'], env);
+    expect({ code: table.code, stderr: table.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(table.stdout.split('\n').map((line) => line.split(/\s+/).join(' '))).toEqual([
+      'LIMIT ALLOWED USED',
+      'apiKeys 3 1',
+      'streams 2 0',
+      'queuedTurnsPerChat 1 0',
+      'toolCallsPerStep 2 -',
+      'runningTurns 2 0',
+      'fileBytes 100 0',
+      'memoryItems 2 0',
+      '',
+    ]);
+    const json = await runCli(['limits', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ apiKeys: { limit: 3, used: 1 }, toolCallsPerStep: { limit: 2, used: null } });
+    for (const name of ['k1', 'k2']) expect((await runCli(['keys', 'create', name], env)).code).toBe(0);
+    const refused = await runCli(['keys', 'create', 'k3'], env);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 2, stderr: expect.stringContaining('LimitReached') });
   });
 });
