@@ -2999,6 +2999,21 @@ export interface components {
             data: components["schemas"]["OrganizationListItem"][];
             next: string | null;
         };
+        OrganizationRateLimitedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "RateLimited";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * @description The organization limit that refused (`GET /v1/limits`); absent for the other rate limits
+             * @enum {string}
+             */
+            limit?: "apiKeys" | "streams" | "queuedTurnsPerChat" | "toolCallsPerStep" | "runningTurns" | "fileBytes" | "memoryItems";
+        };
         OwnerMemberBody: {
             /** Format: uuid */
             id: string;
@@ -7038,9 +7053,9 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, the organization has `runningTurns` Turns running, or too many failed authentications came from this client address; the body's `limit` names an organization limit; retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds
              *
-             *     RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+             *     RateLimited: a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7048,7 +7063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
@@ -8457,9 +8472,9 @@ export interface operations {
                     "text/event-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many open event streams for this API key or session, for the organization (`streams`), or on this node; the body's `limit` names an organization limit; retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds
              *
-             *     RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+             *     RateLimited: too many open event streams for this API key or session, for the organization (`streams`), or on this node; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8467,8 +8482,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
-                    "text/event-stream": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
+                    "text/event-stream": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */

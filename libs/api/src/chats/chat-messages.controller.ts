@@ -40,10 +40,11 @@ export class ChatMessagesController {
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
   @ApiAcceptedResponse({ type: MessageAdmissionBody })
-  @ApiErrors(400, 401, 402, 403, 404, 409, 429)
+  // Above ApiErrors: applied after it, so its body schema (with `limit`) is the 429's.
   @ApiOrganizationRateLimited(
-    'a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, the organization has `runningTurns` Turns running, or too many failed authentications came from this client address',
+    'a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running',
   )
+  @ApiErrors(400, 401, 402, 403, 404, 409, 429)
   async post(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,

@@ -167,8 +167,8 @@ export class ExecutionsController {
   @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 } })
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiOkResponse({ type: EventPageBody })
-  @ApiErrors(400, 401, 403, 404)
   @ApiOrganizationRateLimited('too many open event streams for this API key or session, for the organization (`streams`), or on this node')
+  @ApiErrors(400, 401, 403, 404)
   async events(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,
