@@ -227,6 +227,19 @@ describe('per-organization limits', () => {
     ]);
   });
 
+  it('[PLAT-08] file bytes: uploads racing for the last room never store more than the limit together', async () => {
+    const org = await t.createOrganization('Racing files');
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((name) =>
+        t.http().post('/v1/files').set('authorization', bearer(org.secret)).attach('file', Buffer.alloc(40, 'r'), { filename: `${name}.txt`, contentType: 'text/plain' }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(2);
+    for (const refused of answers.filter((r) => r.status !== 201)) expectLimit(refused, 409, 'fileBytes', 100);
+    const stored = await t.database.query<{ bytes: string }>(`SELECT coalesce(sum(bytes), 0)::text AS bytes FROM files WHERE organization_id = $1`, [org.organizationId]);
+    expect(stored).toEqual([{ bytes: '80' }]);
+  });
+
   it('[PLAT-08] memory items: items added at the same moment never pass the limit; the next is 409 LimitReached naming memoryItems', async () => {
     const chat = await createChatFixture(t, { baseUrl: model.baseUrl });
     const add = (content: string) => t.http().post(`/v1/bots/${chat.botId}/memories`).set('authorization', bearer(chat.secret)).send({ content });
