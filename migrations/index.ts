@@ -35,6 +35,7 @@ import { AppOAuthMetadataDocuments1767710000000 } from './1767710000000-app-oaut
 import { DeveloperTestGrants1767720000000 } from './1767720000000-developer-test-grants';
 import { PriceSetBy1767840000000 } from './1767840000000-price-set-by';
 import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approvers';
+import { OrganizationLimits1767870000000 } from './1767870000000-organization-limits';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -74,4 +75,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   DeveloperTestGrants1767720000000,
   PriceSetBy1767840000000,
   ApprovalApprovers1767860000000,
+  OrganizationLimits1767870000000,
 ];

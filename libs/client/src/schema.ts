@@ -47,7 +47,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key acting as the calling member; the secret is shown once
-         * @description The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). Without `scopes`: a session or an unscoped key makes an unscoped key (the member's whole role, following later role changes); a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400.
+         * @description The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). Without `scopes`: a session or an unscoped key makes an unscoped key (the member's whole role, following later role changes); a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400. The organization's live keys are limited (`GET /v1/limits`, `apiKeys`): past it, 409 LimitReached.
          */
         post: operations["ApiKeys_create"];
         delete?: never;
@@ -969,6 +969,26 @@ export interface paths {
          * @description Streams the bytes from the object store with `content-type`, `content-length`, `etag` (the sha256 in hex, quoted), `content-disposition: attachment` and `x-content-type-options: nosniff`. A matching `if-none-match` is 304 without a body.
          */
         get: operations["Files_content"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's limits and its use of them
+         * @description What one organization may hold or run at once, set by the operator (docs/operating.md "Per-organization limits"). A request past a limit answers 409 LimitReached (what it holds: `apiKeys`, `fileBytes`, `memoryItems`) or 429 RateLimited with Retry-After (what frees by itself: `streams`, `queuedTurnsPerChat`, `runningTurns`), the `limit` field naming it.
+         */
+        get: operations["Limits_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2768,6 +2788,29 @@ export interface components {
             message: string;
             issues: components["schemas"]["InputIssueBody"][];
         };
+        LimitReachedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "LimitReached";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * @description The organization limit reached (`GET /v1/limits`)
+             * @enum {string}
+             */
+            limit: "apiKeys" | "streams" | "queuedTurnsPerChat" | "toolCallsPerStep" | "runningTurns" | "fileBytes" | "memoryItems";
+            /** @description The limit's value */
+            value: number;
+        };
+        LimitStandingBody: {
+            /** @description The limit the operator set (the same for every organization) */
+            limit: number;
+            /** @description How much the organization uses now; null where nothing is held between requests */
+            used: number | null;
+        };
         MeApiKey: {
             /** Format: uuid */
             id: string;
@@ -2980,6 +3023,22 @@ export interface components {
             id: string;
             name: string;
         };
+        OrganizationLimitsBody: {
+            /** @description Live (unrevoked, unexpired) API keys. Past it: 409 LimitReached */
+            apiKeys: components["schemas"]["LimitStandingBody"];
+            /** @description Open event streams (SSE, waiting long polls) of all credentials together. Past it: 429 RateLimited */
+            streams: components["schemas"]["LimitStandingBody"];
+            /** @description Turns waiting behind the advancing one, per Chat; `used` is the most in any one Chat. Past it: 429 RateLimited */
+            queuedTurnsPerChat: components["schemas"]["LimitStandingBody"];
+            /** @description Tool calls run per model step; the calls past it get an error result naming the limit, and the step proceeds. `used` is null */
+            toolCallsPerStep: components["schemas"]["LimitStandingBody"];
+            /** @description Turns running at once across the organization's Chats (tasks included); a message that would start another: 429 RateLimited */
+            runningTurns: components["schemas"]["LimitStandingBody"];
+            /** @description Bytes of stored files. An upload that does not fit: 409 LimitReached */
+            fileBytes: components["schemas"]["LimitStandingBody"];
+            /** @description Memory items of all the organization's Bots. Past it: 409 LimitReached (the learner stores only what fits) */
+            memoryItems: components["schemas"]["LimitStandingBody"];
+        };
         OrganizationListItem: {
             /** Format: uuid */
             id: string;
@@ -2990,6 +3049,21 @@ export interface components {
         OrganizationPage: {
             data: components["schemas"]["OrganizationListItem"][];
             next: string | null;
+        };
+        OrganizationRateLimitedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "RateLimited";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * @description The organization limit that refused (`GET /v1/limits`); absent for the other rate limits
+             * @enum {string}
+             */
+            limit?: "apiKeys" | "streams" | "queuedTurnsPerChat" | "toolCallsPerStep" | "runningTurns" | "fileBytes" | "memoryItems";
         };
         OwnerMemberBody: {
             /** Format: uuid */
@@ -3703,6 +3777,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description LimitReached: the organization's `apiKeys` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
@@ -5936,6 +6019,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description LimitReached: the organization's `memoryItems` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
+                };
+            };
             /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
             429: {
                 headers: {
@@ -7019,7 +7111,9 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds
+             *
+             *     RateLimited: a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7027,7 +7121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
@@ -8436,9 +8530,9 @@ export interface operations {
                     "text/event-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many open event streams for this API key or session, or on this node; retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds
              *
-             *     RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+             *     RateLimited: too many open event streams for this API key or session, for the organization (`streams`), or on this node; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8446,8 +8540,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
-                    "text/event-stream": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
+                    "text/event-stream": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
@@ -8848,6 +8942,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description LimitReached: the organization's `fileBytes` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
+                };
+            };
             /** @description PayloadTooLarge: the file is larger than `OPENBOT_FILE_MAX_BYTES` */
             413: {
                 headers: {
@@ -9127,6 +9230,72 @@ export interface operations {
             };
         };
     };
+    Limits_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationLimitsBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Me_me: {
         parameters: {
             query?: never;
@@ -9318,6 +9487,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description LimitReached: the organization's `apiKeys` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */

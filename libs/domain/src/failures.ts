@@ -10,6 +10,7 @@ export type FailureKind =
   | 'conflict'
   | 'budget-exceeded'
   | 'model-not-priced'
+  | 'limit-reached'
   | 'rate-limited'
   | 'unavailable';
 
@@ -96,12 +97,33 @@ export class ModelNotPriced extends DomainFailure {
   }
 }
 
+/** The per-organization limits (decision 076), by the names `GET /v1/limits` shows. */
+export type OrganizationLimitName = 'apiKeys' | 'streams' | 'queuedTurnsPerChat' | 'toolCallsPerStep' | 'runningTurns' | 'fileBytes' | 'memoryItems';
+
 export class RateLimited extends DomainFailure {
   readonly kind = 'rate-limited';
   readonly type = 'RateLimited';
   constructor(
     readonly retryAfterSeconds: number,
     message = 'Too many requests.',
+    /** The organization limit that refused (decision 076); absent for the other rate limits. */
+    readonly limit: OrganizationLimitName | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The organization holds as much as its limit allows (decision 076): API keys, stored file bytes,
+ * memory items. Nothing frees by waiting; the caller deletes something or asks the operator.
+ */
+export class LimitReached extends DomainFailure {
+  readonly kind = 'limit-reached';
+  readonly type = 'LimitReached';
+  constructor(
+    readonly limit: OrganizationLimitName,
+    readonly value: number,
+    message: string,
   ) {
     super(message);
   }

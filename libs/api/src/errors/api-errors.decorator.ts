@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { BudgetExceededBody, DeclaredErrorBody, InvalidInputBody, ModelNotPricedBody, RequestFailedBody } from './error-bodies';
+import { BudgetExceededBody, DeclaredErrorBody, InvalidInputBody, LimitReachedBody, ModelNotPricedBody, OrganizationRateLimitedBody, RequestFailedBody } from './error-bodies';
 
 /** The 429 answer with its `Retry-After` header; `why` says what is limited on this route. */
 export function ApiRateLimited(why: string): MethodDecorator & ClassDecorator {
@@ -8,6 +8,21 @@ export function ApiRateLimited(why: string): MethodDecorator & ClassDecorator {
     status: 429,
     description: `RateLimited: ${why}; retry after the \`Retry-After\` seconds`,
     type: DeclaredErrorBody,
+    headers: { 'Retry-After': { description: 'Whole seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
+  });
+}
+
+/** 409 LimitReached: the organization holds as much as `limit` allows (decision 076). */
+export function ApiLimitReached(limit: string): MethodDecorator & ClassDecorator {
+  return ApiResponse({ status: 409, description: `LimitReached: the organization's \`${limit}\` limit (GET /v1/limits) has no room left`, type: LimitReachedBody });
+}
+
+/** 429 of a route an organization limit can refuse (decision 076); `why` names them and the other limits of the route. */
+export function ApiOrganizationRateLimited(why: string): MethodDecorator & ClassDecorator {
+  return ApiResponse({
+    status: 429,
+    description: `RateLimited: ${why}; the body's \`limit\` names an organization limit; retry after the \`Retry-After\` seconds`,
+    type: OrganizationRateLimitedBody,
     headers: { 'Retry-After': { description: 'Whole seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
   });
 }

@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuer
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateMemoryItem, DeleteMemoryItem, GetMemoryItem, ListMemoryItems, UpdateMemoryItem } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import {
   CreateMemoryRequest,
@@ -46,6 +46,7 @@ export class MemoriesController {
   })
   @ApiCreatedResponse({ type: MemoryBody })
   @ApiErrors(400, 401, 403, 404)
+  @ApiLimitReached('memoryItems')
   async create(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Body() body: CreateMemoryRequest): Promise<MemoryBody> {
     const item = await this.commands.execute(new CreateMemoryItem(caller, botId, body.content, body.tags ?? [], toMemoryAccess(body.access), toMemorySources(body.sources)));
     return toMemoryBody(item);

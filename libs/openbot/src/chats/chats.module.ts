@@ -81,6 +81,7 @@ export class ChatsModule implements OnModuleInit {
         apps: { pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
+        toolCallsPerStep: this.config.organizationLimits.toolCallsPerStep,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
         files: { pool, store: this.store },
         turnPermissions: async (executionId) => identityPermissions(await this.engine.identity(executionId)),

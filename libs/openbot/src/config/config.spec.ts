@@ -67,6 +67,7 @@ describe('parseConfig defaults', () => {
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
+      organizationLimits: { apiKeys: 100, streams: 1_000, queuedTurnsPerChat: 20, toolCallsPerStep: 32, runningTurns: 200, fileBytes: 10 * 1024 * 1024 * 1024, memoryItems: 100_000 },
       trustedProxies: [],
       metrics: null,
       traces: null,
@@ -484,5 +485,32 @@ describe('metrics port (docs/decisions/034-metrics.md)', () => {
     [{ OPENBOT_METRICS_PORT: '9000', PORT: '9000' }],
   ])('refuses %j in one line naming the variable', (env) => {
     expect(() => parseConfig(env)).toThrow(expect.objectContaining({ variable: 'OPENBOT_METRICS_PORT' }) as Error);
+  });
+});
+
+describe('per-organization limits (docs/decisions/076)', () => {
+  it('reads every limit', () => {
+    const config = parseConfig({
+      OPENBOT_ORG_API_KEYS: '5',
+      OPENBOT_ORG_STREAMS: '50',
+      OPENBOT_ORG_QUEUED_TURNS_PER_CHAT: '2',
+      OPENBOT_ORG_TOOL_CALLS_PER_STEP: '8',
+      OPENBOT_ORG_RUNNING_TURNS: '10',
+      OPENBOT_ORG_FILE_BYTES: '1073741824',
+      OPENBOT_ORG_MEMORY_ITEMS: '1000',
+    });
+    expect(config.organizationLimits).toEqual({ apiKeys: 5, streams: 50, queuedTurnsPerChat: 2, toolCallsPerStep: 8, runningTurns: 10, fileBytes: 1_073_741_824, memoryItems: 1000 });
+  });
+
+  it.each([
+    ['OPENBOT_ORG_API_KEYS', '0'],
+    ['OPENBOT_ORG_STREAMS', 'many'],
+    ['OPENBOT_ORG_QUEUED_TURNS_PER_CHAT', '-1'],
+    ['OPENBOT_ORG_TOOL_CALLS_PER_STEP', '10001'],
+    ['OPENBOT_ORG_RUNNING_TURNS', '1.5'],
+    ['OPENBOT_ORG_FILE_BYTES', '10GB'],
+    ['OPENBOT_ORG_MEMORY_ITEMS', '0'],
+  ])('%s=%s stops the boot with a line naming it', (name, value) => {
+    expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });
 });

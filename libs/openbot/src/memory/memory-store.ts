@@ -3,6 +3,7 @@ import { isUuid, newId, NotFound, toPage, type MemberCaller, type Page, type Pag
 import type { Queryable, SealedColumn } from '@openbot/engine';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database, type Sql } from '../database/sql';
+import { checkRoomFor, lockLimit, roomLeft } from '../limits/organization-limits';
 import { Sealer } from '../sealing/sealer';
 import { memoryLocks } from './memory-locks';
 import {
@@ -59,9 +60,18 @@ export class MemoryStore {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(Sealer) private readonly sealer: Sealer,
-    @Inject(RUNTIME_CONFIG) config: RuntimeConfig,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {
     this.words = new WordIndexes(config.masterKey, config.oldMasterKeys);
+  }
+
+  /**
+   * How many more items the organization may store (`memoryItems`, decision 076), holding the
+   * limit's lock until the transaction ends: the learner stores at most this many.
+   */
+  async room(tx: Queryable, organizationId: string): Promise<number> {
+    await lockLimit(tx, organizationId, 'memoryItems');
+    return roomLeft(tx, organizationId, this.config.organizationLimits, 'memoryItems');
   }
 
   /** Runs `work` in a transaction holding the Bot's shared memory lock. */
@@ -83,6 +93,7 @@ export class MemoryStore {
   async create(caller: MemberCaller, botId: string, item: NewMemoryItem): Promise<MemoryItemView> {
     return this.changing(botId, async (tx) => {
       await requireBot(tx, caller.organizationId, botId);
+      await checkRoomFor(tx, caller.organizationId, this.config.organizationLimits, 'memoryItems');
       const created = await this.insert(tx, caller.organizationId, botId, newId(), item);
       // A fresh ID never exists already.
       if (created === null) throw new Error('a new memory item ID was taken');

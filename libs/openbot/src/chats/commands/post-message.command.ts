@@ -10,6 +10,7 @@ import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
+import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
 
 export type Admission = 'started' | 'queued' | 'steered';
 
@@ -29,7 +30,8 @@ export interface MessageAdmission {
  * of an admitted command still answers as before. With an `Idempotency-Key` the command and its answer are stored with the
  * message, so a retry — also one racing the first request — answers the same ids. A new Turn
  * carries the caller's ExecutionIdentity (IDN-01): its model and tool calls are checked against
- * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06).
+ * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06). A
+ * Turn it would queue or start past the organization's limits is 429 RateLimited (decision 076).
  */
 export class PostMessage extends Command<MessageAdmission> {
   constructor(
@@ -67,6 +69,7 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         author: null,
         commandKey,
         defaultPrice: this.config?.defaultPrice ?? null,
+        ...(this.config ? { limits: this.config.organizationLimits } : {}),
       });
       start = admitted.start;
       // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
@@ -93,6 +96,8 @@ export interface InputToAdmit {
   readonly commandKey: string | null;
   /** The operator's default price (OPENBOT_DEFAULT_PRICE): under credits it prices a model the platform has not (decision 072). */
   readonly defaultPrice: DefaultPrice | null;
+  /** The organization limits a new Turn is admitted under (decision 076); absent: a reminder's post, which they do not hold back. */
+  readonly limits?: TurnAdmissionLimits;
 }
 
 /**
@@ -138,6 +143,7 @@ export async function admitInput(
   } else {
     const turnId = newId();
     const held = active !== null;
+    if (input.limits !== undefined) await checkTurnAdmission(tx, input.organizationId, chatId, held, input.limits);
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
     // Answers once the insert is sent: every statement of the admission is out before it returns,
     // so a COMMIT written behind them (commitBehind) never overtakes one.

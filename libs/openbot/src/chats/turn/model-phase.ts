@@ -33,6 +33,8 @@ export function modelPhase(deps: {
   readonly files?: TurnFileDeps;
   /** The permissions the Turn's identity allows, saved with each approval request (decision 075); null when it has none. */
   readonly turnPermissions?: (executionId: string) => Promise<readonly string[] | null>;
+  /** `toolCallsPerStep` (decision 076): only the first this many calls of a step may ask for an approval; the rest are not run. */
+  readonly toolCallsPerStep: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
@@ -123,7 +125,7 @@ export function modelPhase(deps: {
 
       const usage = result.usage;
       // Only a step with a gated call reads the Turn's rights: its approvals keep them for the approver rule (decision 075).
-      const gatedTools = gatedCalls(state, result.toolCalls);
+      const gatedTools = gatedCalls(state, result.toolCalls.slice(0, deps.toolCallsPerStep));
       const turnPermissions = gatedTools.length > 0 && deps.turnPermissions !== undefined ? await deps.turnPermissions(context.executionId) : null;
       const next: TurnState = {
         ...state,

@@ -25,6 +25,8 @@ export interface TurnDeps {
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
   readonly maxDelegationDepth: number;
+  /** The organization limit `toolCallsPerStep` (decision 076). */
+  readonly toolCallsPerStep: number;
   /** Bot memory: where Turns of Bots with memory enabled select their context (absent: memory is off). */
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages and tool results are read at each model call's send (decision 036). */
@@ -51,9 +53,10 @@ export function turnWorkflow(deps: TurnDeps) {
           ...(deps.memory ? { memory: deps.memory } : {}),
           ...(deps.files ? { files: deps.files } : {}),
           ...(deps.turnPermissions ? { turnPermissions: deps.turnPermissions } : {}),
+          toolCallsPerStep: deps.toolCallsPerStep,
         }),
       ),
-      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
+      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth, toolCallsPerStep: deps.toolCallsPerStep })),
     },
     end: endTurn,
     // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.

@@ -134,9 +134,11 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
           ];
           const ids = await deps.memory.changing(state.botId, async (tx) => {
             const added: string[] = [];
+            // The organization's memory items are limited (decision 076): what does not fit is not stored.
+            const room = await deps.memory.room(tx, state.organizationId);
             const access = learned.length === 0 ? null : await learnedAccess(tx, { ...state, learnAccess: state.learnAccess ?? 'member', read: state.read ?? [] }, rows.map((row) => row.turnId));
             if (access !== null) {
-              for (const [index, item] of learned.entries()) {
+              for (const [index, item] of learned.slice(0, room).entries()) {
                 const id = learnedItemId(context.executionId, last, index);
                 // Null: the ID holds an item this learner did not write; it is neither changed nor answered.
                 const stored = await deps.memory.insert(tx, state.organizationId, state.botId, id, { content: item.content, tags: item.tags, access, sources });
