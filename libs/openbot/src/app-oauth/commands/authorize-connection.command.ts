@@ -64,11 +64,6 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       throw new InvalidInput([{ path: 'returnTo', message: 'returnTo must be a path of this server (one leading /)' }]);
     }
     const redirect = loopback === null ? null : loopbackRedirect(loopback, 'loopbackRedirect');
-    if (redirect === null && (caller.sessionId ?? null) === null) {
-      throw new InvalidInput([
-        { path: 'loopbackRedirect', message: 'an API key has no browser to bind: give a loopback listener of your machine (the CLI’s `connections authorize` does), or start from your signed-in browser' },
-      ]);
-    }
     const publicUrl = this.config.publicUrl;
     if (publicUrl === null) throw new Unavailable('App authorization needs OPENBOT_PUBLIC_URL: the callback URI is built from it.');
     await this.db.transaction(async (tx) => {
@@ -77,6 +72,11 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       const owner = await tx.one<{ owner: string; member_id: string | null }>('SELECT owner, member_id FROM app_connections WHERE id = $1', [connectionId]);
       if (owner?.owner === 'member' && owner.member_id !== caller.memberId) throw new Forbidden('A member connection is authorized by its own member only.');
     });
+    if (redirect === null && (caller.sessionId ?? null) === null) {
+      throw new InvalidInput([
+        { path: 'loopbackRedirect', message: 'an API key has no browser to bind: give a loopback listener of your machine (the CLI’s `connections authorize` does), or start from your signed-in browser' },
+      ]);
+    }
     const target = await this.client.targetOf(this.db, connectionId);
     if (target === null) throw connectionNotFound();
     const serverUrl = await this.client.urlOf(target, { kind: 'member', id: caller.memberId });

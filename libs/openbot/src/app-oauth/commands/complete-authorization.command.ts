@@ -91,6 +91,12 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
     if (request.expired) throw refusedState('the state has expired');
     const registration = named ?? (await registrationById(this.db, request.registration_id));
     if (registration === null) throw registrationNotFound();
+    // RFC 9207 before anything is relayed or sent.
+    try {
+      checkResponseIssuer(registration.metadata, response.iss);
+    } catch {
+      throw refusedIssuer();
+    }
 
     if (responder.kind === 'callback') {
       if (request.binding === 'loopback') return { relayTo: relayed(request.loopback_redirect!, response) };
@@ -100,11 +106,6 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
     } else {
       if (request.member_id !== responder.caller.memberId) throw new Forbidden('Only the member who started this authorization may complete it.');
       if (request.binding !== 'loopback') throw new Forbidden('This authorization is not bound to a loopback listener: it finishes in the browser that started it.');
-    }
-    try {
-      checkResponseIssuer(registration.metadata, response.iss);
-    } catch {
-      throw refusedIssuer();
     }
     if (response.error === null && response.code === null) throw new InvalidInput([{ path: 'code', message: 'code is missing' }]);
 
