@@ -39,3 +39,10 @@ export async function openBrowserSession(t: TestApp, organizationId: string, mem
   ]);
   return token;
 }
+
+/** `completeByLoopback`, expecting the completion to be answered 200 (the outcome in the body). */
+export async function completedByLoopback(node: TestApp, secret: string, callback: string): Promise<Response> {
+  const done = await completeByLoopback(node, secret, callback);
+  expect({ status: done.status, body: done.body as unknown }).toEqual({ status: 200, body: expect.anything() });
+  return done;
+}
