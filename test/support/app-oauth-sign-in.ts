@@ -27,17 +27,18 @@ export async function completeByLoopback(node: TestApp, secret: string, callback
   return node.http().post('/v1/oauth/authorizations/complete').set('authorization', bearer(secret)).send(received);
 }
 
-/** A signed-in browser session of a member, as SSO stores one (sessions hold only the token's hash): answers the cookie's value. */
-export async function openBrowserSession(t: TestApp, organizationId: string, memberId: string): Promise<string> {
+/** A signed-in browser session of a member, as SSO stores one (sessions hold only the token's hash): the cookie's value and the session's CSRF token. */
+export async function openBrowserSession(t: TestApp, organizationId: string, memberId: string): Promise<{ token: string; csrf: string }> {
   const token = randomToken();
+  const csrf = randomToken();
   await t.database.query(`INSERT INTO sessions (id, organization_id, member_id, token_hash, csrf_token, expires_at) VALUES ($1, $2, $3, $4, $5, now() + interval '1 hour')`, [
     newId(),
     organizationId,
     memberId,
     hashToken(token),
-    randomToken(),
+    csrf,
   ]);
-  return token;
+  return { token, csrf };
 }
 
 /** `completeByLoopback`, expecting the completion to be answered 200 (the outcome in the body). */
