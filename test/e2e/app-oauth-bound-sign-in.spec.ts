@@ -223,4 +223,27 @@ describe('App OAuth: sign-ins bound to the member who started them', () => {
       if (returnTo.includes('tab=')) expect(resolved.searchParams.get('tab')).toBe('oauth');
     }
   });
+
+  it('App connections are audited: creation (what it points at, never a value), deletion, and each authorization’s start and completion (finding 12)', async () => {
+    const b = await organization('Audited');
+    const connectionId = await connection(b);
+    const signIn = await t.http().post(`/v1/connections/${connectionId}/authorize`).set('authorization', bearer(b.secret)).send({ loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
+    as.signInAs('bob');
+    const run = await new TestBrowser().navigate((signIn.body as { authorizationUrl: string }).authorizationUrl, atOpenBot);
+    const received = await relayedToListener(t, `${new URL(run.stoppedAt!).pathname}${new URL(run.stoppedAt!).search}`);
+    await t.http().post('/v1/oauth/authorizations/complete').set('authorization', bearer(b.secret)).send(received).expect(200);
+    await t.http().delete(`/v1/connections/${connectionId}`).set('authorization', bearer(b.secret)).expect(202);
+    const audit = (await t.http().get('/v1/audit-events?limit=200').set('authorization', bearer(b.secret)).expect(200)).body as {
+      data: Array<{ action: string; actor: { kind: string; id: string | null }; target: { type: string; id: string }; details: Record<string, unknown> }>;
+    };
+    const entries = audit.data.filter((e) => e.target.id === connectionId);
+    expect(entries.map((e) => e.action)).toEqual(['app-connection.created', 'app-connection.authorization-started', 'app-connection.authorization-completed', 'app-connection.deleted']);
+    expect(entries.every((e) => e.actor.kind === 'member' && e.actor.id === b.memberId && e.target.type === 'app-connection')).toBe(true);
+    expect(entries[0]!.details).toEqual({ appId: expect.any(String), owner: 'organization', remote: rs.url, headers: [], variables: [] });
+    expect(entries[1]!.details).toMatchObject({ binding: 'loopback' });
+    expect(entries[2]!.details).toMatchObject({ binding: 'loopback', error: null });
+    // No state, code or token in any of them.
+    expect(JSON.stringify(entries)).not.toContain(received.code!);
+    expect(JSON.stringify(entries)).not.toContain(received.state!);
+  });
 });
