@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Start a developer test of the App (an execution, DEVT-01)
-         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`) until the developer signs in through the registration’s callback, then it connects again with that grant.
+         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.
          */
         post: operations["AppProofs_startTest"];
         delete?: never;
@@ -2656,7 +2656,7 @@ export interface components {
             headers: {
                 [key: string]: unknown;
             };
-            /** @description While `needs_authorization`: where the developer signs in (shown to the member who started the test only) */
+            /** @description While `needs_authorization`: OpenBot’s start URL of the developer’s sign-in, bound to them (decision 066): open it in your signed-in browser, or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only. */
             authorizationUrl: string | null;
         };
         DeveloperTestDeletedBody: {
