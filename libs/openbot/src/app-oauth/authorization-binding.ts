@@ -74,7 +74,7 @@ export async function lockOwnRequest(tx: Sql, caller: MemberCaller, authorizatio
   return row;
 }
 
-/** Binds a request to a loopback listener of its member, in the caller's transaction; answers the authorization server's URL to open. */
+/** Binds a request to a loopback listener of its member, in the caller's transaction (a browser binding it had is dropped). */
 export async function bindLoopbackIn(tx: Sql, row: Pick<AuthorizationRequestRow, 'id'>, redirect: string): Promise<void> {
   await tx.count(`UPDATE app_oauth_authorizations SET binding = 'loopback', loopback_redirect = $2, browser_hash = NULL WHERE id = $1`, [row.id, redirect]);
 }
