@@ -223,7 +223,7 @@ export interface paths {
         put?: never;
         /**
          * Start a developer test of the App (an execution, DEVT-01)
-         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`) until the developer signs in through the registration’s callback, then it connects again with that grant.
+         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.
          */
         post: operations["AppProofs_startTest"];
         delete?: never;
@@ -637,8 +637,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start OAuth authorization of a connection: answers the URL to open in a browser
-         * @description Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
+         * Start OAuth authorization of a connection: answers the URL to open, bound to you
+         * @description The browser leg belongs to the member who asks (decision 066): from a signed-in browser session the answer is OpenBot’s start URL, which binds that browser; with a `loopbackRedirect` (required with an API key) it is the authorization server’s URL, whose answer reaches your listener, and you post it to `POST /v1/oauth/authorizations/complete`. A link forwarded to anyone else does nothing. `prompt=consent` is always sent. Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
          */
         post: operations["ConnectionAuthorization_authorize"];
         delete?: never;
@@ -1098,6 +1098,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/authorizations/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a loopback-bound App sign-in with what your listener received
+         * @description Only the member who started it completes it; another organization’s state is 400 like an unknown one. The checks of the callback apply (unused, unexpired state; RFC 9207 `iss`); the code exchange runs as an execution and the answer shows the connection (or developer test) as it left it.
+         */
+        post: operations["AppAuthorization_complete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorizations/{id}/loopback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bind an App sign-in (a connection’s or a developer test’s) to a listener on your machine; answers the authorization server’s URL
+         * @description For a member who works with API keys (RFC 8252 loopback): the callback relays the authorization server’s answer to the listener without using it; post it to `POST /v1/oauth/authorizations/complete`. Only the member who started the authorization binds it: another member is 403, another organization’s authorization 404.
+         */
+        post: operations["AppAuthorization_loopback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorizations/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open an App sign-in in your own signed-in browser: binds this browser, then goes to the authorization server
+         * @description Only the browser session of the member who started the authorization opens it: another member is 403, another organization’s authorization 404, an API key 403 (use a loopback listener). Sets an HttpOnly, SameSite=Lax binding cookie whose Path is the registration’s callback; the callback refuses the answer without it (403), so a link forwarded to someone else does nothing.
+         */
+        get: operations["AppAuthorization_start"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/{registrationId}/callback": {
         parameters: {
             query?: never;
@@ -1107,7 +1167,7 @@ export interface paths {
         };
         /**
          * The authorization server’s redirect back after a connection’s authorization (one callback per issuer and OAuth client)
-         * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 there with `connectionId` and `state` added.
+         * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. The authorization must be bound to its member (decision 066): a browser-bound one needs the binding cookie its start URL set (403 otherwise, and it stays usable in the right browser); a loopback-bound one is a 303 to its listener with the answer, nothing used; an unbound one is 403. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 to exactly that validated path with `connectionId` and `state` added.
          */
         get: operations["OAuthCallback_callback"];
         put?: never;
@@ -1926,8 +1986,18 @@ export interface components {
             executionId: string | null;
         };
         AuthorizationUrlBody: {
-            /** @description Open it in a browser: the authorization server’s authorization endpoint with PKCE S256, a state valid once for 10 minutes, the RFC 8707 `resource` and the scope. It redirects to `GET /v1/oauth/{registrationId}/callback`. */
+            /**
+             * Format: uuid
+             * @description The authorization request: valid once, for 10 minutes, for the member who asked only
+             */
+            authorizationId: string;
+            /** @description The URL to open. `browser`: OpenBot’s start URL, `GET /v1/oauth/authorizations/{id}/start`, to open in your own signed-in browser; it binds that browser and goes on to the authorization server. `loopback`: the authorization server’s authorization endpoint (PKCE S256, state, the RFC 8707 `resource`, the scope, `prompt=consent`), which returns to `GET /v1/oauth/{registrationId}/callback` and from there to your listener. */
             authorizationUrl: string;
+            /**
+             * @description How the browser leg is bound to you: your signed-in browser, or your loopback listener
+             * @enum {string}
+             */
+            binding: "browser" | "loopback";
             /**
              * Format: uuid
              * @description The sign-in preparation (discovery and registration) that ran as an execution
@@ -1936,16 +2006,28 @@ export interface components {
         };
         AuthorizeConnectionRequest: {
             /**
-             * @description A path of this server (one leading `/`) to send the browser to after the callback, with `connectionId` and `state` added to its query
+             * @description A path of this server to send the browser to after the callback, with `connectionId` and `state` added to its query. The rules of SSO’s `returnTo`: one leading `/`, never `//` or a backslash, no control characters, and it must resolve on this server; anything else is 400.
              * @example /settings/apps
              */
             returnTo?: string;
+            /**
+             * @description A listener on your own machine (RFC 8252 loopback: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`). The callback relays the authorization server’s answer there without using it; you then post it with your own credential to `POST /v1/oauth/authorizations/complete`. Required with an API key: a key has no browser to bind (decision 066). The CLI’s `connections authorize` does all of it.
+             * @example http://127.0.0.1:53682/callback
+             */
+            loopbackRedirect?: string;
         };
         BilledToBody: {
             /** @enum {string} */
             kind: "member" | "service";
             /** Format: uuid */
             id: string;
+        };
+        BindLoopbackRequest: {
+            /**
+             * @description A listener on your own machine: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`
+             * @example http://127.0.0.1:53682/callback
+             */
+            redirect: string;
         };
         BotBody: {
             /** Format: uuid */
@@ -2275,6 +2357,16 @@ export interface components {
             token_endpoint_auth_method: "none";
             /** @enum {string} */
             application_type: "web";
+        };
+        CompleteAuthorizationRequest: {
+            /** @description The `state` your listener received */
+            state: string;
+            /** @description The `code` your listener received */
+            code?: string;
+            /** @description The `iss` your listener received (RFC 9207), when there was one */
+            iss?: string;
+            /** @description The `error` your listener received instead of a code */
+            error?: string;
         };
         ConfigureSsoRequest: {
             /**
@@ -2623,7 +2715,7 @@ export interface components {
             headers: {
                 [key: string]: unknown;
             };
-            /** @description While `needs_authorization`: where the developer signs in (shown to the member who started the test only) */
+            /** @description While `needs_authorization`: OpenBot’s start URL of the developer’s sign-in, bound to them (decision 066): open it in your signed-in browser, or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only. */
             authorizationUrl: string | null;
         };
         DeveloperTestDeletedBody: {
@@ -2810,6 +2902,10 @@ export interface components {
             limit: number;
             /** @description How much the organization uses now; null where nothing is held between requests */
             used: number | null;
+        };
+        LoopbackAuthorizationBody: {
+            /** @description The authorization server’s URL to open in any browser; its answer comes back to your listener through OpenBot’s callback */
+            authorizationUrl: string;
         };
         MeApiKey: {
             /** Format: uuid */
@@ -10036,6 +10132,260 @@ export interface operations {
             };
         };
     };
+    AppAuthorization_complete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteAuthorizationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationOutcomeBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    AppAuthorization_loopback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BindLoopbackRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoopbackAuthorizationBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    AppAuthorization_start: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the authorization server; sets the binding cookie */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications from this client address; retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     OAuthCallback_callback: {
         parameters: {
             query: {
@@ -10062,7 +10412,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationOutcomeBody"];
                 };
             };
-            /** @description To `returnTo`, with `connectionId` and `state` in its query */
+            /** @description To `returnTo`, with `connectionId` and `state` in its query; or, for a loopback-bound authorization, to its listener with the answer */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -10080,6 +10430,15 @@ export interface operations {
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -21,6 +21,7 @@ export { GroupWriter, type GroupWrite } from './group-writer';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
+export { backoffMs, type BackoffSteps } from './backoff';
 export * from './metrics';
 export * from './tracing';
 export { executionCountsByState, advanceQueueDepth } from './metrics-reads';

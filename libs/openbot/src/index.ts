@@ -43,6 +43,8 @@ export type { GivenValue } from './apps/connection-values';
 export * from './app-oauth/app-oauth-failures';
 export * from './app-oauth/commands/authorize-connection.command';
 export * from './app-oauth/commands/complete-authorization.command';
+export * from './app-oauth/commands/start-authorization.command';
+export * from './app-oauth/commands/bind-loopback.command';
 export * from './app-oauth/queries/get-client-metadata-document.query';
 export * from './model-providers/model-provider-view';
 export * from './model-providers/commands/create-model-provider.command';
