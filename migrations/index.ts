@@ -33,6 +33,10 @@ import { AppDeveloperTests1767560000000 } from './1767560000000-app-developer-te
 import { Retention1767600000000 } from './1767600000000-retention';
 import { AppOAuthMetadataDocuments1767710000000 } from './1767710000000-app-oauth-metadata-documents';
 import { DeveloperTestGrants1767720000000 } from './1767720000000-developer-test-grants';
+import { AppOAuthBoundSignIns1767800000000 } from './1767800000000-app-oauth-bound-sign-ins';
+import { PriceSetBy1767840000000 } from './1767840000000-price-set-by';
+import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approvers';
+import { OrganizationLimits1767870000000 } from './1767870000000-organization-limits';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -70,4 +74,8 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   Retention1767600000000,
   AppOAuthMetadataDocuments1767710000000,
   DeveloperTestGrants1767720000000,
+  AppOAuthBoundSignIns1767800000000,
+  PriceSetBy1767840000000,
+  ApprovalApprovers1767860000000,
+  OrganizationLimits1767870000000,
 ];

@@ -5,6 +5,8 @@ import { expectDeclared } from '../support/api-assertions';
 import { PROOF_SERVER_CA_FILE, proveApp, startProofServer, type ProofServer } from '../support/app-proof-server';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
+import { completedByLoopback, LOOPBACK_LISTENER } from '../support/app-oauth-sign-in';
+import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 import { startSdkServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
@@ -132,12 +134,22 @@ describe('App developer tests', () => {
     });
 
     /** An App on the protected server with a verified proof, and a started developer test of it that waits for its developer's sign-in. */
-    async function waitingTest(secret: string): Promise<{ appId: string; id: string; executionId: string; authorizationUrl: string }> {
+    async function waitingTest(secret: string): Promise<{ appId: string; id: string; executionId: string; authorizationUrl: string; secret: string }> {
       const app = (await post(secret, '/v1/apps', { url: rs.url }).expect(201)).body as { id: string };
       await proveApp(t, secret, app.id, proofs);
       const started = (await post(secret, `/v1/apps/${app.id}/developer-tests`, {}).expect(202)).body as { id: string; executionId: string };
       const waiting = await testIn(secret, app.id, started.id, 'needs_authorization');
-      return { appId: app.id, ...started, authorizationUrl: waiting.authorizationUrl as string };
+      // The test shows OpenBot's start URL (decision 066); a developer with an API key binds it to a loopback listener and gets the authorization server's URL.
+      const startUrl = waiting.authorizationUrl as string;
+      const authorizationId = new RegExp(`^${PUBLIC_URL}/v1/oauth/authorizations/([0-9a-f-]{36})/start$`).exec(startUrl)?.[1];
+      expect(authorizationId).toEqual(expect.any(String));
+      const bound = (await post(secret, `/v1/oauth/authorizations/${authorizationId}/loopback`, { redirect: LOOPBACK_LISTENER }).expect(200)).body as { authorizationUrl: string };
+      return { appId: app.id, ...started, authorizationUrl: bound.authorizationUrl, secret };
+    }
+
+    /** The browser reaches the callback, which relays to the developer's listener; the developer posts the answer with their key. */
+    async function signIn(test: { authorizationUrl: string; secret: string }): Promise<Response> {
+      return completedByLoopback(t, test.secret, await playBrowser(test.authorizationUrl));
     }
 
     it('[DEVT-01] a 401 with OAuth discovery: sign-in preparation runs in the common workflow, the developer signs in at the registration’s callback, and the test lists tools with the developer’s own grant', async () => {
@@ -156,7 +168,8 @@ describe('App developer tests', () => {
       const admin = await addMember(t, org.organizationId, 'admin');
       expect((await get(admin.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`).expect(200)).body).toMatchObject({ state: 'needs_authorization', authorizationUrl: null });
 
-      const done = await t.http().get(await playBrowser(url.href)).expect(200);
+      expect(url.searchParams.get('prompt')).toBe('consent');
+      const done = await signIn(test);
       expect(done.body).toMatchObject({ connectionId: null, developerTestId: test.id, reason: null });
       await waitForExecutionState(t, org.secret, test.executionId, 'completed');
       const read = (await get(org.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`).expect(200)).body as Record<string, unknown>;
@@ -176,7 +189,7 @@ describe('App developer tests', () => {
     it('[DEVT-01][GRANT-05] the end of a developer test hands its developer’s grant to service cleanup with its holder record, and cleanup revokes it at the server', async () => {
       const org = await t.createOrganization('Developer grant end');
       const test = await waitingTest(org.secret);
-      const done = await t.http().get(await playBrowser(test.authorizationUrl)).expect(200);
+      const done = await signIn(test);
       await waitForExecutionState(t, org.secret, test.executionId, 'completed');
       const exchange = (done.body as { executionId: string }).executionId;
       const [installed] = await t.database.query<{ id: string }>(`SELECT id FROM app_oauth_grant_results WHERE source_execution_id = $1 AND kind = 'exchange' AND installed_at IS NOT NULL`, [exchange]);
@@ -198,7 +211,7 @@ describe('App developer tests', () => {
       let release: () => void = () => undefined;
       rs.holdAccepted(new Promise<void>((resolve) => (release = resolve)));
       try {
-        await t.http().get(await playBrowser(test.authorizationUrl)).expect(200);
+        await signIn(test);
         // The run connects with the grant; the server holds its request open.
         await rs.held();
         const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE developer_test_id = $1', [test.id]);
@@ -236,7 +249,7 @@ describe('App developer tests', () => {
       let release: () => void = () => undefined;
       rs.holdAccepted(new Promise<void>((resolve) => (release = resolve)));
       try {
-        await t.http().get(await playBrowser(test.authorizationUrl)).expect(200);
+        await signIn(test);
         await rs.held();
         const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE developer_test_id = $1', [test.id]);
         await t.http().delete(`/v1/apps/${test.appId}`).set('authorization', bearer(org.secret)).expect(200);

@@ -6,6 +6,7 @@ import { expectDeclared } from '../support/api-assertions';
 import { bearer } from '../support/chat-fixture';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
+import { completedByLoopback, LOOPBACK_LISTENER } from '../support/app-oauth-sign-in';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { startTlsFront, TLS_FIXTURE, type TlsFront } from '../support/tls-front';
 
@@ -54,19 +55,19 @@ describe('App OAuth: Client ID Metadata Documents', () => {
 
   const post = (secret: string, path: string, body: unknown = {}) => t.http().post(path).set('authorization', bearer(secret)).send(body as object);
 
-  async function authorizationUrl(secret: string, serverUrl: string): Promise<{ url: URL; connectionId: string }> {
+  async function authorizationUrl(secret: string, serverUrl: string): Promise<{ url: URL; connectionId: string; secret: string }> {
     const app = (await post(secret, '/v1/apps', { url: serverUrl }).expect(201)).body as { id: string };
     const connectionId = ((await post(secret, `/v1/apps/${app.id}/connections`).expect(201)).body as { id: string }).id;
-    const res = await post(secret, `/v1/connections/${connectionId}/authorize`).expect(200);
-    return { url: new URL((res.body as { authorizationUrl: string }).authorizationUrl), connectionId };
+    const res = await post(secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
+    return { url: new URL((res.body as { authorizationUrl: string }).authorizationUrl), connectionId, secret };
   }
 
-  /** Plays the browser up to OpenBot's callback, then calls it. */
-  async function signIn(url: URL): Promise<unknown> {
+  /** Plays the browser up to OpenBot's callback, which relays to the member's listener; the member posts the answer with their key. */
+  async function signIn(url: URL, secret: string): Promise<unknown> {
     const run = await new TestBrowser().navigate(url.href, (next) => next.href.startsWith(`${front.url}/`));
     if (run.stoppedAt === null) throw new Error(`the browser did not reach the callback: ${run.response?.status} ${await run.response?.text()}`);
     const stop = new URL(run.stoppedAt);
-    return (await t.http().get(`${stop.pathname}${stop.search}`).expect(200)).body;
+    return (await completedByLoopback(t, secret, `${stop.pathname}${stop.search}`)).body;
   }
 
   it('the server advertises CIMD and the public URL is https: the client_id is OpenBot’s document URL; the server fetches the document over HTTPS, no dynamic registration is made, and the grant works', async () => {
@@ -79,7 +80,7 @@ describe('App OAuth: Client ID Metadata Documents', () => {
     expect(url.searchParams.get('redirect_uri')).toBe(`${front.url}/v1/oauth/${registrationId}/callback`);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
 
-    expect(await signIn(url)).toMatchObject({ connectionId, state: 'ready', reason: null });
+    expect(await signIn(url, org.secret)).toMatchObject({ connectionId, state: 'ready', reason: null });
     // The authorization server fetched the document itself, through the https front, and read what the route serves.
     expect(front.requests).toContain(`GET /v1/oauth/${registrationId}/client-metadata.json`);
     expect(cimd.metadataDocumentFetches).toEqual([
@@ -128,7 +129,7 @@ describe('App OAuth: Client ID Metadata Documents', () => {
       expect(second.url.searchParams.get('client_id')).toBe(first.url.searchParams.get('client_id'));
       const rows = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM app_oauth_registrations WHERE issuer = $1', [own.issuer]);
       expect(rows).toEqual([{ n: 1 }]);
-      expect(await signIn(second.url)).toMatchObject({ connectionId: second.connectionId, state: 'ready' });
+      expect(await signIn(second.url, second.secret)).toMatchObject({ connectionId: second.connectionId, state: 'ready' });
     } finally {
       await ownRs.close();
       await own.close();
@@ -140,7 +141,7 @@ describe('App OAuth: Client ID Metadata Documents', () => {
     const { url, connectionId } = await authorizationUrl(org.secret, preRs.url);
     expect(url.searchParams.get('client_id')).toBe('openbot-pre');
     expect(url.searchParams.get('redirect_uri')).toBe(`${front.url}/v1/oauth/${preRegistrationId}/callback`);
-    expect(await signIn(url)).toMatchObject({ connectionId, state: 'ready' });
+    expect(await signIn(url, org.secret)).toMatchObject({ connectionId, state: 'ready' });
     expect(pre.metadataDocumentFetches).toEqual([]);
     expect(pre.requests.some((path) => path.startsWith('/reg'))).toBe(false);
     // A pre-registered (or dynamic) registration has no document.
@@ -160,7 +161,7 @@ describe('App OAuth: Client ID Metadata Documents', () => {
       const org = await node.createOrganization('HttpPublicUrl');
       const app = (await node.http().post('/v1/apps').set('authorization', bearer(org.secret)).send({ url: ownRs.url }).expect(201)).body as { id: string };
       const connection = (await node.http().post(`/v1/apps/${app.id}/connections`).set('authorization', bearer(org.secret)).send({}).expect(201)).body as { id: string };
-      const res = await node.http().post(`/v1/connections/${connection.id}/authorize`).set('authorization', bearer(org.secret)).send({}).expect(200);
+      const res = await node.http().post(`/v1/connections/${connection.id}/authorize`).set('authorization', bearer(org.secret)).send({ loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
       const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
       expect(url.searchParams.get('client_id')).not.toMatch(/^https?:/);
       expect(own.requests.some((path) => path.startsWith('/reg'))).toBe(true);

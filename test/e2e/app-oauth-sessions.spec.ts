@@ -3,6 +3,7 @@ import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-p
 import { bearer } from '../support/chat-fixture';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
+import { completedByLoopback, LOOPBACK_LISTENER } from '../support/app-oauth-sign-in';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
@@ -22,7 +23,7 @@ describe('App OAuth: closing a dead node’s legacy session', () => {
   beforeAll(async () => {
     t = await startTestApp({ env: { OPENBOT_PUBLIC_URL: PUBLIC_URL } });
   });
-  // Each test has its own servers: grant cleanup waits while any holder of a registration remains (GRANT-04).
+  // Each test has its own servers: each counts the revocations it saw.
   beforeEach(async () => {
     as = await startAuthorizationServer();
     rs = await startProtectedMcpServer(as, { sessions: true });
@@ -43,10 +44,10 @@ describe('App OAuth: closing a dead node’s legacy session', () => {
     const org = await t.createOrganization(name);
     const app = (await post(org.secret, '/v1/apps', { url: rs.url }).expect(201)).body as { id: string };
     const connectionId = ((await post(org.secret, `/v1/apps/${app.id}/connections`).expect(201)).body as { id: string }).id;
-    const authorization = await post(org.secret, `/v1/connections/${connectionId}/authorize`).expect(200);
+    const authorization = await post(org.secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
     const run = await new TestBrowser().navigate((authorization.body as { authorizationUrl: string }).authorizationUrl, (next) => next.href.startsWith(`${PUBLIC_URL}/`));
     const stop = new URL(run.stoppedAt!);
-    expect((await t.http().get(`${stop.pathname}${stop.search}`).expect(200)).body).toMatchObject({ state: 'ready' });
+    expect((await completedByLoopback(t, org.secret, `${stop.pathname}${stop.search}`)).body).toMatchObject({ state: 'ready' });
     const checked = await post(org.secret, `/v1/connections/${connectionId}/check`).expect(202);
     await waitForExecutionState(t, org.secret, (checked.body as { executionId: string }).executionId, 'completed');
     return { secret: org.secret, connectionId };

@@ -5,6 +5,7 @@ import { newId } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
+import { completeByLoopback, LOOPBACK_LISTENER } from '../support/app-oauth-sign-in';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-protected-server';
@@ -14,7 +15,9 @@ import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-p
  * authorization server (oidc-provider: dynamic registration, resource indicators, PKCE S256,
  * rotating refresh tokens with reuse detection, revocation) in front of an SDK resource server
  * (its bearer middleware). The browser is played by TestBrowser; it stops before OpenBot's
- * callback, which the test then calls through the API.
+ * callback, which the test then calls through the API. Members here work with API keys: each
+ * authorization is bound to a loopback listener, the callback relays to it, and the member posts
+ * the answer with their key (decision 066; the browser-bound flow is app-oauth-bound-sign-in.spec.ts).
  */
 describe('App OAuth', () => {
   const PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -53,26 +56,41 @@ describe('App OAuth', () => {
     return `${stop.pathname}${stop.search}`;
   }
 
-  async function authorize(secret: string, connectionId: string): Promise<{ callback: string; registrationId: string }> {
-    const res = await post(secret, `/v1/connections/${connectionId}/authorize`).expect(200);
+  interface SignIn {
+    readonly callback: string;
+    readonly registrationId: string;
+    readonly secret: string;
+  }
+
+  async function authorize(secret: string, connectionId: string): Promise<SignIn> {
+    const res = await post(secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
     const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
     const registrationId = /\/v1\/oauth\/([0-9a-f-]+)\/callback$/.exec(url.searchParams.get('redirect_uri') ?? '')![1]!;
-    return { callback: await playBrowser(url.href), registrationId };
+    return { callback: await playBrowser(url.href), registrationId, secret };
+  }
+
+  /** The callback relays to the member's listener; the member posts the answer with their key: the completion's answer (200). */
+  async function complete(signIn: SignIn, node: TestApp = t): Promise<{ status: number; body: unknown }> {
+    const done = await completeByLoopback(node, signIn.secret, signIn.callback);
+    expect({ status: done.status, body: done.body as unknown }).toEqual({ status: 200, body: expect.anything() });
+    return done;
   }
 
   it('[GRANT-02] connect, authorize by playing the browser, and the installed grant’s token is the Authorization of App requests', async () => {
     const org = await t.createOrganization('OAuth');
     const connectionId = await connect(org.secret);
-    const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`).expect(200);
+    const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
+    expect(res.body).toMatchObject({ binding: 'loopback', authorizationId: expect.any(String) });
     const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
     expect(url.origin).toBe(as.issuer);
+    // Every authorization asks for consent: the client is shared by every organization at the issuer (decision 066).
+    expect(url.searchParams.get('prompt')).toBe('consent');
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('resource')).toBe(rs.url);
     expect(url.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(url.searchParams.get('redirect_uri')).toMatch(new RegExp(`^${PUBLIC_URL}/v1/oauth/[0-9a-f-]{36}/callback$`));
 
-    const callback = await playBrowser(url.href);
-    const done = await t.http().get(callback).expect(200);
+    const done = await complete({ callback: await playBrowser(url.href), registrationId: '', secret: org.secret });
     expect(done.body).toMatchObject({ connectionId, state: 'ready', reason: null });
     // RFC 8707: the same resource on the token request.
     expect(as.tokenRequests.filter((r) => r.grantType === 'authorization_code').at(-1)).toEqual({ grantType: 'authorization_code', resource: rs.url });
@@ -118,7 +136,7 @@ describe('App OAuth', () => {
       expect(as.tokenRequests.length + otherAs.tokenRequests.length).toBe(exchangesBefore);
 
       // The genuine callback still works once, and only once.
-      await t.http().get(a.callback).expect(200);
+      await complete(a);
       expectDeclared(await t.http().get(a.callback), 400, 'InvalidInput');
       expect((await get(org.secret, `/v1/connections/${first}`).expect(200)).body).toMatchObject({ state: 'ready' });
     } finally {
@@ -134,7 +152,7 @@ describe('App OAuth', () => {
     const server = await startProtectedMcpServer(noPkce);
     try {
       const connectionId = await connect(org.secret, server.url);
-      const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`);
+      const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER });
       expectDeclared(res, 409, 'AppAuthorizationRefused');
       expect((res.body as { message: string }).message).toContain('pkce_unsupported');
       expect(noPkce.requests.some((path) => path.startsWith('/reg'))).toBe(false);
@@ -157,8 +175,9 @@ describe('App OAuth', () => {
   async function readyConnection(name: string): Promise<{ secret: string; connectionId: string; registrationId: string }> {
     const org = await t.createOrganization(name);
     const connectionId = await connect(org.secret);
-    const { callback, registrationId } = await authorize(org.secret, connectionId);
-    expect((await t.http().get(callback).expect(200)).body).toMatchObject({ state: 'ready' });
+    const signIn = await authorize(org.secret, connectionId);
+    expect((await complete(signIn)).body).toMatchObject({ state: 'ready' });
+    const { registrationId } = signIn;
     return { secret: org.secret, connectionId, registrationId };
   }
 
@@ -234,7 +253,7 @@ describe('App OAuth', () => {
     }
   });
 
-  /** A fresh authorization server and resource server of its own: cleanup waits while any holder of a registration remains (GRANT-04), so revocation tests use their own. */
+  /** A fresh authorization server and resource server of its own: revocation tests count the revocations their server saw. */
   async function ownServers<T>(work: (servers: { as: TestAuthorizationServer; rs: ProtectedMcpServer }) => Promise<T>, options: Parameters<typeof startAuthorizationServer>[0] = {}): Promise<T> {
     const ownAs = await startAuthorizationServer(options);
     const ownRs = await startProtectedMcpServer(ownAs);
@@ -284,7 +303,7 @@ describe('App OAuth', () => {
     ownServers(async (own) => {
       const org = await t.createOrganization('Revoke');
       const connectionId = await connect(org.secret, own.rs.url);
-      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       await check(t, org.secret, connectionId);
       const token = own.rs.accepted.at(-1)!;
       expect(await own.as.findAccessToken(token)).not.toBeNull();
@@ -305,8 +324,7 @@ describe('App OAuth', () => {
     try {
       const org = await t.createOrganization('LocalOnly');
       const connectionId = await connect(org.secret, server.url);
-      const { callback } = await authorize(org.secret, connectionId);
-      await t.http().get(callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       const removed = await remove(org.secret, connectionId);
       expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
       const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed.id]);
@@ -324,8 +342,7 @@ describe('App OAuth', () => {
     try {
       const org = await t.createOrganization('Flaky');
       const connectionId = await connect(org.secret, server.url);
-      const { callback } = await authorize(org.secret, connectionId);
-      await t.http().get(callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       flaky.failPath('/token/revocation', { status: 503, error: 'temporarily_unavailable' });
       const removed = await remove(org.secret, connectionId);
       for (let i = 0; i < 200 && !flaky.requests.includes('/token/revocation'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -345,7 +362,7 @@ describe('App OAuth', () => {
     }
   });
 
-  it('[GRANT-04][GRANT-01] cleanup waits while another connection (of any organization) uses the same issuer and client, runs as a service after the member left, and revokes once the last holder is gone', async () => {
+  it('[GRANT-04][GRANT-01] another organization’s grant of the same issuer and client does not hold back cleanup: a removed connection’s refresh token is revoked at once, as a service after the member left, and the other grant keeps working', async () => {
     const shared = await startAuthorizationServer();
     const server = await startProtectedMcpServer(shared);
     try {
@@ -354,34 +371,41 @@ describe('App OAuth', () => {
       const member = await addMember(t, second.organizationId);
       const held = await connect(first.secret, server.url);
       shared.signInAs('ana');
-      await t.http().get((await authorize(first.secret, held)).callback).expect(200);
+      await complete(await authorize(first.secret, held));
       const own = await connect(member.secret, server.url, 'member', second.secret);
       shared.signInAs('bob');
-      await t.http().get((await authorize(member.secret, own)).callback).expect(200);
+      await complete(await authorize(member.secret, own));
       // Each holder has its own grant: the member's connection acts as the member's account.
       const whoami = await get(member.secret, `/v1/connections/${own}/tools`).expect(200);
       expect((whoami.body as { data: Array<{ name: string }> }).data.map((tool) => tool.name)).toEqual(['whoami']);
       expect((await shared.findAccessToken(server.accepted.at(-1)!))?.accountId).toBe('bob');
       await check(t, first.secret, held);
-      expect((await shared.findAccessToken(server.accepted.at(-1)!))?.accountId).toBe('ana');
+      const heldToken = server.accepted.at(-1)!;
+      expect((await shared.findAccessToken(heldToken))?.accountId).toBe('ana');
+      // Both grants are of one registration (the issuer's shared client).
+      const registrations = await t.database.query<{ registration_id: string }>('SELECT DISTINCT registration_id FROM app_oauth_grants WHERE connection_id = ANY($1::uuid[])', [[held, own]]);
+      expect(registrations).toHaveLength(1);
 
       // The organization's owner sees the member's connection but cannot sign in for it: the grant is the member's own.
-      expectDeclared(await post(second.secret, `/v1/connections/${own}/authorize`), 403, 'Forbidden');
+      expectDeclared(await post(second.secret, `/v1/connections/${own}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }), 403, 'Forbidden');
 
       const removed = await remove(member.secret, own);
-      // The other organization's connection holds a grant of the same registration: cleanup stays pending, nothing is revoked.
-      for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      const [pending] = await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [removed.cleanup_execution_id]);
-      expect(['running', 'waiting']).toContain(pending!.state);
-      expect(shared.revocations).toEqual([]);
       // The member leaves: the cleanup is the organization service's, so it still runs.
       await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(second.secret)).expect(200);
+      // The other organization's connection still holds a grant of the same registration: it is another lineage, and does not hold this one back.
+      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
+      const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = $1', [removed.id]);
+      expect(rows).toEqual([{ revocation: { kind: 'revoked' } }]);
+      expect(shared.revocations).toEqual(['refresh_token']);
+      const [scope] = await t.database.query<{ scope_kind: string }>('SELECT scope_kind FROM executions WHERE id = $1', [removed.cleanup_execution_id]);
+      expect(scope).toEqual({ scope_kind: 'service' });
+      // The other organization's grant is untouched: its token is live and its connection still works.
+      expect(await shared.findAccessToken(heldToken)).not.toBeNull();
+      await check(t, first.secret, held);
+      expect((await get(first.secret, `/v1/connections/${held}`).expect(200)).body).toMatchObject({ state: 'ready' });
 
       const last = await remove(first.secret, held);
-      expect(await ended(t, removed.cleanup_execution_id!)).toBe('completed');
       expect(await ended(t, last.cleanup_execution_id!)).toBe('completed');
-      const rows = await t.database.query<{ revocation: unknown }>('SELECT revocation FROM app_oauth_grant_results WHERE id = ANY($1::uuid[]) ORDER BY created_at', [[removed.id, last.id]]);
-      expect(rows).toEqual([{ revocation: { kind: 'revoked' } }, { revocation: { kind: 'revoked' } }]);
       expect(shared.revocations).toEqual(['refresh_token', 'refresh_token']);
     } finally {
       await server.close();
@@ -393,10 +417,10 @@ describe('App OAuth', () => {
     ownServers(async ({ as, rs }) => {
     const org = await t.createOrganization('Unused');
     const connectionId = await connect(org.secret, rs.url);
-    const { callback } = await authorize(org.secret, connectionId);
+    const signIn = await authorize(org.secret, connectionId);
     let release: () => void = () => undefined;
     as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
-    const answer = t.http().get(callback).then((res) => res);
+    const answer = completeByLoopback(t, org.secret, signIn.callback).then((res) => res);
     try {
       for (let i = 0; i < 200 && !as.requests.includes('/token'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
       const [authorization] = await t.database.query<{ exchange_execution_id: string }>('SELECT exchange_execution_id FROM app_oauth_authorizations WHERE connection_id = $1', [connectionId]);
@@ -433,7 +457,7 @@ describe('App OAuth', () => {
       const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
       const connectionId = await connect(chat.secret);
       as.signInAs('carol');
-      await t.http().get((await authorize(chat.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(chat.secret, connectionId));
       as.signInAs('ana');
       await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ tools: [{ kind: 'app', connectionId }] }).expect(200);
       rs.refuseTokensSeenSoFar();
@@ -457,10 +481,10 @@ describe('App OAuth', () => {
     ownServers(async (own) => {
       const org = await t.createOrganization('Replace');
       const connectionId = await connect(org.secret, own.rs.url);
-      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       const [first] = await t.database.query<{ id: string; version: number; installed_call_id: string }>('SELECT id, version, installed_call_id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
       const [generation] = await t.database.query<{ generation: number }>('SELECT generation FROM app_connections WHERE id = $1', [connectionId]);
-      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       const [second] = await t.database.query<{ id: string; version: number; installed_call_id: string }>('SELECT id, version, installed_call_id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
       expect(second!.version).toBe(first!.version + 1);
       expect(second!.installed_call_id).not.toBe(first!.installed_call_id);
@@ -481,14 +505,14 @@ describe('App OAuth', () => {
       async (own) => {
         const org = await t.createOrganization('StepUp');
         const connectionId = await connect(org.secret, own.rs.url);
-        await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+        await complete(await authorize(org.secret, connectionId));
         own.rs.requireScopes(['tools', 'admin']);
         await check(t, org.secret, connectionId);
         expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'needs_authorization' });
-        const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`).expect(200);
+        const res = await post(org.secret, `/v1/connections/${connectionId}/authorize`, { loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
         const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
         expect(url.searchParams.get('scope')!.split(' ').sort()).toEqual(['admin', 'offline_access', 'tools']);
-        expect((await t.http().get(await playBrowser(url.href)).expect(200)).body).toMatchObject({ state: 'ready' });
+        expect((await complete({ callback: await playBrowser(url.href), registrationId: '', secret: org.secret })).body).toMatchObject({ state: 'ready' });
         await check(t, org.secret, connectionId);
         expect((await own.as.findAccessToken(own.rs.accepted.at(-1)!))?.scope.split(' ').sort()).toEqual(['admin', 'tools']);
         expect((await get(org.secret, `/v1/connections/${connectionId}`).expect(200)).body).toMatchObject({ state: 'ready' });
@@ -509,11 +533,11 @@ describe('App OAuth', () => {
           const org = await node.createOrganization('PreRegistered');
           const app = (await node.http().post('/v1/apps').set('authorization', bearer(org.secret)).send({ url: own.rs.url }).expect(201)).body as { id: string };
           const connection = (await node.http().post(`/v1/apps/${app.id}/connections`).set('authorization', bearer(org.secret)).send({}).expect(201)).body as { id: string };
-          const res = await node.http().post(`/v1/connections/${connection.id}/authorize`).set('authorization', bearer(org.secret)).send({}).expect(200);
+          const res = await node.http().post(`/v1/connections/${connection.id}/authorize`).set('authorization', bearer(org.secret)).send({ loopbackRedirect: LOOPBACK_LISTENER }).expect(200);
           const url = new URL((res.body as { authorizationUrl: string }).authorizationUrl);
           expect(url.searchParams.get('client_id')).toBe('openbot-pre');
           expect(url.searchParams.get('redirect_uri')).toBe(callbackUrl);
-          expect((await node.http().get(await playBrowser(url.href)).expect(200)).body).toMatchObject({ state: 'ready' });
+          expect((await complete({ callback: await playBrowser(url.href), registrationId, secret: org.secret }, node)).body).toMatchObject({ state: 'ready' });
           expect(own.as.requests.some((path) => path.startsWith('/reg'))).toBe(false);
           const rows = await t.database.query<{ method: string; client_id: string }>('SELECT method, client_id FROM app_oauth_registrations WHERE id = $1', [registrationId]);
           expect(rows).toEqual([{ method: 'pre_registered', client_id: 'openbot-pre' }]);
@@ -529,9 +553,9 @@ describe('App OAuth', () => {
   async function lostExchange(own: { as: TestAuthorizationServer; rs: ProtectedMcpServer }, name: string) {
     const org = await t.createOrganization(name);
     const connectionId = await connect(org.secret, own.rs.url);
-    const { callback } = await authorize(org.secret, connectionId);
+    const signIn = await authorize(org.secret, connectionId);
     own.as.failPath('/token', 'drop');
-    const done = await t.http().get(callback).expect(200);
+    const done = await complete(signIn);
     return { org, connectionId, done };
   }
 
@@ -563,7 +587,7 @@ describe('App OAuth', () => {
     ownServers(async (own) => {
       const org = await t.createOrganization('RefreshCallLog');
       const connectionId = await connect(org.secret, own.rs.url);
-      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       await check(t, org.secret, connectionId);
       const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
       own.rs.refuseTokensSeenSoFar();
@@ -601,7 +625,7 @@ describe('App OAuth', () => {
     ownServers(async (own) => {
       const org = await t.createOrganization('LateRefresh');
       const connectionId = await connect(org.secret, own.rs.url);
-      await t.http().get((await authorize(org.secret, connectionId)).callback).expect(200);
+      await complete(await authorize(org.secret, connectionId));
       await check(t, org.secret, connectionId);
       const t2 = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: PUBLIC_URL } });
       let release: () => void = () => undefined;

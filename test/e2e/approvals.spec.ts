@@ -236,7 +236,8 @@ describe('approvals', () => {
 
   it('[FW-02] approve and deny racing between two members: exactly one decision wins, the other gets 409 ApprovalAlreadyDecided; repeating the winning decision is 200 and changes nothing', async () => {
     const chat = await chatWith([pay()]);
-    const other = await addMember(t, chat.organizationId);
+    // An admin: an approver of the owner's Turn (decision 075).
+    const other = await addMember(t, chat.organizationId, 'admin');
     model.enqueue(toolCallReply('call_pay', 'pay', ['{"amount":5}'], [10, 5]), textReply(['ok']));
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay 5');
     const [approval] = await pendingOf(chat, turn.executionId);
@@ -264,8 +265,9 @@ describe('approvals', () => {
     const viewer = await t.http().post('/v1/members').set('authorization', bearer(chat.secret)).send({ role: 'viewer' }).expect(201);
     const viewerSecret = (viewer.body as { apiKey: { secret: string } }).apiKey.secret;
     await decide(viewerSecret, approval!.id, 'approve').expect(403);
-    // A viewer may read it.
-    expect(await approvals(viewerSecret, `chatId=${chat.chatId}`)).toHaveLength(1);
+    // A viewer may read it, but its inbox lists only what it may decide: nothing (decision 075).
+    expect((await t.http().get(`/v1/approvals/${approval!.id}`).set('authorization', bearer(viewerSecret)).expect(200)).body).toMatchObject({ state: 'pending' });
+    expect(await approvals(viewerSecret, `chatId=${chat.chatId}`)).toEqual([]);
     const stranger = await t.createOrganization('Stranger');
     await decide(stranger.secret, approval!.id, 'approve').expect(404);
     await t.http().get(`/v1/approvals/${approval!.id}`).set('authorization', bearer(stranger.secret)).expect(404);
@@ -273,9 +275,9 @@ describe('approvals', () => {
     expect((await t.http().get(`/v1/approvals/${approval!.id}`).set('authorization', bearer(chat.secret)).expect(200)).body).toMatchObject({ state: 'pending' });
   });
 
-  it('[IDN-07] a member demoted to viewer cannot approve any more', async () => {
+  it('[IDN-07] an admin demoted to viewer cannot approve any more', async () => {
     const chat = await chatWith([pay()]);
-    const other = await addMember(t, chat.organizationId);
+    const other = await addMember(t, chat.organizationId, 'admin');
     model.enqueue(toolCallReply('call_pay', 'pay', ['{"amount":5}'], [10, 5]), textReply(['ok']));
     const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay 5');
     const [approval] = await pendingOf(chat, turn.executionId);

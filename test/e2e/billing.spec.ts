@@ -180,7 +180,7 @@ describe('billing', () => {
     expect(balance.body).toEqual({ balanceMicros: 50, reservedMicros: 0 });
   });
 
-  it('[USE-04] unknown usage blocks no new call but keeps its reservation on the credits, visible, until an owner releases it', async () => {
+  it('[USE-04] unknown usage blocks no new call but keeps its reservation on the credits, visible, until an owner releases it, which charges it', async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     await t.http().put(`/v1/platform/organizations/${chat.organizationId}/prices/${model}`).set('authorization', admin()).send({ inputPerMillionMicros: 0, outputPerMillionMicros: 1_000_000 }).expect(200);
     await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', admin()).send({ amountMicros: 1_000, reason: 'start' }).expect(201);
@@ -200,9 +200,10 @@ describe('billing', () => {
     expect(summary.body).toEqual({ data: [{ key: 'fake/gpt-test', calls: 2, inputTokens: 3, outputTokens: 4, costMicros: 4, unknownCalls: 1 }] });
 
     const released = await t.http().post(`/v1/usage/${unknown!.id as string}/release`).set('authorization', as(chat)).expect(200);
-    expect(released.body).toEqual({ id: unknown!.id, releasedAt: expect.any(String) });
+    expect(released.body).toEqual({ id: unknown!.id, releasedAt: expect.any(String), costMicros: 100 });
     await t.http().post(`/v1/usage/${unknown!.id as string}/release`).set('authorization', as(chat)).expect(200);
-    expect((await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200)).body).toEqual({ balanceMicros: 996, reservedMicros: 0 });
+    // The release charged the reservation (decision 072): 1,000 − 4 − 100.
+    expect((await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200)).body).toEqual({ balanceMicros: 896, reservedMicros: 0 });
     const confirmed = (await usageOf(chat))[1]!;
     const settled = await t.http().post(`/v1/usage/${confirmed.id as string}/release`).set('authorization', as(chat));
     expect({ status: settled.status, type: (settled.body as { type: string }).type }).toEqual({ status: 409, type: 'UsageSettled' });

@@ -22,6 +22,7 @@ interface BotTool {
   retry?: 'safe' | 'unsafe';
   approval?: 'never' | 'always' | { argument: string; in: unknown[] };
   approvalExpiresInSeconds?: number;
+  approvers?: { roles?: string[]; members?: string[]; secondPerson?: boolean };
 }
 interface BotLimits {
   maxSteps: number;
@@ -57,6 +58,7 @@ const LOOKUP: BotTool = {
   retry: 'safe',
   approval: { argument: 'number', in: ['42', 42] },
   approvalExpiresInSeconds: 3600,
+  approvers: { roles: ['member'], secondPerson: true },
 };
 
 /** A tool as the API shows it: a tool sent without a kind is a `client` tool. */
@@ -100,7 +102,7 @@ describe('bots', () => {
       instructions: 'Be brief.',
       tools: [shown(WEATHER)],
       limits: DEFAULT_LIMITS,
-      memory: { enabled: false, learn: false },
+      memory: { enabled: false, learn: false, learnAccess: 'member' },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-protected-server';
-import { runCli, type CliRun } from '../support/cli-runner';
+import { runCli, startCli, type CliRun } from '../support/cli-runner';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -39,16 +39,23 @@ describe('openbot CLI: connections authorize', () => {
     return run.stdout;
   }
 
-  it('prints the authorization URL on a headless terminal; following it makes the connection ready', async () => {
+  it('listens on 127.0.0.1, prints the authorization URL, receives the answer OpenBot’s callback relays there and completes it with the member’s key: the connection is ready', async () => {
     const added = JSON.parse(await ok(['apps', 'add', rs.url, '--connect', '--json'])) as { connection: { id: string; state: string } };
     expect(added.connection.state).toBe('needs_authorization');
-    const printed = await ok(['connections', 'authorize', added.connection.id]);
-    const url = /^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)$/m.exec(printed)?.[1];
-    expect(url).toBeDefined();
+    const cli = startCli(['connections', 'authorize', added.connection.id], env);
+    const [, url, listener] = await cli.waitFor(/^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)\nWaiting for the answer at (http:\/\/127\.0\.0\.1:\d+\/callback)/m);
     expect(new URL(url!).origin).toBe(as.issuer);
-    const run = await new TestBrowser().navigate(url!, (next) => next.href.startsWith('http://127.0.0.1:8080/'));
+    expect(new URL(url!).searchParams.get('prompt')).toBe('consent');
+    // The browser on the member's machine: through the authorization server to OpenBot's callback, which relays it to the CLI's listener.
+    const browser = new TestBrowser();
+    const run = await browser.navigate(url!, (next) => next.href.startsWith('http://127.0.0.1:8080/'));
     const callback = new URL(run.stoppedAt!);
-    await t.http().get(`${callback.pathname}${callback.search}`).expect(200);
+    const relayed = await browser.navigate(`${base}${callback.pathname}${callback.search}`);
+    expect(relayed.url.startsWith(`${listener}?`)).toBe(true);
+    expect(relayed.response?.status).toBe(200);
+    const done = await cli.done;
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(done.stdout).toContain(`Connection ${added.connection.id}: ready`);
     expect(await ok(['connections', 'list'])).toMatch(new RegExp(`${added.connection.id}\\s+\\S+\\s+organization\\s+ready`));
   });
 });

@@ -80,4 +80,20 @@ describe('credentials only ever narrow', () => {
     // The owner's full credential still adds and promotes as before.
     await t.http().patch(`/v1/members/${viewer.member.id}`).set('authorization', bearer(org.secret)).send({ role: 'admin' }).expect(200);
   });
+
+  it('[IDN-02] a key scoped to vaults.write without vaults.use cannot grant vaults.use on a Vault to anyone', async () => {
+    const member = (await addMember(org.secret, 'member')).body as { member: { id: string }; apiKey: { secret: string } };
+    const vault = (await t.http().post('/v1/vaults').set('authorization', bearer(org.secret)).send({ name: 'narrowed grants' }).expect(201)).body as { id: string };
+    const writer = await keyWith(org.secret, { name: 'vault writer', scopes: ['vaults.read', 'vaults.write'] });
+    const grant = (secret: string) => t.http().put(`/v1/vaults/${vault.id}/users`).set('authorization', bearer(secret)).send({ memberIds: [member.member.id] });
+    expectDeclaredNoErrorId(await grant(writer.secret), 403, 'Forbidden');
+    // The member was granted nothing: the Vault still refuses their change.
+    const addItem = () =>
+      t.http().post(`/v1/vaults/${vault.id}/items`).set('authorization', bearer(member.apiKey.secret)).send({ name: 'mine', fields: { k: 'v' }, allowedHosts: ['api.example.com'] });
+    expectDeclaredNoErrorId(await addItem(), 403, 'Forbidden');
+    // A key that holds vaults.use as well may grant it; so may the owner's full credential.
+    const granter = await keyWith(org.secret, { name: 'vault granter', scopes: ['vaults.read', 'vaults.write', 'vaults.use'] });
+    expect((await grant(granter.secret)).status).toBe(200);
+    expect((await addItem()).status).toBe(201);
+  });
 });

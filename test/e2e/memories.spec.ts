@@ -46,7 +46,7 @@ describe('memories', () => {
     await addProvider(t, owner.secret, 'local');
     const bot = await t.http().post('/v1/bots').set('authorization', auth(owner.secret)).send({ name: 'Rememberer', model: 'local/m', memory: { enabled: true, learn: false } }).expect(201);
     botId = (bot.body as { id: string }).id;
-    expect((bot.body as { memory: unknown }).memory).toEqual({ enabled: true, learn: false });
+    expect((bot.body as { memory: unknown }).memory).toEqual({ enabled: true, learn: false, learnAccess: 'member' });
     const viewer = await t.http().post('/v1/members').set('authorization', auth(owner.secret)).send({ role: 'viewer', name: 'V' }).expect(201);
     viewerSecret = (viewer.body as { apiKey: { secret: string } }).apiKey.secret;
     const member = await t.http().post('/v1/members').set('authorization', auth(owner.secret)).send({ role: 'member', name: 'M' }).expect(201);
@@ -130,10 +130,52 @@ describe('memories', () => {
     const forAdmins = await add({ content: 'Only for admins', access: { kind: 'roles', roles: ['admin'] } });
     expect(forMember.access).toEqual({ kind: 'members', ids: [memberId] });
     await t.http().get(url(`/${forMember.id}`)).set('authorization', auth(memberSecret)).expect(200);
-    expectDeclared(await t.http().get(url(`/${forMember.id}`)).set('authorization', auth(viewerSecret)), 403, 'Forbidden');
-    expectDeclared(await t.http().get(url(`/${forAdmins.id}`)).set('authorization', auth(memberSecret)), 403, 'Forbidden');
+    // An item the rule excludes is not there for the reader: 404, as for an unknown ID.
+    expectDeclared(await t.http().get(url(`/${forMember.id}`)).set('authorization', auth(viewerSecret)), 404, 'MemoryNotFound');
+    expectDeclared(await t.http().get(url(`/${forAdmins.id}`)).set('authorization', auth(memberSecret)), 404, 'MemoryNotFound');
     const asOwner = await t.http().get(url(`/${forAdmins.id}`)).set('authorization', auth(owner.secret)).expect(200);
     expect((asOwner.body as MemoryBody).content).toBe('Only for admins');
+  });
+
+  it('[IDN-08] [MEM-01] list and search apply the access rule in the query: a viewer cannot confirm the words of an owner-only item', async () => {
+    const ownerOnly = await add({ content: 'Layoffs planned in Berlin for March', tags: ['plans'], access: { kind: 'members', ids: [owner.memberId] } });
+    const forMembers = await add({ content: 'Berlin team offsite in May', tags: ['plans'], access: { kind: 'roles', roles: ['member'] } });
+    const forEveryone = await add({ content: 'Berlin office opens at nine', tags: ['plans'] });
+    const ids = async (secret: string, query: string): Promise<string[]> => {
+      const res = await t.http().get(url(query)).set('authorization', auth(secret)).expect(200);
+      return (res.body as { data: MemoryBody[] }).data.map((m) => m.id);
+    };
+    // The attack: a search that matches only the owner's item answers nothing to a viewer, exactly like a miss.
+    expect(await ids(viewerSecret, '?q=layoffs%20berlin')).toEqual([]);
+    expect(await ids(viewerSecret, '?q=layoffs%20paris')).toEqual([]);
+    expect(await ids(viewerSecret, '?q=berlin')).toEqual([forEveryone.id]);
+    expect(await ids(viewerSecret, '?tag=plans')).toEqual([forEveryone.id]);
+    // A member the role rule admits sees that item too, still not the owner's.
+    expect(await ids(memberSecret, '?tag=plans')).toEqual([forMembers.id, forEveryone.id]);
+    expect(await ids(memberSecret, '?q=layoffs')).toEqual([]);
+    // Pages are cut after the rule: the first page of one is the first item the reader may see.
+    const first = await t.http().get(url('?tag=plans&limit=1')).set('authorization', auth(viewerSecret)).expect(200);
+    expect(first.body).toEqual({ data: [expect.objectContaining({ id: forEveryone.id })], next: null });
+    // Owners and admins see every item.
+    const admin = await t.http().post('/v1/members').set('authorization', auth(owner.secret)).send({ role: 'admin', name: 'A' }).expect(201);
+    const adminSecret = (admin.body as { apiKey: { secret: string } }).apiKey.secret;
+    expect(await ids(owner.secret, '?q=layoffs%20berlin')).toEqual([ownerOnly.id]);
+    expect(await ids(adminSecret, '?tag=plans')).toEqual([ownerOnly.id, forMembers.id, forEveryone.id]);
+  });
+
+  it('[IDN-08] a member the access rule excludes cannot archive, retag or delete the item: 404, and it stays as it was', async () => {
+    const ownerOnly = await add({ content: 'Salary bands for 2027', tags: ['hr'], access: { kind: 'members', ids: [owner.memberId] } });
+    const mine = await add({ content: 'M may tidy this one', tags: ['hr'], access: { kind: 'members', ids: [memberId] } });
+    // The member has bots.write, but the rule does not admit them.
+    expectDeclared(await t.http().patch(url(`/${ownerOnly.id}`)).set('authorization', auth(memberSecret)).send({ status: 'archived' }), 404, 'MemoryNotFound');
+    expectDeclared(await t.http().patch(url(`/${ownerOnly.id}`)).set('authorization', auth(memberSecret)).send({ tags: ['junk'] }), 404, 'MemoryNotFound');
+    expectDeclared(await t.http().delete(url(`/${ownerOnly.id}`)).set('authorization', auth(memberSecret)), 404, 'MemoryNotFound');
+    const [row] = await t.database.query<{ tags: string[]; status: string }>('SELECT tags, status FROM memory_items WHERE id = $1', [ownerOnly.id]);
+    expect(row).toEqual({ tags: ['hr'], status: 'active' });
+    // An item the rule admits them to they may change and delete; owners change every item.
+    await t.http().patch(url(`/${mine.id}`)).set('authorization', auth(memberSecret)).send({ tags: ['tidy'] }).expect(200);
+    await t.http().delete(url(`/${mine.id}`)).set('authorization', auth(memberSecret)).expect(200);
+    await t.http().patch(url(`/${ownerOnly.id}`)).set('authorization', auth(owner.secret)).send({ status: 'archived' }).expect(200);
   });
 
   it('keeps source links and refuses malformed input with the offending fields', async () => {

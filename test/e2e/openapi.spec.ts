@@ -18,7 +18,10 @@ interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string };
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> };
+  components: {
+    schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+    securitySchemes: Record<string, Record<string, unknown>>;
+  };
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -237,6 +240,16 @@ describe('OpenAPI document', () => {
     expect(Object.keys(orgs.body as object).sort()).toEqual(properties('GET /v1/organizations', '200'));
     const ready = await t.http().get('/readyz').expect(200);
     expect(Object.keys(ready.body as object).sort()).toEqual(properties('GET /readyz', '200'));
+  });
+
+  it('[PLAT-01] the bearer scheme describes API keys as they are: opaque values, not JWTs (no bearerFormat JWT)', async () => {
+    expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', description: expect.stringContaining('not a JWT') });
+    expect(doc.components.securitySchemes.bearer!.description).toContain('`obk_<key ID>_<secret>`');
+    // An API key as the server makes it has no JWT shape (three base64url parts split by dots), and it authenticates.
+    const { secret } = await t.createOrganization('Scheme');
+    expect(secret).toMatch(/^obk_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$/);
+    expect(secret.split('.')).toHaveLength(1);
+    await t.http().get('/v1/me').set('authorization', `Bearer ${secret}`).expect(200);
   });
 
   it('[PLAT-01] GET /docs serves the Swagger UI as HTML', async () => {

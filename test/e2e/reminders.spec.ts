@@ -120,6 +120,29 @@ describe('reminders', () => {
     return turn!;
   };
 
+  it("only the member whose Turn set a reminder, an owner or an admin may cancel it: another member gets 403 and the reminder stays pending", async () => {
+    const chat = await createChatFixture(a, { baseUrl: model.baseUrl, tools: [remind] });
+    const setter = await memberOf(chat);
+    const intruder = await memberOf(chat);
+    const setReminder = async (message: string): Promise<string> => {
+      model.enqueue(toolCallReply(`r-${message}`, 'remind', [JSON.stringify({ message, inSeconds: 86_400 })], [1, 1]), textReply(['Noted.'], [1, 1]));
+      const turn = await sendMessage(a, setter.secret, chat.chatId, `Remind me: ${message}`);
+      expect((await eventsUntilEnd(a, setter.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+      return (await reminders(a, chat)).find((r) => r.message === message)!.id;
+    };
+    const cancel = (secret: string, id: string) => a.http().delete(`/v1/reminders/${id}`).set('authorization', bearer(secret));
+
+    const first = await setReminder('Call the bank');
+    const refused = await cancel(intruder.secret, first);
+    expect({ status: refused.status, type: (refused.body as { type: string }).type }).toEqual({ status: 403, type: 'Forbidden' });
+    expect((await reminders(a, chat)).find((r) => r.id === first)).toMatchObject({ state: 'pending' });
+    expect((await cancel(setter.secret, first).expect(200)).body).toMatchObject({ id: first, state: 'cancelled' });
+
+    // The owner may cancel a member's reminder too.
+    const second = await setReminder('Renew the lease');
+    expect((await cancel(chat.secret, second).expect(200)).body).toMatchObject({ id: second, state: 'cancelled' });
+  });
+
   it("[FW-06] [IDN-02] a reminder's message posts as the member whose Turn set it: its Turn has that member's scope and identity, never the Chat owner's or a service's", async () => {
     const chat = await createChatFixture(a, { baseUrl: model.baseUrl, tools: [remind] });
     const member = await memberOf(chat);

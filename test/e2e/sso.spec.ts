@@ -1,5 +1,5 @@
 import { Controller, Get, Module, Post } from '@nestjs/common';
-import type { MemberCaller, SealedRecordId } from '@openbot/domain';
+import { ROLE_PERMISSIONS, type MemberCaller, type SealedRecordId } from '@openbot/domain';
 import { SealedRecords } from '@openbot/openbot';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { randomBytes } from 'node:crypto';
@@ -449,7 +449,8 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const hours = (Date.parse((answer.body as { expiresAt: string }).expiresAt) - Date.now()) / 3_600_000;
       expect(hours).toBeGreaterThan(7.9);
       expect(hours).toBeLessThanOrEqual(8);
-      expect(answer.headers.get('cache-control') ?? '').not.toMatch(/public/);
+      // The CSRF token is kept by no cache (decision 069).
+      expect({ cacheControl: answer.headers.get('cache-control'), nosniff: answer.headers.get('x-content-type-options') }).toEqual({ cacheControl: 'no-store', nosniff: 'nosniff' });
     });
 
     it('GET /v1/sso/session with an API key is 404 SessionNotFound: there is no session to show', async () => {
@@ -746,7 +747,106 @@ describe('single sign-on (OpenID Connect) and session cookies', () => {
       const again = (await configure({ issuer: second.issuer, clientId: second.clientId, clientSecret: second.clientSecret }, other.secret)).body as { revision: number };
       expect(again.revision).toBe(put.revision + 2);
       const audit = await t.database.query<{ action: string }>(`SELECT action FROM audit_events WHERE organization_id = $1 AND action LIKE 'sso.%' ORDER BY id`, [other.organizationId]);
-      expect(audit.map((a) => a.action)).toEqual(['sso.configured', 'sso.deleted', 'sso.configured']);
+      // Turning SSO on grants its default role again (from none): audited each time as a role grant.
+      expect(audit.map((a) => a.action)).toEqual(['sso.configured', 'sso.default-role-changed', 'sso.deleted', 'sso.configured', 'sso.default-role-changed']);
+    });
+  });
+
+  describe('[IDN-02] security: the default role is a role grant (a key scoped to sso.manage alone mints no admin)', () => {
+    // The attacker holds a key of the victim organization scoped to `sso.manage` only, and runs an OpenID provider of its own.
+    let victim: Awaited<ReturnType<TestApp['createOrganization']>>;
+    let attackerIdp: TestIdentityProvider;
+    const TRENT: TestAccount = { sub: 'trent-0006', email: 'trent@elsewhere.org', email_verified: true, name: 'Trent' };
+    const attackerConfiguration = (): Record<string, unknown> => ({
+      issuer: attackerIdp.issuer,
+      clientId: attackerIdp.clientId,
+      clientSecret: attackerIdp.clientSecret,
+      allowedDomains: ['elsewhere.org'],
+      defaultRole: 'admin',
+    });
+    const keyWith = async (scopes: string[]): Promise<string> =>
+      ((await t.http().post('/v1/api-keys').set('authorization', bearer(victim.secret)).send({ name: 'narrow key', scopes }).expect(201)).body as { secret: string }).secret;
+    const membersOf = async (account: TestAccount): Promise<Array<{ role: string }>> =>
+      t.database.query<{ role: string }>('SELECT role FROM members WHERE organization_id = $1 AND email = $2', [victim.organizationId, account.email]);
+    /** The attacker's own browser signs in at the victim organization through whatever provider its SSO names. */
+    const attackerSignsIn = async (account: TestAccount): Promise<{ landedAt: string | null; browser: TestBrowser }> => {
+      attackerIdp.signInAs(account.sub);
+      const browser = new TestBrowser();
+      const run = await browser.navigate(`${appBase}/v1/sso/${victim.organizationId}/login`, (next) => next.origin === appBase && !next.pathname.startsWith('/v1/sso/'));
+      return { landedAt: run.stoppedAt, browser };
+    };
+
+    beforeAll(async () => {
+      victim = await t.createOrganization('Victim of a narrow key');
+      attackerIdp = await startOidcProvider({ redirectUris: [callbackOf(victim.organizationId)], accounts: [MALLORY, TRENT] });
+    });
+    afterAll(async () => {
+      await attackerIdp?.close();
+    });
+
+    it('[IDN-02] PUT /v1/sso with defaultRole admin by a key scoped to sso.manage alone is 403 naming what it lacks, and the attacker’s first sign-in makes no admin', async () => {
+      const ssoOnly = await keyWith(['sso.manage']);
+      const refused = await configure(attackerConfiguration(), ssoOnly);
+      expectDeclared(refused, 403, 'Forbidden');
+      const message = (refused.body as { message: string }).message;
+      expect(message).toContain('"members.manage"');
+      expect(message).toContain('"billing.manage"');
+      expect(message).toContain('API key');
+      // Nothing was configured (no outbound request to the issuer either), so the sign-in the attack relied on has nowhere to go.
+      expect(attackerIdp.requests).toEqual([]);
+      expectDeclared(await t.http().get('/v1/sso').set('authorization', bearer(victim.secret)), 404, 'SsoNotConfigured');
+      const { browser } = await attackerSignsIn(MALLORY);
+      expect(browser.hops.map((hop) => hop.status)).toEqual([404]);
+      expect(browser.cookie(`${appBase}/v1/me`, SESSION_COOKIE)).toBeUndefined();
+      expect(await membersOf(MALLORY)).toEqual([]);
+      // No role is below the grant rule: even `viewer` needs members.manage and the viewer's permissions.
+      expectDeclared(await configure({ ...attackerConfiguration(), defaultRole: 'viewer' }, ssoOnly), 403, 'Forbidden');
+      expect(await t.database.query('SELECT 1 FROM audit_events WHERE organization_id = $1 AND action LIKE $2', [victim.organizationId, 'sso.%'])).toEqual([]);
+    });
+
+    it('[IDN-02] a key with sso.manage, members.manage and a member’s rights may set defaultRole member but not admin', async () => {
+      const memberGranter = await keyWith(['sso.manage', 'members.manage', ...ROLE_PERMISSIONS.member]);
+      const refused = await configure(attackerConfiguration(), memberGranter);
+      expectDeclared(refused, 403, 'Forbidden');
+      // Exactly the admin's permissions the key lacks are named.
+      const lacking = ROLE_PERMISSIONS.admin.filter((p) => p !== 'sso.manage' && p !== 'members.manage' && !ROLE_PERMISSIONS.member.includes(p));
+      expect((refused.body as { message: string }).message).toContain(`lacks ${lacking.map((p) => `"${p}"`).join(', ')}.`);
+      const allowed = await configure({ ...attackerConfiguration(), defaultRole: 'member' }, memberGranter);
+      expect(allowed.status).toBe(200);
+      expect(allowed.body).toMatchObject({ issuer: attackerIdp.issuer, defaultRole: 'member' });
+      const { landedAt, browser } = await attackerSignsIn(TRENT);
+      expect(landedAt).toBe(`${appBase}/v1/me`);
+      expect(((await me(browser)).body as { member: { role: string } }).member.role).toBe('member');
+      expect(await membersOf(TRENT)).toEqual([{ role: 'member' }]);
+    });
+
+    it('[IDN-02] the owner’s key may make admin the default role: the first sign-in is then an admin, and the audit log shows the grant', async () => {
+      const granted = await configure(attackerConfiguration(), victim.secret);
+      expect(granted.status).toBe(200);
+      expect(granted.body).toMatchObject({ defaultRole: 'admin' });
+      const { landedAt, browser } = await attackerSignsIn(MALLORY);
+      expect(landedAt).toBe(`${appBase}/v1/me`);
+      expect(((await me(browser)).body as { member: { role: string } }).member.role).toBe('admin');
+      expect(await membersOf(MALLORY)).toEqual([{ role: 'admin' }]);
+      const audit = (await t.http().get('/v1/audit-events?limit=200').set('authorization', bearer(victim.secret)).expect(200)).body as {
+        data: Array<{ action: string; actor: { kind: string; id: string | null }; target: { type: string; id: string }; details: Record<string, unknown> }>;
+      };
+      const grants = audit.data.filter((event) => event.action === 'sso.default-role-changed');
+      expect(grants).toEqual([
+        expect.objectContaining({ target: { type: 'sso-configuration', id: victim.organizationId }, details: expect.objectContaining({ from: null, to: 'member', issuer: attackerIdp.issuer }) }),
+        {
+          id: expect.stringMatching(UUID),
+          actor: { kind: 'member', id: victim.memberId },
+          action: 'sso.default-role-changed',
+          target: { type: 'sso-configuration', id: victim.organizationId },
+          details: { from: 'member', to: 'admin', issuer: attackerIdp.issuer, revision: (granted.body as { revision: number }).revision },
+          createdAt: expect.any(String),
+        },
+      ]);
+      // A change that keeps the role is no new grant.
+      expect((await configure({ ...attackerConfiguration(), allowedDomains: ['elsewhere.org', 'example.com'] }, victim.secret)).status).toBe(200);
+      const after = (await t.http().get('/v1/audit-events?limit=200').set('authorization', bearer(victim.secret)).expect(200)).body as { data: Array<{ action: string }> };
+      expect(after.data.filter((event) => event.action === 'sso.default-role-changed')).toHaveLength(2);
     });
   });
 

@@ -1,6 +1,7 @@
 import { newId } from '@openbot/domain';
 import { chunks, FakeOpenAiServer, heldStreamReply, statusReply, textReply } from '../fakes/fake-openai-server';
 import { MEMORY_LOCK_NAMESPACE } from '../../libs/openbot/src/memory/memory-locks';
+import { expectDeclared, issuePaths } from '../support/api-assertions';
 import { waitForExecutionState } from '../support/tool-probes';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -29,7 +30,7 @@ describe('turn memory', () => {
     const res = await t.http().post(`/v1/bots/${chat.botId}/memories`).set('authorization', auth()).send(body).expect(201);
     return (res.body as { id: string }).id;
   }
-  async function setMemory(memory: { enabled: boolean; learn: boolean }): Promise<void> {
+  async function setMemory(memory: { enabled: boolean; learn: boolean; learnAccess?: string }): Promise<void> {
     await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth()).send({ memory }).expect(200);
   }
   /** The system text of the model request at `index`. */
@@ -124,6 +125,67 @@ describe('turn memory', () => {
     const nextEvents = (await eventsUntilEnd(t, chat.secret, next.executionId)) as ExecutionEvent[];
     expect(nextEvents.find((e) => e.type === 'memory.read')!.ids).toEqual([items[0]!.id]);
     await eventsUntilEnd(t, chat.secret, nextEvents.at(-2)!.executionId!);
+  });
+
+  /** Runs a learning Turn of `secret` in `chatId` to its end and its learner to its end; answers the Turn. */
+  async function learnFrom(secret: string, chatId: string, message: string, learned: string): Promise<{ turnId: string; read: string[] }> {
+    fake.enqueue(textReply(['Noted.'], [10, 2]));
+    fake.enqueue(textReply([JSON.stringify({ memories: [{ content: learned }] })], [20, 8]));
+    const admitted = await sendMessage(t, secret, chatId, message);
+    const events = (await eventsUntilEnd(t, secret, admitted.executionId)) as ExecutionEvent[];
+    expect(events.slice(-2).map((e) => e.type)).toEqual(['memory.learning', 'execution.ended']);
+    const learning = await eventsUntilEnd(t, secret, events.at(-2)!.executionId!);
+    expect(learning.at(-1)).toMatchObject({ state: 'completed' });
+    return { turnId: admitted.turnId, read: events.find((e) => e.type === 'memory.read')?.ids ?? [] };
+  }
+  /** The access rules of the items learned from a Turn. */
+  const learnedAccess = async (turnId: string): Promise<unknown[]> =>
+    (await t.database.query<{ access: unknown }>(`SELECT access FROM memory_items WHERE sources @> $1::jsonb`, [JSON.stringify([{ type: 'turn', id: turnId }])])).map((r) => r.access);
+
+  it("[MEM-01] what a Turn teaches is its member's alone: another member's Turns do not select it and their search does not find it", async () => {
+    await setMemory({ enabled: true, learn: true });
+    const taught = await learnFrom(chat.secret, chat.chatId, 'Keep in mind: layoffs are planned in Berlin.', 'Layoffs are planned in Berlin');
+    expect(await learnedAccess(taught.turnId)).toEqual([{ kind: 'members', ids: [chat.memberId] }]);
+    // The member who taught it finds it; another member (with bots.write) neither finds, reads nor gets it in a Turn.
+    const mine = await t.http().get(`/v1/bots/${chat.botId}/memories?q=layoffs%20berlin`).set('authorization', auth()).expect(200);
+    const [item] = (mine.body as { data: Array<{ id: string }> }).data;
+    expect(item).toBeDefined();
+    const other = await addMember(t, chat.organizationId);
+    const theirs = await t.http().get(`/v1/bots/${chat.botId}/memories?q=layoffs%20berlin`).set('authorization', bearer(other.secret)).expect(200);
+    expect((theirs.body as { data: unknown[] }).data).toEqual([]);
+    expectDeclared(await t.http().get(`/v1/bots/${chat.botId}/memories/${item!.id}`).set('authorization', bearer(other.secret)), 404, 'MemoryNotFound');
+    await setMemory({ enabled: true, learn: false });
+    const otherChat = await t.http().post('/v1/chats').set('authorization', bearer(other.secret)).send({ botId: chat.botId }).expect(201);
+    fake.enqueue(textReply(['I know nothing of that.'], [10, 4]));
+    const asked = await sendMessage(t, other.secret, (otherChat.body as { id: string }).id, 'Are layoffs planned in Berlin?');
+    const events = (await eventsUntilEnd(t, other.secret, asked.executionId)) as ExecutionEvent[];
+    expect(events.find((e) => e.type === 'memory.read')!.ids).toEqual([]);
+    expect(systemText(fake.requests.length - 1)).not.toContain('Layoffs');
+    // The member who taught it gets it in their Turns.
+    fake.enqueue(textReply(['Yes.'], [10, 1]));
+    const again = await sendMessage(t, chat.secret, chat.chatId, 'Are layoffs planned in Berlin?');
+    const againEvents = (await eventsUntilEnd(t, chat.secret, again.executionId)) as ExecutionEvent[];
+    expect(againEvents.find((e) => e.type === 'memory.read')!.ids).toEqual([item!.id]);
+  });
+
+  it('[MEM-01] memory.learnAccess bot: a Turn that read only bot items teaches every Turn; one that selected a narrower item still teaches only its member', async () => {
+    const bad = await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth()).send({ memory: { enabled: true, learn: true, learnAccess: 'everyone' } });
+    expectDeclared(bad, 400, 'InvalidInput');
+    expect(issuePaths(bad)).toEqual(['memory.learnAccess']);
+    await setMemory({ enabled: true, learn: true, learnAccess: 'bot' });
+    const bot = await t.http().get(`/v1/bots/${chat.botId}`).set('authorization', auth()).expect(200);
+    expect((bot.body as { memory: unknown }).memory).toEqual({ enabled: true, learn: true, learnAccess: 'bot' });
+    const open = await learnFrom(chat.secret, chat.chatId, 'The cafeteria serves soup on Mondays.', 'The cafeteria serves soup on Mondays');
+    expect(open.read).toEqual([]);
+    expect(await learnedAccess(open.turnId)).toEqual([{ kind: 'bot' }]);
+    // The Turn selects an item only its member may read: what it teaches must not reach everyone.
+    const secret = await remember({ content: 'The Berlin office closes in March', tags: ['berlin'], access: { kind: 'members', ids: [chat.memberId] } });
+    const narrow = await learnFrom(chat.secret, chat.chatId, 'What happens to the berlin office?', 'The Berlin office will close in March');
+    expect(narrow.read).toEqual([secret]);
+    expect(await learnedAccess(narrow.turnId)).toEqual([{ kind: 'members', ids: [chat.memberId] }]);
+    const other = await addMember(t, chat.organizationId);
+    const found = await t.http().get(`/v1/bots/${chat.botId}/memories?q=berlin`).set('authorization', bearer(other.secret)).expect(200);
+    expect((found.body as { data: unknown[] }).data).toEqual([]);
   });
 
   it('[MEM-02] the learning model call runs with no memory lock held: changes go ahead while it is in flight', async () => {

@@ -184,7 +184,7 @@ describe('Vault secrets in a full Turn', () => {
     const botId = (created.body as { id: string }).id;
     expect((created.body as { tools: Array<{ headers: unknown }> }).tools[0]!.headers).toEqual({ 'X-Api-Key': null, 'X-Team': null });
     const [stored] = await t.database.query<{ record: string }>(`SELECT tools->0->>'headerSecrets' AS record FROM bots WHERE id = $1`, [botId]);
-    expect(await t.app.get(SealedRecords).get(stored!.record as SealedRecordId)).toEqual({ purpose: 'bot-tool.headers', value: { 'X-Api-Key': LITERAL, 'X-Team': 'research' } });
+    expect(await t.app.get(SealedRecords).get(stored!.record as SealedRecordId)).toEqual({ purpose: `bot-tool.headers:${new URL(tools.baseUrl).origin}`, value: { 'X-Api-Key': LITERAL, 'X-Team': 'research' } });
 
     const chat = await keep(t.http().post('/v1/chats').set('authorization', as()).send({ botId }).expect(201));
     const chatId = (chat.body as { id: string }).id;

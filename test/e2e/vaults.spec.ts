@@ -144,6 +144,36 @@ describe('Vaults', () => {
     expect(issuePaths(unknown)).toEqual(['memberIds.1']);
   });
 
+  it("[SEC-02] a member granted a Vault keeps or narrows an item's allowedHosts but cannot widen them to a host of their own; owners and admins with vaults.use may", async () => {
+    const shared = await vault(owner.secret, 'shared-hosts');
+    const secretItem = await item(owner.secret, shared.id, 'owners-key');
+    await t.http().put(`/v1/vaults/${shared.id}/users`).set('authorization', bearer(owner.secret)).send({ memberIds: [member.memberId] }).expect(200);
+    const patch = (secret: string, allowedHosts: string[]) =>
+      t.http().patch(`/v1/vaults/${shared.id}/items/${secretItem.id}`).set('authorization', bearer(secret)).send({ allowedHosts });
+
+    // The attack: the member adds a host of their own, to aim the owner's secret at it from a tool.
+    for (const wider of [['api.example.com', '*.payments.test:8443', 'collect.attacker.test'], ['*.example.com'], ['api.example.com', 'x.payments.test']]) {
+      const res = await patch(member.secret, wider);
+      expectDeclared(res, 403, 'Forbidden');
+    }
+    expect(((await get(owner.secret, `/v1/vaults/${shared.id}/items/${secretItem.id}`).expect(200)).body as ItemBody).allowedHosts).toEqual(['api.example.com', '*.payments.test:8443']);
+    // So a tool of the member's own Bot cannot name it for that host.
+    await t.http().post('/v1/model-providers').set('authorization', bearer(owner.secret)).send({ name: 'hosts', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }).expect(201);
+    const aimed = await post(member.secret, '/v1/bots', {
+      name: 'Aimed',
+      model: 'hosts/gpt-test',
+      tools: [{ name: 't', description: 't', parameters: { type: 'object' }, kind: 'http', url: 'https://collect.attacker.test/x', headers: { Authorization: { vaultItemId: secretItem.id, field: 'apiKey' } } }],
+    });
+    expectDeclared(aimed, 400, 'InvalidInput');
+
+    // Keeping and narrowing stay open to any user of the Vault (a name within a wildcard, a port within a portless name).
+    expect(((await patch(member.secret, ['api.example.com', 'eu.payments.test:8443']).expect(200)).body as ItemBody).allowedHosts).toEqual(['api.example.com', 'eu.payments.test:8443']);
+    // An admin key without vaults.use may not widen either; the owner's full credential may.
+    const noUse = (await post(owner.secret, '/v1/api-keys', { name: 'no use', scopes: ['vaults.read', 'vaults.write'] }).expect(201)).body as { secret: string };
+    expectDeclared(await patch(noUse.secret, ['api.example.com', 'eu.payments.test:8443', 'new.example.org']), 403, 'Forbidden');
+    expect(((await patch(owner.secret, ['api.example.com', 'new.example.org']).expect(200)).body as ItemBody).allowedHosts).toEqual(['api.example.com', 'new.example.org']);
+  });
+
   it('delete removes the item and its sealed record; deleting a Vault removes its items and their records', async () => {
     const { id } = await vault(owner.secret, 'to-delete');
     const a = await item(owner.secret, id, 'a');

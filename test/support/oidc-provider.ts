@@ -289,6 +289,14 @@ export class TestBrowser {
     return entry.value;
   }
 
+  /** Puts a cookie into this browser as if `url`'s server had set it (a session this browser signed in with before). */
+  put(url: string, name: string, value: string, path = '/'): void {
+    const host = new URL(url).hostname;
+    const cookies = this.jar.get(host) ?? new Map<string, { value: string; path: string; expires: number | null }>();
+    cookies.set(name, { value, path, expires: null });
+    this.jar.set(host, cookies);
+  }
+
   /** Forgets one cookie (a different browser, or a user clearing it). */
   drop(url: string, name: string): void {
     this.jar.get(new URL(url).hostname)?.delete(name);

@@ -10,6 +10,7 @@ import { memoriesCommand } from './commands/memories';
 import { filesCommand } from './commands/files';
 import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
+import { limitsCommand } from './commands/limits';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
@@ -41,6 +42,7 @@ export function buildProgram(context: Context): Command {
   orgsCommand(program, context);
   adminCommand(program, context);
   keysCommand(program, context);
+  limitsCommand(program, context);
   providersCommand(program, context);
   botsCommand(program, context);
   chatsCommand(program, context);

@@ -9,11 +9,17 @@ Commands:
   start     apply pending migrations, then serve (what npm start runs)
   serve     serve the API; never changes the schema (waits on /readyz until migrated)
   migrate   apply pending migrations and exit (holds an advisory lock)
+  rekey     seal every record again under OPENBOT_MASTER_KEY and rebuild memory word indexes,
+            batch by batch (resumable, safe to run again); says when an old key may be dropped
 `;
+
+const COMMANDS = ['start', 'serve', 'migrate', 'rekey'] as const;
+type Command = (typeof COMMANDS)[number];
+const isCommand = (value: string | undefined): value is Command => (COMMANDS as readonly (string | undefined)[]).includes(value);
 
 async function main(argv: readonly string[]): Promise<number> {
   const command = argv[0];
-  if (command !== 'start' && command !== 'serve' && command !== 'migrate') {
+  if (!isCommand(command)) {
     process.stdout.write(USAGE);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   }

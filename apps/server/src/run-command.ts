@@ -1,5 +1,6 @@
 import { createHttpApp } from '@openbot/api';
-import { createDataSource, MetricsServer, migrate, resolveSecrets, type Config, type RuntimeConfig } from '@openbot/openbot';
+import { createDataSource, MetricsServer, migrate, rekey, resolveSecrets, type Config, type RuntimeConfig } from '@openbot/openbot';
+import { Pool } from 'pg';
 import { MIGRATIONS } from '../../../migrations';
 import { openDatabase, type Database } from './database';
 import { lockDataDir } from './instance-lock';
@@ -7,10 +8,10 @@ import { lockDataDir } from './instance-lock';
 type Cleanup = () => Promise<void> | void;
 
 /**
- * What `start`, `serve` and `migrate` do once the configuration is valid. main.ts loads this
+ * What `start`, `serve`, `migrate` and `rekey` do once the configuration is valid. main.ts loads this
  * module (and with it the whole server) only then: see there.
  */
-export async function runCommand(command: 'start' | 'serve' | 'migrate', config: Config): Promise<number> {
+export async function runCommand(command: 'start' | 'serve' | 'migrate' | 'rekey', config: Config): Promise<number> {
   const cleanups: Cleanup[] = [];
   const cleanup = async (): Promise<void> => {
     for (const step of cleanups.reverse().splice(0)) await step();
@@ -23,6 +24,11 @@ export async function runCommand(command: 'start' | 'serve' | 'migrate', config:
     if (command === 'migrate') {
       await cleanup();
       return 0;
+    }
+    if (command === 'rekey') {
+      const code = await runRekey(config, database);
+      await cleanup();
+      return code;
     }
     return await serve(config, database, cleanups, cleanup);
   } catch (error) {
@@ -39,6 +45,22 @@ async function runMigrations(database: Database): Promise<void> {
     process.stderr.write(applied.length > 0 ? `openbot: applied migrations: ${applied.join(', ')}\n` : 'openbot: schema is up to date\n');
   } finally {
     await dataSource.destroy();
+  }
+}
+
+/**
+ * `openbot rekey` (decision 071): every sealed record under OPENBOT_MASTER_KEY, memory word
+ * indexes rebuilt under it; progress on stderr. Exit 0 when nothing is left under another key
+ * (every old key may then be dropped), 1 otherwise (run it again, or a key is missing).
+ */
+async function runRekey(config: Config, database: Database): Promise<number> {
+  const secrets = await resolveSecrets(config);
+  const pool = new Pool({ connectionString: database.url, max: 2 });
+  try {
+    const report = await rekey({ pool, masterKey: secrets.masterKey, oldMasterKeys: config.oldMasterKeys, log: (line) => process.stderr.write(`openbot rekey: ${line}\n`) });
+    return report.remaining.size === 0 ? 0 : 1;
+  } finally {
+    await pool.end();
   }
 }
 

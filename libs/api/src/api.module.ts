@@ -29,8 +29,9 @@ import { RouteIndex } from './errors/route-index';
 import { UnsavedFailures } from './errors/unsaved-failures';
 import { HealthController } from './health/health.controller';
 import { MeController } from './me/me.controller';
+import { LimitsController } from './limits/limits.controller';
 import { ModelProvidersController } from './model-providers/model-providers.controller';
-import { ConnectionAuthorizationController, OAuthCallbackController } from './app-oauth/app-oauth.controller';
+import { AppAuthorizationController, ConnectionAuthorizationController, OAuthCallbackController } from './app-oauth/app-oauth.controller';
 import { AppsController, ConnectionsController } from './apps/apps.controller';
 import { AppIndexController, AppProofsController } from './app-catalog/app-catalog.controller';
 import { ViewsController } from './apps/views.controller';
@@ -40,7 +41,7 @@ import { inputValidationPipe } from './validation/input-validation.pipe';
 
 /** The public HTTP API: controllers only dispatch to the command and query buses. */
 @Module({
-  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, AppProofsController, AppIndexController, ConnectionAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController, RetentionController],
+  controllers: [HealthController, OrganizationsController, ApiKeysController, MeController, ExecutionsController, ApprovalsController, StuckExecutionsController, ModelProvidersController, AppsController, ConnectionsController, AppProofsController, AppIndexController, ConnectionAuthorizationController, AppAuthorizationController, OAuthCallbackController, ViewsController, BotsController, ChatsController, ChatMessagesController, UsageController, PricesController, CreditsController, BudgetsController, RateLimitsController, PlatformBillingController, MembersController, AuditController, SsoController, SsoLoginController, VaultsController, RemindersController, MemoriesController, FilesController, RetentionController, LimitsController],
   providers: [
     ErrorBoundaryFilter,
     UnsavedFailures,

@@ -12,6 +12,7 @@ import pinoPretty from 'pino-pretty';
 import { ApiModule } from './api.module';
 import { classifyError } from './errors/classify-error';
 import { RouteIndex } from './errors/route-index';
+import { addSecurityHeaders, securityHeaders, type HeaderReply } from './security-headers';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi';
 import { installRequestTimeouts } from './request-timeouts';
 
@@ -25,7 +26,7 @@ export interface HttpAppOptions {
 }
 
 /** The part of Fastify's reply a router-level error answer uses (two Fastify type copies are installed). */
-interface FrameworkErrorReply {
+interface FrameworkErrorReply extends HeaderReply {
   code(statusCode: number): unknown;
   headers(values: Record<string, string>): unknown;
   send(payload?: unknown): unknown;
@@ -65,6 +66,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
       if (decision.kind !== 'declared') return void reply.send(error);
       reply.code(decision.status);
       reply.headers(decision.headers ?? {});
+      // The router answers before any hook runs: the headers of every answer are set here (decision 069).
+      addSecurityHeaders(reply);
       reply.send(decision.body);
     },
   });
@@ -74,6 +77,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
     void reply.header('x-request-id', request.id);
     done();
   });
+  // nosniff, no-store and frame-ancestors on every answer unless a route sets its own (decision 069).
+  fastify.addHook('onSend', securityHeaders);
   // Multipart bodies belong to the file upload alone: anywhere else they are 415 like any non-JSON body.
   fastify.addHook('onRequest', (request, reply, done) => {
     const type = request.headers['content-type'];

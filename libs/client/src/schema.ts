@@ -47,7 +47,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key acting as the calling member; the secret is shown once
-         * @description The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). Without `scopes`: a session or an unscoped key makes an unscoped key (the member's whole role, following later role changes); a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400.
+         * @description The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). Without `scopes`: a session or an unscoped key makes an unscoped key (the member's whole role, following later role changes); a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400. The organization's live keys are limited (`GET /v1/limits`, `apiKeys`): past it, 409 LimitReached.
          */
         post: operations["ApiKeys_create"];
         delete?: never;
@@ -101,8 +101,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's approvals, newest first
-         * @description Tool calls that waited or wait for a decision. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.
+         * The approvals the caller may decide, newest first
+         * @description The caller's inbox: tool calls that waited or wait for a decision the caller may make (see the decision route: the Turn's member, owners, admins and the tool's `approvers`, never a Turn with rights wider than the caller's), filtered in the query. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.
          */
         get: operations["Approvals_list"];
         put?: never;
@@ -120,7 +120,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One approval */
+        /**
+         * One approval
+         * @description Any approval of the organization, also one the caller may not decide.
+         */
         get: operations["Approvals_get"];
         put?: never;
         post?: never;
@@ -141,7 +144,7 @@ export interface paths {
         put?: never;
         /**
          * Approve or deny a pending tool call
-         * @description The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent.
+         * @description The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent. Who may decide: the member whose message started the Turn, owners and admins, and the roles and members the tool's `approvers` names; with `approvers.secondPerson` the Turn's own member may not. Nobody decides a call of a Turn that runs with wider rights than their own (a permission of the Turn the caller's role and key scopes lack, or a Vault the Turn's member may use and the caller may not). Anyone else of the organization gets 403 `Forbidden` with a message naming why; nothing changes.
          */
         post: operations["Approvals_decide"];
         delete?: never;
@@ -220,7 +223,7 @@ export interface paths {
         put?: never;
         /**
          * Start a developer test of the App (an execution, DEVT-01)
-         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`) until the developer signs in through the registration’s callback, then it connects again with that grant.
+         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.
          */
         post: operations["AppProofs_startTest"];
         delete?: never;
@@ -388,7 +391,10 @@ export interface paths {
         delete: operations["Bots_delete"];
         options?: never;
         head?: never;
-        /** Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set */
+        /**
+         * Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set
+         * @description A literal header sent back as `null` keeps its saved value only while the tool keeps its kind and URL origin: moving a tool to another scheme, host or port, or to another kind, without giving the value again is 400 on `tools.<n>.headers.<name>`.
+         */
         patch: operations["Bots_update"];
         trace?: never;
     };
@@ -401,7 +407,7 @@ export interface paths {
         };
         /**
          * A page of a Bot's memory items, without content
-         * @description Oldest first. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.
+         * @description Oldest first, only the items whose `access` admits the caller (owners and admins: every item); the rule is part of the query, so neither the page nor `q` says anything of an item it excludes. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.
          */
         get: operations["Memories_list"];
         put?: never;
@@ -425,18 +431,21 @@ export interface paths {
         };
         /**
          * One memory item with its content
-         * @description Only members its access rule admits, and owners and admins, read the content: anyone else gets 403.
+         * @description Only members its access rule admits, and owners and admins, find the item: for anyone else it is 404, as an unknown ID.
          */
         get: operations["Memories_get"];
         put?: never;
         post?: never;
-        /** Delete a memory item; answers 200 with it, without content */
+        /**
+         * Delete a memory item; answers 200 with it, without content
+         * @description An item whose access rule excludes the caller (not an owner or admin) is 404.
+         */
         delete: operations["Memories_remove"];
         options?: never;
         head?: never;
         /**
          * Change a memory item's tags or status
-         * @description The sealed content stays byte-identical. Answers the item without content.
+         * @description The sealed content stays byte-identical. Answers the item without content. An item whose access rule excludes the caller (not an owner or admin) is 404.
          */
         patch: operations["Memories_update"];
         trace?: never;
@@ -628,8 +637,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start OAuth authorization of a connection: answers the URL to open in a browser
-         * @description Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
+         * Start OAuth authorization of a connection: answers the URL to open, bound to you
+         * @description The browser leg belongs to the member who asks (decision 066): from a signed-in browser session the answer is OpenBot’s start URL, which binds that browser; with a `loopbackRedirect` (required with an API key) it is the authorization server’s URL, whose answer reaches your listener, and you post it to `POST /v1/oauth/authorizations/complete`. A link forwarded to anyone else does nothing. `prompt=consent` is always sent. Sign-in preparation runs as an execution through the call log: the server’s 401 challenge, its protected-resource metadata (RFC 9728), the authorization server’s metadata with its issuer checked (RFC 8414); a server without PKCE S256 is refused (409 AppAuthorizationRefused). The OAuth client is the issuer’s pre-registered one, else a Client ID Metadata Document (when the server advertises `client_id_metadata_document_supported` and the public URL is https), else one registered dynamically (RFC 7591); OpenBot makes one of the last two once per issuer. An organization connection needs apps.manage; a member connection gets its member’s own grant. 503 when the authorization server cannot be reached.
          */
         post: operations["ConnectionAuthorization_authorize"];
         delete?: never;
@@ -968,6 +977,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's limits and its use of them
+         * @description What one organization may hold or run at once, set by the operator (docs/operating.md "Per-organization limits"). A request past a limit answers 409 LimitReached (what it holds: `apiKeys`, `fileBytes`, `memoryItems`) or 429 RateLimited with Retry-After (what frees by itself: `streams`, `queuedTurnsPerChat`, `runningTurns`), the `limit` field naming it.
+         */
+        get: operations["Limits_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -1069,6 +1098,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/authorizations/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a loopback-bound App sign-in with what your listener received
+         * @description Only the member who started it completes it; another organization’s state is 400 like an unknown one. The checks of the callback apply (unused, unexpired state; RFC 9207 `iss`); the code exchange runs as an execution and the answer shows the connection (or developer test) as it left it.
+         */
+        post: operations["AppAuthorization_complete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorizations/{id}/loopback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bind an App sign-in (a connection’s or a developer test’s) to a listener on your machine; answers the authorization server’s URL
+         * @description For a member who works with API keys (RFC 8252 loopback): the callback relays the authorization server’s answer to the listener without using it; post it to `POST /v1/oauth/authorizations/complete`. Only the member who started the authorization binds it: another member is 403, another organization’s authorization 404.
+         */
+        post: operations["AppAuthorization_loopback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorizations/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open an App sign-in in your own signed-in browser: binds this browser, then goes to the authorization server
+         * @description Only the browser session of the member who started the authorization opens it: another member is 403, another organization’s authorization 404, an API key 403 (use a loopback listener). Sets an HttpOnly, SameSite=Lax binding cookie whose Path is the registration’s callback; the callback refuses the answer without it (403), so a link forwarded to someone else does nothing.
+         */
+        get: operations["AppAuthorization_start"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/{registrationId}/callback": {
         parameters: {
             query?: never;
@@ -1078,7 +1167,7 @@ export interface paths {
         };
         /**
          * The authorization server’s redirect back after a connection’s authorization (one callback per issuer and OAuth client)
-         * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 there with `connectionId` and `state` added.
+         * @description A state issued for another registration is refused (400) before its code is sent anywhere: the mix-up defence. The authorization must be bound to its member (decision 066): a browser-bound one needs the binding cookie its start URL set (403 otherwise, and it stays usable in the right browser); a loopback-bound one is a 303 to its listener with the answer, nothing used; an unbound one is 403. A used or expired state is 400; an `iss` that is not the registration’s issuer, or a missing one when the server advertises it (RFC 9207), is 401. The code exchange runs as an execution; the answer shows the connection `ready`, or not, with the reason. With a `returnTo` on the authorization, it is a 303 to exactly that validated path with `connectionId` and `state` added.
          */
         get: operations["OAuthCallback_callback"];
         put?: never;
@@ -1201,7 +1290,7 @@ export interface paths {
         put?: never;
         /**
          * Grant (positive) or adjust (negative) an organization's credits (platform administrator)
-         * @description One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict.
+         * @description One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s: from then on only versions set here (or the operator’s default price) price its calls, never one the organization set before, and a model without one answers 402 ModelNotPriced. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict. The entry is recorded in the organization’s audit log (`credits.granted` or `credits.adjusted`).
          */
         post: operations["PlatformBilling_grant"];
         delete?: never;
@@ -1220,7 +1309,7 @@ export interface paths {
         get?: never;
         /**
          * Add a price version for one of an organization's models (platform administrator)
-         * @description Same body and rules as `PUT /v1/prices/{model}`.
+         * @description Same body and rules as `PUT /v1/prices/{model}`. The version is the platform’s (`setBy: "platform"`): once the organization has credits, only such versions price its calls. Recorded in the organization’s audit log (`price.set`).
          */
         put: operations["PlatformBilling_setPrice"];
         post?: never;
@@ -1257,7 +1346,7 @@ export interface paths {
         get?: never;
         /**
          * Add a price version for a model
-         * @description A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0. Once the organization has credits its prices are the platform’s: this route answers 403 and the administrator uses `PUT /v1/platform/organizations/{id}/prices/{model}`.
+         * @description A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0, as long as the organization has no credits. Once it has credits its prices are the platform’s: this route answers 403, the administrator uses `PUT /v1/platform/organizations/{id}/prices/{model}`, and versions set here (`setBy: "organization"`, also earlier ones) no longer price its calls. Recorded in the audit log (`price.set`).
          */
         put: operations["Prices_set"];
         post?: never;
@@ -1338,7 +1427,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a reminder
-         * @description A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is.
+         * @description A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is. Only the member whose Turn set it, an owner or an admin may cancel it: anyone else of the organization gets 403 `Forbidden`, another organization 404.
          */
         delete: operations["Reminders_cancel"];
         options?: never;
@@ -1378,7 +1467,7 @@ export interface paths {
         get: operations["Sso_get"];
         /**
          * Configure OpenID Connect sign-in for the organization (creates or replaces it); the client secret is stored sealed and never returned
-         * @description The issuer must pass the egress policy (400 on `issuer`); its endpoints are discovered at each login. Register `redirectUri` at the provider. Every change raises `revision`.
+         * @description The issuer must pass the egress policy (400 on `issuer`); its endpoints are discovered at each login. Register `redirectUri` at the provider. Every change raises `revision`. `defaultRole` goes to everyone the provider signs in for the first time, so setting it is a role grant: besides `sso.manage`, the credential needs `members.manage` and every permission of that role (a key narrowed by scopes included), else 403 naming what it lacks. A new default role is audited as `sso.default-role-changed` (`from`, `to`).
          */
         put: operations["Sso_configure"];
         post?: never;
@@ -1537,8 +1626,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Release what an unknown usage record keeps reserved on budgets and credits (owners and admins)
-         * @description The record stays unknown with its estimate; a late result still settles it once. A confirmed record answers 409 UsageSettled.
+         * Settle an unknown usage record at its reservation (owners and admins)
+         * @description Its provider will never report: the reservation it keeps on budgets and credits is charged instead (its `costMicros`, and a credits charge when the organization has credits), so releasing never makes a call free. The record stays unknown with its estimate; a late result still fills in its tokens once, but its cost stays what was charged. Releasing again answers the same; a confirmed record answers 409 UsageSettled. Recorded in the audit log (`usage.released`).
          */
         post: operations["Usage_release"];
         delete?: never;
@@ -1634,7 +1723,7 @@ export interface paths {
         head?: never;
         /**
          * Rename an item or change its allowed hosts
-         * @description Needs `vaults.use` on this Vault (owners and admins hold it on every Vault; members on the Vaults that grant it to them): 403 otherwise. The ID stays, and so every reference to the item.
+         * @description Needs `vaults.use` on this Vault (owners and admins hold it on every Vault; members on the Vaults that grant it to them): 403 otherwise. The ID stays, and so every reference to the item. Keeping or narrowing `allowedHosts` is open to every user of the Vault; adding a host the item did not admit (a new name, a wider wildcard, a port beyond the one named) needs owners or admins with `vaults.use` (403 otherwise).
          */
         patch: operations["Vaults_updateItem"];
         trace?: never;
@@ -1649,7 +1738,7 @@ export interface paths {
         get?: never;
         /**
          * Set the members granted `vaults.use` on this Vault
-         * @description Owners and admins only (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`.
+         * @description Owners and admins only, with `vaults.use` in the calling credential: a credential never grants a right it lacks (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`. Grants and revocations are audited (`vault.users-changed`).
          */
         put: operations["Vaults_setUsers"];
         post?: never;
@@ -1835,6 +1924,14 @@ export interface components {
             /** @description Continues with older approvals */
             next: string | null;
         };
+        ApproversBody: {
+            /** @description Roles whose members may decide, besides owners and admins */
+            roles?: ("owner" | "admin" | "member")[];
+            /** @description Members of the organization who may decide (400 on an unknown one) */
+            members?: string[];
+            /** @description true: the member whose message started the Turn cannot decide; another approver must (absent: false) */
+            secondPerson?: boolean;
+        };
         AuditActorBody: {
             /** @enum {string} */
             kind: "member" | "service" | "platform-admin" | "sso";
@@ -1889,8 +1986,18 @@ export interface components {
             executionId: string | null;
         };
         AuthorizationUrlBody: {
-            /** @description Open it in a browser: the authorization server’s authorization endpoint with PKCE S256, a state valid once for 10 minutes, the RFC 8707 `resource` and the scope. It redirects to `GET /v1/oauth/{registrationId}/callback`. */
+            /**
+             * Format: uuid
+             * @description The authorization request: valid once, for 10 minutes, for the member who asked only
+             */
+            authorizationId: string;
+            /** @description The URL to open. `browser`: OpenBot’s start URL, `GET /v1/oauth/authorizations/{id}/start`, to open in your own signed-in browser; it binds that browser and goes on to the authorization server. `loopback`: the authorization server’s authorization endpoint (PKCE S256, state, the RFC 8707 `resource`, the scope, `prompt=consent`), which returns to `GET /v1/oauth/{registrationId}/callback` and from there to your listener. */
             authorizationUrl: string;
+            /**
+             * @description How the browser leg is bound to you: your signed-in browser, or your loopback listener
+             * @enum {string}
+             */
+            binding: "browser" | "loopback";
             /**
              * Format: uuid
              * @description The sign-in preparation (discovery and registration) that ran as an execution
@@ -1899,16 +2006,28 @@ export interface components {
         };
         AuthorizeConnectionRequest: {
             /**
-             * @description A path of this server (one leading `/`) to send the browser to after the callback, with `connectionId` and `state` added to its query
+             * @description A path of this server to send the browser to after the callback, with `connectionId` and `state` added to its query. The rules of SSO’s `returnTo`: one leading `/`, never `//` or a backslash, no control characters, and it must resolve on this server; anything else is 400.
              * @example /settings/apps
              */
             returnTo?: string;
+            /**
+             * @description A listener on your own machine (RFC 8252 loopback: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`). The callback relays the authorization server’s answer there without using it; you then post it with your own credential to `POST /v1/oauth/authorizations/complete`. Required with an API key: a key has no browser to bind (decision 066). The CLI’s `connections authorize` does all of it.
+             * @example http://127.0.0.1:53682/callback
+             */
+            loopbackRedirect?: string;
         };
         BilledToBody: {
             /** @enum {string} */
             kind: "member" | "service";
             /** Format: uuid */
             id: string;
+        };
+        BindLoopbackRequest: {
+            /**
+             * @description A listener on your own machine: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`
+             * @example http://127.0.0.1:53682/callback
+             */
+            redirect: string;
         };
         BotBody: {
             /** Format: uuid */
@@ -1920,8 +2039,8 @@ export interface components {
             tools: components["schemas"]["BotToolBody"][];
             /** @description The Turn limits, defaults filled in for those not set */
             limits: components["schemas"]["BotLimitsBody"];
-            /** @description Memory switches: `enabled` selects context from memory, `learn` learns after each Turn */
-            memory: components["schemas"]["BotMemoryInput"];
+            /** @description Memory switches: `enabled` selects context from memory, `learn` learns after each Turn, stored for `learnAccess` */
+            memory: components["schemas"]["BotMemoryBody"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1959,11 +2078,29 @@ export interface components {
              */
             maxCostMicros: number | null;
         };
+        BotMemoryBody: {
+            /** @description Turns select context from the Bot's memory and emit `memory.read` */
+            enabled: boolean;
+            /** @description After a Turn ends, a learning execution may add items */
+            learn: boolean;
+            /**
+             * @description Who reads what a Turn teaches. `member` (the default): the Turn's member alone (`access: { kind: "members", ids: [member] }`). `bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member's alone.
+             * @default member
+             * @enum {string}
+             */
+            learnAccess: "member" | "bot";
+        };
         BotMemoryInput: {
             /** @description Turns select context from the Bot's memory and emit `memory.read` */
             enabled: boolean;
             /** @description After a Turn ends, a learning execution may add items */
             learn: boolean;
+            /**
+             * @description Who reads what a Turn teaches. `member` (the default): the Turn's member alone (`access: { kind: "members", ids: [member] }`). `bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member's alone.
+             * @default member
+             * @enum {string}
+             */
+            learnAccess: "member" | "bot";
         };
         BotPage: {
             data: components["schemas"]["BotBody"][];
@@ -2011,6 +2148,8 @@ export interface components {
             approval?: Record<string, never>;
             /** @description When given: seconds until a pending approval expires */
             approvalExpiresInSeconds?: number;
+            /** @description When given: who may decide besides the Turn's member, owners and admins */
+            approvers?: components["schemas"]["ApproversBody"];
         };
         BotToolInput: {
             /**
@@ -2059,7 +2198,7 @@ export interface components {
              */
             retry?: "safe" | "unsafe";
             /**
-             * @description `http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; `null` given back keeps the value saved for that header of the tool of the same name.
+             * @description `http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` needs `vaults.use` on its Vault and the tool's host in the item's `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; `null` given back keeps the value saved for that header of the tool of the same name, only while the tool's kind and URL origin (scheme, host and port) stay the same: a change of either without the value again is 400 on `tools.<n>.headers.<name>` (a saved value goes only to the origin it was saved for; the URL's path may change). Every change of a tool's URL or headers is audited (`bot.tools-changed`, header names only).
              * @example {
              *       "authorization": {
              *         "vaultItemId": "0190c3f0-1234-7abc-8def-0123456789ab",
@@ -2083,6 +2222,8 @@ export interface components {
             };
             /** @description A pending approval of this tool becomes `expired` after this many seconds; none by default */
             approvalExpiresInSeconds?: number;
+            /** @description Who may decide this tool's calls. By default the member whose message started the Turn, owners and admins; `roles` and `members` name more approvers, and `secondPerson: true` asks for someone other than the Turn's own member (who then cannot decide it). Whatever this names, nobody decides a call of a Turn that runs with rights wider than their own (the Turn's role and key scopes, its Vaults): they get 403 */
+            approvers?: components["schemas"]["ApproversBody"];
         };
         BudgetBody: {
             /** Format: uuid */
@@ -2217,6 +2358,16 @@ export interface components {
             /** @enum {string} */
             application_type: "web";
         };
+        CompleteAuthorizationRequest: {
+            /** @description The `state` your listener received */
+            state: string;
+            /** @description The `code` your listener received */
+            code?: string;
+            /** @description The `iss` your listener received (RFC 9207), when there was one */
+            iss?: string;
+            /** @description The `error` your listener received instead of a code */
+            error?: string;
+        };
         ConfigureSsoRequest: {
             /**
              * @description The OpenID provider’s issuer identifier, exactly as its ID tokens carry it; its endpoints are discovered from `<issuer>/.well-known/openid-configuration` at each login. Must pass the egress policy.
@@ -2235,7 +2386,7 @@ export interface components {
              */
             allowedDomains: string[];
             /**
-             * @description The role of a member created at first sign-in
+             * @description The role of a member created at first sign-in; the credential setting it needs `members.manage` and every permission of the role (403 otherwise)
              * @enum {string}
              */
             defaultRole: "member" | "viewer" | "admin";
@@ -2564,7 +2715,7 @@ export interface components {
             headers: {
                 [key: string]: unknown;
             };
-            /** @description While `needs_authorization`: where the developer signs in (shown to the member who started the test only) */
+            /** @description While `needs_authorization`: OpenBot’s start URL of the developer’s sign-in, bound to them (decision 066): open it in your signed-in browser, or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only. */
             authorizationUrl: string | null;
         };
         DeveloperTestDeletedBody: {
@@ -2729,6 +2880,33 @@ export interface components {
             message: string;
             issues: components["schemas"]["InputIssueBody"][];
         };
+        LimitReachedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "LimitReached";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * @description The organization limit reached (`GET /v1/limits`)
+             * @enum {string}
+             */
+            limit: "apiKeys" | "streams" | "queuedTurnsPerChat" | "toolCallsPerStep" | "runningTurns" | "fileBytes" | "memoryItems";
+            /** @description The limit's value */
+            value: number;
+        };
+        LimitStandingBody: {
+            /** @description The limit the operator set (the same for every organization) */
+            limit: number;
+            /** @description How much the organization uses now; null where nothing is held between requests */
+            used: number | null;
+        };
+        LoopbackAuthorizationBody: {
+            /** @description The authorization server’s URL to open in any browser; its answer comes back to your listener through OpenBot’s callback */
+            authorizationUrl: string;
+        };
         MeApiKey: {
             /** Format: uuid */
             id: string;
@@ -2873,6 +3051,18 @@ export interface components {
             data: components["schemas"]["MessageBody"][];
             next: string | null;
         };
+        ModelNotPricedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "ModelNotPriced";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /** @description The model (`<provider>/<model id>`) the platform has not priced for this organization, which spends platform credits */
+            model: string;
+        };
         ModelProviderBody: {
             /** Format: uuid */
             id: string;
@@ -2929,6 +3119,22 @@ export interface components {
             id: string;
             name: string;
         };
+        OrganizationLimitsBody: {
+            /** @description Live (unrevoked, unexpired) API keys. Past it: 409 LimitReached */
+            apiKeys: components["schemas"]["LimitStandingBody"];
+            /** @description Open event streams (SSE, waiting long polls) of all credentials together. Past it: 429 RateLimited */
+            streams: components["schemas"]["LimitStandingBody"];
+            /** @description Turns waiting behind the advancing one, per Chat; `used` is the most in any one Chat. Past it: 429 RateLimited */
+            queuedTurnsPerChat: components["schemas"]["LimitStandingBody"];
+            /** @description Tool calls run per model step; the calls past it get an error result naming the limit, and the step proceeds. `used` is null */
+            toolCallsPerStep: components["schemas"]["LimitStandingBody"];
+            /** @description Turns running at once across the organization's Chats (tasks included); a message that would start another: 429 RateLimited */
+            runningTurns: components["schemas"]["LimitStandingBody"];
+            /** @description Bytes of stored files. An upload that does not fit: 409 LimitReached */
+            fileBytes: components["schemas"]["LimitStandingBody"];
+            /** @description Memory items of all the organization's Bots. Past it: 409 LimitReached (the learner stores only what fits) */
+            memoryItems: components["schemas"]["LimitStandingBody"];
+        };
         OrganizationListItem: {
             /** Format: uuid */
             id: string;
@@ -2939,6 +3145,21 @@ export interface components {
         OrganizationPage: {
             data: components["schemas"]["OrganizationListItem"][];
             next: string | null;
+        };
+        OrganizationRateLimitedBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "RateLimited";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * @description The organization limit that refused (`GET /v1/limits`); absent for the other rate limits
+             * @enum {string}
+             */
+            limit?: "apiKeys" | "streams" | "queuedTurnsPerChat" | "toolCallsPerStep" | "runningTurns" | "fileBytes" | "memoryItems";
         };
         OwnerMemberBody: {
             /** Format: uuid */
@@ -2992,6 +3213,11 @@ export interface components {
             cachedInputPerMillionMicros: number;
             /** Format: date-time */
             effectiveFrom: string;
+            /**
+             * @description Who set the version: the organization, the platform administrator, or the operator’s default price (`OPENBOT_DEFAULT_PRICE`, written when it first priced a call). Once the organization has credits only `platform` and `default` versions price its calls.
+             * @enum {string}
+             */
+            setBy: "organization" | "platform" | "default";
             /** Format: date-time */
             createdAt: string;
         };
@@ -3337,7 +3563,7 @@ export interface components {
             estimatedInputTokens: number | null;
             /** @description The part of `inputTokens` read from a cache; null when not reported */
             cachedInputTokens: number | null;
-            /** @description Micros, computed once at the price in force when the call started; null while the usage is unknown */
+            /** @description Micros, computed once at the price in force when the call started; null while the usage is unknown, unless an owner released it: then its reservation, charged */
             costMicros: number | null;
             /**
              * Format: uuid
@@ -3346,7 +3572,7 @@ export interface components {
             priceId: string | null;
             /**
              * Format: date-time
-             * @description When an owner or admin released what this unknown record kept reserved
+             * @description When an owner or admin released this unknown record, charging what it kept reserved
              */
             releasedAt: string | null;
             /** @description The billing identity of the call */
@@ -3359,6 +3585,8 @@ export interface components {
             id: string;
             /** Format: date-time */
             releasedAt: string;
+            /** @description What the release charged, in micros: the reservation the record kept, now its cost (posted as a credits charge when the organization has credits) */
+            costMicros: number;
         };
         UsageSummaryBody: {
             data: components["schemas"]["UsageSummaryRowBody"][];
@@ -3371,7 +3599,7 @@ export interface components {
             outputTokens: number;
             /** @description The sum of known costs in micros */
             costMicros: number;
-            /** @description Calls whose usage is unknown (their cost is not in costMicros) */
+            /** @description Calls whose usage is unknown (their cost is not in costMicros, unless released: then their charged reservation is) */
             unknownCalls: number;
         };
         VaultBody: {
@@ -3645,6 +3873,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description LimitReached: the organization's `apiKeys` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
@@ -5878,6 +6115,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description LimitReached: the organization's `memoryItems` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
+                };
+            };
             /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
@@ -6925,13 +7171,13 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left */
+            /** @description BudgetExceeded: a budget (`budgetId`) or the credits (`budgetId` null) have nothing left; ModelNotPriced: the organization spends platform credits and its model (`model`) has no platform price */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BudgetExceededBody"];
+                    "application/json": components["schemas"]["BudgetExceededBody"] | components["schemas"]["ModelNotPricedBody"];
                 };
             };
             /** @description Forbidden: this credential may not use this route */
@@ -6961,7 +7207,9 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
+             *
+             *     RateLimited: a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6969,7 +7217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
@@ -8378,9 +8626,9 @@ export interface operations {
                     "text/event-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many open event streams for this API key or session, or on this node; retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
              *
-             *     RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+             *     RateLimited: too many open event streams for this API key or session, for the organization (`streams`), or on this node; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8388,8 +8636,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeclaredErrorBody"];
-                    "text/event-stream": components["schemas"]["DeclaredErrorBody"];
+                    "application/json": components["schemas"]["OrganizationRateLimitedBody"];
+                    "text/event-stream": components["schemas"]["OrganizationRateLimitedBody"];
                 };
             };
             /** @description RequestFailed (category internal); see the openbot-error-id header */
@@ -8790,6 +9038,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
+            /** @description LimitReached: the organization's `fileBytes` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
+                };
+            };
             /** @description PayloadTooLarge: the file is larger than `OPENBOT_FILE_MAX_BYTES` */
             413: {
                 headers: {
@@ -9069,6 +9326,72 @@ export interface operations {
             };
         };
     };
+    Limits_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationLimitsBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     Me_me: {
         parameters: {
             query?: never;
@@ -9260,6 +9583,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description LimitReached: the organization's `apiKeys` limit (GET /v1/limits) has no room left */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
@@ -9800,6 +10132,260 @@ export interface operations {
             };
         };
     };
+    AppAuthorization_complete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteAuthorizationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationOutcomeBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    AppAuthorization_loopback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BindLoopbackRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoopbackAuthorizationBody"];
+                };
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
+    AppAuthorization_start: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the authorization server; sets the binding cookie */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description InvalidInput: the offending fields are listed in `issues` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidInputBody"];
+                };
+            };
+            /** @description Unauthenticated: missing, unknown, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description `<Resource>NotFound`: unknown, malformed, or another organization’s ID */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description RequestFailed (category internal); see the openbot-error-id header */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+            /** @description RequestFailed (category unavailable): a dependency is down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestFailedBody"];
+                };
+            };
+        };
+    };
     OAuthCallback_callback: {
         parameters: {
             query: {
@@ -9826,7 +10412,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationOutcomeBody"];
                 };
             };
-            /** @description To `returnTo`, with `connectionId` and `state` in its query */
+            /** @description To `returnTo`, with `connectionId` and `state` in its query; or, for a loopback-bound authorization, to its listener with the answer */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -9844,6 +10430,15 @@ export interface operations {
             };
             /** @description Unauthenticated: missing, unknown, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description Forbidden: this credential may not use this route */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -143,6 +143,20 @@ export function identityAllows(identity: ExecutionIdentity, permission: Permissi
   return identity.limits.permissions.includes(permission);
 }
 
+/**
+ * The permissions a stored identity allows (its limits), or null when there is none or it is
+ * malformed: the caller then assumes nothing narrower than the actor's role (decision 075).
+ */
+export function identityPermissions(stored: unknown): Permission[] | null {
+  if (stored === null || stored === undefined) return null;
+  try {
+    return [...parseExecutionIdentity(stored).limits.permissions];
+  } catch (error) {
+    if (error instanceof MalformedIdentity) return null;
+    throw error;
+  }
+}
+
 /** A stored identity that does not have the shape of one (it is then treated as invalid, never guessed). */
 export class MalformedIdentity extends Error {
   constructor(what: string) {

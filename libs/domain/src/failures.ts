@@ -9,6 +9,8 @@ export type FailureKind =
   | 'not-found'
   | 'conflict'
   | 'budget-exceeded'
+  | 'model-not-priced'
+  | 'limit-reached'
   | 'rate-limited'
   | 'unavailable';
 
@@ -83,12 +85,45 @@ export class BudgetExceeded extends DomainFailure {
   }
 }
 
+/**
+ * Work could not start because the organization spends platform credits and its model has no
+ * price the platform set, and the operator set no default price (decision 072): `model` names it.
+ */
+export class ModelNotPriced extends DomainFailure {
+  readonly kind = 'model-not-priced';
+  readonly type = 'ModelNotPriced';
+  constructor(readonly model: string) {
+    super(`The organization spends platform credits and the model ${model} has no platform price: the platform administrator must price it first.`);
+  }
+}
+
+/** The per-organization limits (decision 076), by the names `GET /v1/limits` shows. */
+export type OrganizationLimitName = 'apiKeys' | 'streams' | 'queuedTurnsPerChat' | 'toolCallsPerStep' | 'runningTurns' | 'fileBytes' | 'memoryItems';
+
 export class RateLimited extends DomainFailure {
   readonly kind = 'rate-limited';
   readonly type = 'RateLimited';
   constructor(
     readonly retryAfterSeconds: number,
     message = 'Too many requests.',
+    /** The organization limit that refused (decision 076); absent for the other rate limits. */
+    readonly limit: OrganizationLimitName | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The organization holds as much as its limit allows (decision 076): API keys, stored file bytes,
+ * memory items. Nothing frees by waiting; the caller deletes something or asks the operator.
+ */
+export class LimitReached extends DomainFailure {
+  readonly kind = 'limit-reached';
+  readonly type = 'LimitReached';
+  constructor(
+    readonly limit: OrganizationLimitName,
+    readonly value: number,
+    message: string,
   ) {
     super(message);
   }

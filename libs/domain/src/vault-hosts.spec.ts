@@ -1,4 +1,4 @@
-import { allowedHostProblem, hostAllowed } from './vault-hosts';
+import { allowedHostProblem, hostAllowed, hostsBeyond } from './vault-hosts';
 
 describe('Vault allowedHosts', () => {
   it('accepts host names, wildcard patterns, IP addresses and ports; refuses the rest', () => {
@@ -27,5 +27,22 @@ describe('Vault allowedHosts', () => {
     expect(hostAllowed(['*.example.com'], 'https://a.b.example.com')).toBe(true);
     expect(hostAllowed(['*.example.com'], 'https://example.com')).toBe(false);
     expect(hostAllowed(['*.example.com'], 'https://badexample.com')).toBe(false);
+  });
+
+  it('[SEC-02] hostsBeyond names the patterns a change of allowedHosts would add; keeping and narrowing add none', () => {
+    const before = ['api.example.com', '*.payments.test', 'db.internal:5432'];
+    expect(hostsBeyond(before, ['API.example.com'])).toEqual([]);
+    expect(hostsBeyond(before, ['a.payments.test', '*.eu.payments.test', 'a.payments.test:8443'])).toEqual([]);
+    expect(hostsBeyond(before, ['db.internal:5432', 'db.internal:05432'])).toEqual([]);
+    expect(hostsBeyond(before, ['evil.example', 'payments.test', '*.test', 'db.internal', 'db.internal:5433', 'api.example.com.evil.test'])).toEqual([
+      'evil.example',
+      'payments.test',
+      '*.test',
+      'db.internal',
+      'db.internal:5433',
+      'api.example.com.evil.test',
+    ]);
+    expect(hostsBeyond(['api.example.com:443'], ['api.example.com'])).toEqual(['api.example.com']);
+    expect(hostsBeyond(['[::1]:9000'], ['[::1]:9000', '[::1]'])).toEqual(['[::1]']);
   });
 });

@@ -36,13 +36,35 @@ export function hostAllowed(patterns: readonly string[], url: string | URL): boo
   if (host === '') return false;
   const port = effectivePort(parsed);
   return patterns.some((raw) => {
-    const pattern = raw.toLowerCase();
-    const ipv6 = pattern.startsWith('[');
-    const colon = ipv6 ? pattern.indexOf(']:') + 1 || -1 : pattern.lastIndexOf(':');
-    const name = colon > 0 ? pattern.slice(0, colon) : pattern;
-    const wantedPort = colon > 0 ? pattern.slice(colon + 1) : null;
-    if (wantedPort !== null && String(Number(wantedPort)) !== port) return false;
+    const { name, port: wantedPort } = splitPattern(raw);
+    if (wantedPort !== null && wantedPort !== port) return false;
     if (name.startsWith('*.')) return host.endsWith(name.slice(1)) && host.length > name.length - 1;
     return host === name;
   });
+}
+
+/**
+ * The patterns of `after` that admit a host or port none of `before` admits: what a change of
+ * `allowedHosts` would widen (empty when it only keeps or narrows). `*.a.example.com` is within
+ * `*.example.com`, a pattern with a port within the same one without.
+ */
+export function hostsBeyond(before: readonly string[], after: readonly string[]): string[] {
+  const old = before.map(splitPattern);
+  return after.filter((raw) => {
+    const wanted = splitPattern(raw);
+    const base = wanted.name.startsWith('*.') ? wanted.name.slice(2) : wanted.name;
+    return !old.some((pattern) => {
+      if (pattern.port !== null && pattern.port !== wanted.port) return false;
+      if (pattern.name === wanted.name) return true;
+      return pattern.name.startsWith('*.') && base.endsWith(pattern.name.slice(1));
+    });
+  });
+}
+
+/** A pattern's name and port (normalized, null when it names none), lower case. */
+function splitPattern(raw: string): { readonly name: string; readonly port: string | null } {
+  const pattern = raw.toLowerCase();
+  const ipv6 = pattern.startsWith('[');
+  const colon = ipv6 ? pattern.indexOf(']:') + 1 || -1 : pattern.lastIndexOf(':');
+  return colon > 0 ? { name: pattern.slice(0, colon), port: String(Number(pattern.slice(colon + 1))) } : { name: pattern, port: null };
 }

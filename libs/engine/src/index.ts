@@ -21,6 +21,7 @@ export { GroupWriter, type GroupWrite } from './group-writer';
 export { inputHash } from './command-key';
 export { IdentityInvalid } from './identity-guard';
 export * from './clock';
+export { backoffMs, type BackoffSteps } from './backoff';
 export * from './metrics';
 export * from './tracing';
 export { executionCountsByState, advanceQueueDepth } from './metrics-reads';
@@ -29,3 +30,4 @@ export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from
 export * from './define-workflow';
 export * as codec from './codec';
 export { InvalidStoredJson, type Codec, type Decoded } from './codec';
+export { ENGINE_SEALED_COLUMNS, resealBatch, sealedUnderOtherKeys, type ResealBatch, type SealedColumn } from './reseal';

@@ -326,8 +326,8 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     // 1 micro per input token and 2 per output token: 25 + 2 × 4,096 = 8,217 micros per attempt.
     const priceId = newId();
     await t.database.query(
-      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
-       VALUES ($1, $2, 'fake/gpt-test', 1000000, 2000000, 500000, now() - interval '1 minute')`,
+      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from, set_by)
+       VALUES ($1, $2, 'fake/gpt-test', 1000000, 2000000, 500000, now() - interval '1 minute', 'organization')`,
       [priceId, organizationId],
     );
     try {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { MemberCaller } from '@openbot/domain';
 import type { Engine, Json, Workflow } from '@openbot/engine';
+import { ReleaseUsage, ReleaseUsageHandler } from '../../../libs/openbot/src/billing/commands/release-usage.command';
 import { reserve } from '../../../libs/openbot/src/billing/reservations';
 import { Database } from '../../../libs/openbot/src/database/sql';
 import { usageHolds } from '../../../libs/openbot/src/usage/usage-holds';
@@ -95,16 +97,16 @@ describe('billing across a takeover', () => {
     await t.database.query(`INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason) VALUES ($1, $2, 10000, 'grant', 'test')`, [randomUUID(), organizationId]);
     // 1 micro per input token, 2 per output token.
     await t.database.query(
-      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
-       VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute')`,
+      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from, set_by)
+       VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute', 'platform')`,
       [randomUUID(), organizationId],
     );
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'tight')`, [tight]);
     await t.database.query(`INSERT INTO credit_accounts (organization_id) VALUES ($1)`, [tight]);
     await t.database.query(`INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason) VALUES ($1, $2, 400, 'grant', 'test')`, [randomUUID(), tight]);
     await t.database.query(
-      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
-       VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute')`,
+      `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from, set_by)
+       VALUES ($1, $2, 'test/model', 1000000, 2000000, 1000000, now() - interval '1 minute', 'platform')`,
       [randomUUID(), tight],
     );
     outside = new OutsideService(async (request) => {
@@ -193,6 +195,43 @@ describe('billing across a takeover', () => {
     await usageRecords.record(t.pool, call, { inputTokens: 999, outputTokens: 999 });
     expect((await records(executionId))[0]).toMatchObject({ status: 'confirmed', cost_micros: '45' });
     expect(await charges()).toHaveLength(2);
+  });
+
+  it('[USE-04] an owner releases the abandoned attempt: its reservation is charged once, and its late usage then fills in its tokens without charging again', async () => {
+    holdA = deferred();
+    const sentByA = () => outside.requests.filter((r) => r.from === 'A').length;
+    const before = sentByA();
+    const { executionId } = await a.submit({ workflow: 'test.billed-credits', input: null, scope: SERVICE });
+    await eventually(() => sentByA() === before + 1, 'A to send its request');
+    await forceTakeover(t.database, b, executionId, 1);
+    expect(await b.waitForEnd(executionId)).toBe('completed');
+    const [abandoned, own] = await records(executionId);
+    expect(abandoned).toMatchObject({ status: 'unknown', cost_micros: null, reserved_micros: '160' });
+    const chargesOf = async () =>
+      (await charges()).filter((c) => c.usage_record_id === abandoned!.id || c.usage_record_id === own!.id).map((c) => [c.usage_record_id, c.amount_micros]);
+
+    const owner = { kind: 'member', organizationId, memberId: randomUUID(), role: 'owner', apiKeyId: null, permissions: ['billing.manage'] } as unknown as MemberCaller;
+    const release = new ReleaseUsageHandler(new Database(t.pool));
+    const released = await release.execute(new ReleaseUsage(owner, abandoned!.id));
+    expect(released).toMatchObject({ id: abandoned!.id, costMicros: 160 });
+    expect(await chargesOf()).toEqual([
+      [own!.id, '-40'],
+      [abandoned!.id, '-160'],
+    ]);
+
+    // The late result settles the record (its tokens) once; its cost stays the charged reservation, charged once.
+    holdA.resolve();
+    await eventually(async () => (await records(executionId))[0]?.status === 'confirmed', 'the late usage to settle');
+    await eventually(() => localRuns(a) === 0, 'node A to drop its lost run');
+    expect((await records(executionId))[0]).toMatchObject({ status: 'confirmed', cost_micros: '160' });
+    const tokens = await t.database.query<{ input_tokens: number; output_tokens: number }>('SELECT input_tokens, output_tokens FROM usage_records WHERE id = $1', [abandoned!.id]);
+    expect(tokens).toEqual([{ input_tokens: 31, output_tokens: 7 }]);
+    expect(await chargesOf()).toEqual([
+      [own!.id, '-40'],
+      [abandoned!.id, '-160'],
+    ]);
+    // Settled, it has nothing left to release.
+    await expect(release.execute(new ReleaseUsage(owner, abandoned!.id))).rejects.toMatchObject({ type: 'UsageSettled' });
   });
 
   it('[USE-03] the new attempt after a takeover does not count the old attempt twice: its hold is released before the sums are read, its unknown record alone keeps the reservation', async () => {

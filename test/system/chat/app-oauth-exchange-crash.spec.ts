@@ -1,6 +1,7 @@
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../../fakes/mcp-protected-server';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../../support/oauth-authorization-server';
 import { TestBrowser } from '../../support/oidc-provider';
+import { LOOPBACK_LISTENER } from '../../support/app-oauth-sign-in';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 import { addMember, ADMIN_TOKEN, api, expectApi, startServerNode, stopAllServerNodes, waitUntil, type ServerNode } from './server-node';
 
@@ -40,8 +41,15 @@ async function playBrowser(authorizationUrl: string): Promise<string> {
 }
 
 async function authorize(node: ServerNode, secret: string, connectionId: string): Promise<string> {
-  const { authorizationUrl } = await expectApi<{ authorizationUrl: string }>(200, node, 'POST', `/v1/connections/${connectionId}/authorize`, { token: secret, body: {} });
+  const { authorizationUrl } = await expectApi<{ authorizationUrl: string }>(200, node, 'POST', `/v1/connections/${connectionId}/authorize`, { token: secret, body: { loopbackRedirect: LOOPBACK_LISTENER } });
   return playBrowser(authorizationUrl);
+}
+
+/** The callback on `node` relays the answer to the member's loopback listener (decision 066): answers what the listener receives. */
+async function relayed(node: ServerNode, callback: string): Promise<Record<string, string>> {
+  const relay = await fetch(`${node.base}${callback}`, { redirect: 'manual' });
+  expect(relay.status).toBe(303);
+  return Object.fromEntries(new URL(relay.headers.get('location')!).searchParams.entries());
 }
 
 async function executionState(id: string): Promise<string | undefined> {
@@ -86,8 +94,9 @@ describe('a code exchange whose owner node dies mid-exchange (two real server pr
     const a = await startServerNode({ databaseUrl: db!.url, nodeId: 'oauth-node-a', leaseSeconds: LEASE_SECONDS, env, faults: 'call.result.committed=kill@step:1' });
     const tokenPosts = (): number => as!.requests.filter((path) => path === '/token').length;
     as!.hold('/token', new Promise<void>((resolve) => (release = resolve)));
-    // The callback on A: A runs the exchange and sends the code; the token endpoint holds its answer.
-    const answer = fetch(`${a.base}${callback}`).then((res) => res.status, () => null);
+    // The member posts the relayed answer to A: A runs the exchange and sends the code; the token endpoint holds its answer.
+    const received = await relayed(a, callback);
+    const answer = api(a, 'POST', '/v1/oauth/authorizations/complete', { token: member.secret, body: received }).then((res) => res.status, () => null);
     await waitUntil(async () => (tokenPosts() === 1 ? true : undefined), 20_000, () => `the code never reached the token endpoint\n${a.tail()}`);
     const [authorization] = await db!.query<{ exchange_execution_id: string }>('SELECT exchange_execution_id FROM app_oauth_authorizations WHERE connection_id = $1', [connectionId]);
     const exchangeId = authorization!.exchange_execution_id;
@@ -136,7 +145,7 @@ describe('a code exchange whose owner node dies mid-exchange (two real server pr
     expect(await db!.query('SELECT 1 FROM app_oauth_grant_uses')).toEqual([]);
 
     // The member authorizes again through B: the connection holds exactly one installed grant, its own.
-    const again = await api<{ state: string; executionId: string }>(b, 'GET', await authorize(b, member.secret, connectionId), { token: member.secret });
+    const again = await api<{ state: string; executionId: string }>(b, 'POST', '/v1/oauth/authorizations/complete', { token: member.secret, body: await relayed(b, await authorize(b, member.secret, connectionId)) });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ state: 'ready' });
     const grants = await db!.query<{ installed_call_id: string }>('SELECT installed_call_id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);

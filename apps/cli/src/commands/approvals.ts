@@ -41,7 +41,7 @@ export function approvalsCommand(program: Command, context: Context): void {
   pageOptions(
     approvals
       .command('list')
-      .description('list approvals, newest first')
+      .description('list the approvals you may decide (your inbox), newest first')
       .option('--state <state>', `only this state: ${STATES.join(', ')}`)
       .option('--chat <id>', 'only this Chat')
       .option('--execution <id>', 'only this execution'),

@@ -3,8 +3,12 @@ import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
 import { formatFields, formatJson, type Column } from '../output';
+import { LoopbackListener } from '../loopback-listener';
 import { appCatalogCommands } from './app-catalog';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+
+/** How long the CLI waits for the sign-in's answer: the authorization's own lifetime. */
+const AUTHORIZATION_WAIT_MS = 10 * 60_000;
 
 interface App {
   readonly id: string;
@@ -116,16 +120,34 @@ export function appsCommand(program: Command, context: Context): void {
   });
   connections
     .command('authorize <id>')
-    .description('start OAuth authorization of a connection: prints the URL to open in a browser (the callback makes the connection ready)')
-    .option('--return-to <path>', 'a path of the server to land on after the callback')
-    .option('--json', 'print the result as JSON')
-    .action(async (id: string, options: { returnTo?: string; json?: boolean }) => {
+    .description(
+      'OAuth authorization of a connection, bound to you (decision 066): starts a listener on 127.0.0.1, prints the URL to open in a browser on this machine, ' +
+        'receives the answer there and completes it with your key',
+    )
+    .option('--return-to <path>', 'a path of the server to land on after the callback (browser sign-ins only)')
+    .option('--port <port>', 'the local port to listen on (default: any free one)')
+    .option('--json', 'print the outcome as JSON (the URL goes to stderr)')
+    .action(async (id: string, options: { returnTo?: string; port?: string; json?: boolean }) => {
+      const port = options.port === undefined ? 0 : Number(options.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port takes a port number, not "${options.port}"`);
       const client = await connect(context);
-      const body = options.returnTo === undefined ? {} : { returnTo: options.returnTo };
-      const started = await unwrap<{ authorizationUrl: string; executionId: string }>(plain(client).POST('/v1/connections/{id}/authorize', { params: { path: { id } }, body }) as never);
-      if (options.json) return context.io.out(formatJson(started));
-      // Headless by design: the URL is printed, to be opened in any browser (it is valid once, for 10 minutes).
-      context.io.out(`Open this URL in a browser to authorize the connection:\n${started.authorizationUrl}\n`);
+      const listener = await LoopbackListener.open(port);
+      try {
+        const body = { loopbackRedirect: listener.redirect, ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }) };
+        const started = await unwrap<{ authorizationUrl: string; executionId: string }>(plain(client).POST('/v1/connections/{id}/authorize', { params: { path: { id } }, body }) as never);
+        const state = new URL(started.authorizationUrl).searchParams.get('state') ?? '';
+        // The URL is printed, to be opened in a browser on this machine (valid once, for 10 minutes); its answer comes back to the listener.
+        const say = options.json ? context.io.err.bind(context.io) : context.io.out.bind(context.io);
+        say(`Open this URL in a browser on this machine to authorize the connection (valid once, for 10 minutes):\n${started.authorizationUrl}\nWaiting for the answer at ${listener.redirect} ...\n`);
+        const answer = await listener.answer(state, AUTHORIZATION_WAIT_MS);
+        const done = await unwrap<{ connectionId: string | null; state: string; reason: string | null; executionId: string | null }>(
+          plain(client).POST('/v1/oauth/authorizations/complete', { params: {}, body: answer }) as never,
+        );
+        if (options.json) return context.io.out(formatJson(done));
+        context.io.out(`Connection ${id}: ${done.state}${done.reason === null ? '' : ` (${done.reason})`}\n`);
+      } finally {
+        await listener.close();
+      }
     });
 }
 

@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { ApiKeyBody, ApiKeyPage, CreateApiKeyRequest, CreatedApiKeyBody, toApiKeyBody } from './api-key.dto';
 
@@ -26,10 +26,12 @@ export class ApiKeysController {
     description:
       "The key's rights are at most the calling credential's effective rights (role narrowed by the calling key's scopes). " +
       'Without `scopes`: a session or an unscoped key makes an unscoped key (the member\'s whole role, following later role changes); ' +
-      "a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400.",
+      "a scoped key makes a key scoped to its own effective rights. A scope the caller lacks is 400. " +
+      'The organization\'s live keys are limited (`GET /v1/limits`, `apiKeys`): past it, 409 LimitReached.',
   })
   @ApiCreatedResponse({ type: CreatedApiKeyBody })
   @ApiErrors(400, 401, 403)
+  @ApiLimitReached('apiKeys')
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyBody> {
     const expiresAt = body.expiresAt === undefined ? null : new Date(body.expiresAt);
     const key = await this.commands.execute(new CreateApiKey(caller, body.name.trim(), expiresAt, body.scopes ?? null));

@@ -141,7 +141,13 @@ export class DeveloperTestBody {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The headers given, like `variables`' })
   headers!: Record<string, unknown>;
 
-  @ApiProperty({ type: String, nullable: true, description: 'While `needs_authorization`: where the developer signs in (shown to the member who started the test only)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'While `needs_authorization`: OpenBot’s start URL of the developer’s sign-in, bound to them (decision 066): open it in your signed-in browser, ' +
+      'or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only.',
+  })
   authorizationUrl!: string | null;
 }
 

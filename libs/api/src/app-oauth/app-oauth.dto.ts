@@ -5,24 +5,82 @@ export class AuthorizeConnectionRequest {
   @ApiPropertyOptional({
     maxLength: 2000,
     example: '/settings/apps',
-    description: 'A path of this server (one leading `/`) to send the browser to after the callback, with `connectionId` and `state` added to its query',
+    description:
+      'A path of this server to send the browser to after the callback, with `connectionId` and `state` added to its query. ' +
+      'The rules of SSO’s `returnTo`: one leading `/`, never `//` or a backslash, no control characters, and it must resolve on this server; anything else is 400.',
   })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
   returnTo?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 500,
+    example: 'http://127.0.0.1:53682/callback',
+    description:
+      'A listener on your own machine (RFC 8252 loopback: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`). ' +
+      'The callback relays the authorization server’s answer there without using it; you then post it with your own credential to `POST /v1/oauth/authorizations/complete`. ' +
+      'Required with an API key: a key has no browser to bind (decision 066). The CLI’s `connections authorize` does all of it.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  loopbackRedirect?: string;
 }
 
 export class AuthorizationUrlBody {
+  @ApiProperty({ format: 'uuid', description: 'The authorization request: valid once, for 10 minutes, for the member who asked only' })
+  authorizationId!: string;
+
   @ApiProperty({
     description:
-      'Open it in a browser: the authorization server’s authorization endpoint with PKCE S256, a state valid once for 10 minutes, the RFC 8707 `resource` and the scope. ' +
-      'It redirects to `GET /v1/oauth/{registrationId}/callback`.',
+      'The URL to open. `browser`: OpenBot’s start URL, `GET /v1/oauth/authorizations/{id}/start`, to open in your own signed-in browser; it binds that browser and goes on to the authorization server. ' +
+      '`loopback`: the authorization server’s authorization endpoint (PKCE S256, state, the RFC 8707 `resource`, the scope, `prompt=consent`), which returns to `GET /v1/oauth/{registrationId}/callback` and from there to your listener.',
   })
   authorizationUrl!: string;
 
+  @ApiProperty({ enum: ['browser', 'loopback'], description: 'How the browser leg is bound to you: your signed-in browser, or your loopback listener' })
+  binding!: 'browser' | 'loopback';
+
   @ApiProperty({ format: 'uuid', description: 'The sign-in preparation (discovery and registration) that ran as an execution' })
   executionId!: string;
+}
+
+export class BindLoopbackRequest {
+  @ApiProperty({ maxLength: 500, example: 'http://127.0.0.1:53682/callback', description: 'A listener on your own machine: `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`' })
+  @IsString()
+  @MaxLength(500)
+  redirect!: string;
+}
+
+export class LoopbackAuthorizationBody {
+  @ApiProperty({ description: 'The authorization server’s URL to open in any browser; its answer comes back to your listener through OpenBot’s callback' })
+  authorizationUrl!: string;
+}
+
+export class CompleteAuthorizationRequest {
+  @ApiProperty({ maxLength: 500, description: 'The `state` your listener received' })
+  @IsString()
+  @MaxLength(500)
+  state!: string;
+
+  @ApiPropertyOptional({ maxLength: 4000, description: 'The `code` your listener received' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  code?: string;
+
+  @ApiPropertyOptional({ maxLength: 2000, description: 'The `iss` your listener received (RFC 9207), when there was one' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  iss?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'The `error` your listener received instead of a code' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  error?: string;
 }
 
 export class AuthorizationOutcomeBody {

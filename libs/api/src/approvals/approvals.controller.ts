@@ -21,8 +21,10 @@ export class ApprovalsController {
   @Get()
   @Requires('executions.read')
   @ApiOperation({
-    summary: "The organization's approvals, newest first",
-    description: 'Tool calls that waited or wait for a decision. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.',
+    summary: 'The approvals the caller may decide, newest first',
+    description:
+      "The caller's inbox: tool calls that waited or wait for a decision the caller may make (see the decision route: the Turn's member, owners, admins and the tool's `approvers`, " +
+      'never a Turn with rights wider than the caller\'s), filtered in the query. Newest first (descending `id`); `next` continues with older ones. Filters: `state`, `chatId`, `executionId`.',
   })
   @ApiPageQuery()
   @ApiQuery({ name: 'state', required: false, enum: APPROVAL_STATES })
@@ -45,7 +47,7 @@ export class ApprovalsController {
 
   @Get(':id')
   @Requires('executions.read')
-  @ApiOperation({ summary: 'One approval' })
+  @ApiOperation({ summary: 'One approval', description: 'Any approval of the organization, also one the caller may not decide.' })
   @ApiOkResponse({ type: ApprovalBody })
   @ApiErrors(401, 403, 404)
   async get(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ApprovalBody> {
@@ -60,7 +62,10 @@ export class ApprovalsController {
     description:
       'The Turn gets the decision at once: an approved call runs exactly once with its saved arguments; a denied one gives the model an error tool result with the reason. ' +
       'Repeating the decision the approval already has answers 200 and changes nothing; another decision on a decided, expired or cancelled approval is 409 `ApprovalAlreadyDecided`. ' +
-      "An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent.",
+      "An approval never grants what the platform, the Turn's member or its original token denies: the Turn's identity is checked again before the call is sent. " +
+      "Who may decide: the member whose message started the Turn, owners and admins, and the roles and members the tool's `approvers` names; with `approvers.secondPerson` " +
+      "the Turn's own member may not. Nobody decides a call of a Turn that runs with wider rights than their own (a permission of the Turn the caller's role and key scopes lack, " +
+      'or a Vault the Turn\'s member may use and the caller may not). Anyone else of the organization gets 403 `Forbidden` with a message naming why; nothing changes.',
   })
   @ApiOkResponse({ type: ApprovalBody })
   @ApiErrors(400, 401, 403, 404, 409)

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceView, type RateLimitView } from '@openbot/openbot';
+import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, PRICE_SETTERS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceSetter, type PriceView, type RateLimitView } from '@openbot/openbot';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, NotEquals, ValidateNested } from 'class-validator';
 
@@ -51,6 +51,14 @@ export class PriceBody {
 
   @ApiProperty({ format: 'date-time' })
   effectiveFrom!: string;
+
+  @ApiProperty({
+    enum: PRICE_SETTERS,
+    description:
+      'Who set the version: the organization, the platform administrator, or the operator’s default price (`OPENBOT_DEFAULT_PRICE`, written when it first priced a call). ' +
+      'Once the organization has credits only `platform` and `default` versions price its calls.',
+  })
+  setBy!: PriceSetter;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;

@@ -1,8 +1,9 @@
 import { Body, Controller, Headers, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { PlatformAdmin } from '@openbot/domain';
 import { GrantCredits, SetPrice } from '@openbot/openbot';
-import { Access } from '../auth/access.decorator';
+import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { commandKeyOf } from '../validation/command-key';
 import { CreditEntryBody, GrantCreditsRequest, PriceBody, SetPriceRequest, toCreditEntryBody, toPriceBody } from './billing.dto';
@@ -21,24 +22,36 @@ export class PlatformBillingController {
   @ApiOperation({
     summary: "Grant (positive) or adjust (negative) an organization's credits (platform administrator)",
     description:
-      'One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s. ' +
-      'With `Idempotency-Key` the same key and body answer the same entry; the same key with another body answers 409 CommandKeyConflict.',
+      'One append-only ledger entry. The first one makes credits limit the organization and makes its prices the platform’s: from then on ' +
+      'only versions set here (or the operator’s default price) price its calls, never one the organization set before, and a model without ' +
+      'one answers 402 ModelNotPriced. With `Idempotency-Key` the same key and body answer the same entry; the same key with another body ' +
+      'answers 409 CommandKeyConflict. The entry is recorded in the organization’s audit log (`credits.granted` or `credits.adjusted`).',
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
   @ApiCreatedResponse({ type: CreditEntryBody })
   @ApiErrors(400, 401, 403, 404, 409)
-  async grant(@Param('id') id: string, @Body() body: GrantCreditsRequest, @Headers() headers: Record<string, string | undefined>): Promise<CreditEntryBody> {
+  async grant(
+    @CurrentAdmin() admin: PlatformAdmin,
+    @Param('id') id: string,
+    @Body() body: GrantCreditsRequest,
+    @Headers() headers: Record<string, string | undefined>,
+  ): Promise<CreditEntryBody> {
     const key = commandKeyOf(headers);
-    return toCreditEntryBody(await this.commands.execute(new GrantCredits(id, body.amountMicros, body.reason.trim(), key)));
+    return toCreditEntryBody(await this.commands.execute(new GrantCredits(admin, id, body.amountMicros, body.reason.trim(), key)));
   }
 
   @Put('prices/:model')
   @HttpCode(200)
-  @ApiOperation({ summary: "Add a price version for one of an organization's models (platform administrator)", description: 'Same body and rules as `PUT /v1/prices/{model}`.' })
+  @ApiOperation({
+    summary: "Add a price version for one of an organization's models (platform administrator)",
+    description:
+      'Same body and rules as `PUT /v1/prices/{model}`. The version is the platform’s (`setBy: "platform"`): once the organization has credits, ' +
+      'only such versions price its calls. Recorded in the organization’s audit log (`price.set`).',
+  })
   @MODEL_PARAM
   @ApiOkResponse({ type: PriceBody })
   @ApiErrors(400, 401, 403, 404)
-  async setPrice(@Param('id') id: string, @Param('model') model: string, @Body() body: SetPriceRequest): Promise<PriceBody> {
-    return toPriceBody(await this.commands.execute(new SetPrice(id, 'platform', model, priceInput(body))));
+  async setPrice(@CurrentAdmin() admin: PlatformAdmin, @Param('id') id: string, @Param('model') model: string, @Body() body: SetPriceRequest): Promise<PriceBody> {
+    return toPriceBody(await this.commands.execute(new SetPrice(id, admin, model, priceInput(body))));
   }
 }

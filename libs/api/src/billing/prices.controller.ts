@@ -35,15 +35,16 @@ export class PricesController {
   @ApiOperation({
     summary: 'Add a price version for a model',
     description:
-      'A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0. ' +
-      'Once the organization has credits its prices are the platform’s: this route answers 403 and the administrator uses ' +
-      '`PUT /v1/platform/organizations/{id}/prices/{model}`.',
+      'A call is priced by the version in force when it started; a new version never changes recorded costs. Without a price a call costs 0, ' +
+      'as long as the organization has no credits. Once it has credits its prices are the platform’s: this route answers 403, the administrator uses ' +
+      '`PUT /v1/platform/organizations/{id}/prices/{model}`, and versions set here (`setBy: "organization"`, also earlier ones) no longer price ' +
+      'its calls. Recorded in the audit log (`price.set`).',
   })
   @MODEL_PARAM
   @ApiOkResponse({ type: PriceBody })
   @ApiErrors(400, 401, 403)
   async set(@CurrentMember() caller: MemberCaller, @Param('model') model: string, @Body() body: SetPriceRequest): Promise<PriceBody> {
-    return toPriceBody(await this.commands.execute(new SetPrice(caller.organizationId, 'member', model, priceInput(body))));
+    return toPriceBody(await this.commands.execute(new SetPrice(caller.organizationId, caller, model, priceInput(body))));
   }
 
   @Get()

@@ -9,7 +9,13 @@ import {
   REMIND_PARAMETERS,
   MAX_APPROVAL_EXPIRY_SECONDS,
   MAX_BOT_LIMITS,
+  MEMORY_LEARN_ACCESS,
+  type BotMemorySettings,
+  type MemoryLearnAccess,
+  APPROVER_ROLES,
+  MAX_NAMED_APPROVERS,
   type ApprovalPolicy,
+  type ApproverPolicy,
   type BotLimits,
   type BotTool,
   type BotToolKind,
@@ -46,6 +52,17 @@ const isSent = (_object: object, value: unknown): boolean => value !== undefined
 /** Required, except on a delegate tool, which may leave it out. */
 const sentOrNotDelegate = (field: 'description' | 'parameters') => (object: object) =>
   !['delegate', 'plan', 'remind', 'app'].includes((object as { kind?: unknown }).kind as string) || (object as Record<string, unknown>)[field] !== undefined;
+
+export class ApproversBody {
+  @ApiPropertyOptional({ type: [String], enum: APPROVER_ROLES, description: 'Roles whose members may decide, besides owners and admins' })
+  roles?: string[];
+
+  @ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_NAMED_APPROVERS, description: 'Members of the organization who may decide (400 on an unknown one)' })
+  members?: string[];
+
+  @ApiPropertyOptional({ description: 'true: the member whose message started the Turn cannot decide; another approver must (absent: false)' })
+  secondPerson?: boolean;
+}
 
 export class BotToolInput {
   @ApiProperty({ pattern: TOOL_NAME.source, example: 'get_weather', description: 'Unique within the Bot; a `plan` tool is named `update_plan` and a `remind` tool `remind` when it has no name' })
@@ -135,7 +152,10 @@ export class BotToolInput {
       '`http` and `background` tools only: headers sent with every call. A Vault reference `{ vaultItemId, field, prefix? }` ' +
       'needs `vaults.use` on its Vault and the tool\'s host in the item\'s `allowedHosts` to be saved (400 on `tools.<n>.headers.<name>` otherwise); ' +
       'both are checked again before every send, and the value is opened only then. A literal string value is stored sealed and answered as `null`; ' +
-      '`null` given back keeps the value saved for that header of the tool of the same name.',
+      '`null` given back keeps the value saved for that header of the tool of the same name, only while the tool\'s kind and URL origin ' +
+      '(scheme, host and port) stay the same: a change of either without the value again is 400 on `tools.<n>.headers.<name>` (a saved ' +
+      'value goes only to the origin it was saved for; the URL\'s path may change). Every change of a tool\'s URL or headers is audited ' +
+      '(`bot.tools-changed`, header names only).',
   })
   @ValidateIf(isSent)
   @IsObject()
@@ -164,6 +184,16 @@ export class BotToolInput {
   @Min(1)
   @Max(MAX_APPROVAL_EXPIRY_SECONDS)
   approvalExpiresInSeconds?: number;
+
+  @ApiPropertyOptional({
+    type: ApproversBody,
+    description:
+      "Who may decide this tool's calls. By default the member whose message started the Turn, owners and admins; `roles` and `members` name more " +
+      'approvers, and `secondPerson: true` asks for someone other than the Turn\'s own member (who then cannot decide it). Whatever this names, nobody ' +
+      "decides a call of a Turn that runs with rights wider than their own (the Turn's role and key scopes, its Vaults): they get 403",
+  })
+  @ValidateIf(isSent)
+  approvers?: ApproverPolicy;
 }
 
 export class BotLimitsInput {
@@ -241,6 +271,27 @@ export class BotMemoryInput {
   @ApiProperty({ description: 'After a Turn ends, a learning execution may add items' })
   @IsBoolean()
   learn!: boolean;
+
+  @ApiPropertyOptional({
+    enum: MEMORY_LEARN_ACCESS,
+    default: 'member',
+    description:
+      'Who reads what a Turn teaches. `member` (the default): the Turn\'s member alone (`access: { kind: "members", ids: [member] }`). ' +
+      '`bot`: every Turn of the Bot, but only when the learner read nothing narrower: its messages are all of the one Turn and every item that Turn selected is a `bot` item; otherwise still the member\'s alone.',
+  })
+  @ValidateIf(isSent)
+  @IsIn(MEMORY_LEARN_ACCESS, { message: 'learnAccess must be member or bot' })
+  learnAccess?: MemoryLearnAccess;
+}
+
+class BotMemoryBody extends BotMemoryInput {
+  @ApiProperty({ enum: MEMORY_LEARN_ACCESS })
+  declare learnAccess: MemoryLearnAccess;
+}
+
+/** A sent `memory` object as settings: `learnAccess` not sent is `member` (the whole object replaces the Bot's). */
+export function toBotMemory(input: BotMemoryInput): BotMemorySettings {
+  return { enabled: input.enabled, learn: input.learn, learnAccess: input.learnAccess ?? 'member' };
 }
 
 /** The checks of a sent `memory` object (create and update). */
@@ -371,6 +422,9 @@ export class BotToolBody {
 
   @ApiPropertyOptional({ type: 'integer', description: 'When given: seconds until a pending approval expires' })
   approvalExpiresInSeconds?: number;
+
+  @ApiPropertyOptional({ type: ApproversBody, description: 'When given: who may decide besides the Turn\'s member, owners and admins' })
+  approvers?: ApproversBody;
 }
 
 export class BotLimitsBody {
@@ -406,8 +460,8 @@ export class BotBody {
   @ApiProperty({ type: BotLimitsBody, description: 'The Turn limits, defaults filled in for those not set' })
   limits!: BotLimitsBody;
 
-  @ApiProperty({ type: BotMemoryInput, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn' })
-  memory!: BotMemoryInput;
+  @ApiProperty({ type: BotMemoryBody, description: 'Memory switches: `enabled` selects context from memory, `learn` learns after each Turn, stored for `learnAccess`' })
+  memory!: BotMemoryBody;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
@@ -448,6 +502,7 @@ export function toBotTools(tools: readonly BotToolInput[]): BotTool[] {
     ...(tool.headers === undefined ? {} : { headers: tool.headers }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    ...(tool.approvers === undefined ? {} : { approvers: tool.approvers }),
   }));
 }
 
@@ -473,6 +528,7 @@ function toBotToolBody(tool: BotTool): BotToolBody {
       declarations: (tool.declarations ?? []).map((d) => ({ name: d.modelName, serverName: d.serverName, revision: d.revision })),
       ...(tool.approval === undefined ? {} : { approval: tool.approval }),
       ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+      ...(tool.approvers === undefined ? {} : { approvers: toApproversBody(tool.approvers) }),
     };
   }
   return {
@@ -487,6 +543,15 @@ function toBotToolBody(tool: BotTool): BotToolBody {
     ...(tool.headers === undefined ? {} : { headers: toReferenceBodies(tool.headers) }),
     ...(tool.approval === undefined ? {} : { approval: tool.approval }),
     ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+    ...(tool.approvers === undefined ? {} : { approvers: toApproversBody(tool.approvers) }),
+  };
+}
+
+function toApproversBody(approvers: ApproverPolicy): ApproversBody {
+  return {
+    ...(approvers.roles === undefined ? {} : { roles: [...approvers.roles] }),
+    ...(approvers.members === undefined ? {} : { members: [...approvers.members] }),
+    ...(approvers.secondPerson === undefined ? {} : { secondPerson: approvers.secondPerson }),
   };
 }
 
@@ -498,7 +563,7 @@ export function toBotBody(bot: BotView): BotBody {
     model: bot.model,
     instructions: bot.instructions,
     tools: bot.tools.map(toBotToolBody),
-    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn },
+    memory: { enabled: bot.memory.enabled, learn: bot.memory.learn, learnAccess: bot.memory.learnAccess ?? 'member' },
     limits: { maxSteps: bot.limits.maxSteps, maxSeconds: bot.limits.maxSeconds, maxOutputTokens: bot.limits.maxOutputTokens, maxCostMicros: bot.limits.maxCostMicros },
     createdAt: bot.createdAt.toISOString(),
     updatedAt: bot.updatedAt.toISOString(),

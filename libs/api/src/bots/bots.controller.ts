@@ -6,7 +6,7 @@ import { CreateBot, DeleteBot, GetBot, ListBots, UpdateBot } from '@openbot/open
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
-import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotTools, UpdateBotRequest } from './bot.dto';
+import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotMemory, toBotTools, UpdateBotRequest } from './bot.dto';
 
 @ApiTags('bots')
 @ApiBearerAuth()
@@ -31,7 +31,7 @@ export class BotsController {
   @ApiErrors(400, 401, 403)
   async create(@CurrentMember() caller: MemberCaller, @Body() body: CreateBotRequest): Promise<BotBody> {
     const bot = await this.commands.execute(
-      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {}), body.memory === undefined ? undefined : { enabled: body.memory.enabled, learn: body.memory.learn }),
+      new CreateBot(caller, body.name.trim(), body.model, body.instructions ?? '', toBotTools(body.tools ?? []), toBotLimits(body.limits ?? {}), body.memory === undefined ? undefined : toBotMemory(body.memory)),
     );
     return toBotBody(bot);
   }
@@ -58,7 +58,12 @@ export class BotsController {
 
   @Patch(':id')
   @Requires('bots.write')
-  @ApiOperation({ summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set' })
+  @ApiOperation({
+    summary: 'Change some fields of a Bot; absent fields keep their value, `tools` and `limits` replace the whole set',
+    description:
+      'A literal header sent back as `null` keeps its saved value only while the tool keeps its kind and URL origin: moving a tool to another ' +
+      'scheme, host or port, or to another kind, without giving the value again is 400 on `tools.<n>.headers.<name>`.',
+  })
   @ApiOkResponse({ type: BotBody })
   @ApiErrors(400, 401, 403, 404)
   async update(@CurrentMember() caller: MemberCaller, @Param('id') id: string, @Body() body: UpdateBotRequest): Promise<BotBody> {
@@ -69,7 +74,7 @@ export class BotsController {
         ...(body.instructions === undefined ? {} : { instructions: body.instructions }),
         ...(body.tools === undefined ? {} : { tools: toBotTools(body.tools) }),
         ...(body.limits === undefined ? {} : { limits: toBotLimits(body.limits) }),
-        ...(body.memory === undefined ? {} : { memory: { enabled: body.memory.enabled, learn: body.memory.learn } }),
+        ...(body.memory === undefined ? {} : { memory: toBotMemory(body.memory) }),
       }),
     );
     return toBotBody(bot);

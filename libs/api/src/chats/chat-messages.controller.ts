@@ -4,7 +4,7 @@ import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperat
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiOrganizationRateLimited } from '../errors/api-errors.decorator';
 import { commandKeyOf } from '../validation/command-key';
 import { ApiPageQuery } from '../shared-page';
 import {
@@ -40,6 +40,10 @@ export class ChatMessagesController {
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 200 visible ASCII characters' })
   @ApiAcceptedResponse({ type: MessageAdmissionBody })
+  // Above ApiErrors: applied after it, so its body schema (with `limit`) is the 429's.
+  @ApiOrganizationRateLimited(
+    'a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running',
+  )
   @ApiErrors(400, 401, 402, 403, 404, 409, 429)
   async post(
     @CurrentMember() caller: MemberCaller,

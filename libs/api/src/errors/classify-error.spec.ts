@@ -8,7 +8,7 @@ import {
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import { Conflict, DomainFailure, Forbidden, InvalidInput, NotFound, RateLimited, Unauthenticated, Unavailable } from '@openbot/domain';
+import { BudgetExceeded, Conflict, DomainFailure, Forbidden, InvalidInput, LimitReached, ModelNotPriced, NotFound, RateLimited, Unauthenticated, Unavailable } from '@openbot/domain';
 import { errorCodes } from 'fastify';
 import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
@@ -41,6 +41,13 @@ function withCode(message: string, code: string): Error {
 }
 
 describe('classifyError: domain failures', () => {
+  it('[ERR-02] BudgetExceeded → 402 naming the budget; ModelNotPriced → 402 naming the model', () => {
+    const budget = declaredOf(new BudgetExceeded(null));
+    expect({ status: budget.status, body: budget.body }).toEqual({ status: 402, body: { type: 'BudgetExceeded', message: expect.any(String), budgetId: null } });
+    const unpriced = declaredOf(new ModelNotPriced('local/gpt-4o'));
+    expect({ status: unpriced.status, body: unpriced.body }).toEqual({ status: 402, body: { type: 'ModelNotPriced', message: expect.any(String), model: 'local/gpt-4o' } });
+  });
+
   it('[ERR-02] InvalidInput → 400 InvalidInput with its issues', () => {
     const issues = [{ path: 'tools.0.name', message: 'name must not be empty' }];
     const d = declaredOf(new InvalidInput(issues, 'Bad body.'));
@@ -80,6 +87,19 @@ describe('classifyError: domain failures', () => {
     expect(d.status).toBe(429);
     expect(d.body.type).toBe('RateLimited');
     expect(d.headers).toEqual({ 'retry-after': '1' });
+  });
+
+  it('[ERR-02] an organization limit is named in the body: LimitReached → 409 with limit and value, RateLimited → 429 with limit', () => {
+    const reached = declaredOf(new LimitReached('apiKeys', 3, 'No room.'));
+    expect({ status: reached.status, body: reached.body }).toEqual({ status: 409, body: { type: 'LimitReached', message: 'No room.', limit: 'apiKeys', value: 3 } });
+    const limited = declaredOf(new RateLimited(5, 'Too many running.', 'runningTurns'));
+    expect({ status: limited.status, body: limited.body, headers: limited.headers }).toEqual({
+      status: 429,
+      body: { type: 'RateLimited', message: 'Too many running.', limit: 'runningTurns' },
+      headers: { 'retry-after': '5' },
+    });
+    // The other rate limits keep their body as it was.
+    expect(Object.keys(declaredOf(new RateLimited(1)).body).sort()).toEqual(['message', 'type']);
   });
 
   it('[ERR-02] Unavailable → fault 503 unavailable (RequestFailed, not a declared body)', () => {

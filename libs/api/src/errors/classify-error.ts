@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, RateLimited } from '@openbot/domain';
+import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, LimitReached, ModelNotPriced, RateLimited } from '@openbot/domain';
 import { declared, type PublicError } from './public-error';
 
 /**
@@ -30,9 +30,17 @@ function fromDomain(failure: DomainFailure): PublicError {
       return declared(409, failure.type, failure.message);
     case 'budget-exceeded':
       return declared(402, failure.type, failure.message, { fields: { budgetId: failure instanceof BudgetExceeded ? failure.budgetId : null } });
+    case 'model-not-priced':
+      return declared(402, failure.type, failure.message, { fields: { model: failure instanceof ModelNotPriced ? failure.model : null } });
+    case 'limit-reached':
+      return declared(409, failure.type, failure.message, {
+        fields: failure instanceof LimitReached ? { limit: failure.limit, value: failure.value } : {},
+      });
     case 'rate-limited': {
       const seconds = failure instanceof RateLimited ? failure.retryAfterSeconds : 1;
-      return declared(429, failure.type, failure.message, { headers: { 'retry-after': String(Math.ceil(seconds)) } });
+      // An organization limit is named in the body (decision 076); the other rate limits keep their body.
+      const limit = failure instanceof RateLimited && failure.limit !== null ? { fields: { limit: failure.limit } } : {};
+      return declared(429, failure.type, failure.message, { headers: { 'retry-after': String(Math.ceil(seconds)) }, ...limit });
     }
     case 'unavailable':
       return { kind: 'fault', status: 503, category: 'unavailable', cause: failure };

@@ -43,3 +43,32 @@ export class BudgetExceededBody extends DeclaredErrorBody {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The exhausted budget; null when the credits are exhausted' })
   budgetId!: string | null;
 }
+
+export class ModelNotPricedBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['ModelNotPriced'] })
+  declare type: string;
+
+  @ApiProperty({ description: 'The model (`<provider>/<model id>`) the platform has not priced for this organization, which spends platform credits' })
+  model!: string;
+}
+
+const ORGANIZATION_LIMITS = ['apiKeys', 'streams', 'queuedTurnsPerChat', 'toolCallsPerStep', 'runningTurns', 'fileBytes', 'memoryItems'];
+
+export class LimitReachedBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['LimitReached'] })
+  declare type: string;
+
+  @ApiProperty({ enum: ORGANIZATION_LIMITS, description: 'The organization limit reached (`GET /v1/limits`)' })
+  limit!: string;
+
+  @ApiProperty({ description: "The limit's value" })
+  value!: number;
+}
+
+export class OrganizationRateLimitedBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['RateLimited'] })
+  declare type: string;
+
+  @ApiProperty({ enum: ORGANIZATION_LIMITS, required: false, description: 'The organization limit that refused (`GET /v1/limits`); absent for the other rate limits' })
+  limit?: string;
+}

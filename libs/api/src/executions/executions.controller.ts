@@ -19,7 +19,7 @@ import {
 } from '@openbot/openbot';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors, ApiRateLimited } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiOrganizationRateLimited } from '../errors/api-errors.decorator';
 import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
 import { NODE_SHUTDOWN, OpenEventReads } from './open-event-reads';
@@ -167,8 +167,8 @@ export class ExecutionsController {
   @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 } })
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiOkResponse({ type: EventPageBody })
+  @ApiOrganizationRateLimited('too many open event streams for this API key or session, for the organization (`streams`), or on this node')
   @ApiErrors(400, 401, 403, 404)
-  @ApiRateLimited('too many open event streams for this API key or session, or on this node')
   async events(
     @CurrentMember() caller: MemberCaller,
     @Param('id') id: string,

@@ -17,7 +17,7 @@ import { DeleteFile, GetFile, ListFiles, OpenFileContent, RUNTIME_CONFIG, Upload
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { DeclaredErrorBody } from '../errors/error-bodies';
 import { ApiPageQuery } from '../shared-page';
 import { FileBody, FileDeleteBody, FilePage, FileUploadForm, toFileBody } from './file.dto';
@@ -72,6 +72,7 @@ export class FilesController {
   @ApiCreatedResponse({ type: FileBody })
   @ApiResponse({ status: 413, description: 'PayloadTooLarge: the file is larger than `OPENBOT_FILE_MAX_BYTES`', type: DeclaredErrorBody })
   @ApiErrors(400, 401, 403)
+  @ApiLimitReached('fileBytes')
   async upload(@CurrentMember() caller: MemberCaller, @Req() request: FastifyRequest): Promise<FileBody> {
     const multipart = request as unknown as MultipartRequest;
     if (typeof multipart.isMultipart !== 'function' || !multipart.isMultipart()) {

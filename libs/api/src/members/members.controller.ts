@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import { AddedMemberBody, AddMemberRequest, ChangeMemberRoleRequest, MemberBody, MemberPage, toMemberBody } from './member.dto';
 
@@ -27,6 +27,7 @@ export class MembersController {
   })
   @ApiCreatedResponse({ type: AddedMemberBody })
   @ApiErrors(400, 401, 403)
+  @ApiLimitReached('apiKeys')
   async add(@CurrentMember() caller: MemberCaller, @Body() body: AddMemberRequest): Promise<AddedMemberBody> {
     const added = await this.commands.execute(new AddMember(caller, body.role, body.name?.trim() ?? null));
     return { member: toMemberBody(added.member), apiKey: { ...added.apiKey } };

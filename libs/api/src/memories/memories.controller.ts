@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuer
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateMemoryItem, DeleteMemoryItem, GetMemoryItem, ListMemoryItems, UpdateMemoryItem } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
-import { ApiErrors } from '../errors/api-errors.decorator';
+import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../shared-page';
 import {
   CreateMemoryRequest,
@@ -46,6 +46,7 @@ export class MemoriesController {
   })
   @ApiCreatedResponse({ type: MemoryBody })
   @ApiErrors(400, 401, 403, 404)
+  @ApiLimitReached('memoryItems')
   async create(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Body() body: CreateMemoryRequest): Promise<MemoryBody> {
     const item = await this.commands.execute(new CreateMemoryItem(caller, botId, body.content, body.tags ?? [], toMemoryAccess(body.access), toMemorySources(body.sources)));
     return toMemoryBody(item);
@@ -55,7 +56,9 @@ export class MemoriesController {
   @Requires('bots.read')
   @ApiOperation({
     summary: "A page of a Bot's memory items, without content",
-    description: 'Oldest first. `tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.',
+    description:
+      'Oldest first, only the items whose `access` admits the caller (owners and admins: every item); the rule is part of the query, so neither the page nor `q` says anything of an item it excludes. ' +
+      '`tag` may repeat: an item has every tag named. `q` matches whole words of the content (every word of `q`), through the keyed word index.',
   })
   @ApiPageQuery()
   @ApiQuery({ name: 'tag', required: false, type: [String] })
@@ -78,7 +81,7 @@ export class MemoriesController {
   @Requires('bots.read')
   @ApiOperation({
     summary: 'One memory item with its content',
-    description: 'Only members its access rule admits, and owners and admins, read the content: anyone else gets 403.',
+    description: 'Only members its access rule admits, and owners and admins, find the item: for anyone else it is 404, as an unknown ID.',
   })
   @ApiOkResponse({ type: MemoryWithContentBody })
   @ApiErrors(401, 403, 404)
@@ -88,7 +91,10 @@ export class MemoriesController {
 
   @Patch(':memoryId')
   @Requires('bots.write')
-  @ApiOperation({ summary: "Change a memory item's tags or status", description: 'The sealed content stays byte-identical. Answers the item without content.' })
+  @ApiOperation({
+    summary: "Change a memory item's tags or status",
+    description: 'The sealed content stays byte-identical. Answers the item without content. An item whose access rule excludes the caller (not an owner or admin) is 404.',
+  })
   @ApiOkResponse({ type: MemoryBody })
   @ApiErrors(400, 401, 403, 404)
   async update(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Param('memoryId') id: string, @Body() body: UpdateMemoryRequest): Promise<MemoryBody> {
@@ -100,7 +106,7 @@ export class MemoriesController {
 
   @Delete(':memoryId')
   @Requires('bots.write')
-  @ApiOperation({ summary: 'Delete a memory item; answers 200 with it, without content' })
+  @ApiOperation({ summary: 'Delete a memory item; answers 200 with it, without content', description: 'An item whose access rule excludes the caller (not an owner or admin) is 404.' })
   @ApiOkResponse({ type: MemoryBody })
   @ApiErrors(401, 403, 404)
   async remove(@CurrentMember() caller: MemberCaller, @Param('id') botId: string, @Param('memoryId') id: string): Promise<MemoryBody> {

@@ -15,7 +15,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Lists are paginated with `?after=&limit=` and answer `{ data, next }`.',
     )
     .setVersion('0.1.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key (`obk_…`) or the platform admin token' })
+    // Not addBearerAuth: it declares `bearerFormat: JWT`, and neither credential is a JWT (decision 069).
+    .addSecurity('bearer', {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'An API key (`obk_<key ID>_<secret>`, as created; an opaque random value, not a JWT: nothing in it decodes, the server looks it up) ' +
+        'or, on platform routes, the administrator token (`OPENBOT_ADMIN_TOKEN`). Sent as `Authorization: Bearer <credential>`.',
+    })
     .addCookieAuth('openbot_session', {
       type: 'apiKey',
       in: 'cookie',

@@ -40,7 +40,9 @@ export class RemindersController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Cancel a reminder',
-    description: 'A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is.',
+    description:
+      'A pending reminder becomes `cancelled` and is never posted. One already sent or cancelled is answered as it is. ' +
+      'Only the member whose Turn set it, an owner or an admin may cancel it: anyone else of the organization gets 403 `Forbidden`, another organization 404.',
   })
   @ApiOkResponse({ type: ReminderBody })
   @ApiErrors(401, 403, 404)

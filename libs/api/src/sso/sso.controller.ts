@@ -8,7 +8,8 @@ import { ApiErrors } from '../errors/api-errors.decorator';
 import { ConfigureSsoRequest, SessionBody, SsoConfigurationBody, toSessionBody, toSsoConfigurationBody } from './sso.dto';
 
 /**
- * The organization's single sign-on configuration (needs `sso.manage`: owners and admins) and the
+ * The organization's single sign-on configuration (needs `sso.manage`: owners and admins; setting
+ * it also `members.manage` and the rights of its default role) and the
  * calling browser session. API keys and the `openbot_session` cookie reach these routes alike (IDN-09).
  */
 @ApiTags('sso')
@@ -27,7 +28,10 @@ export class SsoController {
     summary: 'Configure OpenID Connect sign-in for the organization (creates or replaces it); the client secret is stored sealed and never returned',
     description:
       'The issuer must pass the egress policy (400 on `issuer`); its endpoints are discovered at each login. ' +
-      'Register `redirectUri` at the provider. Every change raises `revision`.',
+      'Register `redirectUri` at the provider. Every change raises `revision`. ' +
+      '`defaultRole` goes to everyone the provider signs in for the first time, so setting it is a role grant: besides `sso.manage`, ' +
+      'the credential needs `members.manage` and every permission of that role (a key narrowed by scopes included), else 403 naming what it lacks. ' +
+      'A new default role is audited as `sso.default-role-changed` (`from`, `to`).',
   })
   @ApiOkResponse({ type: SsoConfigurationBody })
   @ApiErrors(400, 401, 403)

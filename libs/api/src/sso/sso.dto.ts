@@ -46,7 +46,10 @@ export class ConfigureSsoRequest {
   @Matches(DOMAIN, { each: true, message: 'each allowedDomains entry must be a domain name such as example.com' })
   allowedDomains!: string[];
 
-  @ApiProperty({ enum: SSO_DEFAULT_ROLES, description: 'The role of a member created at first sign-in' })
+  @ApiProperty({
+    enum: SSO_DEFAULT_ROLES,
+    description: 'The role of a member created at first sign-in; the credential setting it needs `members.manage` and every permission of the role (403 otherwise)',
+  })
   @IsIn(SSO_DEFAULT_ROLES, { message: `defaultRole must be one of ${SSO_DEFAULT_ROLES.join(', ')}` })
   defaultRole!: SsoDefaultRole;
 }

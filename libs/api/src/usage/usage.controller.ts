@@ -52,13 +52,17 @@ export class UsageRecordBody {
   @ApiProperty({ type: Number, nullable: true, description: 'The part of `inputTokens` read from a cache; null when not reported' })
   cachedInputTokens!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, description: 'Micros, computed once at the price in force when the call started; null while the usage is unknown' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Micros, computed once at the price in force when the call started; null while the usage is unknown, unless an owner released it: then its reservation, charged',
+  })
   costMicros!: number | null;
 
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The price version the call was charged at; null: no price, the call cost 0' })
   priceId!: string | null;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When an owner or admin released what this unknown record kept reserved' })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When an owner or admin released this unknown record, charging what it kept reserved' })
   releasedAt!: string | null;
 
   @ApiProperty({ type: BilledToBody, description: 'The billing identity of the call' })
@@ -92,7 +96,7 @@ export class UsageSummaryRowBody {
   @ApiProperty({ description: 'The sum of known costs in micros' })
   costMicros!: number;
 
-  @ApiProperty({ description: 'Calls whose usage is unknown (their cost is not in costMicros)' })
+  @ApiProperty({ description: 'Calls whose usage is unknown (their cost is not in costMicros, unless released: then their charged reservation is)' })
   unknownCalls!: number;
 }
 
@@ -107,6 +111,9 @@ export class UsageReleasedBody {
 
   @ApiProperty({ format: 'date-time' })
   releasedAt!: string;
+
+  @ApiProperty({ description: 'What the release charged, in micros: the reservation the record kept, now its cost (posted as a credits charge when the organization has credits)' })
+  costMicros!: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -187,14 +194,18 @@ export class UsageController {
   @Requires('billing.manage')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Release what an unknown usage record keeps reserved on budgets and credits (owners and admins)',
-    description: 'The record stays unknown with its estimate; a late result still settles it once. A confirmed record answers 409 UsageSettled.',
+    summary: 'Settle an unknown usage record at its reservation (owners and admins)',
+    description:
+      'Its provider will never report: the reservation it keeps on budgets and credits is charged instead (its `costMicros`, and a credits charge ' +
+      'when the organization has credits), so releasing never makes a call free. The record stays unknown with its estimate; a late result still ' +
+      'fills in its tokens once, but its cost stays what was charged. Releasing again answers the same; a confirmed record answers 409 UsageSettled. ' +
+      'Recorded in the audit log (`usage.released`).',
   })
   @ApiOkResponse({ type: UsageReleasedBody })
   @ApiErrors(401, 403, 404, 409)
   async release(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<UsageReleasedBody> {
     const released = await this.commands.execute(new ReleaseUsage(caller, id));
-    return { id: released.id, releasedAt: released.releasedAt.toISOString() };
+    return { id: released.id, releasedAt: released.releasedAt.toISOString(), costMicros: released.costMicros };
   }
 
   @Get()

@@ -98,7 +98,9 @@ export class VaultsController {
   @Requires('vaults.write')
   @ApiOperation({
     summary: 'Set the members granted `vaults.use` on this Vault',
-    description: 'Owners and admins only (403 otherwise). Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`.',
+    description:
+      'Owners and admins only, with `vaults.use` in the calling credential: a credential never grants a right it lacks (403 otherwise). ' +
+      'Replaces the whole list; an ID that is not a member of the organization is 400 on `memberIds.<n>`. Grants and revocations are audited (`vault.users-changed`).',
   })
   @ApiOkResponse({ type: VaultUsersBody })
   @ApiErrors(400, 401, 403, 404)
@@ -165,7 +167,9 @@ export class VaultsController {
   @Requires('vaults.write')
   @ApiOperation({
     summary: 'Rename an item or change its allowed hosts',
-    description: `${CHANGE_RIGHTS} The ID stays, and so every reference to the item.`,
+    description:
+      `${CHANGE_RIGHTS} The ID stays, and so every reference to the item. Keeping or narrowing \`allowedHosts\` is open to every user of the Vault; ` +
+      'adding a host the item did not admit (a new name, a wider wildcard, a port beyond the one named) needs owners or admins with `vaults.use` (403 otherwise).',
   })
   @ApiOkResponse({ type: VaultItemBody })
   @ApiErrors(400, 401, 403, 404, 409)

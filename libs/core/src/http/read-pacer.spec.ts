@@ -42,6 +42,12 @@ describe('model stream reads paced while the node is busy', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it('a refused connection fails the request with its error; the connector throws nothing of its own', async () => {
+    const closed = await tokenServer();
+    await new Promise((resolve) => closed.server.close(resolve));
+    await expect(undiciPost(agent)(closed.url, { headers: {}, body: '{}', signal: new AbortController().signal })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
   it('reads the first chunk at once and what arrives later in a few event-loop turns, losing nothing', async () => {
     const pacer = new ReadPacer(50, 1);
     const answer = await undiciPost(agent)(url, { headers: {}, body: '{}', signal: new AbortController().signal });

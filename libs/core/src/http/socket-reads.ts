@@ -22,8 +22,8 @@ export function trackedConnector(options: buildConnector.BuildOptions & { readon
   const connect = buildConnector(options);
   return (opts, callback) =>
     connect(opts, (...args) => {
-      const socket = args[1];
-      if (socket !== null) track(socket);
+      // A failed connect (refused, timed out) calls back with the error alone: no socket to track.
+      if (args[0] === null) track(args[1]);
       callback(...args);
     });
 }

@@ -13,6 +13,7 @@ import { IndexAppHandler } from './commands/index-app.command';
 import { VerifyProofHandler } from './commands/verify-proof.command';
 import { proofVerifyWorkflow } from './proof-verify.workflow';
 import { developerTestWorkflow } from './developer-test.workflow';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { StartDeveloperTestHandler } from './commands/start-developer-test.command';
 import { DeleteDeveloperTestHandler } from './commands/delete-developer-test.command';
 import { GetDeveloperTestHandler } from './queries/get-developer-test.query';
@@ -32,12 +33,13 @@ export class AppCatalogModule implements OnModuleInit {
     @Inject(AppClient) private readonly client: AppClient,
     @Inject(EgressClient) private readonly egress: EgressClient,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
   onModuleInit(): void {
     // A proof answer is a small document: capped like other documents.
     this.engine.register(proofVerifyWorkflow({ pool: this.db.pool, fetch: cappedFetch(this.egress.fetch, this.egress.limits.documentBytes) }));
     this.engine.register(appIndexWorkflow({ pool: this.db.pool, client: this.client }));
-    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client, sealed: this.sealed }));
+    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost' }));
   }
 }

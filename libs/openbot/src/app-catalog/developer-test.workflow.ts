@@ -61,7 +61,7 @@ const unauthorized = (category: string): Outcome => ({ connection: { state: 'nee
  * and hands the grant to cleanup, after the connection was closed. Each step is an event:
  * `developer_test.connected`, `developer_test.needs_authorization`, `developer_test.tools`, `developer_test.closed`.
  */
-export function developerTestWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly sealed: SealedRecords }) {
+export function developerTestWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly sealed: SealedRecords; readonly publicUrl: string }) {
   return DEVELOPER_TEST.implement({
     initial: (input) => ({ ...input, outcome: null, step: 'connect', round: 0, serverUrl: null, prepareId: null, signInUntil: null }),
     next: (state) => (state.outcome !== null ? { end: 'completed', result: state.outcome } : { phase: state.step as 'connect' | 'prepare' | 'sign-in' | 'waiting' }),
@@ -116,8 +116,9 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
             return { state: { ...context.state, outcome: json(unauthorized(prepared === undefined ? 'authorization_unavailable' : prepared.failure.reason)) } };
           }
           // A replay of this phase hands out a new request and shows it instead; the one before expires unused.
-          const authorizationUrl = await issueAuthorization(deps, prepared, prepared.scope, { connectionId: null, developerTestId: testId, organizationId, memberId, returnTo: null }, async (tx, url) => {
-            await tx.count(`UPDATE app_developer_tests SET state = 'needs_authorization', authorization_url = $2 WHERE id = $1 AND state IN ('running', 'needs_authorization')`, [testId, url]);
+          // Bound to the developer like a connection's sign-in (decision 066): the test shows OpenBot's start URL, never the authorization server's.
+          const { startUrl: authorizationUrl } = await issueAuthorization(deps, prepared, prepared.scope, { connectionId: null, developerTestId: testId, organizationId, memberId, returnTo: null }, async (tx, issued) => {
+            await tx.count(`UPDATE app_developer_tests SET state = 'needs_authorization', authorization_url = $2 WHERE id = $1 AND state IN ('running', 'needs_authorization')`, [testId, issued.startUrl]);
           });
           context.emit('developer_test.needs_authorization', { testId, authorizationUrl });
           const signInUntil = context.clock.now() + AUTHORIZATION_LIFETIME_MS;

@@ -11,7 +11,9 @@ import { SealedRecords } from '../sealing/sealed-records';
 import { authorizationPrepareWorkflow } from './authorization-prepare.workflow';
 import { codeExchangeWorkflow } from './code-exchange.workflow';
 import { AuthorizeConnectionHandler } from './commands/authorize-connection.command';
+import { BindLoopbackHandler } from './commands/bind-loopback.command';
 import { CompleteAuthorizationHandler } from './commands/complete-authorization.command';
+import { StartAuthorizationHandler } from './commands/start-authorization.command';
 import { ConnectionBearer } from './connection-bearer';
 import { grantCleanupWorkflow } from './grant-cleanup.workflow';
 import { grantRefreshWorkflow } from './grant-refresh.workflow';
@@ -21,7 +23,7 @@ import { GetClientMetadataDocumentHandler } from './queries/get-client-metadata-
 /** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
 @Module({
   imports: [AppsModule],
-  providers: [AuthorizeConnectionHandler, CompleteAuthorizationHandler, GetClientMetadataDocumentHandler],
+  providers: [AuthorizeConnectionHandler, StartAuthorizationHandler, BindLoopbackHandler, CompleteAuthorizationHandler, GetClientMetadataDocumentHandler],
 })
 export class AppOAuthModule implements OnModuleInit {
   constructor(

@@ -82,8 +82,8 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
             const { rows } = await tx.query(`SELECT 1 FROM app_oauth_grant_uses WHERE registration_id = $1 AND kind = 'revocation' LIMIT 1`, [authorization.registration_id]);
             if (rows.length > 0) return true;
             await tx.query(
-              `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id) VALUES ($1, $2, 'send', 'execution', $1, $3) ON CONFLICT (id) DO NOTHING`,
-              [context.executionId, authorization.registration_id, authorization.organization_id],
+              `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id, lineage_id) VALUES ($1, $2, 'send', 'execution', $1, $3, $4) ON CONFLICT (id) DO NOTHING`,
+              [context.executionId, authorization.registration_id, authorization.organization_id, authorization.connection_id ?? authorization.developer_test_id],
             );
             return false;
           });
@@ -104,7 +104,16 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
                 await saveGrantResult(
                   tx,
                   submitterIn(tx, deps.engine()),
-                  { callId: saved.callId, kind: 'exchange', organizationId: authorization.organization_id, registrationId: authorization.registration_id, tokensRecordId, sourceExecutionId: context.executionId, installed: false },
+                  {
+                    callId: saved.callId,
+                    kind: 'exchange',
+                    organizationId: authorization.organization_id,
+                    registrationId: authorization.registration_id,
+                    lineageId: authorization.connection_id ?? authorization.developer_test_id,
+                    tokensRecordId,
+                    sourceExecutionId: context.executionId,
+                    installed: false,
+                  },
                   { held: !ended },
                 );
               },
@@ -165,7 +174,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
           [result.id, auth.organization_id, auth.registration_id, testId, result.tokens_record_id, auth.resource, auth.scope, result.call_id],
         );
         await tx.query(
-          `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id) VALUES ($1, $2, 'holder', 'developer_test', $3, $4) ON CONFLICT (id) DO NOTHING`,
+          `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id, lineage_id) VALUES ($1, $2, 'holder', 'developer_test', $3, $4, $3) ON CONFLICT (id) DO NOTHING`,
           [result.id, auth.registration_id, testId, auth.organization_id],
         );
         await tx.query('UPDATE app_oauth_grant_results SET installed_at = now() WHERE id = $1', [result.id]);
@@ -195,8 +204,8 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
         const { rows: grants } = await tx.query('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [auth.connection_id]);
         const grantId = (grants[0] as { id: string }).id;
         await tx.query(
-          `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id) VALUES ($1, $2, 'holder', 'connection', $3, $4)
-           ON CONFLICT (id) DO UPDATE SET registration_id = EXCLUDED.registration_id`,
+          `INSERT INTO app_oauth_grant_uses (id, registration_id, kind, holder_type, holder_id, organization_id, lineage_id) VALUES ($1, $2, 'holder', 'connection', $3, $4, $3)
+           ON CONFLICT (id) DO UPDATE SET registration_id = EXCLUDED.registration_id, lineage_id = EXCLUDED.lineage_id`,
           [grantId, auth.registration_id, auth.connection_id, auth.organization_id],
         );
         await tx.query('UPDATE app_oauth_grant_results SET installed_at = now() WHERE id = $1', [result.id]);

@@ -36,6 +36,8 @@ export interface GrantResultToSave {
   readonly kind: 'exchange' | 'refresh' | 'replaced' | 'removed';
   readonly organizationId: string;
   readonly registrationId: string;
+  /** The grant lineage: the connection or developer test whose sign-in obtained the pair (GRANT-04, decision 067). */
+  readonly lineageId: string | null;
   readonly tokensRecordId: string;
   /** The execution whose call obtained it: its cleanup waits for that execution's end (GRANT-03). */
   readonly sourceExecutionId: string | null;
@@ -59,9 +61,9 @@ export function submitterIn(tx: Queryable, engine: Engine): CleanupSubmitter {
 export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string; start: () => void }> {
   const id = newId();
   const inserted = await tx.query(
-    `INSERT INTO app_oauth_grant_results (id, call_id, kind, source_execution_id, organization_id, registration_id, tokens_record_id, installed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $8::boolean THEN now() END) ON CONFLICT (call_id) DO NOTHING RETURNING id`,
-    [id, result.callId, result.kind, result.sourceExecutionId, result.organizationId, result.registrationId, result.tokensRecordId, result.installed],
+    `INSERT INTO app_oauth_grant_results (id, call_id, kind, source_execution_id, organization_id, registration_id, tokens_record_id, installed_at, lineage_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $8::boolean THEN now() END, $9) ON CONFLICT (call_id) DO NOTHING RETURNING id`,
+    [id, result.callId, result.kind, result.sourceExecutionId, result.organizationId, result.registrationId, result.tokensRecordId, result.installed, result.lineageId],
   );
   if (inserted.rows.length === 0) {
     const { rows } = await tx.query('SELECT id FROM app_oauth_grant_results WHERE call_id = $1', [result.callId]);
@@ -103,7 +105,7 @@ export async function handOverGrant(
   const saved = await saveGrantResult(
     tx,
     submit,
-    { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId: grant.tokens_record_id, sourceExecutionId, installed: false },
+    { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, lineageId: holderId, tokensRecordId: grant.tokens_record_id, sourceExecutionId, installed: false },
     { held: false },
   );
   if (kind === 'removed') {

@@ -1,5 +1,5 @@
 import type { SealedRecordId } from '@openbot/domain';
-import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
+import { backoffMs, codec, defineWorkflow, type BackoffSteps, type Codec, type Json } from '@openbot/engine';
 import { isOAuthFailure, revokeToken, type Fetch } from '@openbot/protocol';
 import type { Pool } from 'pg';
 import { withTransaction } from '@openbot/engine';
@@ -14,6 +14,8 @@ interface CleanupState {
   /** The revocation intent is saved in the grant-use table: the grant scope is reserved (GRANT-07). */
   readonly reserved: boolean;
   readonly round: number;
+  /** How often it has waited for a holder of its lineage so far: the next wait grows (GRANT-04). Absent in state saved before decision 067. */
+  readonly waits?: number;
   /** What cleanup did: `installed` (nothing to do), `revoked`, `local_only`. */
   readonly outcome: string | null;
 }
@@ -28,24 +30,34 @@ export const GRANT_CLEANUP = defineWorkflow({
     sourceEnded: codec.boolean,
     reserved: codec.boolean,
     round: codec.number,
+    waits: codec.optional(codec.number),
     outcome: codec.nullable(codec.string),
   }) satisfies Codec<CleanupState>,
   result: codec.object({ outcome: codec.string }),
   calls: { revoke: codec.json },
 });
 
-/** How long cleanup waits before it looks at the grant scope again (GRANT-04), and between failed revocations (the common retry timer). */
+/** How long a code exchange waits before it looks at a saved revocation intent again (GRANT-07): revocations are short. */
 export const CLEANUP_RECHECK_MS = 2_000;
+
+/**
+ * The durable timer between looks at the grant scope (GRANT-04) and between failed revocations:
+ * 2 s, 4 s, 8 s … growing, never more than 10 minutes apart (decision 067).
+ */
+export const CLEANUP_WAITS: BackoffSteps = { firstMs: CLEANUP_RECHECK_MS, capMs: 10 * 60_000 };
 
 /**
  * Cleanup of one grant result, as the organization's cleanup service (GRANT-01):
  * 1. an unused result of an exchange waits for its source execution to end (GRANT-03): the
  *    source may still install it; a replaced or removed grant has no source and goes on at once;
  * 2. under the registration's row lock (the lock grant sends and installation share, GRANT-07)
- *    it reads only the grant-use table (GRANT-05): while any connection or developer test of
- *    any organization holds a grant of the same issuer and client, or a send is pending, it
- *    waits on a durable timer and looks again (GRANT-04); otherwise it saves its revocation
- *    intent there, which new sends wait for;
+ *    it reads only the grant-use table (GRANT-05): while a holder or a pending send of the same
+ *    grant lineage (the connection or developer test whose sign-in obtained the pair) remains, it
+ *    waits on a durable timer with growing, bounded delays (CLEANUP_WAITS) and looks again
+ *    (GRANT-04); another organization's or connection's grant of the same issuer and client no
+ *    longer holds it back (decision 067; a result saved before it has no lineage and waits for the
+ *    whole registration as before); otherwise it saves its revocation intent there, which new sends
+ *    wait for;
  * 3. it revokes the pair at the server (RFC 7009) through the call log; a server without a
  *    revocation endpoint gives a saved `local_only` result; a failed revocation is tried again
  *    on the common retry timer;
@@ -72,16 +84,17 @@ export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly seale
         async run(context) {
           const state = context.state;
           const verdict = await withTransaction(deps.pool, async (tx) => {
-            const { rows } = await tx.query<{ registration_id: string; organization_id: string; installed: boolean; tokens_record_id: string | null }>(
-              'SELECT registration_id, organization_id, installed_at IS NOT NULL AS installed, tokens_record_id FROM app_oauth_grant_results WHERE id = $1',
+            const { rows } = await tx.query<{ registration_id: string; organization_id: string; lineage_id: string | null; installed: boolean; tokens_record_id: string | null }>(
+              'SELECT registration_id, organization_id, lineage_id, installed_at IS NOT NULL AS installed, tokens_record_id FROM app_oauth_grant_results WHERE id = $1',
               [state.resultId],
             );
             const result = rows[0];
             if (result === undefined || result.installed || result.tokens_record_id === null) return 'installed' as const;
             await tx.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR UPDATE', [result.registration_id]);
+            // Only the same lineage holds a revocation back; a result without one (saved before decision 067) waits for the whole registration.
             const { rows: uses } = await tx.query<{ n: number }>(
-              `SELECT count(*)::int AS n FROM app_oauth_grant_uses WHERE registration_id = $1 AND kind IN ('holder', 'send')`,
-              [result.registration_id],
+              `SELECT count(*)::int AS n FROM app_oauth_grant_uses WHERE registration_id = $1 AND kind IN ('holder', 'send') AND ($2::uuid IS NULL OR lineage_id = $2::uuid)`,
+              [result.registration_id, result.lineage_id],
             );
             if (uses[0]!.n > 0) return 'in_use' as const;
             await tx.query(
@@ -91,7 +104,10 @@ export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly seale
             return 'reserved' as const;
           });
           if (verdict === 'installed') return { state: { ...state, outcome: 'installed' } };
-          if (verdict === 'in_use') return { state, wait: { until: new Date(context.clock.now() + CLEANUP_RECHECK_MS) } };
+          if (verdict === 'in_use') {
+            const waits = (state.waits ?? 0) + 1;
+            return { state: { ...state, waits }, wait: { until: new Date(context.clock.now() + backoffMs(waits, CLEANUP_WAITS)) } };
+          }
           return { state: { ...state, reserved: true } };
         },
       },
@@ -114,7 +130,7 @@ export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly seale
               throw error;
             }
           })) as { kind: string };
-          if (outcome.kind === 'failed') return { state: { ...state, round: state.round + 1 }, wait: { until: new Date(context.clock.now() + CLEANUP_RECHECK_MS) } };
+          if (outcome.kind === 'failed') return { state: { ...state, round: state.round + 1 }, wait: { until: new Date(context.clock.now() + backoffMs(state.round + 1, CLEANUP_WAITS)) } };
           return { state: { ...state, outcome: outcome.kind } };
         },
       },

@@ -73,12 +73,12 @@ export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch
                   const installed = ours(row, executionId, version);
                   const tokensRecordId = await sealTokensIn(tx, deps.sealer, result.tokens);
                   if (installed) await install(tx, row, tokensRecordId);
-                  const grant = row ?? (await grantOfResult(tx, grantId));
+                  const grant = await grantOfResult(tx, grantId);
                   if (grant === null) return;
                   const kept = await saveGrantResult(
                     tx,
                     submitterIn(tx, deps.engine()),
-                    { callId: saved.callId, kind: 'refresh', organizationId: grant.organization_id, registrationId: grant.registration_id, tokensRecordId, sourceExecutionId: null, installed },
+                    { callId: saved.callId, kind: 'refresh', organizationId: grant.organization_id, registrationId: grant.registration_id, lineageId: grant.lineage_id, tokensRecordId, sourceExecutionId: null, installed },
                     { held: false },
                   );
                   startCleanup = kept.start;
@@ -150,9 +150,15 @@ async function install(tx: Queryable, row: GrantRow, tokensRecordId: string): Pr
 }
 
 /** A grant removed meanwhile: its organization and registration, from the result it was handed over as. */
-async function grantOfResult(tx: Queryable, grantId: string): Promise<{ organization_id: string; registration_id: string } | null> {
-  const { rows } = await tx.query<{ organization_id: string; registration_id: string }>(
-    `SELECT organization_id, registration_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at DESC LIMIT 1`,
+/** The grant's organization, registration and lineage (its connection or developer test): from its row, or from the result it became when it was removed meanwhile. */
+async function grantOfResult(tx: Queryable, grantId: string): Promise<{ organization_id: string; registration_id: string; lineage_id: string | null } | null> {
+  const { rows: live } = await tx.query<{ organization_id: string; registration_id: string; lineage_id: string | null }>(
+    'SELECT organization_id, registration_id, coalesce(connection_id, developer_test_id) AS lineage_id FROM app_oauth_grants WHERE id = $1',
+    [grantId],
+  );
+  if (live[0] !== undefined) return live[0];
+  const { rows } = await tx.query<{ organization_id: string; registration_id: string; lineage_id: string | null }>(
+    `SELECT organization_id, registration_id, lineage_id FROM app_oauth_grant_results WHERE call_id LIKE $1 ORDER BY created_at DESC LIMIT 1`,
     [`grant:${grantId}:%`],
   );
   return rows[0] ?? null;

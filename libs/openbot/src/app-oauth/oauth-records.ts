@@ -8,6 +8,8 @@ export const SEALED = {
   client: 'app-oauth.client',
   verifier: 'app-oauth.pkce-verifier',
   tokens: 'app-oauth.tokens',
+  /** The authorization server's URL of one request (it carries the state). */
+  request: 'app-oauth.authorization-request',
 } as const;
 
 /** A registration as the flows use it: its issuer, metadata and callback, and where its client is sealed. */
@@ -57,4 +59,14 @@ export function callbackUri(publicUrl: string, registrationId: string): string {
 /** The Client ID Metadata Document URL of one registration: its `client_id` when it registered that way. */
 export function clientMetadataUri(publicUrl: string, registrationId: string): string {
   return `${publicUrl.replace(/\/$/, '')}/v1/oauth/${registrationId}/client-metadata.json`;
+}
+
+/** The start URL of one authorization request: the initiating member's signed-in browser opens it (decision 066). */
+export function authorizationStartUri(publicUrl: string, authorizationId: string): string {
+  return `${publicUrl.replace(/\/$/, '')}/v1/oauth/authorizations/${authorizationId}/start`;
+}
+
+/** The path of a registration's callback (the binding cookie's Path). */
+export function callbackPath(registrationId: string): string {
+  return `/v1/oauth/${registrationId}/callback`;
 }

@@ -7,7 +7,8 @@ export type AuditWriter = Pick<Sql, 'count'>;
 
 export interface AuditEntry {
   readonly organizationId: string;
-  readonly actor: Caller | { readonly kind: 'service'; readonly id: string } | { readonly kind: 'sso'; readonly id: null };
+  /** A caller; or a member known only by ID (a browser bound to them, without a credential of its own in that request). */
+  readonly actor: Caller | { readonly kind: 'member'; readonly memberId: string } | { readonly kind: 'service'; readonly id: string } | { readonly kind: 'sso'; readonly id: null };
   /** e.g. `api-key.created`, `api-key.revoked`, `member.added`, `member.role-changed`, `member.removed`, `sso.configured`, `sso.login` */
   readonly action: string;
   readonly target: { readonly type: string; readonly id: string };

@@ -1,5 +1,6 @@
-import { BudgetExceeded, RateLimited } from '@openbot/domain';
+import { BudgetExceeded, ModelNotPriced, RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
+import type { DefaultPrice } from '../config/config';
 import { budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { rateBuckets } from './rate-buckets';
 
@@ -25,3 +26,21 @@ export async function checkAdmission(db: Queryable, scope: BillingScope, limited
   if (wait !== null) throw new RateLimited(Math.ceil(wait.waitMs / 1000), 'A rate limit of this organization has no model call left for now.');
 }
 
+/**
+ * Under credits a Bot's model must have a price the platform set (decision 072): otherwise no
+ * Turn starts, queues or steers, 402 ModelNotPriced naming the model, and nothing is sent. An
+ * operator's default price (OPENBOT_DEFAULT_PRICE) prices every such model. `limited` as for
+ * `checkAdmission`: an organization without budgets, rate limits or credits reads nothing here.
+ */
+export async function checkModelPriced(db: Queryable, organizationId: string, botId: string, limited: boolean, defaultPrice: DefaultPrice | null): Promise<void> {
+  if (!limited || defaultPrice !== null) return;
+  const { rows } = await db.query<{ model: string }>({
+    name: 'billing.model_unpriced',
+    text: `SELECT b.model FROM bots b
+            WHERE b.id = $2 AND b.organization_id = $1 AND EXISTS (SELECT 1 FROM credit_accounts WHERE organization_id = $1)
+              AND NOT EXISTS (SELECT 1 FROM prices p WHERE p.organization_id = $1 AND p.model = b.model AND p.set_by = 'platform' AND p.effective_from <= now())`,
+    values: [organizationId, botId],
+  });
+  const unpriced = rows[0];
+  if (unpriced !== undefined) throw new ModelNotPriced(unpriced.model);
+}

@@ -1,5 +1,14 @@
 /** Billing as the API shows it. Money is integer micros; amounts stay below 2^53 (PLAT-08). */
 
+/**
+ * Who set a price version (decision 072): the organization (`PUT /v1/prices/{model}`), the
+ * platform administrator, or the operator's default price (`OPENBOT_DEFAULT_PRICE`), written as a
+ * version when it first priced a call. Once an organization has credits only the platform's and
+ * the default's versions price its calls.
+ */
+export const PRICE_SETTERS = ['organization', 'platform', 'default'] as const;
+export type PriceSetter = (typeof PRICE_SETTERS)[number];
+
 export interface PriceView {
   readonly id: string;
   readonly model: string;
@@ -7,12 +16,14 @@ export interface PriceView {
   readonly outputPerMillionMicros: number;
   readonly cachedInputPerMillionMicros: number;
   readonly effectiveFrom: Date;
+  /** Who set it (decision 072): under credits only `platform` and `default` versions price calls. */
+  readonly setBy: PriceSetter;
   readonly createdAt: Date;
 }
 
 export const PRICE_VIEW_COLUMNS = `id, model, input_per_million_micros::float8 AS "inputPerMillionMicros",
   output_per_million_micros::float8 AS "outputPerMillionMicros", cached_input_per_million_micros::float8 AS "cachedInputPerMillionMicros",
-  effective_from AS "effectiveFrom", created_at AS "createdAt"`;
+  effective_from AS "effectiveFrom", set_by AS "setBy", created_at AS "createdAt"`;
 
 export type CreditEntryKind = 'grant' | 'charge' | 'adjustment';
 

@@ -5,7 +5,8 @@ import type { Queryable } from '@openbot/engine';
  * and holds, never stored. A budget counts, in its UTC period, the known cost (or the confirmed
  * tokens) of its scope's usage records; reserved is what open holds reserve plus what unknown,
  * unreleased records keep reserved (a provider that reports no usage cannot make a budget
- * meaningless). The credits' balance is the ledger's sum.
+ * meaningless); a released unknown record counts its reservation as spent (its cost, decision 072).
+ * The credits' balance is the ledger's sum.
  */
 
 export interface BudgetStanding {
@@ -39,7 +40,9 @@ const STANDING_COLUMNS = `b.id, b.limit_micros::text AS limit_micros, b.limit_to
 const STANDING_JOINS = `
   CROSS JOIN LATERAL (
     SELECT coalesce(sum(r.cost_micros), 0) AS spent_micros,
-           coalesce(sum(coalesce(r.input_tokens, 0) + coalesce(r.output_tokens, 0)), 0) AS spent_tokens,
+           -- A released unknown record was charged its reservation: its reserved tokens are spent (decision 072).
+           coalesce(sum(CASE WHEN r.status = 'unknown' AND r.released_at IS NOT NULL THEN coalesce(r.reserved_tokens, 0)
+                             ELSE coalesce(r.input_tokens, 0) + coalesce(r.output_tokens, 0) END), 0) AS spent_tokens,
            coalesce(sum(r.reserved_micros) FILTER (WHERE r.status = 'unknown' AND r.released_at IS NULL), 0) AS unknown_micros,
            coalesce(sum(r.reserved_tokens) FILTER (WHERE r.status = 'unknown' AND r.released_at IS NULL), 0) AS unknown_tokens
       FROM usage_records r

@@ -1,5 +1,6 @@
 import { newId } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
+import type { DefaultPrice } from '../config/config';
 import type { Database } from '../database/sql';
 import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
 import { LimitsUnreadable } from './limits-unreadable';
@@ -18,6 +19,8 @@ export interface ReservationRequest extends BillingScope {
   readonly maxTokens: number;
   /** The run's cost cap (a Bot's `limits.maxCostMicros`, a task's at most what its parent had left): its tree's saved usage plus reservations stay within it, and within every ancestor's (DLG-01). */
   readonly maxCostMicros?: number | null;
+  /** The operator's default price (OPENBOT_DEFAULT_PRICE): what prices a call under credits whose model the platform has not priced (decision 072). */
+  readonly defaultPrice?: DefaultPrice | null;
 }
 
 export type Reservation =
@@ -27,11 +30,14 @@ export type Reservation =
   /** The run's own cost cap has no room for this call. */
   | { readonly reserved: false; readonly maxCost: true }
   /** A rate limit's bucket has not enough yet: try again after `waitMs` (LIM-01). Nothing was taken. */
-  | { readonly reserved: false; readonly waitMs: number };
+  | { readonly reserved: false; readonly waitMs: number }
+  /** The organization has credits and its model has no platform price (and the operator set no default): decision 072. */
+  | { readonly reserved: false; readonly unpriced: true };
 
 /**
  * Reserves an attempt's estimate before it sends (USE-02, USE-03), in one transaction: the price
- * in force now (the call is priced by it, whatever changes later), the applicable budgets locked
+ * in force now (the call is priced by it, whatever changes later; under credits the platform's
+ * or the operator's default, else refused: decision 072), the applicable budgets locked
  * in ID order, then the organization's credit account: one lock order for every reservation, so
  * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
  * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01).
@@ -62,7 +68,12 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
       text: 'UPDATE usage_holds SET released_at = now() WHERE execution_id = $1 AND call_key = $2 AND attempt < $3 AND released_at IS NULL',
       values: [request.executionId, request.callKey, request.attempt],
     });
-    const price = await prices.inForce(tx, request.organizationId, request.model);
+    // Under credits only the platform prices a call (an organization's own version, even one set
+    // before its first grant, never does), and a model the platform has not priced does not send.
+    const price = hasCredits
+      ? await prices.forCredits(tx, request.organizationId, request.model, request.defaultPrice ?? null)
+      : await prices.inForce(tx, request.organizationId, request.model);
+    if (hasCredits && price === null) return { reserved: false, unpriced: true };
     const need = needOf(price, request);
     // The run's cap and its ancestors', from what their trees saved and hold: a takeover or a
     // restart sees the same sums (DLG-01). A task under a capped parent always has a cap of its

@@ -79,6 +79,7 @@ export function expandAppTools(tools: readonly BotTool[]): BotTool[] {
       declaration,
       ...(tool.approval === undefined ? {} : { approval: tool.approval }),
       ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
+      ...(tool.approvers === undefined ? {} : { approvers: tool.approvers }),
     }));
   });
 }

@@ -1,6 +1,6 @@
 import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
 import type { ToolDeclaration } from '@openbot/protocol';
-import { approvalIssues, type ApprovalPolicy } from '../approvals/approval-policy';
+import { approvalIssues, type ApprovalPolicy, type ApproverPolicy } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
 import type { BotMemorySettings } from '../memory/memory-view';
@@ -52,6 +52,8 @@ export interface BotTool {
   readonly approval?: ApprovalPolicy;
   /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
   readonly approvalExpiresInSeconds?: number;
+  /** Who may decide its calls besides the Turn's member, owners and admins, and whether a second person must (decision 075). */
+  readonly approvers?: ApproverPolicy;
   /** app entries: the connection whose tools the Bot uses. */
   readonly connectionId?: string;
   /** app entries: the server names of the tools used (all of them when absent). */

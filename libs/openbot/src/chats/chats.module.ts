@@ -12,7 +12,7 @@ import { OBJECT_STORE, type ObjectStore } from '../object-store/object-store';
 import { ModelCalls } from '../models/model-calls';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { VaultSecrets } from '../vaults/vault-secrets';
-import { newId, type ErrorId } from '@openbot/domain';
+import { identityPermissions, newId, type ErrorId } from '@openbot/domain';
 import { CreateChatHandler } from './commands/create-chat.command';
 import { DeleteChatHandler } from './commands/delete-chat.command';
 import { PostMessageHandler } from './commands/post-message.command';
@@ -63,7 +63,7 @@ export class ChatsModule implements OnModuleInit {
     const pool = this.db.pool;
     const secrets = {
       open: this.vaults.open.bind(this.vaults),
-      literals: (recordId: string) => readLiterals(this.sealed, recordId),
+      literals: (recordId: string, url: string) => readLiterals(this.sealed, recordId, url),
       // A refused reference is an error record of its own (category forbidden), named in the tool's answer (ERR-01).
       recordRefusal: async (refusal: Error, executionId: string): Promise<string> => {
         const errorId = newId<ErrorId>();
@@ -81,12 +81,14 @@ export class ChatsModule implements OnModuleInit {
         apps: { pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
+        toolCallsPerStep: this.config.organizationLimits.toolCallsPerStep,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
         files: { pool, store: this.store },
+        turnPermissions: async (executionId) => identityPermissions(await this.engine.identity(executionId)),
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));
     this.engine.register(chatDeleteWorkflow({ pool }));
-    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine }));
+    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine, defaultPrice: this.config.defaultPrice }));
   }
 }

@@ -68,11 +68,13 @@ describe('parseConfig defaults', () => {
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
       limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
+      organizationLimits: { apiKeys: 100, streams: 1_000, queuedTurnsPerChat: 20, toolCallsPerStep: 32, runningTurns: 200, fileBytes: 10 * 1024 * 1024 * 1024, memoryItems: 100_000 },
       trustedProxies: [],
       metrics: null,
       traces: null,
       retention: { textDeltaDays: 30, callPayloadDays: 30, schedule: '*/15 * * * *', maxDays: 3650 },
       modelReads: { readPaceMs: 25, pacedFromStreams: 8 },
+      defaultPrice: null,
     });
   });
 
@@ -324,6 +326,13 @@ describe('parseConfig refuses invalid values with a ConfigError naming the varia
     expectRejected({ OPENBOT_MODEL_READ_PACE_FROM_STREAMS: '0' }, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS');
   });
 
+  it('OPENBOT_DEFAULT_PRICE: unset is none; `<input>,<output>[,<cached input>]` in whole micros, the cached price defaulting to the input price', () => {
+    expect(parseConfig({}).defaultPrice).toBeNull();
+    expect(parseConfig({ OPENBOT_DEFAULT_PRICE: '150000, 600000' }).defaultPrice).toEqual({ inputPerMillionMicros: 150_000, outputPerMillionMicros: 600_000, cachedInputPerMillionMicros: 150_000 });
+    expect(parseConfig({ OPENBOT_DEFAULT_PRICE: '0,1,0' }).defaultPrice).toEqual({ inputPerMillionMicros: 0, outputPerMillionMicros: 1, cachedInputPerMillionMicros: 0 });
+    for (const bad of ['150000', '1,2,3,4', '-1,2', '1.5,2', 'a,b', '1,', '9999999999999999,1']) expectRejected({ OPENBOT_DEFAULT_PRICE: bad }, 'OPENBOT_DEFAULT_PRICE');
+  });
+
   it('OPENBOT_ADMIN_TOKEN shorter than 16 characters', () => {
     expectRejected({ OPENBOT_ADMIN_TOKEN: 'short' }, 'OPENBOT_ADMIN_TOKEN');
   });
@@ -494,5 +503,32 @@ describe('retention ceiling (docs/decisions/074)', () => {
     [{ OPENBOT_RETENTION_MAX_DAYS: '3651' }, 'OPENBOT_RETENTION_MAX_DAYS'],
   ])('refuses %j naming %s', (env, name) => {
     expect(() => parseConfig(env)).toThrow(new RegExp(`^${name}: `));
+  });
+});
+
+describe('per-organization limits (docs/decisions/076)', () => {
+  it('reads every limit', () => {
+    const config = parseConfig({
+      OPENBOT_ORG_API_KEYS: '5',
+      OPENBOT_ORG_STREAMS: '50',
+      OPENBOT_ORG_QUEUED_TURNS_PER_CHAT: '2',
+      OPENBOT_ORG_TOOL_CALLS_PER_STEP: '8',
+      OPENBOT_ORG_RUNNING_TURNS: '10',
+      OPENBOT_ORG_FILE_BYTES: '1073741824',
+      OPENBOT_ORG_MEMORY_ITEMS: '1000',
+    });
+    expect(config.organizationLimits).toEqual({ apiKeys: 5, streams: 50, queuedTurnsPerChat: 2, toolCallsPerStep: 8, runningTurns: 10, fileBytes: 1_073_741_824, memoryItems: 1000 });
+  });
+
+  it.each([
+    ['OPENBOT_ORG_API_KEYS', '0'],
+    ['OPENBOT_ORG_STREAMS', 'many'],
+    ['OPENBOT_ORG_QUEUED_TURNS_PER_CHAT', '-1'],
+    ['OPENBOT_ORG_TOOL_CALLS_PER_STEP', '10001'],
+    ['OPENBOT_ORG_RUNNING_TURNS', '1.5'],
+    ['OPENBOT_ORG_FILE_BYTES', '10GB'],
+    ['OPENBOT_ORG_MEMORY_ITEMS', '0'],
+  ])('%s=%s stops the boot with a line naming it', (name, value) => {
+    expect(() => parseConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
   });
 });

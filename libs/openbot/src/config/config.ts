@@ -122,6 +122,8 @@ export interface Config {
   readonly cookieSecure: boolean;
   /** Caps on long-lived and public work (docs/decisions/017). */
   readonly limits: Limits;
+  /** What one organization may hold or run at once (docs/decisions/076), shown at `GET /v1/limits`. */
+  readonly organizationLimits: OrganizationLimits;
   /**
    * Proxies whose `X-Forwarded-For` names the client address (addresses, CIDRs or `loopback`);
    * empty: the socket's address is the client's (a forwarded header is ignored).
@@ -151,6 +153,19 @@ export interface Config {
    * read every `readPaceMs` (`OPENBOT_MODEL_READ_PACE_MS`, default 25); 0: every chunk as it comes.
    */
   readonly modelReads: { readonly readPaceMs: number; readonly pacedFromStreams: number };
+  /**
+   * `OPENBOT_DEFAULT_PRICE` (decision 072): what a model call of an organization with platform
+   * credits costs when the platform set no price for its model, in micros per million tokens.
+   * Null (unset): such a call is refused before it sends (`ModelNotPriced`).
+   */
+  readonly defaultPrice: DefaultPrice | null;
+}
+
+/** The operator's default price, in micros per million input, output and cached input tokens. */
+export interface DefaultPrice {
+  readonly inputPerMillionMicros: number;
+  readonly outputPerMillionMicros: number;
+  readonly cachedInputPerMillionMicros: number;
 }
 
 /** Caps on long-lived and public work (docs/decisions/017-request-limits.md). */
@@ -173,6 +188,27 @@ export interface Limits {
   readonly memoryHelperPermits: number;
   /** The token budget of the memories a Turn's context may hold. */
   readonly memoryContextTokens: number;
+}
+
+/**
+ * Per-organization limits (docs/decisions/076-organization-limits.md), the same for every
+ * organization; each has a default that ordinary use never reaches.
+ */
+export interface OrganizationLimits {
+  /** `OPENBOT_ORG_API_KEYS`: live (unrevoked, unexpired) API keys; the next key is 409 LimitReached. */
+  readonly apiKeys: number;
+  /** `OPENBOT_ORG_STREAMS`: open event streams of all the organization's credentials together; then 429. */
+  readonly streams: number;
+  /** `OPENBOT_ORG_QUEUED_TURNS_PER_CHAT`: Turns waiting behind a Chat's advancing one; then 429. */
+  readonly queuedTurnsPerChat: number;
+  /** `OPENBOT_ORG_TOOL_CALLS_PER_STEP`: tool calls answered per model step; the rest get an error result. */
+  readonly toolCallsPerStep: number;
+  /** `OPENBOT_ORG_RUNNING_TURNS`: Turns advancing at once across the organization's Chats; a new one is 429. */
+  readonly runningTurns: number;
+  /** `OPENBOT_ORG_FILE_BYTES`: bytes of the organization's stored files (uploads count from their start); then 409. */
+  readonly fileBytes: number;
+  /** `OPENBOT_ORG_MEMORY_ITEMS`: memory items of all the organization's Bots; then 409. */
+  readonly memoryItems: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -242,6 +278,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     appOAuthMetadataDocuments: trueOrFalse(env, 'OPENBOT_APP_OAUTH_METADATA_DOCUMENTS', true),
     ...publicUrlOf(env, production),
     ...limitsOf(env),
+    organizationLimits: organizationLimitsOf(env),
     metrics: metricsOf(env),
     traces: tracesOf(env),
     retention: retentionOf(env),
@@ -249,7 +286,20 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
       readPaceMs: integer(env, 'OPENBOT_MODEL_READ_PACE_MS', READ_PACE_MS, 0, 1_000),
       pacedFromStreams: integer(env, 'OPENBOT_MODEL_READ_PACE_FROM_STREAMS', PACED_FROM_STREAMS, 1, 1_000_000),
     },
+    defaultPrice: defaultPriceOf(env),
   };
+}
+
+/** `<input>,<output>[,<cached input>]`, whole micros per million tokens; the cached price defaults to the input price. */
+function defaultPriceOf(env: Env): DefaultPrice | null {
+  const value = optional(env, 'OPENBOT_DEFAULT_PRICE');
+  if (value === null) return null;
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.length < 2 || parts.length > 3 || parts.some((part) => !/^\d{1,15}$/.test(part) || !Number.isSafeInteger(Number(part)))) {
+    throw new ConfigError('OPENBOT_DEFAULT_PRICE', 'must be `<input>,<output>[,<cached input>]`: whole micros per million tokens, each at least 0 (e.g. 150000,600000)');
+  }
+  const [input, output, cached] = parts.map(Number) as [number, number, number | undefined];
+  return { inputPerMillionMicros: input, outputPerMillionMicros: output, cachedInputPerMillionMicros: cached ?? input };
 }
 
 function trueOrFalse(env: Env, name: string, fallback: boolean): boolean {
@@ -325,6 +375,19 @@ function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
       memoryContextTokens: integer(env, 'OPENBOT_MEMORY_CONTEXT_TOKENS', 2_000, 1, 1_000_000),
     },
     trustedProxies: list(env, 'OPENBOT_TRUSTED_PROXIES').map((entry) => parseTrustedProxy(entry)),
+  };
+}
+
+// Per organization (docs/decisions/076): generous defaults; an operator lowers them for shared servers.
+function organizationLimitsOf(env: Env): OrganizationLimits {
+  return {
+    apiKeys: integer(env, 'OPENBOT_ORG_API_KEYS', 100, 1, 1_000_000),
+    streams: integer(env, 'OPENBOT_ORG_STREAMS', 1_000, 1, 1_000_000),
+    queuedTurnsPerChat: integer(env, 'OPENBOT_ORG_QUEUED_TURNS_PER_CHAT', 20, 1, 1_000_000),
+    toolCallsPerStep: integer(env, 'OPENBOT_ORG_TOOL_CALLS_PER_STEP', 32, 1, 10_000),
+    runningTurns: integer(env, 'OPENBOT_ORG_RUNNING_TURNS', 200, 1, 1_000_000),
+    fileBytes: integer(env, 'OPENBOT_ORG_FILE_BYTES', 10 * 1024 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    memoryItems: integer(env, 'OPENBOT_ORG_MEMORY_ITEMS', 100_000, 1, 100_000_000),
   };
 }
 

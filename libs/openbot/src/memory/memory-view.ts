@@ -1,12 +1,22 @@
 import { InvalidInput, isMemberRole, isUuid, type InputIssue, type MemberRole } from '@openbot/domain';
 
-/** A Bot's memory switches: Turns select context from it (`enabled`) and learn into it after they end (`learn`). */
+/**
+ * Who reads what a Turn taught: `member` (the default) stores learned items for the Turn's member
+ * alone (`{ kind: 'members', ids: [member] }`); `bot` for every Turn of the Bot, where nothing the
+ * Turn read was narrower (see the learner).
+ */
+export const MEMORY_LEARN_ACCESS = ['member', 'bot'] as const;
+export type MemoryLearnAccess = (typeof MEMORY_LEARN_ACCESS)[number];
+
+/** A Bot's memory switches: Turns select context from it (`enabled`) and learn into it after they end (`learn`, stored for `learnAccess`). */
 export interface BotMemorySettings {
   readonly enabled: boolean;
   readonly learn: boolean;
+  /** Absent in Bots saved before it existed: read as `member`. */
+  readonly learnAccess?: MemoryLearnAccess;
 }
 
-export const DEFAULT_BOT_MEMORY: BotMemorySettings = { enabled: false, learn: false };
+export const DEFAULT_BOT_MEMORY: BotMemorySettings = { enabled: false, learn: false, learnAccess: 'member' };
 
 /** Who may select an item for a Turn, and read its content over the API. */
 export type MemoryAccess =
@@ -54,11 +64,15 @@ const TAG = /^[\p{L}\p{N}_.:-]{1,64}$/u;
 /** The columns of a MemoryItemView (never the content). */
 export const MEMORY_VIEW_COLUMNS = `id, bot_id AS "botId", tags, access, sources, status, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-/** Whether the rule admits the reader. Owners and admins read every item's content over the API, not in Turns. */
-export function admits(access: MemoryAccess, reader: MemoryReader): boolean {
-  if (access.kind === 'bot') return true;
-  if (reader.kind !== 'member') return false;
-  return access.kind === 'members' ? access.ids.includes(reader.memberId) : access.roles.includes(reader.role);
+/**
+ * The access rule as an SQL condition on the `access` column of `alias` (IDN-08: applied in the
+ * query, never after it): `member` and `role` name the parameters with the reader's member ID
+ * and role (both null for a service, which reads only `bot` items).
+ */
+export function accessAdmitsSql(alias: string, member: string, role: string): string {
+  return `(${alias}.access->>'kind' = 'bot'
+            OR (${alias}.access->>'kind' = 'members' AND ${member}::text IS NOT NULL AND ${alias}.access->'ids' ? ${member}::text)
+            OR (${alias}.access->>'kind' = 'roles' AND ${role}::text IS NOT NULL AND ${alias}.access->'roles' ? ${role}::text))`;
 }
 
 /** Tags are trimmed, lower-cased and deduplicated, in the order first given. */

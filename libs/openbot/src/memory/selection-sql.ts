@@ -1,3 +1,5 @@
+import { accessAdmitsSql } from './memory-view';
+
 /**
  * The selection statement (MEM-01): metadata only, never content. $1 Bot, $2 organization,
  * $3 tag candidates, $4 word hashes, $5 the reader's member ID and $6 role (null for a service),
@@ -24,9 +26,7 @@ export const selectionStatement = {
     SELECT m.id, m.tokens
       FROM matched JOIN memory_items m ON m.id = matched.item_id
      WHERE m.bot_id = $1 AND m.organization_id = $2 AND m.status = 'active'
-       AND (m.access->>'kind' = 'bot'
-            OR (m.access->>'kind' = 'members' AND $5::text IS NOT NULL AND m.access->'ids' ? $5::text)
-            OR (m.access->>'kind' = 'roles' AND $6::text IS NOT NULL AND m.access->'roles' ? $6::text))
+       AND ${accessAdmitsSql('m', '$5', '$6')}
        AND (m.sources = '[]'::jsonb OR NOT EXISTS (
          SELECT 1 FROM jsonb_array_elements(m.sources) s
           WHERE (s->>'type' = 'chat' AND NOT EXISTS (

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isUuid } from '@openbot/domain';
 import { parseLearned } from './learning/learning-prompt';
 import { learnedItemId } from './learning/memory-learn.workflow';
-import { normalizedWords, WordIndex } from './word-index';
+import { normalizedWords, WordIndex, WordIndexes } from './word-index';
 
 describe('memory word index', () => {
   const index = new WordIndex({ id: 'k1', key: randomBytes(32) });
@@ -22,6 +22,20 @@ describe('memory word index', () => {
     expect(a).not.toEqual(b);
     expect(index.hashes('bot-a', 'ZEBRA')).toEqual([a[0]]);
     expect(new WordIndex({ id: 'k2', key: randomBytes(32) }).hashes('bot-a', 'zebra')).not.toEqual([a[0]]);
+  });
+});
+
+describe('memory word indexes of several keys', () => {
+  it('a query hashes its words under every configured key: an item indexed under a retired key still matches', () => {
+    const k1 = { id: 'k1', key: randomBytes(32) };
+    const k2 = { id: 'k2', key: randomBytes(32) };
+    const indexes = new WordIndexes(k2, [k1]);
+    expect(indexes.current.keyId).toBe('k2');
+    const query = indexes.query('bot-a', 'Zebra crossing');
+    expect(query.words).toBe(2);
+    expect(query.hashes).toEqual(expect.arrayContaining([...new WordIndex(k1).hashes('bot-a', 'zebra crossing'), ...new WordIndex(k2).hashes('bot-a', 'zebra crossing')]));
+    expect(query.hashes).toHaveLength(4);
+    expect(new WordIndexes(k2).query('bot-a', 'Zebra crossing')).toEqual({ hashes: new WordIndex(k2).hashes('bot-a', 'zebra crossing'), words: 2 });
   });
 });
 

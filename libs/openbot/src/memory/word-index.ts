@@ -33,6 +33,29 @@ export class WordIndex {
   }
 }
 
+/**
+ * The word indexes of every configured master key, current first: an item's words are hashed under
+ * the key its `words_key_id` names, so after a rotation a query hashes its words under each key
+ * and an item indexed under a retired key still matches, until `openbot rekey` re-indexes it
+ * under the current one (decision 071). Hashes of different keys never equal each other, so one
+ * array of all of them matches each item under its own key only.
+ */
+export class WordIndexes {
+  readonly current: WordIndex;
+  private readonly all: readonly WordIndex[];
+
+  constructor(current: MasterKey, old: readonly MasterKey[] = []) {
+    this.current = new WordIndex(current);
+    this.all = [this.current, ...old.filter((key) => key.id !== current.id).map((key) => new WordIndex(key))];
+  }
+
+  /** A query's entries under every key, and how many distinct words it has (an item matching all of them matches that many). */
+  query(botId: string, text: string): { readonly hashes: string[]; readonly words: number } {
+    const hashes = this.all.flatMap((index) => index.hashes(botId, text));
+    return { hashes, words: hashes.length / this.all.length };
+  }
+}
+
 /** Lower-cased NFKC letter-and-digit runs of two or more characters, without stop words, distinct, in order. */
 export function normalizedWords(text: string): string[] {
   const seen = new Set<string>();

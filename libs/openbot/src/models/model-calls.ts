@@ -94,7 +94,8 @@ export interface ModelCallRequest {
 /**
  * A model call that could not reserve its estimate against a budget or the credits, so it did
  * not send (USE-02, PLAT-08). `budgetId` names the budget, null for the credits. The workflow
- * ends its run with `stop: "budget"`.
+ * ends its run with `stop: "budget"`. The credits also refuse a model the platform has not
+ * priced (`unpricedModel`, decision 072): under credits no call costs 0 by default.
  */
 export class BudgetStop extends Error {
   /** The call log fails the attempt at once, with no error record: nothing was sent. */
@@ -104,8 +105,18 @@ export class BudgetStop extends Error {
     readonly budgetId: string | null,
     /** True when it is the run's own cap (`limits.maxCostMicros`), not a budget: the `max-cost` stop. */
     readonly maxCost = false,
+    /** The model the organization's credits cannot pay for: it has no platform price (and no default price is set). */
+    readonly unpricedModel: string | null = null,
   ) {
-    super(maxCost ? 'the run reached its cost cap' : budgetId === null ? 'the credits are exhausted' : `budget ${budgetId} is exhausted`);
+    super(
+      maxCost
+        ? 'the run reached its cost cap'
+        : unpricedModel !== null
+          ? `the model ${unpricedModel} has no platform price`
+          : budgetId === null
+            ? 'the credits are exhausted'
+            : `budget ${budgetId} is exhausted`,
+    );
   }
 }
 
@@ -133,7 +144,8 @@ export class RateLimitWait extends Error {
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
  * - `max_tokens` on every request, and a reservation per attempt before it sends, against every
  *   budget that applies and the credits (USE-02); a call that cannot reserve does not send and
- *   throws BudgetStop; a rate limit's empty bucket throws RateLimitWait (LIM-01);
+ *   throws BudgetStop, as does a call under credits whose model the platform has not priced
+ *   (decision 072); a rate limit's empty bucket throws RateLimitWait (LIM-01);
  * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
  *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
  *   when no usage came (USE-02), when a new owner closed the attempt (USE-04), or when its own
@@ -224,9 +236,11 @@ export class ModelCalls {
             estimatedInputTokens: request.estimatedInputTokens,
             maxTokens,
             maxCostMicros: request.maxCostMicros ?? null,
+            defaultPrice: this.config?.defaultPrice ?? null,
           });
           if (!reservation.reserved) {
             if ('waitMs' in reservation) throw new RateLimitWait(reservation.waitMs);
+            if ('unpriced' in reservation) throw new BudgetStop(null, false, request.model);
             throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
           }
           bucketsTook = reservation.bucketsTook;

@@ -1,6 +1,7 @@
-import { BudgetExceeded } from '@openbot/domain';
+import { BudgetExceeded, ModelNotPriced } from '@openbot/domain';
 import type { Engine, Json, Queryable } from '@openbot/engine';
 import { admitInput } from '../chats/commands/post-message.command';
+import type { DefaultPrice } from '../config/config';
 import type { Database } from '../database/sql';
 import { REMINDER } from './reminder-contract';
 
@@ -14,7 +15,8 @@ import { REMINDER } from './reminder-contract';
  * again; a reminder cancelled first is never posted.
  *
  * A post the Chat refuses for a proven reason — nothing left on a budget or the credits of the
- * member it posts as (PLAT-08) — posted nothing (its transaction rolled back): the reminder stays
+ * member it posts as (PLAT-08), or a model under credits the platform has not priced (decision
+ * 072) — posted nothing (its transaction rolled back): the reminder stays
  * `pending` and the delivery waits on a durable timer and tries again, 5 s after the first
  * refusal, doubling up to an hour (FW-06: a proven rejection is retried later; any other failure
  * is the call log's, retried as a safe call and then failed). It never posts in another name.
@@ -26,12 +28,12 @@ const RETRY_MAX_MS = 3_600_000;
 class PostRefused extends Error {
   readonly notSent = true;
   readonly safeToRetry = false;
-  constructor(cause: BudgetExceeded) {
+  constructor(cause: BudgetExceeded | ModelNotPriced) {
     super(`the reminder was not posted: ${cause.message}`, { cause });
   }
 }
 
-export function reminderWorkflow(deps: { readonly db: Database; readonly engine: () => Engine }) {
+export function reminderWorkflow(deps: { readonly db: Database; readonly engine: () => Engine; readonly defaultPrice: DefaultPrice | null }) {
   return REMINDER.implement({
     initial: (input) => ({ ...input, done: false }),
     next: (state) => (state.done ? { end: 'completed' } : { phase: 'deliver' }),
@@ -57,7 +59,7 @@ export function reminderWorkflow(deps: { readonly db: Database; readonly engine:
 }
 
 async function post(
-  deps: { readonly db: Database; readonly engine: () => Engine },
+  deps: { readonly db: Database; readonly engine: () => Engine; readonly defaultPrice: DefaultPrice | null },
   state: { readonly reminderId: string; readonly organizationId: string; readonly chatId: string; readonly scope: { readonly kind: 'member' | 'service'; readonly id: string } },
   identity: Json | null,
 ): Promise<Json> {
@@ -67,7 +69,7 @@ async function post(
       return await postIn(tx);
     } catch (error) {
       // Rolled back with the transaction: nothing was posted, the reminder is still pending.
-      throw error instanceof BudgetExceeded ? new PostRefused(error) : error;
+      throw error instanceof BudgetExceeded || error instanceof ModelNotPriced ? new PostRefused(error) : error;
     }
   });
   start();
@@ -90,6 +92,7 @@ async function post(
       content: reminder.message,
       author: 'reminder',
       commandKey: null,
+      defaultPrice: deps.defaultPrice,
     });
     start = admitted.start;
     await admitted.written;

@@ -1,4 +1,4 @@
-import { can, Forbidden, type MemberCaller, type SealedRecordId } from '@openbot/domain';
+import { can, Forbidden, ROLE_PERMISSIONS, type MemberCaller, type Permission, type SealedRecordId } from '@openbot/domain';
 import type { Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { SSO_CLIENT_SECRET_PURPOSE, type SsoDefaultRole } from './sso-view';
@@ -36,6 +36,21 @@ export async function openClientSecret(sealedRecords: SealedRecords, configurati
 /** Route access already asks for `sso.manage`; the use case checks again so no other entry skips it. */
 export function requireSsoManage(caller: MemberCaller): void {
   if (!can(caller, 'sso.manage')) throw new Forbidden('Managing single sign-on needs the "sso.manage" permission.');
+}
+
+/**
+ * The default role goes to everyone the provider vouches for at their first sign-in, so setting
+ * it is a role grant (IDN-02): the credential needs `members.manage` and every permission of that
+ * role, as when it adds a member with the role. Without this, a key scoped to `sso.manage` alone
+ * pointed SSO at a provider it controls with `defaultRole: admin` and signed in as a new admin.
+ */
+export function requireDefaultRoleGrant(caller: MemberCaller, defaultRole: SsoDefaultRole): void {
+  const missing = [...new Set<Permission>(['members.manage', ...ROLE_PERMISSIONS[defaultRole]])].filter((permission) => !can(caller, permission));
+  if (missing.length === 0) return;
+  throw new Forbidden(
+    `Setting defaultRole "${defaultRole}" grants that role to every first sign-in: it needs "members.manage" and every permission of the role; ` +
+      `this ${caller.apiKeyId !== null ? 'API key' : 'session'} lacks ${missing.map((p) => `"${p}"`).join(', ')}.`,
+  );
 }
 
 /** Serializes configuration changes of one organization (the replaced secret must be the one deleted). */

@@ -72,7 +72,9 @@ const RECORD_VALUES = `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::int, 
  * credits. The one settle path: confirmed usage that arrives for a call recorded `unknown` (an
  * old owner's late result, CALL-05) makes it `confirmed` once; a confirmed record never changes
  * again, however often that result arrives. Its cost is computed once, at the price its attempt
- * started with (PLAT-08), and its one credits charge commits in the same statement (USE-01).
+ * started with (PLAT-08), and its one credits charge commits in the same statement (USE-01). A
+ * record an owner released was charged its reservation then: a late result fills in its tokens
+ * and keeps that cost and charge (decision 072).
  */
 export const usageRecords = {
   /**
@@ -88,7 +90,9 @@ export const usageRecords = {
                ON CONFLICT (call_id) DO UPDATE
                  SET status = 'confirmed', input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
                      cached_input_tokens = EXCLUDED.cached_input_tokens, price_id = EXCLUDED.price_id,
-                     cost_micros = EXCLUDED.cost_micros, settled_at = now()
+                     -- A released record was charged its reservation: that stays its cost (decision 072).
+                     cost_micros = CASE WHEN usage_records.released_at IS NULL THEN EXCLUDED.cost_micros ELSE usage_records.cost_micros END,
+                     settled_at = now()
                WHERE usage_records.status = 'unknown' AND EXCLUDED.status = 'confirmed'
                RETURNING id, organization_id, status, cost_micros
              ),

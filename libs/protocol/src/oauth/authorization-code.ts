@@ -53,7 +53,7 @@ export async function registerDynamicClient(fetch: Fetch, metadata: Authorizatio
 
 /**
  * The authorization URL of an authorization-code request with PKCE S256, the given `state`, the
- * RFC 8707 `resource` and the scope. Answers the PKCE verifier to keep (sealed) for the exchange.
+ * RFC 8707 `resource`, the scope and `prompt=consent` (the person always sees what they grant). Answers the PKCE verifier to keep (sealed) for the exchange.
  * Sends nothing.
  */
 export async function authorizationRequest(
@@ -72,6 +72,8 @@ export async function authorizationRequest(
   });
   // The resource indicator exactly as the metadata gave it (the SDK's URL form may add a slash).
   authorizationUrl.searchParams.set('resource', options.resource);
+  // The client is shared by every organization at the issuer: a consent given for one must never be reused silently for another (decision 066).
+  authorizationUrl.searchParams.set('prompt', 'consent');
   return { url: authorizationUrl.href, codeVerifier };
 }
 

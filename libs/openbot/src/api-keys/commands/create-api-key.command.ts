@@ -2,7 +2,9 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { InvalidInput, type ApiKeyId, type InputIssue, type MemberCaller } from '@openbot/domain';
 import { recordAudit } from '../../audit/record-audit';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database, type Sql } from '../../database/sql';
+import { checkRoomFor } from '../../limits/organization-limits';
 import { newId } from '@openbot/domain';
 import { generateSecret, hashSecret } from '../api-key-secret';
 import type { ApiKeyView } from '../api-key-view';
@@ -17,7 +19,8 @@ export interface CreatedApiKey extends ApiKeyView {
  * can only narrow the rights of the credential that creates it (IDN-02). A scope the
  * caller does not have is an InvalidInput; without `scopes`, a key made with a scoped key gets
  * that key's effective rights as its scopes, and only an unscoped key or a session makes an
- * unscoped key (the member's full rights, following later role changes).
+ * unscoped key (the member's full rights, following later role changes). The organization's
+ * live keys are limited (`apiKeys`, decision 076): past it, 409 LimitReached.
  */
 export class CreateApiKey extends Command<CreatedApiKey> {
   constructor(
@@ -32,7 +35,10 @@ export class CreateApiKey extends Command<CreatedApiKey> {
 
 @CommandHandler(CreateApiKey)
 export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+  ) {}
 
   async execute({ caller, name, expiresAt, scopes }: CreateApiKey): Promise<CreatedApiKey> {
     if (scopes !== null) {
@@ -54,6 +60,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKey> {
     const id = newId<ApiKeyId>();
     const secret = generateSecret(id);
     const [row, uniqueScopes] = await this.db.transaction(async (tx) => {
+      await checkRoomFor(tx, caller.organizationId, this.config.organizationLimits, 'apiKeys');
       const granted = scopes ?? (await inheritedScopes(tx, caller));
       const uniqueScopes = granted === null ? null : [...new Set(granted)].sort();
       const inserted = await tx.one<{ created_at: Date }>(

@@ -12,20 +12,37 @@ import { SealedRecords } from '../../sealing/sealed-records';
 import { AppAuthorizationRefused, AppAuthorizationUnavailable } from '../app-oauth-failures';
 import { AUTHORIZATION_PREPARE, type PreparedAuthorization } from '../authorization-prepare.workflow';
 import { AUTHORIZATION_LIFETIME_MS, issueAuthorization } from '../authorization-request';
+import { bindLoopbackIn, loopbackRedirect, type AuthorizationBinding } from '../authorization-binding';
+import { safeReturnTo } from '../../sso/commands/begin-sso-login.command';
+import { recordAudit } from '../../audit/record-audit';
 
+
+/** What `POST /v1/connections/{id}/authorize` answers. */
+export interface StartedAuthorization {
+  readonly authorizationId: string;
+  /** The URL to open: the start URL (`browser`), or the authorization server's URL (`loopback`). */
+  readonly authorizationUrl: string;
+  readonly binding: AuthorizationBinding;
+  readonly executionId: string;
+}
 
 /**
  * `POST /v1/connections/{id}/authorize`: runs sign-in preparation as an execution (discovery
- * and registration through the call log), then hands out one authorization URL (PKCE S256,
- * state, RFC 8707 resource) whose request is saved: the state's hash, the sealed verifier, the
- * registration it belongs to (its callback only), 10 minutes, once (issueAuthorization). Who may change the
- * connection may authorize it; a member connection gets its member's own grant.
+ * and registration through the call log), then hands out one authorization request (PKCE S256,
+ * state, RFC 8707 resource, `prompt=consent`) whose browser leg belongs to the caller (decision
+ * 066): with a `loopbackRedirect` it is bound to that listener on the caller's machine and the
+ * authorization server's URL is answered (the caller posts the code back with their credential);
+ * otherwise the caller must be a signed-in browser session, and the answer is OpenBot's start URL,
+ * which that member's browser opens to bind itself. An API key without a loopback redirect is
+ * 400 on `loopbackRedirect`. Who may change the connection may authorize it; a member connection
+ * gets its member's own grant. The start is audited (`app-connection.authorization-started`).
  */
-export class AuthorizeConnection extends Command<{ readonly authorizationUrl: string; readonly executionId: string }> {
+export class AuthorizeConnection extends Command<StartedAuthorization> {
   constructor(
     readonly caller: MemberCaller,
     readonly connectionId: string,
     readonly returnTo: string | null,
+    readonly loopbackRedirect: string | null = null,
   ) {
     super();
   }
@@ -41,10 +58,12 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
 
-  async execute({ caller, connectionId, returnTo }: AuthorizeConnection): Promise<{ authorizationUrl: string; executionId: string }> {
-    if (returnTo !== null && (!returnTo.startsWith('/') || returnTo.startsWith('//') || returnTo.includes('\\'))) {
+  async execute({ caller, connectionId, returnTo, loopbackRedirect: loopback }: AuthorizeConnection): Promise<StartedAuthorization> {
+    // SSO's safe-return rules, one function for both (an open redirect otherwise, finding 4 of issue 44).
+    if (returnTo !== null && safeReturnTo(returnTo) !== returnTo) {
       throw new InvalidInput([{ path: 'returnTo', message: 'returnTo must be a path of this server (one leading /)' }]);
     }
+    const redirect = loopback === null ? null : loopbackRedirect(loopback, 'loopbackRedirect');
     const publicUrl = this.config.publicUrl;
     if (publicUrl === null) throw new Unavailable('App authorization needs OPENBOT_PUBLIC_URL: the callback URI is built from it.');
     await this.db.transaction(async (tx) => {
@@ -53,6 +72,11 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       const owner = await tx.one<{ owner: string; member_id: string | null }>('SELECT owner, member_id FROM app_connections WHERE id = $1', [connectionId]);
       if (owner?.owner === 'member' && owner.member_id !== caller.memberId) throw new Forbidden('A member connection is authorized by its own member only.');
     });
+    if (redirect === null && (caller.sessionId ?? null) === null) {
+      throw new InvalidInput([
+        { path: 'loopbackRedirect', message: 'an API key has no browser to bind: give a loopback listener of your machine (the CLI’s `connections authorize` does), or start from your signed-in browser' },
+      ]);
+    }
     const target = await this.client.targetOf(this.db, connectionId);
     if (target === null) throw connectionNotFound();
     const serverUrl = await this.client.urlOf(target, { kind: 'member', id: caller.memberId });
@@ -74,13 +98,24 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
       throw new AppAuthorizationRefused('step_up_limit', `the server asked for more scope ${STEP_UP_LIMIT} times in a row`);
     }
     const scope = scopeUnion(prepared.scope, grant?.step_up_scope);
-    const authorizationUrl = await issueAuthorization({ pool: this.db.pool, sealed: this.sealed }, prepared, scope, {
-      connectionId,
-      developerTestId: null,
-      organizationId: caller.organizationId,
-      memberId: caller.memberId,
-      returnTo,
-    });
-    return { authorizationUrl, executionId };
+    const issued = await issueAuthorization(
+      { pool: this.db.pool, sealed: this.sealed, publicUrl },
+      prepared,
+      scope,
+      { connectionId, developerTestId: null, organizationId: caller.organizationId, memberId: caller.memberId, returnTo },
+      async (tx, request) => {
+        if (redirect !== null) await bindLoopbackIn(tx, { id: request.authorizationId }, redirect);
+        await recordAudit(tx, {
+          organizationId: caller.organizationId,
+          actor: caller,
+          action: 'app-connection.authorization-started',
+          target: { type: 'app-connection', id: connectionId },
+          details: { authorizationId: request.authorizationId, binding: redirect === null ? 'browser' : 'loopback', registrationId: prepared.registrationId },
+        });
+      },
+    );
+    return redirect === null
+      ? { authorizationId: issued.authorizationId, authorizationUrl: issued.startUrl, binding: 'browser', executionId }
+      : { authorizationId: issued.authorizationId, authorizationUrl: issued.serverUrl, binding: 'loopback', executionId };
   }
 }

@@ -64,6 +64,30 @@ export class OAuthAuthorizationEntity {
   @Column('text', { nullable: true })
   scope!: string | null;
 
+  /**
+   * How the browser leg is bound to the member who asked (decision 066): `browser` (their
+   * signed-in browser opened the start URL), `loopback` (a listener on their machine), or null
+   * while nobody has bound it yet (the callback refuses it).
+   */
+  @Column('text', { nullable: true })
+  binding!: string | null;
+
+  /** SHA-256 of the binding cookie the start URL set in the member's browser (`browser`). */
+  @Column('bytea', { name: 'browser_hash', nullable: true })
+  browserHash!: Buffer | null;
+
+  /** The loopback listener the callback relays the answer to (`loopback`). */
+  @Column('text', { name: 'loopback_redirect', nullable: true })
+  loopbackRedirect!: string | null;
+
+  /** The authorization server's URL for this request, sealed: shown only to the member who binds it. */
+  @Column('uuid', { name: 'request_record_id', nullable: true })
+  requestRecordId!: string | null;
+
+  @ManyToOne(() => SealedRecordEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'request_record_id', foreignKeyConstraintName: 'app_oauth_authorizations_request_record_id_fkey' })
+  requestRecord?: SealedRecordEntity;
+
   @Column('text', { name: 'return_to', nullable: true })
   returnTo!: string | null;
 

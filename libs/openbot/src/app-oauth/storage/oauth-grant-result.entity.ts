@@ -35,6 +35,10 @@ export class OAuthGrantResultEntity {
   @JoinColumn({ name: 'registration_id', foreignKeyConstraintName: 'app_oauth_grant_results_registration_id_fkey' })
   registration?: OAuthRegistrationEntity;
 
+  /** The grant lineage: the connection or developer test whose sign-in obtained the pair (null before decision 066). */
+  @Column('uuid', { name: 'lineage_id', nullable: true })
+  lineageId!: string | null;
+
   @Column('uuid', { name: 'tokens_record_id', nullable: true })
   tokensRecordId!: string | null;
 

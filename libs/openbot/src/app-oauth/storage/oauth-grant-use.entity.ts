@@ -9,6 +9,7 @@ import { OAuthRegistrationEntity } from './oauth-registration.entity';
  */
 @Entity({ name: 'app_oauth_grant_uses' })
 @Index('app_oauth_grant_uses_registration_id_kind_idx', ['registrationId', 'kind'])
+@Index('app_oauth_grant_uses_lineage_id_idx', ['lineageId'])
 export class OAuthGrantUseEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'app_oauth_grant_uses_pkey' })
   id!: string;
@@ -29,6 +30,10 @@ export class OAuthGrantUseEntity {
 
   @Column('uuid', { name: 'holder_id' })
   holderId!: string;
+
+  /** The grant lineage the row is about (the connection or developer test); cleanup waits only for its own (GRANT-04). */
+  @Column('uuid', { name: 'lineage_id', nullable: true })
+  lineageId!: string | null;
 
   @Column('uuid', { name: 'organization_id' })
   organizationId!: string;

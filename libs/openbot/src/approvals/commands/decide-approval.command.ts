@@ -6,6 +6,7 @@ import { recordAudit } from '../../audit/record-audit';
 import { APPROVAL_SIGNAL } from '../../chats/turn/turn-contract';
 import { Database } from '../../database/sql';
 import { APPROVAL_VIEW_COLUMNS, type ApprovalDecision, type ApprovalView } from '../approval-view';
+import { APPROVER_FROM, approverFacts, approverParams, assertApprover, type ApproverFacts } from '../approver-rule';
 
 /**
  * A person's decision on a pending approval (decision 025). In one transaction: the Turn's
@@ -16,8 +17,10 @@ import { APPROVAL_VIEW_COLUMNS, type ApprovalDecision, type ApprovalView } from 
  *
  * Repeating the decision the approval already has changes nothing (200). Any other decision on a
  * decided, expired or cancelled approval is 409 ApprovalAlreadyDecided: of two racing members,
- * exactly one wins. What the decision grants is checked again before the send (IDN-07): the
- * engine asks whether the Turn's identity (member, original token) is still valid then.
+ * exactly one wins. Only an approver may decide (approver-rule.ts, decision 075): anyone else
+ * of the organization gets 403 naming why, and nothing changes. What the decision grants is
+ * checked again before the send (IDN-07): the engine asks whether the Turn's identity (member,
+ * original token) is still valid then.
  */
 export class DecideApproval extends Command<ApprovalView> {
   constructor(
@@ -39,11 +42,13 @@ export class DecideApprovalHandler implements ICommandHandler<DecideApproval> {
 
   async execute({ caller, approvalId, decision, reason }: DecideApproval): Promise<ApprovalView> {
     if (!isUuid(approvalId)) throw new NotFound('Approval');
-    const target = await this.db.one<{ executionId: string }>(`SELECT execution_id AS "executionId" FROM approvals WHERE id = $1 AND organization_id = $2`, [
-      approvalId,
-      caller.organizationId,
-    ]);
+    // Who may decide is the approver rule (decision 075), checked before anything is locked or signalled.
+    const target = await this.db.one<{ executionId: string } & ApproverFacts>(
+      `SELECT a.execution_id AS "executionId", ${approverFacts(3)} FROM approvals a ${APPROVER_FROM} WHERE a.id = $1 AND a.organization_id = $2`,
+      [approvalId, caller.organizationId, ...approverParams(caller)],
+    );
     if (target === undefined) throw new NotFound('Approval');
+    assertApprover(target);
     const wanted = decision === 'approve' ? 'approved' : 'denied';
     const { view, announce } = await this.db.transaction(async (tx) => {
       // The wake-up first: it locks the execution row, before the approval row (no deadlock with the Turn's end).

@@ -3,6 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { InvalidInput, isUuid, toPage, type MemberCaller, type Page, type PageRequest } from '@openbot/domain';
 import { Database } from '../../database/sql';
 import { APPROVAL_STATES, APPROVAL_VIEW_COLUMNS, type ApprovalState, type ApprovalView } from '../approval-view';
+import { APPROVER_FROM, approverCondition, approverParams } from '../approver-rule';
 
 export interface ApprovalFilter {
   readonly state?: string;
@@ -11,8 +12,9 @@ export interface ApprovalFilter {
 }
 
 /**
- * The organization's approvals, newest first: descending UUIDv7 `id`, so `next` (the last ID of
- * a page) continues with older ones (`id < after`). The organization is in the query (IDN-08).
+ * The approvals of the caller's organization the caller may decide (the approver rule, decision
+ * 075), newest first: descending UUIDv7 `id`, so `next` (the last ID of a page) continues with
+ * older ones (`id < after`). The organization and the rule are in the query (IDN-08).
  */
 export class ListApprovals extends Query<Page<ApprovalView>> {
   constructor(
@@ -34,8 +36,9 @@ export class ListApprovalsHandler implements IQueryHandler<ListApprovals> {
       `SELECT ${APPROVAL_VIEW_COLUMNS} FROM approvals
         WHERE organization_id = $1 AND ($2::uuid IS NULL OR id < $2::uuid) AND ($3::text IS NULL OR state = $3)
           AND ($4::uuid IS NULL OR chat_id = $4::uuid) AND ($5::uuid IS NULL OR execution_id = $5::uuid)
+          AND EXISTS (SELECT 1 FROM approvals a ${APPROVER_FROM} WHERE a.id = approvals.id AND ${approverCondition(7)})
         ORDER BY id DESC LIMIT $6`,
-      [caller.organizationId, page.after, state ?? null, chatId ?? null, executionId ?? null, page.limit + 1],
+      [caller.organizationId, page.after, state ?? null, chatId ?? null, executionId ?? null, page.limit + 1, ...approverParams(caller)],
     );
     return toPage(rows, page.limit);
   }

@@ -75,4 +75,20 @@ export class ApprovalEntity {
 
   @Column('text', { nullable: true })
   reason!: string | null;
+
+  /** Roles the tool names as approvers besides the defaults (decision 075). */
+  @Column('text', { name: 'approver_roles', array: true, default: () => "'{}'" })
+  approverRoles!: string[];
+
+  /** Members the tool names as approvers besides the defaults (decision 075). */
+  @Column('uuid', { name: 'approver_member_ids', array: true, default: () => "'{}'" })
+  approverMemberIds!: string[];
+
+  /** The tool asks for a second person: the Turn's own member may not decide (decision 075). */
+  @Column('boolean', { name: 'second_person', default: false })
+  secondPerson!: boolean;
+
+  /** The permissions the Turn runs with (its identity's limits); null on rows written before decision 075. */
+  @Column('text', { name: 'turn_permissions', array: true, nullable: true })
+  turnPermissions!: string[] | null;
 }

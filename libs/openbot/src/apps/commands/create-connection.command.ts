@@ -10,6 +10,7 @@ import { AppClient, referenceCheckUrl } from '../app-client';
 import { appNotFound } from '../app-failures';
 import { CONNECTION_SECRETS_PURPOSE, CONNECTION_VIEW_COLUMNS, type AppView, type ConnectionOwner, type ConnectionView } from '../app-view';
 import { probeConnection } from '../connection-probe';
+import { recordAudit } from '../../audit/record-audit';
 import { prepareValues, referencesOf, type GivenValue } from '../connection-values';
 
 /**
@@ -106,6 +107,14 @@ export class CreateConnectionHandler implements ICommandHandler<CreateConnection
           errorId,
         ],
       );
+      // Audited with what it points at; header and variable names only, never a value (finding 12 of issue 44).
+      await recordAudit(tx, {
+        organizationId: caller.organizationId,
+        actor: caller,
+        action: 'app-connection.created',
+        target: { type: 'app-connection', id: row!.id },
+        details: { appId, owner, remote: remote.url, headers: Object.keys(stored.headers).sort(), variables: Object.keys(stored.variables).sort() },
+      });
       return row!;
     });
   }

@@ -4,6 +4,7 @@ import type { MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { lockChangeableConnection } from '../changeable-connection';
+import { recordAudit } from '../../audit/record-audit';
 import { CONNECTION_CLEANUP } from '../connection-cleanup.workflow';
 
 /**
@@ -33,6 +34,7 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
     const executionId = await this.db.transaction(async (tx) => {
       await lockChangeableConnection(tx, caller, connectionId, 'update');
       await tx.count('UPDATE app_connections SET deleting_at = now() WHERE id = $1', [connectionId]);
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'app-connection.deleted', target: { type: 'app-connection', id: connectionId } });
       // Its OAuth grant stays until the cleanup has ended its sessions (their DELETEs carry its token); that cleanup's end hands it over (GRANT-03).
       const submitted = await this.engine.submitIn(
         tx,

@@ -1,7 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Conflict, isUuid, newId, NotFound } from '@openbot/domain';
+import { Conflict, isUuid, newId, NotFound, type PlatformAdmin } from '@openbot/domain';
 import { inputHash } from '@openbot/engine';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { CREDIT_ENTRY_COLUMNS, type CreditEntryView } from '../billing-views';
 
@@ -10,10 +11,13 @@ import { CREDIT_ENTRY_COLUMNS, type CreditEntryView } from '../billing-views';
  * (PLAT-08): one ledger entry, append-only. The first entry opens the credit account, from
  * which on credits limit the organization. With an `Idempotency-Key` the same key and body
  * answer the same entry, also when two requests race (the unique key decides); the same key
- * with another body is 409 CommandKeyConflict, as for messages.
+ * with another body is 409 CommandKeyConflict, as for messages. The entry is audited in the
+ * organization's log (`credits.granted` or `credits.adjusted`, the administrator as the actor),
+ * once: a replayed key answers the earlier entry and records nothing again.
  */
 export class GrantCredits extends Command<CreditEntryView> {
   constructor(
+    readonly admin: PlatformAdmin,
     readonly organizationId: string,
     readonly amountMicros: number,
     readonly reason: string,
@@ -27,7 +31,7 @@ export class GrantCredits extends Command<CreditEntryView> {
 export class GrantCreditsHandler implements ICommandHandler<GrantCredits> {
   constructor(@Inject(Database) private readonly db: Database) {}
 
-  async execute({ organizationId, amountMicros, reason, commandKey }: GrantCredits): Promise<CreditEntryView> {
+  async execute({ admin, organizationId, amountMicros, reason, commandKey }: GrantCredits): Promise<CreditEntryView> {
     if (!isUuid(organizationId)) throw new NotFound('Organization');
     const hash = inputHash({ amountMicros, reason });
     return this.db.transaction(async (tx) => {
@@ -47,11 +51,19 @@ export class GrantCreditsHandler implements ICommandHandler<GrantCredits> {
           return entry;
         }
       }
-      return (await tx.one<CreditEntryView>(
+      const entry = (await tx.one<CreditEntryView>(
         `INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason, command_key, input_hash)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${CREDIT_ENTRY_COLUMNS}`,
         [newId(), organizationId, amountMicros, amountMicros > 0 ? 'grant' : 'adjustment', reason, commandKey, commandKey === null ? null : hash],
       ))!;
+      await recordAudit(tx, {
+        organizationId,
+        actor: admin,
+        action: entry.kind === 'grant' ? 'credits.granted' : 'credits.adjusted',
+        target: { type: 'credit-entry', id: entry.id },
+        details: { amountMicros: entry.amountMicros, kind: entry.kind, reason: entry.reason },
+      });
+      return entry;
     });
   }
 }

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { Forbidden, InvalidInput, newId, NotFound, isUuid } from '@openbot/domain';
+import { Forbidden, InvalidInput, newId, NotFound, isUuid, type MemberCaller, type PlatformAdmin } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { PRICE_VIEW_COLUMNS, type PriceView } from '../billing-views';
 
@@ -20,13 +21,18 @@ const PAST_TOLERANCE_MS = 60_000;
  * `effectiveFrom` defaults to now and may not be in the past (a version that started before
  * calls already priced would contradict them). The model's provider must exist in the
  * organization. Once the organization has credits, only the platform sets its prices
- * (`by: 'member'` answers 403): otherwise an owner could price a model at 0 and spend granted
+ * (a member answers 403): otherwise an owner could price a model at 0 and spend granted
  * credits for nothing. The credit account's row lock orders this check with the first grant.
+ * Each version records who set it (`organization` or `platform`): under credits only the
+ * platform's price calls, so a version the organization set before its first grant, even one
+ * dated in the future, never does (decision 072). The new version is audited (`price.set`) in
+ * the organization's log, with the administrator as the actor for the platform's route.
  */
 export class SetPrice extends Command<PriceView> {
   constructor(
     readonly organizationId: string,
-    readonly by: 'member' | 'platform',
+    /** The organization's member (`PUT /v1/prices/{model}`) or the platform administrator. */
+    readonly by: MemberCaller | PlatformAdmin,
     readonly model: string,
     readonly price: PriceInput,
   ) {
@@ -39,14 +45,15 @@ export class SetPriceHandler implements ICommandHandler<SetPrice> {
   constructor(@Inject(Database) private readonly db: Database) {}
 
   async execute({ organizationId, by, model, price }: SetPrice): Promise<PriceView> {
-    if (by === 'platform' && !isUuid(organizationId)) throw new NotFound('Organization');
+    const platform = by.kind === 'platform-admin';
+    if (platform && !isUuid(organizationId)) throw new NotFound('Organization');
     return this.db.transaction(async (tx) => {
-      if (by === 'platform') {
+      if (platform) {
         const org = await tx.one('SELECT 1 FROM organizations WHERE id = $1', [organizationId]);
         if (org === undefined) throw new NotFound('Organization');
       }
       const credits = await tx.one('SELECT 1 FROM credit_accounts WHERE organization_id = $1 FOR SHARE', [organizationId]);
-      if (credits !== undefined && by === 'member') {
+      if (credits !== undefined && !platform) {
         throw new Forbidden('This organization has credits: its prices are set by the platform administrator.');
       }
       const slash = model.indexOf('/');
@@ -59,11 +66,35 @@ export class SetPriceHandler implements ICommandHandler<SetPrice> {
         throw new InvalidInput([{ path: 'effectiveFrom', message: 'effectiveFrom may not be in the past' }]);
       }
       const from = price.effectiveFrom === null || price.effectiveFrom < now ? now : price.effectiveFrom;
-      return (await tx.one<PriceView>(
-        `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${PRICE_VIEW_COLUMNS}`,
-        [newId(), organizationId, model, price.inputPerMillionMicros, price.outputPerMillionMicros, price.cachedInputPerMillionMicros ?? price.inputPerMillionMicros, from],
+      const version = (await tx.one<PriceView>(
+        `INSERT INTO prices (id, organization_id, model, input_per_million_micros, output_per_million_micros, cached_input_per_million_micros, effective_from, set_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${PRICE_VIEW_COLUMNS}`,
+        [
+          newId(),
+          organizationId,
+          model,
+          price.inputPerMillionMicros,
+          price.outputPerMillionMicros,
+          price.cachedInputPerMillionMicros ?? price.inputPerMillionMicros,
+          from,
+          platform ? 'platform' : 'organization',
+        ],
       ))!;
+      await recordAudit(tx, {
+        organizationId,
+        actor: by,
+        action: 'price.set',
+        target: { type: 'price', id: version.id },
+        details: {
+          model,
+          setBy: version.setBy,
+          inputPerMillionMicros: version.inputPerMillionMicros,
+          outputPerMillionMicros: version.outputPerMillionMicros,
+          cachedInputPerMillionMicros: version.cachedInputPerMillionMicros,
+          effectiveFrom: new Date(version.effectiveFrom).toISOString(),
+        },
+      });
+      return version;
     });
   }
 }

@@ -33,6 +33,14 @@ export class PriceEntity {
   @Column('bigint', { name: 'cached_input_per_million_micros' })
   cachedInputPerMillionMicros!: string;
 
+  /**
+   * Who set it (decision 072): `organization`, `platform` (the administrator) or `default` (the
+   * operator's OPENBOT_DEFAULT_PRICE). Once the organization has credits only `platform` and
+   * `default` versions price its calls.
+   */
+  @Column('text', { name: 'set_by' })
+  setBy!: string;
+
   @Column('timestamptz', { name: 'effective_from' })
   effectiveFrom!: Date;
 

@@ -1,11 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
+import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { sealToolHeaders } from '../tool-header-secrets';
+import { auditToolChanges } from '../bot-tool-changes';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -55,6 +57,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     checkToolNames(given);
     checkToolKinds(given);
     await checkDelegateBots(this.db, caller.organizationId, given);
+    await checkApproverMembers(this.db, caller.organizationId, given);
     // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).
     await this.vaults.checkForSave(caller, toolReferenceUses(given));
     // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
@@ -72,6 +75,8 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
         [id, caller.organizationId, name, model, instructions, JSON.stringify(sealedTools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
       );
       if (row === undefined) throw unknownModelProvider(provider);
+      // Where tools send and with which headers is audited: names only, never a value.
+      await auditToolChanges(tx, caller, id, [], tools);
       return row;
     });
   }

@@ -1,11 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { sealToolHeaders } from '../tool-header-secrets';
+import { auditToolChanges } from '../bot-tool-changes';
 import {
   BOT_VIEW_COLUMNS,
   checkDelegateBots,
@@ -64,6 +66,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       checkToolNames(changes.tools);
       checkToolKinds(changes.tools);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
+      await checkApproverMembers(this.db, caller.organizationId, changes.tools);
       // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
       changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
     }
@@ -77,6 +80,8 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       // Literal header values are sealed now; `null` keeps a tool's saved one (decision 036).
       let obsolete: string[] = [];
       if (changes.tools !== undefined) {
+        // Where tools send and with which headers is audited: names only, never a value.
+        await auditToolChanges(tx, caller, id, found.tools, changes.tools);
         const sealedHeaders = await sealToolHeaders(tx, this.sealed, changes.tools, found.tools);
         changes = { ...changes, tools: sealedHeaders.tools };
         obsolete = sealedHeaders.obsolete;

@@ -36,9 +36,9 @@ export class BotEntity {
   @Column('jsonb', { default: {} })
   limits!: Record<string, number>;
 
-  /** `{ enabled, learn }`: whether Turns select context from the Bot's memory, and learn into it after they end. */
+  /** `{ enabled, learn, learnAccess? }`: whether Turns select context from the Bot's memory, learn into it after they end, and for whom (absent: `member`). */
   @Column('jsonb', { default: { enabled: false, learn: false } })
-  memory!: { enabled: boolean; learn: boolean };
+  memory!: { enabled: boolean; learn: boolean; learnAccess?: 'member' | 'bot' };
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

@@ -1,13 +1,16 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
-import { checkAdmission } from '../../billing/admission';
+import { checkAdmission, checkModelPriced } from '../../billing/admission';
+import type { DefaultPrice } from '../../config/config';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
+import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
 
 export type Admission = 'started' | 'queued' | 'steered';
 
@@ -23,10 +26,12 @@ export interface MessageAdmission {
  * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
  * it (read at its next model step); anyone else's input queues as a Turn of its own, behind the
  * ones already waiting. Each needs something left on its budgets and credits (BudgetExceeded
- * otherwise; a retry of an admitted command still answers as before). With an `Idempotency-Key` the command and its answer are stored with the
+ * otherwise) and, under credits, a platform price for the Bot's model (ModelNotPriced); a retry
+ * of an admitted command still answers as before. With an `Idempotency-Key` the command and its answer are stored with the
  * message, so a retry — also one racing the first request — answers the same ids. A new Turn
  * carries the caller's ExecutionIdentity (IDN-01): its model and tool calls are checked against
- * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06).
+ * it, so revoking the key or removing the member stops the Turn at its next check (IDN-06). A
+ * Turn it would queue or start past the organization's limits is 429 RateLimited (decision 076).
  */
 export class PostMessage extends Command<MessageAdmission> {
   constructor(
@@ -46,6 +51,8 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
+    // Absent (a test without the node's config): no default price.
+    @Optional() @Inject(RUNTIME_CONFIG) private readonly config?: RuntimeConfig,
   ) {}
 
   async execute({ caller, chatId, content, commandKey, fileIds }: PostMessage): Promise<MessageAdmission> {
@@ -61,6 +68,8 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
         fileIds,
         author: null,
         commandKey,
+        defaultPrice: this.config?.defaultPrice ?? null,
+        ...(this.config ? { limits: this.config.organizationLimits } : {}),
       });
       start = admitted.start;
       // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
@@ -85,6 +94,10 @@ export interface InputToAdmit {
   /** `reminder` for a reminder's message; null for a caller's own input. */
   readonly author: 'reminder' | null;
   readonly commandKey: string | null;
+  /** The operator's default price (OPENBOT_DEFAULT_PRICE): under credits it prices a model the platform has not (decision 072). */
+  readonly defaultPrice: DefaultPrice | null;
+  /** The organization limits a new Turn is admitted under (decision 076); absent: a reminder's post, which they do not hold back. */
+  readonly limits?: TurnAdmissionLimits;
 }
 
 /**
@@ -116,6 +129,8 @@ export async function admitInput(
   if (fileIds.length > 0) await checkMessageFiles(tx, input.organizationId, await botModel(tx, chat.bot_id), fileIds);
   // Nothing left on a budget or the credits: no Turn starts, queues or steers (402, PLAT-08).
   await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id }, chat.limited);
+  // Under credits the Bot's model needs a platform price: nothing is sent at a price of 0 (402, decision 072).
+  await checkModelPriced(tx, input.organizationId, chat.bot_id, chat.limited, input.defaultPrice);
   const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
@@ -128,6 +143,7 @@ export async function admitInput(
   } else {
     const turnId = newId();
     const held = active !== null;
+    if (input.limits !== undefined) await checkTurnAdmission(tx, input.organizationId, chatId, held, input.limits);
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
     // Answers once the insert is sent: every statement of the admission is out before it returns,
     // so a COMMIT written behind them (commitBehind) never overtakes one.

@@ -8,6 +8,7 @@ import { ChatEntity } from './chat.entity';
 @Entity({ name: 'chat_turns' })
 @Index('chat_turns_chat_id_seq_key', ['chatId', 'seq'], { unique: true })
 @Index('chat_turns_execution_id_key', ['executionId'], { unique: true })
+@Index('chat_turns_open_idx', ['chatId', 'state'], { where: `"state" <> 'ended'` })
 export class ChatTurnEntity {
   @PrimaryColumn('uuid', { primaryKeyConstraintName: 'chat_turns_pkey' })
   id!: string;

@@ -25,8 +25,11 @@ export interface HttpToolClient {
 /** The Vault side of a tool call: open references right before the send, record a refusal (ERR-01). */
 export interface ToolSecrets {
   open(request: OpenRequest): Promise<string[]>;
-  /** A tool's sealed literal header values (its `headerSecrets` record), opened; empty when the record is gone. */
-  literals(recordId: string): Promise<Readonly<Record<string, string>>>;
+  /**
+   * A tool's sealed literal header values (its `headerSecrets` record) for a send to `url`,
+   * opened; empty when the record is gone or bound to another origin (decision 068).
+   */
+  literals(recordId: string, url: string): Promise<Readonly<Record<string, string>>>;
   /** Saves the refusal as an error record of category `forbidden` and answers its ID. */
   recordRefusal(refusal: VaultReferenceRefused, executionId: string): Promise<string>;
 }
@@ -142,10 +145,11 @@ async function openHeaders(http: HttpToolClient, tool: BotTool, request: CallReq
   // Literal values, sealed with the tool when it was saved (decision 036): opened for this send only.
   const literalNames = entries.filter(([, value]) => !isReference(value)).map(([name]) => name);
   if (literalNames.length > 0) {
-    const literals = tool.headerSecrets === undefined ? {} : await http.secrets.literals(tool.headerSecrets);
+    // The record opens only for the origin it was sealed for (decision 068): never for another URL.
+    const literals = tool.headerSecrets === undefined ? {} : await http.secrets.literals(tool.headerSecrets, tool.url!);
     for (const name of literalNames) {
       const value = literals[name];
-      if (value === undefined) throw new VaultReferenceRefused(`the value of header "${name}" was replaced or removed since this Turn saved its Bot`);
+      if (value === undefined) throw new VaultReferenceRefused(`the value of header "${name}" was replaced or removed since this Turn saved its Bot, or was saved for another origin`);
       headers[name] = value;
     }
   }

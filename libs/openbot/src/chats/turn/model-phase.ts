@@ -4,6 +4,7 @@ import { needsApproval } from '../../approvals/approval-policy';
 import type { Pool } from 'pg';
 import { withConnection, type Queryable } from '@openbot/engine';
 import { BudgetStop, RateLimitWait, type ModelCalls, type ModelReadAhead } from '../../models/model-calls';
+import type { BotTool } from '../../bots/bot-view';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
 import type { TurnPhase, TurnPhaseContext } from './turn-contract';
@@ -30,6 +31,10 @@ export function modelPhase(deps: {
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages are read at each send (absent: a file reaches the model as a note that it cannot be read). */
   readonly files?: TurnFileDeps;
+  /** The permissions the Turn's identity allows, saved with each approval request (decision 075); null when it has none. */
+  readonly turnPermissions?: (executionId: string) => Promise<readonly string[] | null>;
+  /** `toolCallsPerStep` (decision 076): only the first this many calls of a step may ask for an approval; the rest are not run. */
+  readonly toolCallsPerStep: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
@@ -119,6 +124,9 @@ export function modelPhase(deps: {
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
       const usage = result.usage;
+      // Only a step with a gated call reads the Turn's rights: its approvals keep them for the approver rule (decision 075).
+      const gatedTools = gatedCalls(state, result.toolCalls.slice(0, deps.toolCallsPerStep));
+      const turnPermissions = gatedTools.length > 0 && deps.turnPermissions !== undefined ? await deps.turnPermissions(context.executionId) : null;
       const next: TurnState = {
         ...state,
         step,
@@ -126,7 +134,7 @@ export function modelPhase(deps: {
         pending: result.toolCalls,
         results: [],
         children: [],
-        gated: requestApprovals(context, state, step, result.toolCalls),
+        gated: requestApprovals(context, state, step, gatedTools, turnPermissions),
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };
@@ -135,23 +143,54 @@ export function modelPhase(deps: {
   };
 }
 
+/** This step's calls that need a person's decision, each with its tool (decision 025). */
+function gatedCalls(state: TurnState, calls: readonly ToolCall[]): Array<{ readonly call: ToolCall; readonly tool: BotTool }> {
+  return calls.flatMap((call) => {
+    const tool = state.bot!.tools.find((t) => t.name === call.name);
+    return tool !== undefined && needsApproval(tool.approval, call.arguments) ? [{ call, tool }] : [];
+  });
+}
+
 /**
  * The approval requests of this step's calls that need one (decision 025). Each record is
  * written in this phase's checkpoint transaction, with the saved calls and its
- * `approval.requested` event (APPR-01): after `model.completed`, before any `tool.called`.
+ * `approval.requested` event (APPR-01): after `model.completed`, before any `tool.called`. It
+ * keeps who may decide it (the tool's `approvers`) and the rights the Turn runs with (decision 075).
  */
-function requestApprovals(context: TurnPhaseContext, state: TurnState, step: number, calls: readonly ToolCall[]): GatedCall[] {
+function requestApprovals(
+  context: TurnPhaseContext,
+  state: TurnState,
+  step: number,
+  calls: ReadonlyArray<{ readonly call: ToolCall; readonly tool: BotTool }>,
+  turnPermissions: readonly string[] | null,
+): GatedCall[] {
   const gated: GatedCall[] = [];
   const now = context.clock.now();
-  for (const call of calls) {
-    const tool = state.bot!.tools.find((t) => t.name === call.name);
-    if (tool === undefined || !needsApproval(tool.approval, call.arguments)) continue;
+  for (const { call, tool } of calls) {
     const approvalId = newId();
     const expiresAt = tool.approvalExpiresInSeconds === undefined ? null : now + tool.approvalExpiresInSeconds * 1000;
+    const approvers = tool.approvers ?? {};
     context.commands.write(
-      `INSERT INTO approvals (id, organization_id, execution_id, chat_id, turn_id, call_id, step, tool_name, arguments, requested_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (execution_id, step, call_id) DO NOTHING`,
-      [approvalId, state.organizationId, context.executionId, state.chatId, state.turnId, call.callId, step, call.name, call.arguments, new Date(now), expiresAt === null ? null : new Date(expiresAt)],
+      `INSERT INTO approvals (id, organization_id, execution_id, chat_id, turn_id, call_id, step, tool_name, arguments, requested_at, expires_at,
+                              approver_roles, approver_member_ids, second_person, turn_permissions)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text[], $13::uuid[], $14, $15::text[]) ON CONFLICT (execution_id, step, call_id) DO NOTHING`,
+      [
+        approvalId,
+        state.organizationId,
+        context.executionId,
+        state.chatId,
+        state.turnId,
+        call.callId,
+        step,
+        call.name,
+        call.arguments,
+        new Date(now),
+        expiresAt === null ? null : new Date(expiresAt),
+        [...(approvers.roles ?? [])],
+        [...(approvers.members ?? [])],
+        approvers.secondPerson === true,
+        turnPermissions === null ? null : [...turnPermissions],
+      ],
     );
     context.emit('approval.requested', { step, approvalId, callId: call.callId, name: call.name }, { step });
     gated.push({ callId: call.callId, approvalId, expiresAt });

@@ -47,6 +47,8 @@ export function toolPhase(deps: {
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH */
   readonly maxDepth: number;
+  /** `toolCallsPerStep` (decision 076): the step's calls past this many get an error result naming the limit, unsent. */
+  readonly toolCallsPerStep: number;
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
@@ -68,6 +70,10 @@ export function toolPhase(deps: {
 
       /** One call, from its gate to its saved answer (or what it waits for). */
       const answerCall = async (call: ToolCall): Promise<CallOutcome> => {
+        // An organization-controlled model cannot make the platform send more than the limit per step.
+        if (state.pending.findIndex((c) => c.callId === call.callId) >= deps.toolCallsPerStep) {
+          return { answer: overToolCallLimit(deps.toolCallsPerStep, state.pending.length) };
+        }
         const tool = state.bot!.tools.find((t) => t.name === call.name);
         const gate = gated.find((g) => g.callId === call.callId);
         let decided = (): void => undefined;
@@ -254,6 +260,17 @@ export function toolPhase(deps: {
         },
       };
     },
+  };
+}
+
+/**
+ * The answer to a call past `toolCallsPerStep` (decision 076): not run, not announced as called;
+ * the model reads which limit held it back, and the step proceeds with the calls that ran.
+ */
+function overToolCallLimit(limit: number, asked: number): ToolAnswer {
+  return {
+    modelOutput: `Error: this tool call was not run: the organization's limit toolCallsPerStep allows ${limit} tool calls in one model step, and this step asked for ${asked}. Ask for fewer calls at once.`,
+    isError: true,
   };
 }
 

@@ -3,6 +3,7 @@ import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@ope
 import { modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
 import type { ApprovalPolicy } from '../../approvals/approval-policy';
 import type { VaultReference } from '../../vaults/vault-view';
+import { MEMORY_LEARN_ACCESS } from '../../memory/memory-view';
 import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnMessage, type TurnState, type TurnStop, type TurnToolResult } from './turn-state';
 
@@ -86,7 +87,7 @@ const botSnapshotCodec: Codec<BotSnapshot> = codec.object({
   instructions: codec.string,
   tools: codec.array(botToolCodec),
   limits: limitsCodec,
-  memory: codec.optional(codec.object({ enabled: codec.boolean, learn: codec.boolean })),
+  memory: codec.optional(codec.object({ enabled: codec.boolean, learn: codec.boolean, learnAccess: codec.optional(codec.oneOf(MEMORY_LEARN_ACCESS)) })),
 });
 
 const TURN_STOPS = ['stop', 'length', 'max-steps', 'max-output-tokens', 'max-cost', 'budget'] as const satisfies readonly TurnStop[];

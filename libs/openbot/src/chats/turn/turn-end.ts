@@ -165,7 +165,16 @@ async function submitLearning(context: WorkflowEndContext<TurnState>, state: Tur
   const bot = state.bot;
   if (context.outcome !== 'completed' || bot === null || bot.memory?.learn !== true) return;
   const executionId = await context.submit({
-    ...MEMORY_LEARN.command({ organizationId: state.organizationId, botId: bot.id, chatId: state.chatId, turnId: state.turnId, model: bot.model, scope: state.scope }),
+    ...MEMORY_LEARN.command({
+      organizationId: state.organizationId,
+      botId: bot.id,
+      chatId: state.chatId,
+      turnId: state.turnId,
+      model: bot.model,
+      scope: state.scope,
+      learnAccess: bot.memory.learnAccess ?? 'member',
+      read: [...(state.memory?.ids ?? [])],
+    }),
     scope: { ...state.scope, organizationId: state.organizationId },
     resource: { type: 'bot', id: bot.id },
   });

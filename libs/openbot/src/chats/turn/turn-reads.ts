@@ -2,6 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
 import { expandAppTools } from '../../bots/app-tools';
 import { DEFAULT_BOT_LIMITS, type BotLimits, type BotTool } from '../../bots/bot-view';
+import type { BotMemorySettings } from '../../memory/memory-view';
 import type { BotSnapshot, TurnMessage } from './turn-state';
 
 /**
@@ -9,14 +10,14 @@ import type { BotSnapshot, TurnMessage } from './turn-state';
  * entries are expanded into their saved declarations: the Turn's calls send exactly those.
  */
 export async function readBotSnapshot(db: Queryable, chatId: string): Promise<BotSnapshot | null> {
-  const { rows } = await db.query<{ id: string; model: string; instructions: string; tools: BotTool[]; limits: BotLimits; memory: { enabled: boolean; learn: boolean } }>({
+  const { rows } = await db.query<{ id: string; model: string; instructions: string; tools: BotTool[]; limits: BotLimits; memory: BotMemorySettings }>({
     name: 'turn.bot_with_memory',
     text: `SELECT b.id, b.model, b.instructions, b.tools, b.limits, b.memory FROM chats c JOIN bots b ON b.id = c.bot_id WHERE c.id = $1`,
     values: [chatId],
   });
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, model: row.model, instructions: row.instructions, tools: expandAppTools(row.tools), limits: { ...DEFAULT_BOT_LIMITS, ...row.limits }, memory: { enabled: row.memory.enabled, learn: row.memory.learn } };
+  return { id: row.id, model: row.model, instructions: row.instructions, tools: expandAppTools(row.tools), limits: { ...DEFAULT_BOT_LIMITS, ...row.limits }, memory: { enabled: row.memory.enabled, learn: row.memory.learn, learnAccess: row.memory.learnAccess ?? 'member' } };
 }
 
 /** User input of this Turn the model has not seen yet, oldest first: the first input, then steering (STC-03). A task's notice is history, never input (TASK-04). */

@@ -1,6 +1,7 @@
 import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
 import type { WorkflowDecision } from '@openbot/engine';
 import type { BotLimits, BotTool } from '../../bots/bot-view';
+import type { MemoryLearnAccess } from '../../memory/memory-view';
 
 export const TURN_WORKFLOW = 'chat.turn';
 
@@ -59,8 +60,8 @@ export interface BotSnapshot {
   readonly tools: readonly BotTool[];
   /** `maxCostMicros` is absent on Turns saved before it existed: no cap. */
   readonly limits: Required<Omit<BotLimits, 'maxCostMicros'>> & Pick<BotLimits, 'maxCostMicros'>;
-  /** The Bot's memory switches; absent on Turns saved before memory existed: both off. */
-  readonly memory?: { readonly enabled: boolean; readonly learn: boolean };
+  /** The Bot's memory switches; absent on Turns saved before memory existed: both off. `learnAccess` absent: `member`. */
+  readonly memory?: { readonly enabled: boolean; readonly learn: boolean; readonly learnAccess?: MemoryLearnAccess };
 }
 
 /** The memories a Turn's memory selected for its context, saved with the checkpoint that emitted `memory.read`. */

@@ -25,10 +25,14 @@ export interface TurnDeps {
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
   readonly maxDelegationDepth: number;
+  /** The organization limit `toolCallsPerStep` (decision 076). */
+  readonly toolCallsPerStep: number;
   /** Bot memory: where Turns of Bots with memory enabled select their context (absent: memory is off). */
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages and tool results are read at each model call's send (decision 036). */
   readonly files?: TurnFileDeps;
+  /** The permissions a Turn's identity allows (its approvals keep them, decision 075); null when it has none. */
+  readonly turnPermissions?: (executionId: string) => Promise<readonly string[] | null>;
 }
 
 /**
@@ -41,8 +45,18 @@ export function turnWorkflow(deps: TurnDeps) {
     initial: initialTurnState,
     next: (state, wake, clock) => nextTurnDecision(state, wake, clock.now()),
     phases: {
-      model: withSpend(modelPhase({ pool: deps.pool, models: deps.models, hooks: deps.hooks, ...(deps.memory ? { memory: deps.memory } : {}), ...(deps.files ? { files: deps.files } : {}) })),
-      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth })),
+      model: withSpend(
+        modelPhase({
+          pool: deps.pool,
+          models: deps.models,
+          hooks: deps.hooks,
+          ...(deps.memory ? { memory: deps.memory } : {}),
+          ...(deps.files ? { files: deps.files } : {}),
+          ...(deps.turnPermissions ? { turnPermissions: deps.turnPermissions } : {}),
+          toolCallsPerStep: deps.toolCallsPerStep,
+        }),
+      ),
+      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth, toolCallsPerStep: deps.toolCallsPerStep })),
     },
     end: endTurn,
     // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.

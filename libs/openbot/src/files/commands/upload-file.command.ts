@@ -5,6 +5,7 @@ import { Engine } from '@openbot/engine';
 import type { Readable } from 'node:stream';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
+import { checkRoomFor } from '../../limits/organization-limits';
 import { OBJECT_STORE, type ObjectStore } from '../../object-store/object-store';
 import { ContentTypeMismatch, FileContentCheck, normalizeContentType } from '../file-content';
 import { FILE_VIEW_COLUMNS, type FileView } from '../file-view';
@@ -26,7 +27,10 @@ export interface UploadedPart {
  * the bytes stream to the object store through the content check (type signature, sha256, size),
  * then the row becomes `ready` and the guard is told. Nothing is held in memory but the stream's
  * chunks. A failure removes the bytes and the row at once; a crash leaves them to the guard,
- * which removes them after the upload's deadline wherever the engine runs it.
+ * which removes them after the upload's deadline wherever the engine runs it. The organization's
+ * stored bytes are limited (`fileBytes`, decision 076): an upload is refused at its start when
+ * nothing is left, and at its commit (under the limit's lock) when its bytes do not fit; both
+ * 409 LimitReached, the bytes removed.
  */
 export class UploadFile extends Command<FileView> {
   constructor(
@@ -64,6 +68,8 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
     const deadline = new Date(this.engine.clock.now() + timeoutMs);
     let start: () => void = () => undefined;
     const guardId = await this.db.transaction(async (tx) => {
+      // Nothing left: refused before a byte is stored (the commit checks the real size).
+      await checkRoomFor(tx, caller.organizationId, this.config.organizationLimits, 'fileBytes');
       const submitted = await this.engine.submitIn(
         tx,
         {
@@ -90,6 +96,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
       await part.afterBody?.();
       await this.engine.faults.hit('file.object.written', { executionId: guardId });
       const committed = await this.db.transaction(async (tx) => {
+        await checkRoomFor(tx, caller.organizationId, this.config.organizationLimits, 'fileBytes', check.bytes);
         const row = await tx.one<FileView>(
           {
             name: 'files.commit_upload',

@@ -4,6 +4,7 @@ import { newId, RateLimited, type MemberCaller } from '@openbot/domain';
 import type { Pool } from 'pg';
 import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
+import { limitMessage } from '../organization-limits';
 import { StreamSlotReleases } from '../stream-slot-releases';
 
 /** What a refused stream is told to wait: streams free as others end, not at a known time. */
@@ -28,9 +29,11 @@ export class NodeStreams {
 
 /**
  * Opens an event stream (SSE, or a long poll that is about to wait) under its caps
- * (docs/decisions/017): `OPENBOT_STREAMS_PER_NODE` on this node, in memory, then
- * `OPENBOT_STREAMS_PER_KEY` for the caller's API key or session across nodes, as one numbered
- * slot row in PostgreSQL. Over either cap: 429 RateLimited with a Retry-After.
+ * (docs/decisions/017): `OPENBOT_STREAMS_PER_NODE` on this node, in memory, then the
+ * organization's `streams` limit (`OPENBOT_ORG_STREAMS`, decision 076: many keys of one
+ * organization together) and `OPENBOT_STREAMS_PER_KEY` for the caller's API key or session,
+ * across nodes, each as one numbered slot row in PostgreSQL. Over any cap: 429 RateLimited with
+ * a Retry-After; the organization's names the limit.
  */
 export class OpenEventStream extends Command<EventStreamLease> {
   constructor(readonly caller: MemberCaller) {
@@ -54,28 +57,39 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
     }
     this.node.open += 1;
     const credential = caller.apiKeyId !== null ? `key:${caller.apiKeyId}` : `session:${caller.sessionId ?? caller.memberId}`;
+    const organization = `organization:${caller.organizationId}`;
+    const organizationCap = this.config.organizationLimits.streams;
     const holder = newId();
     const pool = this.db.pool;
-    let slot: number | null;
-    try {
-      slot = await this.takeSlot(pool, credential, holder, streamsPerCredential, streamMaxSeconds + SLOT_GRACE_SECONDS);
-    } catch (error) {
+    const holdSeconds = streamMaxSeconds + SLOT_GRACE_SECONDS;
+    /** The slots taken so far, freed again when a later cap refuses. */
+    const taken: Array<{ holderOf: string; slot: number }> = [];
+    const freeTaken = async (): Promise<void> => {
       this.node.open -= 1;
+      await Promise.all(taken.map((t) => this.releases.release(t.holderOf, t.slot, holder)));
+    };
+    try {
+      const organizationSlot = await this.takeSlot(pool, organization, holder, organizationCap, holdSeconds);
+      if (organizationSlot === null) {
+        throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, limitMessage('streams', organizationCap), 'streams');
+      }
+      taken.push({ holderOf: organization, slot: organizationSlot });
+      const slot = await this.takeSlot(pool, credential, holder, streamsPerCredential, holdSeconds);
+      if (slot === null) {
+        throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
+      }
+      taken.push({ holderOf: credential, slot });
+    } catch (error) {
+      await freeTaken();
       throw error;
     }
-    if (slot === null) {
-      this.node.open -= 1;
-      throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
-    }
     let released = false;
-    const taken = slot;
     return {
       lifetimeMs: streamMaxSeconds * 1000,
       release: async () => {
         if (released) return;
         released = true;
-        this.node.open -= 1;
-        await this.releases.release(credential, taken, holder);
+        await freeTaken();
       },
     };
   }

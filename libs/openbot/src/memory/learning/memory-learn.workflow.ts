@@ -4,6 +4,8 @@ import type { Pool } from 'pg';
 import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import { modelStepResultCodec } from '../../models/model-step-codec';
 import type { MemoryStore } from '../memory-store';
+import { MEMORY_LEARN_ACCESS, type MemoryLearnAccess } from '../memory-view';
+import { learnedAccess } from './learned-access';
 import { learningPrompt, parseLearned } from './learning-prompt';
 import { memoryCursors } from './memory-cursors';
 import { memoryPermits } from './memory-permits';
@@ -15,8 +17,12 @@ export interface MemoryLearnInput {
   readonly chatId: string;
   readonly turnId: string;
   readonly model: string;
-  /** The Turn's identity: the learning call is billed to it (USE-01). */
+  /** The Turn's identity: the learning call is billed to it (USE-01), and what it learns is stored for it. */
   readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
+  /** The Bot's `memory.learnAccess` when the Turn ran; absent on learners submitted before it existed: `member`. */
+  readonly learnAccess?: MemoryLearnAccess;
+  /** The items the Turn's memory selected (`memory.read`); absent: none known. */
+  readonly read?: readonly string[];
 }
 
 export interface MemoryLearnState extends MemoryLearnInput {
@@ -39,6 +45,8 @@ const inputFields = {
   turnId: codec.string,
   model: codec.string,
   scope: codec.object({ kind: codec.oneOf(['member', 'service']), id: codec.string }),
+  learnAccess: codec.optional(codec.oneOf(MEMORY_LEARN_ACCESS)),
+  read: codec.optional(codec.array(codec.string)),
 };
 
 export const MEMORY_LEARN = defineWorkflow({
@@ -84,9 +92,9 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
         async run(context) {
           const state = context.state;
           const cursor = await memoryCursors.read(deps.pool, state.botId, state.chatId);
-          const { rows } = await deps.pool.query<{ position: string; role: string; content: string }>({
-            name: 'memory.learn_messages',
-            text: `SELECT m.position::text AS position, m.role, m.content
+          const { rows } = await deps.pool.query<{ position: string; role: string; content: string; turnId: string }>({
+            name: 'memory.learn_messages_turns',
+            text: `SELECT m.position::text AS position, m.role, m.content, m.turn_id AS "turnId"
                      FROM chat_messages m JOIN chat_turns t ON t.id = m.turn_id
                     WHERE m.chat_id = $1 AND t.state = 'ended' AND m.position > $2::bigint AND m.role IN ('user', 'assistant') AND m.content <> ''
                       AND m.position <= (SELECT max(position) FROM chat_messages WHERE turn_id = $3)
@@ -126,10 +134,16 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
           ];
           const ids = await deps.memory.changing(state.botId, async (tx) => {
             const added: string[] = [];
-            for (const [index, item] of learned.entries()) {
-              const id = learnedItemId(context.executionId, last, index);
-              await deps.memory.insert(tx, state.organizationId, state.botId, id, { content: item.content, tags: item.tags, access: { kind: 'bot' }, sources });
-              added.push(id);
+            // The organization's memory items are limited (decision 076): what does not fit is not stored.
+            const room = await deps.memory.room(tx, state.organizationId);
+            const access = learned.length === 0 ? null : await learnedAccess(tx, { ...state, learnAccess: state.learnAccess ?? 'member', read: state.read ?? [] }, rows.map((row) => row.turnId));
+            if (access !== null) {
+              for (const [index, item] of learned.slice(0, room).entries()) {
+                const id = learnedItemId(context.executionId, last, index);
+                // Null: the ID holds an item this learner did not write; it is neither changed nor answered.
+                const stored = await deps.memory.insert(tx, state.organizationId, state.botId, id, { content: item.content, tags: item.tags, access, sources });
+                if (stored !== null) added.push(id);
+              }
             }
             await memoryCursors.commit(tx, state.botId, state.chatId, last);
             return added;

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, InvalidInput, newId, type MemberCaller, type ModelProviderId } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { EgressPolicy } from '../../egress/egress-policy';
 import { SealedRecords } from '../../sealing/sealed-records';
@@ -69,6 +70,9 @@ export class CreateModelProviderHandler implements ICommandHandler<CreateModelPr
       );
       // Throwing rolls the sealed key back with the transaction.
       if (row === undefined) throw new Conflict('ModelProviderNameTaken', `A model provider named "${name}" already exists.`);
+      // How the key is held, never the key itself.
+      const key = reference !== null ? { apiKey: 'vault-reference', vaultItemId: reference.vaultItemId } : { apiKey: literal === null ? 'none' : 'literal' };
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'model-provider.created', target: { type: 'model-provider', id }, details: { name, kind, baseUrl, ...key } });
       return row;
     });
   }

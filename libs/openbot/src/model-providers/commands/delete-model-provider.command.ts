@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { MODEL_PROVIDER_VIEW_COLUMNS, type ModelProviderView } from '../model-provider-view';
 
@@ -32,6 +33,7 @@ export class DeleteModelProviderHandler implements ICommandHandler<DeleteModelPr
       if (row === undefined) throw new NotFound('ModelProvider');
       const { apiKeyRecordId, ...view } = row;
       if (apiKeyRecordId !== null) await tx.count('DELETE FROM sealed_records WHERE id = $1', [apiKeyRecordId]);
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'model-provider.deleted', target: { type: 'model-provider', id }, details: { name: view.name, kind: view.kind, baseUrl: view.baseUrl } });
       return view;
     });
   }

@@ -6,7 +6,7 @@ import { recordAudit } from '../../audit/record-audit';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { EgressPolicy } from '../../egress/egress-policy';
 import { SealedRecords } from '../../sealing/sealed-records';
-import { lockConfiguration, requireSsoManage } from '../sso-configurations';
+import { lockConfiguration, requireDefaultRoleGrant, requireSsoManage } from '../sso-configurations';
 import {
   SSO_CLIENT_SECRET_PURPOSE,
   SSO_CONFIGURATION_COLUMNS,
@@ -22,6 +22,8 @@ import {
  * endpoints are discovered at each login, where the policy is checked again. The client secret
  * is sealed in the same transaction as the row, and the replaced secret is deleted with it.
  * Every change raises `revision`, which retires the relying parties cached for the old one.
+ * The default role is a role grant: the caller needs `members.manage` and every permission of it,
+ * and a new default role is audited as `sso.default-role-changed` beside `sso.configured`.
  */
 export class ConfigureSso extends Command<SsoConfigurationView> {
   constructor(
@@ -47,13 +49,15 @@ export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
 
   async execute({ caller, issuer, clientId, clientSecret, allowedDomains, defaultRole }: ConfigureSso): Promise<SsoConfigurationView> {
     requireSsoManage(caller);
+    requireDefaultRoleGrant(caller, defaultRole);
     await this.checkIssuer(issuer);
     const domains = [...new Set(allowedDomains.map((domain) => domain.toLowerCase()))];
     return this.db.transaction(async (tx) => {
       await lockConfiguration(tx, caller.organizationId);
-      const previous = await tx.one<{ recordId: string | null }>('SELECT client_secret_record_id AS "recordId" FROM sso_configurations WHERE organization_id = $1', [
-        caller.organizationId,
-      ]);
+      const previous = await tx.one<{ recordId: string | null; activeRole: SsoDefaultRole | null }>(
+        `SELECT client_secret_record_id AS "recordId", CASE WHEN deleted_at IS NULL THEN default_role END AS "activeRole" FROM sso_configurations WHERE organization_id = $1`,
+        [caller.organizationId],
+      );
       const recordId = await this.sealedRecords.put(SSO_CLIENT_SECRET_PURPOSE, clientSecret, tx);
       const row = await tx.one<SsoConfigurationRow>(
         `INSERT INTO sso_configurations (organization_id, issuer, client_id, client_secret_record_id, allowed_domains, default_role, revision)
@@ -75,6 +79,17 @@ export class ConfigureSsoHandler implements ICommandHandler<ConfigureSso> {
         target: { type: 'sso-configuration', id: caller.organizationId },
         details: { issuer, clientId, allowedDomains: domains, defaultRole, revision: row!.revision },
       });
+      // Like a member's role change: who granted which role, from what (null: SSO was off), to whom it now goes.
+      const from = previous?.activeRole ?? null;
+      if (from !== defaultRole) {
+        await recordAudit(tx, {
+          organizationId: caller.organizationId,
+          actor: caller,
+          action: 'sso.default-role-changed',
+          target: { type: 'sso-configuration', id: caller.organizationId },
+          details: { from, to: defaultRole, issuer, revision: row!.revision },
+        });
+      }
       return toSsoConfigurationView(row!, this.config.publicUrl);
     });
   }

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, newId, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { checkAllowedHosts, checkFields, vaultForChange } from '../vault-input';
@@ -44,6 +45,14 @@ export class CreateVaultItemHandler implements ICommandHandler<CreateVaultItem> 
       );
       // Throwing rolls the sealed record back with the transaction.
       if (row === undefined) throw new Conflict('VaultItemNameTaken', `This Vault already has an item named "${name}".`);
+      // Names only: the values never reach the audit log.
+      await recordAudit(tx, {
+        organizationId: caller.organizationId,
+        actor: caller,
+        action: 'vault-item.created',
+        target: { type: 'vault-item', id: row.id },
+        details: { vaultId, name: row.name, fieldNames: row.fieldNames, allowedHosts: row.allowedHosts },
+      });
       return row;
     });
   }

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, newId, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { VAULT_VIEW_COLUMNS, type VaultView } from '../vault-view';
 
@@ -29,7 +30,9 @@ export class CreateVaultHandler implements ICommandHandler<CreateVault> {
         [newId(), caller.organizationId, name],
       );
       if (row === undefined) throw new Conflict('VaultNameTaken', `A Vault named "${name}" already exists.`);
-      if (caller.role !== 'owner' && caller.role !== 'admin') await tx.count('INSERT INTO vault_users (vault_id, member_id) VALUES ($1, $2)', [row.id, caller.memberId]);
+      const granted = caller.role !== 'owner' && caller.role !== 'admin';
+      if (granted) await tx.count('INSERT INTO vault_users (vault_id, member_id) VALUES ($1, $2)', [row.id, caller.memberId]);
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'vault.created', target: { type: 'vault', id: row.id }, details: { name: row.name, granted: granted ? [caller.memberId] : [] } });
       return row;
     });
   }

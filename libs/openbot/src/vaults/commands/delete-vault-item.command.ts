@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { vaultForChange } from '../vault-input';
 import { VAULT_ITEM_VIEW_COLUMNS, type VaultItemView } from '../vault-view';
@@ -34,6 +35,7 @@ export class DeleteVaultItemHandler implements ICommandHandler<DeleteVaultItem> 
       if (row === undefined) throw new NotFound('VaultItem');
       await tx.count('DELETE FROM sealed_records WHERE id = $1', [row.recordId]);
       const { recordId: _recordId, ...view } = row;
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'vault-item.deleted', target: { type: 'vault-item', id: itemId }, details: { vaultId, name: view.name } });
       return view;
     });
   }

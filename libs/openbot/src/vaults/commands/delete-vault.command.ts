@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { NotFound, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { vaultForChange } from '../vault-input';
 import { VAULT_VIEW_COLUMNS, type VaultView } from '../vault-view';
@@ -29,6 +30,7 @@ export class DeleteVaultHandler implements ICommandHandler<DeleteVault> {
       const row = await tx.one<VaultView>(`DELETE FROM vaults WHERE id = $1 AND organization_id = $2 RETURNING ${VAULT_VIEW_COLUMNS}`, [id, caller.organizationId]);
       if (row === undefined) throw new NotFound('Vault');
       if (records.length > 0) await tx.count('DELETE FROM sealed_records WHERE id = ANY($1::uuid[])', [records.map((r) => r.id)]);
+      await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'vault.deleted', target: { type: 'vault', id }, details: { name: row.name, items: records.length } });
       return row;
     });
   }

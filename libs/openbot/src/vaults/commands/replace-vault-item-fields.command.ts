@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
+import { recordAudit } from '../../audit/record-audit';
 import { Database } from '../../database/sql';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { checkFields, vaultForChange } from '../vault-input';
@@ -43,6 +44,14 @@ export class ReplaceVaultItemFieldsHandler implements ICommandHandler<ReplaceVau
         [itemId, vaultId, recordId, JSON.stringify(Object.keys(checked))],
       );
       await tx.count('DELETE FROM sealed_records WHERE id = $1', [old.recordId]);
+      // Field names only: the values never reach the audit log.
+      await recordAudit(tx, {
+        organizationId: caller.organizationId,
+        actor: caller,
+        action: 'vault-item.fields-replaced',
+        target: { type: 'vault-item', id: itemId },
+        details: { vaultId, name: row!.name, fieldNames: row!.fieldNames },
+      });
       return row!;
     });
   }
