@@ -3796,7 +3796,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3884,7 +3884,7 @@ export interface operations {
                     "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -3961,7 +3961,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4041,7 +4041,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4123,7 +4123,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4200,7 +4200,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4299,7 +4299,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4378,7 +4378,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4457,7 +4457,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4534,7 +4534,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4620,7 +4620,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4710,7 +4710,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4809,7 +4809,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4887,7 +4887,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -4965,7 +4965,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5042,7 +5042,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5119,7 +5119,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5209,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5287,7 +5287,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5365,7 +5365,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5443,7 +5443,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5522,7 +5522,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5601,7 +5601,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5680,7 +5680,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5757,7 +5757,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5843,7 +5843,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -5933,7 +5933,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6025,7 +6025,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6124,7 +6124,7 @@ export interface operations {
                     "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6202,7 +6202,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6280,7 +6280,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6371,7 +6371,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6450,7 +6450,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6529,7 +6529,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6606,7 +6606,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6683,7 +6683,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6764,7 +6764,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6852,7 +6852,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -6929,7 +6929,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7006,7 +7006,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7096,7 +7096,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7207,7 +7207,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
              *
              *     RateLimited: a rate limit of the organization has no model call left, the Chat has `queuedTurnsPerChat` Turns queued, or the organization has `runningTurns` Turns running; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
@@ -7286,7 +7286,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7385,7 +7385,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7466,7 +7466,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7543,7 +7543,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7620,7 +7620,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7719,7 +7719,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7796,7 +7796,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7886,7 +7886,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -7964,7 +7964,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8042,7 +8042,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8108,7 +8108,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8187,7 +8187,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8264,7 +8264,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8341,7 +8341,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8431,7 +8431,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8530,7 +8530,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8626,7 +8626,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds
              *
              *     RateLimited: too many open event streams for this API key or session, for the organization (`streams`), or on this node; the body's `limit` names an organization limit; retry after the `Retry-After` seconds */
             429: {
@@ -8717,7 +8717,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8794,7 +8794,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8880,7 +8880,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -8959,7 +8959,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9056,7 +9056,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9133,7 +9133,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9210,7 +9210,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9295,7 +9295,7 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9361,7 +9361,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9427,7 +9427,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9506,7 +9506,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9594,7 +9594,7 @@ export interface operations {
                     "application/json": components["schemas"]["LimitReachedBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9681,7 +9681,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9780,7 +9780,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9859,7 +9859,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -9947,7 +9947,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10024,7 +10024,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10101,7 +10101,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10180,7 +10180,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10270,7 +10270,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10355,7 +10355,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10455,7 +10455,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10582,7 +10582,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10661,7 +10661,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10743,7 +10743,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10820,7 +10820,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -10919,7 +10919,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11021,7 +11021,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11113,7 +11113,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11192,7 +11192,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11274,7 +11274,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11353,7 +11353,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11432,7 +11432,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11509,7 +11509,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11586,7 +11586,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11666,7 +11666,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11743,7 +11743,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11809,7 +11809,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11888,7 +11888,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -11963,7 +11963,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12042,7 +12042,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12116,7 +12116,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12222,7 +12222,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12297,7 +12297,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12393,7 +12393,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12539,7 +12539,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12620,7 +12620,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12706,7 +12706,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12785,7 +12785,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12873,7 +12873,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -12950,7 +12950,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13027,7 +13027,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13117,7 +13117,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13216,7 +13216,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13294,7 +13294,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13385,7 +13385,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13463,7 +13463,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13563,7 +13563,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13653,7 +13653,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13730,7 +13730,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13820,7 +13820,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */
@@ -13898,7 +13898,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
                 };
             };
-            /** @description RateLimited: too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
+            /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */
             429: {
                 headers: {
                     /** @description Whole seconds to wait before retrying */

@@ -115,7 +115,6 @@ export * from './audit/record-audit';
 export * from './limits/commands/count-failed-authentication.command';
 export * from './limits/commands/count-sso-login.command';
 export * from './limits/commands/open-event-stream.command';
-export * from './limits/queries/check-authentication-allowed.query';
 export * from './limits/queries/get-organization-limits.query';
 export * from './billing/billing-views';
 export * from './billing/commands/set-price.command';

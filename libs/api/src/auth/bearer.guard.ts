@@ -1,8 +1,8 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { CommandBus } from '@nestjs/cqrs';
 import { can, DomainFailure, Forbidden, RateLimited, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
-import { AuthenticateBearer, AuthenticateSession, CheckAuthenticationAllowed, CountFailedAuthentication } from '@openbot/openbot';
+import { AuthenticateBearer, AuthenticateSession, CountFailedAuthentication } from '@openbot/openbot';
 import { ACCESS_KEY, REQUIRES_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
 
 /** The session cookie SSO sets (libs/openbot/src/sso). */
@@ -21,7 +21,6 @@ export class BearerGuard implements CanActivate {
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(CommandBus) private readonly commands: CommandBus,
-    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -46,14 +45,13 @@ export class BearerGuard implements CanActivate {
 
   /**
    * Failed authentications are limited across nodes (docs/decisions/017, 073), per client address
-   * and per API key ID. A key ID this node knows is over the limit is refused (429) before its
-   * secret is looked at; an address over the limit is not: a valid credential always gets in, so
-   * clients that share an address cannot lock each other out. Each 401 is counted under both
-   * (the one past either limit answers 429 itself).
+   * and per API key ID. Neither counter ever refuses a valid credential: the credential is checked
+   * first, so clients that share an address cannot lock each other out, and nobody who knows a
+   * key's ID can lock its holder out. Each 401 is counted under both, and a failure past either
+   * limit answers 429 instead.
    */
   private async authenticateLimited(request: AuthenticatedRequest): Promise<Caller> {
     const bearer = bearerSecretOf(request.headers.authorization);
-    await this.queries.execute(new CheckAuthenticationAllowed(bearer));
     try {
       return await this.authenticate(request, bearer);
     } catch (error) {

@@ -28,7 +28,7 @@ export function ApiOrganizationRateLimited(why: string): MethodDecorator & Class
 }
 
 /** Why any authenticating route can answer 429 (the guard limits failed authentications, docs/decisions/017, 073). */
-const FAILED_AUTH_LIMIT = 'too many failed authentications with this API key ID (the key is refused until the window ends), or from this client address (a valid credential still gets in)';
+const FAILED_AUTH_LIMIT = 'too many failed authentications with this API key ID or from this client address (a valid credential still gets in)';
 
 /**
  * Documents the error answers a route can give, with their shapes (docs/http-api.md "Errors"). A route

@@ -3,7 +3,6 @@ import { BlockedAddresses } from './blocked-addresses';
 import { CountFailedAuthenticationHandler } from './commands/count-failed-authentication.command';
 import { CountSsoLoginHandler } from './commands/count-sso-login.command';
 import { NodeStreams, OpenEventStreamHandler } from './commands/open-event-stream.command';
-import { CheckAuthenticationAllowedHandler } from './queries/check-authentication-allowed.query';
 import { GetOrganizationLimitsHandler } from './queries/get-organization-limits.query';
 import { RateLimitWindows } from './rate-limit-windows';
 import { StreamSlotReleases } from './stream-slot-releases';
@@ -20,7 +19,6 @@ import { StreamSlotReleases } from './stream-slot-releases';
     NodeStreams,
     StreamSlotReleases,
     CountFailedAuthenticationHandler,
-    CheckAuthenticationAllowedHandler,
     CountSsoLoginHandler,
     OpenEventStreamHandler,
     GetOrganizationLimitsHandler,

@@ -11,9 +11,8 @@ import { RateLimitWindows } from '../rate-limit-windows';
  * Counts one failed authentication across nodes (docs/decisions/017, 073), twice: per client
  * address and, when the bearer secret names an API key, per key ID (the public part of the
  * secret). Each is limited to `OPENBOT_AUTH_FAILURE_LIMIT` per window; a failure past either
- * limit is refused with 429 RateLimited itself. A valid credential never comes here, so an
- * address over its limit never refuses a valid key; a key ID over its limit is refused before
- * authenticating (CheckAuthenticationAllowed), its own valid secret included.
+ * limit is refused with 429 RateLimited itself. A valid credential never comes here, so neither an
+ * address nor a key ID over its limit ever refuses a valid credential (decision 073).
  */
 export class CountFailedAuthentication extends Command<void> {
   constructor(
