@@ -36,6 +36,27 @@ async function appAndConnection(t: TestApp, organizationId: string, memberId: st
   return { apps, connections, views };
 }
 
+/**
+ * A pending App sign-in of that connection (`/v1/oauth/authorizations/{id}/…`), written as rows: its
+ * sealed records are never opened, since another organization is refused before they are read.
+ */
+async function pendingAuthorization(t: TestApp, organizationId: string, memberId: string, connectionId: string): Promise<string> {
+  const record = async (): Promise<string> =>
+    (await t.database.query<{ id: string }>(`INSERT INTO sealed_records (id, purpose, key_id, data) VALUES (gen_random_uuid(), 'matrix', 'k1', '\\x00') RETURNING id`))[0]!.id;
+  const registration = newId();
+  await t.database.query(
+    `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri) VALUES ($1, 'https://matrix-issuer.test', 'matrix', 'pre_registered', $2, '{}', 'http://127.0.0.1/v1/oauth/matrix/callback')`,
+    [registration, await record()],
+  );
+  const authorization = newId();
+  await t.database.query(
+    `INSERT INTO app_oauth_authorizations (id, registration_id, connection_id, organization_id, member_id, state_hash, verifier_record_id, resource, expires_at, request_record_id)
+     VALUES ($1::uuid, $2, $3, $4, $5, decode(md5($1::text), 'hex'), $6, 'http://127.0.0.1:9/mcp', now() + interval '10 minutes', $7)`,
+    [authorization, registration, connectionId, organizationId, memberId, await record(), await record()],
+  );
+  return authorization;
+}
+
 /** Bodies that pass validation, so the request reaches the access checks behind it. */
 const BODIES: Record<string, unknown> = {
   'post /v1/chats/{id}/messages': { content: 'hello' },
@@ -55,6 +76,7 @@ const BODIES: Record<string, unknown> = {
   'post /v1/apps/{id}/connections': { owner: 'member' },
   'post /v1/apps/{id}/proofs': { domain: 'example.com' },
   'post /v1/views/{id}/calls': { name: 'matrix' },
+  'post /v1/oauth/authorizations/{id}/loopback': { redirect: 'http://127.0.0.1:8765/callback' },
 };
 
 async function operations(t: TestApp): Promise<Operation[]> {
@@ -131,6 +153,9 @@ describe('access matrix', () => {
       usage: ((await t.http().get('/v1/usage').set('authorization', bearer(a.secret)).expect(200)).body as { data: Array<{ id: string }> }).data[0]!.id,
     });
   });
+  beforeAll(async () => {
+    resources.oauth = await pendingAuthorization(t, a.organizationId, a.memberId, resources.connections!);
+  });
   afterAll(async () => {
     await t?.close();
     await fake?.close();
@@ -180,12 +205,14 @@ describe('access matrix', () => {
     expect(answers.filter((answer) => !/ 404 \w+NotFound$/.test(answer))).toEqual([]);
     // A's resources are all still there for A.
     for (const [kind, id] of Object.entries(resources)) {
-      if (kind === 'member' || kind === 'members' || kind === 'api-keys' || kind === 'usage' || kind === 'reminders') continue;
+      if (kind === 'member' || kind === 'members' || kind === 'api-keys' || kind === 'usage' || kind === 'reminders' || kind === 'oauth') continue;
       await t.http().get(`/v1/${kind}/${id}`).set('authorization', bearer(a.secret)).expect(200);
     }
     // Reminders have no single read: the pending one is still in its Chat's list.
     const reminders = await t.http().get(`/v1/reminders?chatId=${a.chatId}`).set('authorization', bearer(a.secret)).expect(200);
     expect((reminders.body as { data: Array<{ id: string; state: string }> }).data).toContainEqual(expect.objectContaining({ id: resources.reminders, state: 'pending' }));
+    // The sign-in is still pending: unused and unbound.
+    expect(await t.database.query('SELECT used_at, binding FROM app_oauth_authorizations WHERE id = $1', [resources.oauth])).toEqual([{ used_at: null, binding: null }]);
     const members = await t.http().get('/v1/members').set('authorization', bearer(a.secret)).expect(200);
     expect((members.body as { data: Array<{ id: string }> }).data.map((m) => m.id)).toContain(resources.members);
     const apiKeys = await t.http().get('/v1/api-keys').set('authorization', bearer(a.secret)).expect(200);
