@@ -163,8 +163,8 @@ describe('Vault secrets in a full Turn', () => {
       expect({ secret, logs: t.logs.filter((line) => line.includes(secret)) }).toEqual({ secret, logs: [] });
       expect({ secret, answers: answers.filter((answer) => answer.includes(secret)) }).toEqual({ secret, answers: [] });
     }
-    // The search finds what is there: the item's name is a plain column; the values are in its sealed record.
-    expect(await tablesHolding('hygiene-item')).toEqual(['"public"."vault_items"."name"']);
+    // The search finds what is there: the item's name is a plain column (and the audit log names it); the values are in its sealed record.
+    expect(await tablesHolding('hygiene-item')).toEqual(['"public"."audit_events"."details"', '"public"."vault_items"."name"']);
     const [record] = await t.database.query<{ id: string }>('SELECT fields_record_id AS id FROM vault_items WHERE id = $1', [itemId]);
     expect(await t.app.get(SealedRecords).get(record!.id as SealedRecordId)).toEqual({ purpose: 'vault-item.fields', value: { providerKey: PROVIDER_KEY, toolToken: TOOL_TOKEN } });
   });

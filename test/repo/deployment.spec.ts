@@ -438,7 +438,7 @@ describe('Dockerfile', () => {
     expect(entrypoint).toEqual(['node', 'dist/apps/server/src/main.js']);
     expect(cmd).toEqual(['serve']);
     expect(existsSync(join(root, 'apps/server/src/main.ts'))).toBe(true);
-    expect(read('apps/server/src/main.ts')).toMatch(/command !== 'start' && command !== 'serve' && command !== 'migrate'/);
+    expect(read('apps/server/src/main.ts')).toMatch(/const COMMANDS = \[[^\]]*'serve'[^\]]*'migrate'[^\]]*\]/);
   });
 
   it('.dockerignore keeps out installs, builds, data dirs and secrets, but not what the build compiles', () => {
