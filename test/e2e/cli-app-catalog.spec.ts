@@ -4,7 +4,7 @@ import { startSdkServer, type RunningSdkServer, type TestTool } from '../fakes/m
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-protected-server';
 import { PROOF_SERVER_CA_FILE, startProofServer, type ProofServer } from '../support/app-proof-server';
 import { bearer } from '../support/chat-fixture';
-import { runCli, type CliRun } from '../support/cli-runner';
+import { runCli, startCli, type CliRun } from '../support/cli-runner';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { TestBrowser } from '../support/oidc-provider';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -92,7 +92,20 @@ describe('openbot CLI: App proofs, developer tests and the App index', () => {
     expect(bad.stderr).toContain('headers.Host');
   });
 
-  it('[DEVT-01] apps developer-tests show prints the sign-in URL of a test that needs its developer’s grant; after the sign-in it shows the tools', async () => {
+  /** The member's browser on this machine: through the authorization server to OpenBot's callback, which relays the answer to the CLI's listener. */
+  async function signInAt(url: string, listener: string): Promise<void> {
+    expect(new URL(url).origin).toBe(as.issuer);
+    const browser = new TestBrowser();
+    const run = await browser.navigate(url, (next) => next.href.startsWith(`${PUBLIC_URL}/`));
+    const callback = new URL(run.stoppedAt!);
+    const relayed = await browser.navigate(`${env.OPENBOT_URL}${callback.pathname}${callback.search}`);
+    expect(relayed.url.startsWith(`${listener}?`)).toBe(true);
+    expect(relayed.response?.status).toBe(200);
+  }
+
+  const SIGN_IN = /^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)\nWaiting for the answer at (http:\/\/127\.0\.0\.1:\d+\/callback)/m;
+
+  it('[DEVT-01] apps developer-tests show tells how to sign in a test that needs its developer’s grant; apps developer-tests authorize signs it in through the CLI’s loopback listener, then shows the tools', async () => {
     const appId = await provenApp(rs.url);
     const started = JSON.parse(await ok(['apps', 'developer-tests', 'start', appId, '--json'])) as { id: string; executionId: string };
     for (let i = 0; ; i++) {
@@ -101,22 +114,40 @@ describe('openbot CLI: App proofs, developer tests and the App index', () => {
       if (i > 400) throw new Error(`the developer test is ${body.state}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
+    // `show` prints OpenBot's start URL (for the member's signed-in browser) and the command that signs in with the key.
     const printed = await ok(['apps', 'developer-tests', 'show', appId, started.id]);
     expect(printed).toMatch(/^state:\s+needs_authorization$/m);
-    const url = /^authorization url:\s+(\S+)$/m.exec(printed)?.[1];
-    expect(new URL(url!).origin).toBe(as.issuer);
-    const run = await new TestBrowser().navigate(url!, (next) => next.href.startsWith(`${PUBLIC_URL}/`));
-    const callback = new URL(run.stoppedAt!);
-    await t.http().get(`${callback.pathname}${callback.search}`).expect(200);
-    for (let i = 0; ; i++) {
-      const body = (await t.http().get(`/v1/executions/${started.executionId}`).set('authorization', bearer(secret)).expect(200)).body as { state: string };
-      if (body.state === 'completed') break;
-      if (i > 400) throw new Error(`the developer test's run is ${body.state}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    const done = await ok(['apps', 'developer-tests', 'show', appId, started.id]);
-    expect(done).toMatch(/^state:\s+completed$/m);
-    expect(done).toMatch(/^tools:\s+whoami$/m);
+    const startUrl = /^start url:\s+(\S+)$/m.exec(printed)?.[1];
+    expect(startUrl).toMatch(new RegExp(`^${PUBLIC_URL}/v1/oauth/authorizations/[0-9a-f-]{36}/start$`));
+    expect(printed).toContain(`openbot apps developer-tests authorize ${appId} ${started.id}`);
+
+    const cli = startCli(['apps', 'developer-tests', 'authorize', appId, started.id], env);
+    const [, url, listener] = await cli.waitFor(SIGN_IN);
+    await signInAt(url!, listener!);
+    const done = await cli.done;
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
+    // The sign-in's outcome: the test runs again with the grant (or already ended, when its run was quicker than the answer).
+    expect(done.stdout).toMatch(new RegExp(`^Developer test ${started.id}: (running|completed)$`, 'm'));
+    expect(done.stdout).toMatch(/^state:\s+completed$/m);
+    expect(done.stdout).toMatch(/^tools:\s+whoami$/m);
+    const shown = await ok(['apps', 'developer-tests', 'show', appId, started.id]);
+    expect(shown).toMatch(/^tools:\s+whoami$/m);
+    expect(shown).not.toMatch(/^start url:/m);
+    // Nothing left to sign in: the command says so instead of listening.
+    const again = await runCli(['apps', 'developer-tests', 'authorize', appId, started.id], env);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 1, stderr: expect.stringContaining('the developer test is completed: no sign-in of yours is pending') as unknown });
     expect(await ok(['apps', 'developer-tests', 'delete', appId, started.id])).toMatch(new RegExp(`^removed:\\s+${started.id}$`, 'm'));
+  });
+
+  it('[DEVT-01] apps developer-tests start --wait signs in through the loopback listener when the server asks for the developer’s grant, then prints the tools', async () => {
+    const appId = await provenApp(rs.url);
+    const cli = startCli(['apps', 'developer-tests', 'start', appId, '--wait'], env);
+    const [, url, listener] = await cli.waitFor(SIGN_IN);
+    await signInAt(url!, listener!);
+    const done = await cli.done;
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(done.stdout).toMatch(/^Developer test \S+: (running|completed)$/m);
+    expect(done.stdout).toMatch(/^state:\s+completed$/m);
+    expect(done.stdout).toMatch(/^tools:\s+whoami$/m);
   });
 });

@@ -9,6 +9,11 @@ export interface LoopbackAnswer {
   readonly error?: string;
 }
 
+/** The listener stopped waiting because the sign-in ended otherwise (its `answer` signal aborted). */
+export class ListenerAbandoned extends Error {
+  override readonly name = 'ListenerAbandoned';
+}
+
 const PATH = '/callback';
 const DONE_PAGE = '<!doctype html><meta charset="utf-8"><title>OpenBot</title><p>The answer reached the openbot CLI. You can close this window and return to the terminal.</p>';
 
@@ -40,14 +45,25 @@ export class LoopbackListener {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${PATH}`;
   }
 
-  /** Waits for the answer that carries `state`, at most `timeoutMs`. */
-  answer(state: string, timeoutMs: number): Promise<LoopbackAnswer> {
+  /** Waits for the answer that carries `state`, at most `timeoutMs`, or until `signal` aborts (the sign-in is no longer awaited). */
+  answer(state: string, timeoutMs: number, signal?: AbortSignal): Promise<LoopbackAnswer> {
     return new Promise<LoopbackAnswer>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer reached ${this.redirect} within ${Math.round(timeoutMs / 60_000)} minutes`)), timeoutMs);
+      const stop = (): void => {
+        clearTimeout(timer);
+        this.expected = null;
+        reject(new ListenerAbandoned(`the sign-in awaited at ${this.redirect} is no longer pending`));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', stop);
+        reject(new Error(`no answer reached ${this.redirect} within ${Math.round(timeoutMs / 60_000)} minutes`));
+      }, timeoutMs);
+      if (signal?.aborted) return stop();
+      signal?.addEventListener('abort', stop, { once: true });
       this.expected = {
         state,
         resolve: (answer) => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', stop);
           resolve(answer);
         },
       };

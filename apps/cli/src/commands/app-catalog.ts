@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
 import { formatFields, formatJson, formatTable, type Column } from '../output';
+import { ListenerAbandoned } from '../loopback-listener';
 import { followExecution } from './follow';
+import { listenerPort, signInThroughLoopback, type AuthorizationOutcome } from './loopback-sign-in';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 
 type Proof = Schemas['ProofBody'];
@@ -72,7 +74,7 @@ function printProof(context: Context, proof: Proof, json: boolean | undefined): 
   if (proof.state === 'pending') context.io.out(`Serve the token as the whole body of https://${proof.domain}/.well-known/openbot-app-proof, then run: openbot apps proofs verify ${proof.appId} ${proof.id}\n`);
 }
 
-function printTest(context: Context, test: DeveloperTest, json: boolean | undefined): void {
+function printTest(context: Context, appId: string, test: DeveloperTest, json: boolean | undefined): void {
   if (json) return context.io.out(formatJson(test));
   const connection = (test.connection ?? null) as { state?: string; era?: string | null; category?: string | null; closed?: string | null } | null;
   context.io.out(
@@ -86,20 +88,68 @@ function printTest(context: Context, test: DeveloperTest, json: boolean | undefi
       ['category', connection === null ? undefined : connection.category],
       ['closed', connection === null ? undefined : connection.closed],
       ['tools', test.tools],
-      ['authorization url', test.authorizationUrl ?? undefined],
+      ['start url', test.authorizationUrl ?? undefined],
     ]),
   );
+  if (test.state === 'needs_authorization' && test.authorizationUrl) {
+    context.io.out(`Sign in with your API key through a listener on this machine: openbot apps developer-tests authorize ${appId} ${test.id}\n(or open the start url in your browser signed in to OpenBot)\n`);
+  }
 }
 
-/** Waits for an execution's end; while it runs, a developer test's sign-in URL is printed as soon as its event arrives. */
-async function waitFor(context: Context, client: OpenbotClient, executionId: string, json: boolean | undefined): Promise<void> {
-  await followExecution(client, executionId, (item: StreamItem) => {
-    if (item.seq !== null && item.type === 'developer_test.needs_authorization' && typeof item.authorizationUrl === 'string') {
-      // Headless by design, as `connections authorize`: the URL is printed, to be opened in any browser (valid once, for 10 minutes).
-      const say = json ? context.io.err.bind(context.io) : context.io.out.bind(context.io);
-      say(`Open this URL in a browser to sign in for the developer test:\n${item.authorizationUrl}\n`);
-    }
+/**
+ * The authorization a developer test's sign-in waits for: OpenBot's start URL is
+ * `<public URL>/v1/oauth/authorizations/{id}/start` (decision 066), the id its loopback binding takes.
+ */
+function authorizationIdOf(startUrl: string): string {
+  const id = /\/v1\/oauth\/authorizations\/([^/]+)\/start$/.exec(new URL(startUrl).pathname)?.[1];
+  if (id === undefined) throw new Error(`the developer test's sign-in URL is not OpenBot's start URL: ${startUrl}`);
+  return decodeURIComponent(id);
+}
+
+/** Signs a developer test's pending authorization in through a loopback listener (`signInThroughLoopback`). */
+function signInTest(context: Context, client: OpenbotClient, startUrl: string, options: { port: number; json: boolean | undefined; signal?: AbortSignal }): Promise<AuthorizationOutcome> {
+  const id = authorizationIdOf(startUrl);
+  return signInThroughLoopback(context, client, {
+    ...options,
+    purpose: 'sign in for the developer test',
+    bind: async (redirect) => (await unwrap(client.POST('/v1/oauth/authorizations/{id}/loopback', { params: { path: { id } }, body: { redirect } }))).authorizationUrl,
   });
+}
+
+function printOutcome(context: Context, testId: string, outcome: AuthorizationOutcome): void {
+  context.io.out(`Developer test ${testId}: ${outcome.state}${outcome.reason === null ? '' : ` (${outcome.reason})`}\n`);
+}
+
+/** Waits for an execution's end (a proof's verification, an index crawl). */
+async function waitFor(client: OpenbotClient, executionId: string): Promise<void> {
+  await followExecution(client, executionId, () => undefined);
+}
+
+/**
+ * Waits for a developer test's run to end; when the server asks for its developer's sign-in
+ * (`developer_test.needs_authorization`), signs it in through a loopback listener on the way.
+ */
+async function waitForTest(context: Context, client: OpenbotClient, testId: string, executionId: string, options: { port: number; json: boolean | undefined }): Promise<void> {
+  const ended = new AbortController();
+  const pending: { signIn?: Promise<AuthorizationOutcome> } = {};
+  try {
+    await followExecution(client, executionId, (item: StreamItem) => {
+      if (pending.signIn !== undefined || item.seq === null || item.type !== 'developer_test.needs_authorization' || typeof item.authorizationUrl !== 'string') return;
+      pending.signIn = signInTest(context, client, item.authorizationUrl, { ...options, signal: ended.signal });
+      // Awaited below; until then its failure must not count as unhandled.
+      pending.signIn.catch(() => undefined);
+    });
+  } finally {
+    // The run ended: a listener still waiting has nothing left to sign in.
+    ended.abort();
+  }
+  if (pending.signIn === undefined) return;
+  // A run that ended without the sign-in (it expired, the test was removed) leaves the listener abandoned: the test shows how it ended.
+  const outcome = await pending.signIn.catch((error: unknown) => {
+    if (error instanceof ListenerAbandoned) return null;
+    throw error;
+  });
+  if (outcome !== null && !options.json) printOutcome(context, testId, outcome);
 }
 
 /**
@@ -125,7 +175,7 @@ export function appCatalogCommands(program: Command, apps: Command, context: Con
       const client = await connect(context);
       const started = await unwrap(client.POST('/v1/apps/{id}/proofs/{proofId}/verify', { params: { path: { id: appId, proofId } } }));
       if (!options.wait) return context.io.out(options.json ? formatJson(started) : formatFields([['execution', started.executionId]]));
-      await waitFor(context, client, started.executionId, options.json);
+      await waitFor(client, started.executionId);
       printProof(context, await unwrap(client.GET('/v1/apps/{id}/proofs/{proofId}', { params: { path: { id: appId, proofId } } })), options.json);
     });
   proofs
@@ -155,23 +205,46 @@ export function appCatalogCommands(program: Command, apps: Command, context: Con
     .option('--variable-ref <name=itemId:field>', 'a URL variable from a Vault item field, with an optional :prefix (repeatable)', collect)
     .option('--header <name=value>', 'a header (repeatable; stored sealed until the run ends)', collect)
     .option('--header-ref <name=itemId:field>', 'a header from a Vault item field, with an optional :prefix (repeatable)', collect)
-    .option('--wait', 'wait for the end (printing the sign-in URL if the server asks for one), then print the test')
-    .option('--json', 'print the result as JSON')
-    .action(async (appId: string, options: ValueOptions & { remote?: string; wait?: boolean; json?: boolean }) => {
+    .option('--wait', 'wait for the end, then print the test; if the server asks for your sign-in, sign in as `authorize` does')
+    .option('--port <port>', 'with --wait: the local port of the sign-in listener (default: any free one)')
+    .option('--json', 'print the result as JSON (a sign-in URL goes to stderr)')
+    .action(async (appId: string, options: ValueOptions & { remote?: string; wait?: boolean; port?: string; json?: boolean }) => {
+      const port = listenerPort(options.port);
       const client = await connect(context);
       const body = { ...(options.remote === undefined ? {} : { remote: options.remote }), ...valuesOf(options) };
       const started = await unwrap(client.POST('/v1/apps/{id}/developer-tests', { params: { path: { id: appId } }, body }));
       if (!options.wait) return context.io.out(options.json ? formatJson(started) : formatFields([['id', started.id], ['execution', started.executionId]]));
-      await waitFor(context, client, started.executionId, options.json);
-      printTest(context, await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId: started.id } } })), options.json);
+      await waitForTest(context, client, started.id, started.executionId, { port, json: options.json });
+      printTest(context, appId, await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId: started.id } } })), options.json);
     });
   tests
     .command('show <appId> <testId>')
-    .description('show a developer test: its state, connection, tools, and the sign-in URL while it needs authorization')
+    .description('show a developer test: its state, connection, tools, and while it needs authorization how to sign in (`authorize`, or the start URL in your signed-in browser)')
     .option('--json', 'print the result as JSON')
     .action(async (appId: string, testId: string, options: { json?: boolean }) => {
       const client = await connect(context);
-      printTest(context, await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId } } })), options.json);
+      printTest(context, appId, await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId } } })), options.json);
+    });
+  tests
+    .command('authorize <appId> <testId>')
+    .description(
+      'sign in a developer test that needs authorization, bound to you (decision 066): starts a listener on 127.0.0.1, prints the URL to open in a browser on this machine, ' +
+        'receives the answer there and completes it with your key; then waits for the test’s end and prints the test',
+    )
+    .option('--port <port>', 'the local port to listen on (default: any free one)')
+    .option('--no-wait', 'only complete the sign-in and print its outcome')
+    .option('--json', 'print the result as JSON (the URL goes to stderr)')
+    .action(async (appId: string, testId: string, options: { port?: string; wait: boolean; json?: boolean }) => {
+      const port = listenerPort(options.port);
+      const client = await connect(context);
+      const test = await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId } } }));
+      if (test.state !== 'needs_authorization' || !test.authorizationUrl) throw new UsageError(`the developer test is ${test.state}: no sign-in of yours is pending`);
+      const outcome = await signInTest(context, client, test.authorizationUrl, { port, json: options.json });
+      if (options.json && !options.wait) return context.io.out(formatJson(outcome));
+      if (!options.json) printOutcome(context, testId, outcome);
+      if (!options.wait) return;
+      await waitFor(client, test.executionId);
+      printTest(context, appId, await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId } } })), options.json);
     });
   tests
     .command('delete <appId> <testId>')
@@ -190,7 +263,7 @@ export function appCatalogCommands(program: Command, apps: Command, context: Con
     .action(async (appId: string, options: { wait: boolean; json?: boolean }) => {
       const client = await connect(context);
       const started = await unwrap(client.POST('/v1/apps/{id}/index', { params: { path: { id: appId } } }));
-      if (options.wait) await waitFor(context, client, started.executionId, options.json);
+      if (options.wait) await waitFor(client, started.executionId);
       context.io.out(options.json ? formatJson(started) : formatFields([['execution', started.executionId], ['state', options.wait ? 'completed' : 'started']]));
     });
 

@@ -3,12 +3,9 @@ import type { Command } from 'commander';
 import { connect, type Context } from '../context';
 import { UsageError } from '../exit-codes';
 import { formatFields, formatJson, type Column } from '../output';
-import { LoopbackListener } from '../loopback-listener';
 import { appCatalogCommands } from './app-catalog';
+import { listenerPort, signInThroughLoopback } from './loopback-sign-in';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
-
-/** How long the CLI waits for the sign-in's answer: the authorization's own lifetime. */
-const AUTHORIZATION_WAIT_MS = 10 * 60_000;
 
 interface App {
   readonly id: string;
@@ -128,26 +125,19 @@ export function appsCommand(program: Command, context: Context): void {
     .option('--port <port>', 'the local port to listen on (default: any free one)')
     .option('--json', 'print the outcome as JSON (the URL goes to stderr)')
     .action(async (id: string, options: { returnTo?: string; port?: string; json?: boolean }) => {
-      const port = options.port === undefined ? 0 : Number(options.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port takes a port number, not "${options.port}"`);
+      const port = listenerPort(options.port);
       const client = await connect(context);
-      const listener = await LoopbackListener.open(port);
-      try {
-        const body = { loopbackRedirect: listener.redirect, ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }) };
-        const started = await unwrap<{ authorizationUrl: string; executionId: string }>(plain(client).POST('/v1/connections/{id}/authorize', { params: { path: { id } }, body }) as never);
-        const state = new URL(started.authorizationUrl).searchParams.get('state') ?? '';
-        // The URL is printed, to be opened in a browser on this machine (valid once, for 10 minutes); its answer comes back to the listener.
-        const say = options.json ? context.io.err.bind(context.io) : context.io.out.bind(context.io);
-        say(`Open this URL in a browser on this machine to authorize the connection (valid once, for 10 minutes):\n${started.authorizationUrl}\nWaiting for the answer at ${listener.redirect} ...\n`);
-        const answer = await listener.answer(state, AUTHORIZATION_WAIT_MS);
-        const done = await unwrap<{ connectionId: string | null; state: string; reason: string | null; executionId: string | null }>(
-          plain(client).POST('/v1/oauth/authorizations/complete', { params: {}, body: answer }) as never,
-        );
-        if (options.json) return context.io.out(formatJson(done));
-        context.io.out(`Connection ${id}: ${done.state}${done.reason === null ? '' : ` (${done.reason})`}\n`);
-      } finally {
-        await listener.close();
-      }
+      const done = await signInThroughLoopback(context, client, {
+        port,
+        purpose: 'authorize the connection',
+        json: options.json,
+        bind: async (loopbackRedirect) => {
+          const body = { loopbackRedirect, ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }) };
+          return (await unwrap<{ authorizationUrl: string }>(plain(client).POST('/v1/connections/{id}/authorize', { params: { path: { id } }, body }) as never)).authorizationUrl;
+        },
+      });
+      if (options.json) return context.io.out(formatJson(done));
+      context.io.out(`Connection ${id}: ${done.state}${done.reason === null ? '' : ` (${done.reason})`}\n`);
     });
 }
 
