@@ -16,6 +16,7 @@ const NOT_SEALED: Record<string, string> = {
   'sso_logins.state_hash': 'a SHA-256 of the login state',
   'sso_logins.browser_hash': 'a SHA-256 of the browser binding',
   'app_oauth_authorizations.state_hash': 'a SHA-256 of the authorization state',
+  'app_oauth_authorizations.browser_hash': 'a SHA-256 of the binding cookie of the browser that started the sign-in',
   'memory_items.words_key_id': 'the key of the memory word index: rekey rebuilds the index under the current key (rekeyMemoryItems)',
 };
 
