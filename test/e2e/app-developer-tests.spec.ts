@@ -101,7 +101,7 @@ describe('App developer tests', () => {
     const literal = (await start({ variables: { path: 'mcp' }, headers: { 'X-Dev-Key': LITERAL } }).expect(202)).body as { id: string; executionId: string };
     await waitForExecutionState(t, org.secret, literal.executionId, 'completed');
     const read = (await get(org.secret, `/v1/apps/${app.id}/developer-tests/${literal.id}`).expect(200)).body as Record<string, unknown>;
-    expect(read).toMatchObject({ state: 'completed', variables: { path: null }, headers: { 'X-Dev-Key': null }, tools: ['add_numbers'], authorizationUrl: null, connection: { state: 'ready', closed: 'deleted' } });
+    expect(read).toMatchObject({ state: 'completed', variables: { path: null }, headers: { 'X-Dev-Key': null }, tools: ['add_numbers'], authorizationUrl: null, authorizationId: null, connection: { state: 'ready', closed: 'deleted' } });
     expect(sdk.requests.slice(from).filter((r) => r.rpc === 'tools/list').map((r) => r.headers?.['x-dev-key'])).toEqual([LITERAL]);
     const [row] = await t.database.query<{ secrets_record_id: string | null; n: number }>(
       `SELECT secrets_record_id, (SELECT count(*)::int FROM app_developer_tests d WHERE strpos(d::text, $2) > 0) AS n FROM app_developer_tests WHERE id = $1`,
@@ -134,17 +134,18 @@ describe('App developer tests', () => {
     });
 
     /** An App on the protected server with a verified proof, and a started developer test of it that waits for its developer's sign-in. */
-    async function waitingTest(secret: string): Promise<{ appId: string; id: string; executionId: string; authorizationUrl: string; secret: string }> {
+    async function waitingTest(secret: string): Promise<{ appId: string; id: string; executionId: string; authorizationId: string; authorizationUrl: string; secret: string }> {
       const app = (await post(secret, '/v1/apps', { url: rs.url }).expect(201)).body as { id: string };
       await proveApp(t, secret, app.id, proofs);
       const started = (await post(secret, `/v1/apps/${app.id}/developer-tests`, {}).expect(202)).body as { id: string; executionId: string };
       const waiting = await testIn(secret, app.id, started.id, 'needs_authorization');
       // The test shows OpenBot's start URL (decision 066); a developer with an API key binds it to a loopback listener and gets the authorization server's URL.
-      const startUrl = waiting.authorizationUrl as string;
-      const authorizationId = new RegExp(`^${PUBLIC_URL}/v1/oauth/authorizations/([0-9a-f-]{36})/start$`).exec(startUrl)?.[1];
-      expect(authorizationId).toEqual(expect.any(String));
+      // Its id comes on its own, the one in the start URL: a client binds it without taking the URL apart.
+      const authorizationId = waiting.authorizationId as string;
+      expect(authorizationId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(waiting.authorizationUrl).toBe(`${PUBLIC_URL}/v1/oauth/authorizations/${authorizationId}/start`);
       const bound = (await post(secret, `/v1/oauth/authorizations/${authorizationId}/loopback`, { redirect: LOOPBACK_LISTENER }).expect(200)).body as { authorizationUrl: string };
-      return { appId: app.id, ...started, authorizationUrl: bound.authorizationUrl, secret };
+      return { appId: app.id, ...started, authorizationId, authorizationUrl: bound.authorizationUrl, secret };
     }
 
     /** The browser reaches the callback, which relays to the developer's listener; the developer posts the answer with their key. */
@@ -166,20 +167,22 @@ describe('App developer tests', () => {
       ]);
       // The URL is its developer's: another admin of the organization reads the test without it.
       const admin = await addMember(t, org.organizationId, 'admin');
-      expect((await get(admin.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`).expect(200)).body).toMatchObject({ state: 'needs_authorization', authorizationUrl: null });
+      expect((await get(admin.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`).expect(200)).body).toMatchObject({ state: 'needs_authorization', authorizationUrl: null, authorizationId: null });
 
       expect(url.searchParams.get('prompt')).toBe('consent');
       const done = await signIn(test);
       expect(done.body).toMatchObject({ connectionId: null, developerTestId: test.id, reason: null });
       await waitForExecutionState(t, org.secret, test.executionId, 'completed');
       const read = (await get(org.secret, `/v1/apps/${test.appId}/developer-tests/${test.id}`).expect(200)).body as Record<string, unknown>;
-      expect(read).toMatchObject({ state: 'completed', tools: ['whoami'], authorizationUrl: null, memberId: org.memberId, connection: { state: 'ready', closed: expect.any(String) } });
+      expect(read).toMatchObject({ state: 'completed', tools: ['whoami'], authorizationUrl: null, authorizationId: null, memberId: org.memberId, connection: { state: 'ready', closed: expect.any(String) } });
       // The grant came from this sign-in: the resource server accepted a token of it.
       expect(rs.accepted.length).toBeGreaterThan(0);
 
-      const events = (await get(org.secret, `/v1/executions/${test.executionId}/events`).expect(200)).body as { events: Array<{ type: string; payload?: Record<string, unknown>; data?: Record<string, unknown> }> };
+      const events = (await get(org.secret, `/v1/executions/${test.executionId}/events`).expect(200)).body as { events: Array<Record<string, unknown> & { type: string }> };
       const types = events.events.map((e) => e.type);
       const needs = types.indexOf('developer_test.needs_authorization');
+      // The event names the same authorization as the test did, next to its start URL.
+      expect(events.events[needs]).toMatchObject({ testId: test.id, authorizationId: test.authorizationId, authorizationUrl: `${PUBLIC_URL}/v1/oauth/authorizations/${test.authorizationId}/start` });
       expect(needs).toBeGreaterThan(types.indexOf('developer_test.connected'));
       expect(types.lastIndexOf('developer_test.connected')).toBeGreaterThan(needs);
       expect(types.indexOf('developer_test.tools')).toBeGreaterThan(types.lastIndexOf('developer_test.connected'));

@@ -119,6 +119,9 @@ describe('openbot CLI: App proofs, developer tests and the App index', () => {
     expect(printed).toMatch(/^state:\s+needs_authorization$/m);
     const startUrl = /^start url:\s+(\S+)$/m.exec(printed)?.[1];
     expect(startUrl).toMatch(new RegExp(`^${PUBLIC_URL}/v1/oauth/authorizations/[0-9a-f-]{36}/start$`));
+    // The pending authorization's id, which `authorize` binds, is the server's own field: the one in the start URL.
+    const authorizationId = /^authorization:\s+(\S+)$/m.exec(printed)?.[1];
+    expect(startUrl).toBe(`${PUBLIC_URL}/v1/oauth/authorizations/${authorizationId}/start`);
     expect(printed).toContain(`openbot apps developer-tests authorize ${appId} ${started.id}`);
 
     const cli = startCli(['apps', 'developer-tests', 'authorize', appId, started.id], env);
@@ -133,6 +136,7 @@ describe('openbot CLI: App proofs, developer tests and the App index', () => {
     const shown = await ok(['apps', 'developer-tests', 'show', appId, started.id]);
     expect(shown).toMatch(/^tools:\s+whoami$/m);
     expect(shown).not.toMatch(/^start url:/m);
+    expect(shown).not.toMatch(/^authorization:/m);
     // Nothing left to sign in: the command says so instead of listening.
     const again = await runCli(['apps', 'developer-tests', 'authorize', appId, started.id], env);
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 1, stderr: expect.stringContaining('the developer test is completed: no sign-in of yours is pending') as unknown });

@@ -223,7 +223,7 @@ export interface paths {
         put?: never;
         /**
          * Start a developer test of the App (an execution, DEVT-01)
-         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.
+         * @description Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` and its `authorizationId` (event `developer_test.needs_authorization` `{ testId, authorizationId, authorizationUrl }`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.
          */
         post: operations["AppProofs_startTest"];
         delete?: never;
@@ -2717,6 +2717,11 @@ export interface components {
             };
             /** @description While `needs_authorization`: OpenBot’s start URL of the developer’s sign-in, bound to them (decision 066): open it in your signed-in browser, or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only. */
             authorizationUrl: string | null;
+            /**
+             * Format: uuid
+             * @description The pending authorization behind `authorizationUrl`, the `{id}` of `POST /v1/oauth/authorizations/{id}/loopback` (as `authorizationId` in the answer of `POST /v1/connections/{id}/authorize`); null exactly when `authorizationUrl` is: no sign-in pending, or another member reads the test. Also in the event `developer_test.needs_authorization`.
+             */
+            authorizationId: string | null;
         };
         DeveloperTestDeletedBody: {
             /** Format: uuid */

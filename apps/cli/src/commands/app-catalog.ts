@@ -89,6 +89,7 @@ function printTest(context: Context, appId: string, test: DeveloperTest, json: b
       ['closed', connection === null ? undefined : connection.closed],
       ['tools', test.tools],
       ['start url', test.authorizationUrl ?? undefined],
+      ['authorization', test.authorizationId ?? undefined],
     ]),
   );
   if (test.state === 'needs_authorization' && test.authorizationUrl) {
@@ -96,19 +97,8 @@ function printTest(context: Context, appId: string, test: DeveloperTest, json: b
   }
 }
 
-/**
- * The authorization a developer test's sign-in waits for: OpenBot's start URL is
- * `<public URL>/v1/oauth/authorizations/{id}/start` (decision 066), the id its loopback binding takes.
- */
-function authorizationIdOf(startUrl: string): string {
-  const id = /\/v1\/oauth\/authorizations\/([^/]+)\/start$/.exec(new URL(startUrl).pathname)?.[1];
-  if (id === undefined) throw new Error(`the developer test's sign-in URL is not OpenBot's start URL: ${startUrl}`);
-  return decodeURIComponent(id);
-}
-
-/** Signs a developer test's pending authorization in through a loopback listener (`signInThroughLoopback`). */
-function signInTest(context: Context, client: OpenbotClient, startUrl: string, options: { port: number; json: boolean | undefined; signal?: AbortSignal }): Promise<AuthorizationOutcome> {
-  const id = authorizationIdOf(startUrl);
+/** Signs a developer test's pending authorization (its `authorizationId`) in through a loopback listener (`signInThroughLoopback`). */
+function signInTest(context: Context, client: OpenbotClient, id: string, options: { port: number; json: boolean | undefined; signal?: AbortSignal }): Promise<AuthorizationOutcome> {
   return signInThroughLoopback(context, client, {
     ...options,
     purpose: 'sign in for the developer test',
@@ -134,8 +124,8 @@ async function waitForTest(context: Context, client: OpenbotClient, testId: stri
   const pending: { signIn?: Promise<AuthorizationOutcome> } = {};
   try {
     await followExecution(client, executionId, (item: StreamItem) => {
-      if (pending.signIn !== undefined || item.seq === null || item.type !== 'developer_test.needs_authorization' || typeof item.authorizationUrl !== 'string') return;
-      pending.signIn = signInTest(context, client, item.authorizationUrl, { ...options, signal: ended.signal });
+      if (pending.signIn !== undefined || item.seq === null || item.type !== 'developer_test.needs_authorization' || typeof item.authorizationId !== 'string') return;
+      pending.signIn = signInTest(context, client, item.authorizationId, { ...options, signal: ended.signal });
       // Awaited below; until then its failure must not count as unhandled.
       pending.signIn.catch(() => undefined);
     });
@@ -238,8 +228,8 @@ export function appCatalogCommands(program: Command, apps: Command, context: Con
       const port = listenerPort(options.port);
       const client = await connect(context);
       const test = await unwrap(client.GET('/v1/apps/{id}/developer-tests/{testId}', { params: { path: { id: appId, testId } } }));
-      if (test.state !== 'needs_authorization' || !test.authorizationUrl) throw new UsageError(`the developer test is ${test.state}: no sign-in of yours is pending`);
-      const outcome = await signInTest(context, client, test.authorizationUrl, { port, json: options.json });
+      if (test.state !== 'needs_authorization' || !test.authorizationId) throw new UsageError(`the developer test is ${test.state}: no sign-in of yours is pending`);
+      const outcome = await signInTest(context, client, test.authorizationId, { port, json: options.json });
       if (options.json && !options.wait) return context.io.out(formatJson(outcome));
       if (!options.json) printOutcome(context, testId, outcome);
       if (!options.wait) return;

@@ -77,7 +77,7 @@ export class AppProofsController {
   @ApiOperation({
     summary: 'Start a developer test of the App (an execution, DEVT-01)',
     description:
-      'Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` (event `developer_test.needs_authorization`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.',
+      'Needs a verified proof of the App domain (409 AppProofRequired). `variables` and `headers` follow the rules of App connections (400 with the offending fields). A pre-publish connection as the caller, probed, its tools listed and closed, streamed as the execution events `developer_test.connected`, `developer_test.tools`, `developer_test.closed`. A 401 with OAuth discovery runs sign-in preparation for the developer’s own grant: the test is `needs_authorization` with an `authorizationUrl` and its `authorizationId` (event `developer_test.needs_authorization` `{ testId, authorizationId, authorizationUrl }`), OpenBot’s start URL bound to the developer (decision 066), until the developer signs in, then it connects again with that grant.',
   })
   @ApiAcceptedResponse({ type: DeveloperTestStartedBody })
   @ApiErrors(400, 401, 403, 404, 409)

@@ -149,6 +149,16 @@ export class DeveloperTestBody {
       'or with an API key bind it to your loopback listener (`POST /v1/oauth/authorizations/{id}/loopback`). Shown to the member who started the test only.',
   })
   authorizationUrl!: string | null;
+
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description:
+      'The pending authorization behind `authorizationUrl`, the `{id}` of `POST /v1/oauth/authorizations/{id}/loopback` (as `authorizationId` in the answer of `POST /v1/connections/{id}/authorize`); ' +
+      'null exactly when `authorizationUrl` is: no sign-in pending, or another member reads the test. Also in the event `developer_test.needs_authorization`.',
+  })
+  authorizationId!: string | null;
 }
 
 export function toDeveloperTestBody(view: DeveloperTestView): DeveloperTestBody {

@@ -117,10 +117,10 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
           }
           // A replay of this phase hands out a new request and shows it instead; the one before expires unused.
           // Bound to the developer like a connection's sign-in (decision 066): the test shows OpenBot's start URL, never the authorization server's.
-          const { startUrl: authorizationUrl } = await issueAuthorization(deps, prepared, prepared.scope, { connectionId: null, developerTestId: testId, organizationId, memberId, returnTo: null }, async (tx, issued) => {
+          const { authorizationId, startUrl: authorizationUrl } = await issueAuthorization(deps, prepared, prepared.scope, { connectionId: null, developerTestId: testId, organizationId, memberId, returnTo: null }, async (tx, issued) => {
             await tx.count(`UPDATE app_developer_tests SET state = 'needs_authorization', authorization_url = $2 WHERE id = $1 AND state IN ('running', 'needs_authorization')`, [testId, issued.startUrl]);
           });
-          context.emit('developer_test.needs_authorization', { testId, authorizationUrl });
+          context.emit('developer_test.needs_authorization', { testId, authorizationId, authorizationUrl });
           const signInUntil = context.clock.now() + AUTHORIZATION_LIFETIME_MS;
           return { state: { ...context.state, step: 'waiting', signInUntil }, wait: { signals: [DEVELOPER_TEST_AUTHORIZED], until: new Date(signInUntil) } };
         },

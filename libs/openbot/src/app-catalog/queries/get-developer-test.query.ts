@@ -16,6 +16,11 @@ export interface DeveloperTestView {
   readonly headers: Readonly<Record<string, unknown>>;
   /** Where the developer signs in while the test is `needs_authorization`: shown to that developer only. */
   readonly authorizationUrl: string | null;
+  /**
+   * The pending authorization behind `authorizationUrl` (the `{id}` of `/v1/oauth/authorizations/{id}/…`):
+   * null exactly when `authorizationUrl` is, so a client never takes it apart from the URL.
+   */
+  readonly authorizationId: string | null;
 }
 
 /** One developer test of an App of the organization (another organization's answers 404). */
@@ -35,10 +40,14 @@ export class GetDeveloperTestHandler implements IQueryHandler<GetDeveloperTest> 
 
   async execute({ caller, appId, testId }: GetDeveloperTest): Promise<DeveloperTestView> {
     if (!isUuid(appId) || !isUuid(testId)) throw new NotFound('DeveloperTest');
+    // The newest request the run issued is the one its authorization_url shows (a replay of the sign-in phase issues another, in its own transaction).
     const row = await this.db.one<DeveloperTestView>(
-      `SELECT id, state, connection, tools, execution_id AS "executionId", member_id AS "memberId", remote, variables, headers,
-              CASE WHEN member_id = $4 THEN authorization_url END AS "authorizationUrl"
-         FROM app_developer_tests WHERE id = $1 AND app_id = $2 AND organization_id = $3`,
+      `SELECT t.id, t.state, t.connection, t.tools, t.execution_id AS "executionId", t.member_id AS "memberId", t.remote, t.variables, t.headers,
+              CASE WHEN t.member_id = $4 THEN t.authorization_url END AS "authorizationUrl",
+              CASE WHEN t.member_id = $4 AND t.authorization_url IS NOT NULL THEN
+                (SELECT a.id FROM app_oauth_authorizations a WHERE a.developer_test_id = t.id ORDER BY a.created_at DESC, a.id DESC LIMIT 1)
+              END AS "authorizationId"
+         FROM app_developer_tests t WHERE t.id = $1 AND t.app_id = $2 AND t.organization_id = $3`,
       [testId, appId, caller.organizationId, caller.memberId],
     );
     if (row === undefined) throw new NotFound('DeveloperTest');
