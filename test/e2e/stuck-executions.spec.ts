@@ -156,8 +156,14 @@ describe('the stuck-work view for operators', () => {
   });
 
   it('pages oldest first; bad input names its field; only the platform token may look', async () => {
-    const ids = [await submit(parked.name, 'a'), await submit(parked.name, 'b'), await submit(parked.name, 'c')];
-    for (const id of ids) await waitingState(id);
+    // The list orders by when each reached its state: each is submitted only once the one before waits,
+    // so their order is known (submitted together, a busy machine may park them in another order).
+    const ids: string[] = [];
+    for (const input of ['a', 'b', 'c']) {
+      const id = await submit(parked.name, input);
+      await waitingState(id);
+      ids.push(id);
+    }
     const seen: string[] = [];
     let next: string | null = null;
     do {
