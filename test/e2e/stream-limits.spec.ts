@@ -2,6 +2,8 @@ import { createOpenbotClient, streamEvents } from '@openbot/client';
 import { newId } from '@openbot/domain';
 import { Engine, type Workflow } from '@openbot/engine';
 import type { AddressInfo } from 'node:net';
+import { Database } from '../../libs/openbot/src/database/sql';
+import { addMember } from '../support/chat-fixture';
 import { openSse, type OpenSse } from '../support/sse-client';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { ticksWorkflow } from '../support/ticks-workflow';
@@ -148,6 +150,96 @@ describe('event stream caps across two nodes', () => {
     for (let i = 0; i < 3; i++) expect((await sse(portQ, ids[i]!, orgs[i]!)).status).toBe(200);
     expect((await expectRateLimited(await sse(portQ, ids[3]!, orgs[3]!))).message).toMatch(/node/);
     expect((await sse(portP, ids[3]!, orgs[3]!)).status).toBe(200);
+  });
+});
+
+describe("event streams under the organization's and the key's caps together (decision 076)", () => {
+  let p: TestApp;
+  let q: TestApp;
+  let portP: number;
+  let portQ: number;
+  const open: OpenSse[] = [];
+  const caps = { OPENBOT_STREAMS_PER_KEY: '2', OPENBOT_ORG_STREAMS: '3', OPENBOT_STREAMS_PER_NODE: '50' };
+
+  beforeAll(async () => {
+    p = await startTestApp({ env: { ...caps, OPENBOT_NODE_ID: 'org-slots-p' } });
+    q = await startTestApp({ database: p.database, masterKey: p.config.masterKey, env: { ...caps, OPENBOT_NODE_ID: 'org-slots-q' } });
+    portP = await listen(p);
+    portQ = await listen(q);
+  });
+  afterEach(async () => {
+    for (const stream of open.splice(0)) stream.close();
+    await eventually(async () => (await p.database.query<{ n: number }>('SELECT count(*)::int AS n FROM event_stream_slots'))[0]!.n === 0, 'every slot released');
+  });
+  afterAll(async () => {
+    await q?.close();
+    await p?.close();
+  });
+
+  it('opening and closing a stream is one statement taking both slots and one statement freeing both', async () => {
+    const acme = await p.createOrganization('One statement each');
+    const id = await running(p, acme);
+    // Observes the node's pool: every named statement still goes to PostgreSQL as before.
+    const pool = p.app.get(Database).pool as unknown as { query: (...args: unknown[]) => unknown };
+    const query = pool.query.bind(pool);
+    const names: string[] = [];
+    pool.query = (...args: unknown[]) => {
+      const first = args[0] as { name?: unknown } | undefined;
+      if (typeof first === 'object' && typeof first.name === 'string' && first.name.includes('stream_slot')) names.push(first.name);
+      return query(...args);
+    };
+    try {
+      const stream = await openSse(portP, eventsPath(id), auth(acme));
+      expect(stream.status).toBe(200);
+      await stream.waitFor('event: probe.tick');
+      const live = await p.database.query<{ credential: string }>('SELECT credential FROM event_stream_slots WHERE expires_at > now() ORDER BY credential');
+      expect(live.map((r) => r.credential)).toEqual([`key:${acme.apiKeyId}`, `organization:${acme.organizationId}`]);
+      stream.close();
+      await eventually(async () => (await p.database.query<{ n: number }>('SELECT count(*)::int AS n FROM event_stream_slots'))[0]!.n === 0, 'both slots freed');
+    } finally {
+      delete (pool as { query?: unknown }).query;
+    }
+    expect(names).toEqual(['limits.take_stream_slots', 'limits.release_stream_slots']);
+  });
+
+  it("security: streams of two organizations' keys opened at the same moment on both nodes never exceed the organization's nor any key's cap", async () => {
+    const acme = await p.createOrganization('Org race A');
+    const second = await addMember(p, acme.organizationId);
+    const other = await p.createOrganization('Org race B');
+    const [acmeRun, otherRun] = [await running(p, acme), await running(p, other)];
+    const asks = [
+      ...Array.from({ length: 4 }, () => ({ org: 'a', secret: acme.secret, id: acmeRun, who: 'a-owner' })),
+      ...Array.from({ length: 4 }, () => ({ org: 'a', secret: second.secret, id: acmeRun, who: 'a-second' })),
+      ...Array.from({ length: 4 }, () => ({ org: 'b', secret: other.secret, id: otherRun, who: 'b-owner' })),
+    ];
+    const streams = await Promise.all(
+      asks.map(async (ask, i) => {
+        const stream = await openSse(i % 2 === 0 ? portP : portQ, eventsPath(ask.id), { authorization: `Bearer ${ask.secret}` });
+        open.push(stream);
+        if (stream.status !== 200) await stream.ended;
+        return { ...ask, stream };
+      }),
+    );
+    const admitted = (filter: (s: (typeof streams)[number]) => boolean): number => streams.filter((s) => filter(s) && s.stream.status === 200).length;
+    for (const { stream } of streams.filter((s) => s.stream.status !== 200)) {
+      expect(stream.status).toBe(429);
+      const body = JSON.parse(stream.text()) as { type: string; limit?: string; message: string };
+      expect(body.type).toBe('RateLimited');
+      expect(body.limit === 'streams' || /credential/.test(body.message)).toBe(true);
+    }
+    const rows = await p.database.query<{ credential: string; n: number }>('SELECT credential, count(*)::int AS n FROM event_stream_slots WHERE expires_at > now() GROUP BY credential');
+    const live = new Map(rows.map((r) => [r.credential, r.n]));
+    for (const [credential, n] of live) expect({ credential, n: Math.min(n, credential.startsWith('organization:') ? 3 : 2) }).toEqual({ credential, n });
+    // Every admitted stream holds exactly its two slots; a refused one left none behind.
+    expect(live.get(`organization:${acme.organizationId}`) ?? 0).toBe(admitted((s) => s.org === 'a'));
+    expect(live.get(`organization:${other.organizationId}`) ?? 0).toBe(admitted((s) => s.org === 'b'));
+    expect(live.get(`key:${acme.apiKeyId}`) ?? 0).toBe(admitted((s) => s.who === 'a-owner'));
+    expect(live.get(`key:${other.apiKeyId}`) ?? 0).toBe(admitted((s) => s.who === 'b-owner'));
+    expect(rows.filter((r) => r.credential.startsWith('key:')).reduce((sum, r) => sum + r.n, 0)).toBe(admitted(() => true));
+    expect(admitted((s) => s.org === 'a')).toBeGreaterThanOrEqual(1);
+    expect(admitted((s) => s.org === 'b')).toBeGreaterThanOrEqual(1);
+    expect(admitted((s) => s.org === 'a')).toBeLessThanOrEqual(3);
+    expect(admitted((s) => s.org === 'b')).toBeLessThanOrEqual(2);
   });
 });
 

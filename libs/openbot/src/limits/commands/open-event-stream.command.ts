@@ -62,77 +62,110 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
     const holder = newId();
     const pool = this.db.pool;
     const holdSeconds = streamMaxSeconds + SLOT_GRACE_SECONDS;
-    /** The slots taken so far, freed again when a later cap refuses. */
-    const taken: Array<{ holderOf: string; slot: number }> = [];
-    const freeTaken = async (): Promise<void> => {
-      this.node.open -= 1;
-      await Promise.all(taken.map((t) => this.releases.release(t.holderOf, t.slot, holder)));
-    };
+    let slots: TakenSlots;
     try {
-      const organizationSlot = await this.takeSlot(pool, organization, holder, organizationCap, holdSeconds);
-      if (organizationSlot === null) {
-        throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, limitMessage('streams', organizationCap), 'streams');
-      }
-      taken.push({ holderOf: organization, slot: organizationSlot });
-      const slot = await this.takeSlot(pool, credential, holder, streamsPerCredential, holdSeconds);
-      if (slot === null) {
-        throw new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
-      }
-      taken.push({ holderOf: credential, slot });
+      slots = await this.takeSlots(pool, { organization, organizationCap, credential, credentialCap: streamsPerCredential, holder, holdSeconds });
     } catch (error) {
-      await freeTaken();
+      this.node.open -= 1;
       throw error;
     }
+    if (slots.refused !== null) {
+      this.node.open -= 1;
+      throw slots.refused === 'organization'
+        ? new RateLimited(STREAM_RETRY_AFTER_SECONDS, limitMessage('streams', organizationCap), 'streams')
+        : new RateLimited(STREAM_RETRY_AFTER_SECONDS, 'This credential has too many open event streams; close one or retry after the Retry-After seconds.');
+    }
+    const taken = [
+      { credential: organization, slot: slots.organizationSlot },
+      { credential, slot: slots.credentialSlot },
+    ];
     let released = false;
     return {
       lifetimeMs: streamMaxSeconds * 1000,
       release: async () => {
         if (released) return;
         released = true;
-        await freeTaken();
+        this.node.open -= 1;
+        // Both rows go in one DELETE.
+        await this.releases.release(taken, holder);
       },
     };
   }
 
   /**
-   * One statement takes a free or expired slot, chosen at random among the free ones near the
-   * bottom (the search never scans the whole cap): streams of one key opened at the same moment
-   * (a backend streaming many users' Chats) rarely choose the same slot. Two that do: the second waits for the first's insert, then its update finds the
-   * slot live and takes nothing, and it looks again. So the cap is never exceeded, and a lost race
-   * is not a refusal while a slot is free.
+   * One statement takes a free or expired organization slot and, only if it got one, a free or
+   * expired credential slot, each chosen at random among the free ones near the bottom (the
+   * search never scans the whole cap): streams opened at the same moment (a backend streaming
+   * many users' Chats) rarely choose the same slot. Two that do: the second waits for the first's
+   * insert, then its update finds the slot live and takes nothing. The statement also says whether
+   * its snapshot saw a free slot at all, which tells "cap full" (refuse at once) from "lost a race"
+   * (look again, up to SLOT_ATTEMPTS). An organization slot taken without its credential slot is
+   * freed before refusing or looking again. So neither cap is ever exceeded, and a lost race is
+   * not a refusal while a slot is free.
    */
-  private async takeSlot(pool: Pool, credential: string, holder: string, cap: number, holdSeconds: number): Promise<number | null> {
+  private async takeSlots(pool: Pool, ask: SlotRequest): Promise<TakenSlots> {
+    let lost: 'organization' | 'credential' = 'organization';
     for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
-      const { rows, rowCount } = await pool.query<{ slot: number }>({
-        name: 'limits.take_stream_slot',
-        text: `WITH free AS (
+      const { rows } = await pool.query<{ organization_slot: number | null; organization_free: boolean; credential_slot: number | null; credential_free: boolean }>({
+        name: 'limits.take_stream_slots',
+        text: `WITH organization_free AS (
             -- A free slot is always among the first (live + 1): search only a little past that.
-            SELECT s.slot FROM generate_series(1, LEAST($3::int,
+            SELECT s.slot FROM generate_series(1, LEAST($2::int,
               (SELECT count(*)::int FROM event_stream_slots l WHERE l.credential = $1 AND l.expires_at > now()) + 32)) AS s(slot)
             WHERE NOT EXISTS (SELECT 1 FROM event_stream_slots e WHERE e.credential = $1 AND e.slot = s.slot AND e.expires_at > now())
             ORDER BY random()
             LIMIT 1
+          ), organization_taken AS (
+            INSERT INTO event_stream_slots AS e (credential, slot, holder, node_id, expires_at)
+            SELECT $1, slot, $5, $6, now() + make_interval(secs => $7) FROM organization_free
+            ON CONFLICT (credential, slot) DO UPDATE SET holder = EXCLUDED.holder, node_id = EXCLUDED.node_id, expires_at = EXCLUDED.expires_at
+              WHERE e.expires_at <= now()
+            RETURNING slot
+          ), credential_free AS (
+            SELECT s.slot FROM generate_series(1, LEAST($4::int,
+              (SELECT count(*)::int FROM event_stream_slots l WHERE l.credential = $3 AND l.expires_at > now()) + 32)) AS s(slot)
+            WHERE NOT EXISTS (SELECT 1 FROM event_stream_slots e WHERE e.credential = $3 AND e.slot = s.slot AND e.expires_at > now())
+            ORDER BY random()
+            LIMIT 1
+          ), credential_taken AS (
+            -- Only with the organization's slot: a credential slot alone is never held.
+            INSERT INTO event_stream_slots AS e (credential, slot, holder, node_id, expires_at)
+            SELECT $3, slot, $5, $6, now() + make_interval(secs => $7) FROM credential_free
+            WHERE EXISTS (SELECT 1 FROM organization_taken)
+            ON CONFLICT (credential, slot) DO UPDATE SET holder = EXCLUDED.holder, node_id = EXCLUDED.node_id, expires_at = EXCLUDED.expires_at
+              WHERE e.expires_at <= now()
+            RETURNING slot
           )
-          INSERT INTO event_stream_slots AS e (credential, slot, holder, node_id, expires_at)
-          SELECT $1, slot, $2, $4, now() + make_interval(secs => $5) FROM free
-          ON CONFLICT (credential, slot) DO UPDATE SET holder = EXCLUDED.holder, node_id = EXCLUDED.node_id, expires_at = EXCLUDED.expires_at
-            WHERE e.expires_at <= now()
-          RETURNING slot`,
-        values: [credential, holder, cap, this.config.nodeId, holdSeconds],
+          SELECT (SELECT slot FROM organization_taken) AS organization_slot,
+                 EXISTS (SELECT 1 FROM organization_free) AS organization_free,
+                 (SELECT slot FROM credential_taken) AS credential_slot,
+                 EXISTS (SELECT 1 FROM credential_free) AS credential_free`,
+        values: [ask.organization, ask.organizationCap, ask.credential, ask.credentialCap, ask.holder, this.config.nodeId, ask.holdSeconds],
       });
-      if (rowCount === 1) return rows[0]!.slot;
-      // No free slot at all (as opposed to a lost race): refuse without looking again.
-      if (!(await this.anyFree(pool, credential, cap))) return null;
+      const row = rows[0]!;
+      if (row.organization_slot === null) {
+        // No free slot at all (as opposed to a lost race): refuse without looking again.
+        if (!row.organization_free) return { refused: 'organization' };
+        lost = 'organization';
+        continue;
+      }
+      if (row.credential_slot !== null) return { refused: null, organizationSlot: row.organization_slot, credentialSlot: row.credential_slot };
+      await this.releases.release([{ credential: ask.organization, slot: row.organization_slot }], ask.holder);
+      if (!row.credential_free) return { refused: 'credential' };
+      lost = 'credential';
     }
-    return null;
-  }
-
-  private async anyFree(pool: Pool, credential: string, cap: number): Promise<boolean> {
-    const { rows } = await pool.query<{ live: number }>({
-      name: 'limits.count_stream_slots',
-      text: 'SELECT count(*)::int AS live FROM event_stream_slots WHERE credential = $1 AND expires_at > now()',
-      values: [credential],
-    });
-    return rows[0]!.live < cap;
+    return { refused: lost };
   }
 }
+
+interface SlotRequest {
+  readonly organization: string;
+  readonly organizationCap: number;
+  readonly credential: string;
+  readonly credentialCap: number;
+  readonly holder: string;
+  readonly holdSeconds: number;
+}
+
+/** Both slots, or which cap refused. */
+type TakenSlots = { readonly refused: null; readonly organizationSlot: number; readonly credentialSlot: number } | { readonly refused: 'organization' | 'credential' };
