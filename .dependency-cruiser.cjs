@@ -75,7 +75,7 @@ module.exports = {
       comment:
         'This dependency is part of a cycle that only exists through `import type`. Harmless at ' +
         'runtime, but a sign that a shared type belongs in its own module (as Json and ResourceRef ' +
-        'live in libs/engine/src/json.ts) or that a narrow interface should replace a concrete class ' +
+        'live in libs/engine/src/base/json.ts) or that a narrow interface should replace a concrete class ' +
         '(as PhaseContext uses PhaseCalls and PhaseEvents).',
       severity: 'error',
       from: {},

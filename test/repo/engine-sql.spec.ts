@@ -62,13 +62,13 @@ describe('the engine SQL', () => {
     const findings = statementFindings([
       { file: `${SQL_FOLDER}calls.ts`, text: "export const callStatus = {\n  name: 'engine.call_status',\n  text: 'UPDATE …',\n};\n" },
       { file: `${SQL_FOLDER}executions.ts`, text: "const s = { name: 'engine.call_status', text: 'UPDATE …' };\nconst n = flag ? 'engine.a' : 'engine.b';\n" },
-      { file: 'libs/engine/src/engine.ts', text: "await tx.query({\n  name: forUpdate ? 'engine.x_for_update' : 'engine.x',\n  text: '…',\n});\n" },
-      { file: 'libs/engine/src/pause.ts', text: "await tx.query({ name: 'engine.pause', text: '…', values: [id] });\n" },
+      { file: 'libs/engine/src/node/engine.ts', text: "await tx.query({\n  name: forUpdate ? 'engine.x_for_update' : 'engine.x',\n  text: '…',\n});\n" },
+      { file: 'libs/engine/src/run/pause.ts', text: "await tx.query({ name: 'engine.pause', text: '…', values: [id] });\n" },
     ]);
     expect(findings).toEqual([
       'engine.call_status is defined 2 times: libs/engine/src/sql/calls.ts:2, libs/engine/src/sql/executions.ts:1',
-      'libs/engine/src/engine.ts:2 defines a prepared statement outside libs/engine/src/sql/',
-      'libs/engine/src/pause.ts:1 defines a prepared statement outside libs/engine/src/sql/',
+      'libs/engine/src/node/engine.ts:2 defines a prepared statement outside libs/engine/src/sql/',
+      'libs/engine/src/run/pause.ts:1 defines a prepared statement outside libs/engine/src/sql/',
       "libs/engine/src/sql/executions.ts:2 names engine.a other than as a plain `name: '…'`",
       "libs/engine/src/sql/executions.ts:2 names engine.b other than as a plain `name: '…'`",
     ]);

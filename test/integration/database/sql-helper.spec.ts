@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { withConnection, withTransaction } from '../../../libs/engine/src/tx';
+import { withConnection, withTransaction } from '../../../libs/engine/src/base/tx';
 import { Database, type Sql } from '../../../libs/openbot/src/database/sql';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 

@@ -1,6 +1,6 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
-import { CheckpointBatcher } from '../../../libs/engine/src/checkpoint-batcher';
+import { CheckpointBatcher } from '../../../libs/engine/src/logs/checkpoint-batcher';
 import { checkpoint } from '../../../libs/engine/src/sql/executions';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 

@@ -1,6 +1,6 @@
 import type { ExecutionEvent, Json, Queryable, Workflow } from '@openbot/engine';
-import { observeEvents } from '../../../libs/engine/src/event-log';
-import type { EngineContext } from '../../../libs/engine/src/context';
+import { observeEvents } from '../../../libs/engine/src/logs/event-log';
+import type { EngineContext } from '../../../libs/engine/src/run/context';
 import { appendEvents } from '../../../libs/engine/src/sql/events';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { eventually, onePhase, SERVICE, waitForState } from './helpers';

@@ -1,8 +1,8 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
-import { EventWriteBatcher, TICK_LANES } from '../../../libs/engine/src/event-write-batcher';
+import { EventWriteBatcher, TICK_LANES } from '../../../libs/engine/src/logs/event-write-batcher';
 import { appendEvents } from '../../../libs/engine/src/sql/events';
-import type { PendingEvent } from '../../../libs/engine/src/store';
+import type { PendingEvent } from '../../../libs/engine/src/base/store';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**

@@ -1,8 +1,8 @@
 import { newId } from '@openbot/domain';
 import { Pool } from 'pg';
 import { renewLeases } from '../../../libs/engine/src/sql/executions';
-import { retryStorage } from '../../../libs/engine/src/storage-retry';
-import { withTransaction } from '../../../libs/engine/src/tx';
+import { retryStorage } from '../../../libs/engine/src/base/storage-retry';
+import { withTransaction } from '../../../libs/engine/src/base/tx';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**

@@ -1,5 +1,5 @@
 import { Client, Pool } from 'pg';
-import { EVENTS_CHANNEL, Notifier } from '../../../libs/engine/src/node-listener';
+import { EVENTS_CHANNEL, Notifier } from '../../../libs/engine/src/logs/node-listener';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**

@@ -1,6 +1,6 @@
 import { isConnectionFailure } from '@openbot/domain';
 import type { PoolClient } from 'pg';
-import { WriterConnection } from '../../../libs/engine/src/writer-connection';
+import { WriterConnection } from '../../../libs/engine/src/base/writer-connection';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 import { deferred, eventually, onePhase, SERVICE } from './helpers';

@@ -1,5 +1,5 @@
-import type { Queryable } from '../ports';
-import type { EventRow, PendingEvent } from '../store';
+import type { Queryable } from '../base/ports';
+import type { EventRow, PendingEvent } from '../base/store';
 import { FINAL_STATES, type Statement } from './statement';
 
 /**

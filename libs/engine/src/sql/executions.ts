@@ -1,8 +1,8 @@
 import type { ExecutionState } from '@openbot/domain';
 import { createHash } from 'node:crypto';
-import type { Queryable } from '../ports';
-import type { AdvanceJobInsert } from '../queue';
-import type { ExecutionRow, NewExecution, PendingEvent } from '../store';
+import type { Queryable } from '../base/ports';
+import type { AdvanceJobInsert } from '../base/queue';
+import type { ExecutionRow, NewExecution, PendingEvent } from '../base/store';
 import { bumpSeqs, eventColumns } from './events';
 import { FINAL_STATES, type Statement } from './statement';
 

@@ -1,5 +1,5 @@
 import type { QueryResult } from 'pg';
-import type { Queryable } from '../ports';
+import type { Queryable } from '../base/ports';
 
 /**
  * A named prepared statement of the engine (docs/architecture.md: the hot path avoids ORM

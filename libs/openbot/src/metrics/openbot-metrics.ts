@@ -141,7 +141,7 @@ export class OpenbotMetrics implements EngineMetrics {
     return model;
   }
 
-  // ---- EngineMetrics (libs/engine/src/metrics.ts) ----
+  // ---- EngineMetrics (libs/engine/src/base/metrics.ts) ----
   phaseEnded(workflow: string, outcome: PhaseMetricOutcome, seconds: number): void {
     if (this.enabled) this.phases.observe({ workflow, outcome }, seconds);
   }

@@ -5,7 +5,7 @@ import { Gauge, type Registry } from 'prom-client';
 /**
  * The gauges read when Prometheus scrapes, not kept up to date by the work (docs/decisions/034):
  * the pool's counters, executions by workflow and state, and the advance queue's depth. Each
- * scrape costs two small SQL statements (the engine's reads, libs/engine/src/metrics-reads.ts);
+ * scrape costs two small SQL statements (the engine's reads, libs/engine/src/logs/metrics-reads.ts);
  * a scrape within `MIN_INTERVAL_MS` of the last reuses its rows, so scrapers never multiply the load.
  */
 const MIN_INTERVAL_MS = 5_000;

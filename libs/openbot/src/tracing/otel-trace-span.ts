@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer }
 import type { CallSpanStart, SpanAttributes, TraceSpan } from '@openbot/engine';
 
 /**
- * The engine's span (libs/engine/src/tracing.ts) on an OpenTelemetry span. Parents are passed
+ * The engine's span (libs/engine/src/base/tracing.ts) on an OpenTelemetry span. Parents are passed
  * explicitly, never through the active context: a call's span is a child of its phase's span
  * whatever async path the sender takes.
  */
