@@ -3,7 +3,7 @@
 #   docker run IMAGE            serve the API (never changes the schema; /readyz waits for migrate)
 #   docker run IMAGE migrate    apply pending migrations and exit
 #   docker run IMAGE start      migrate, then serve (one-container trials)
-# Configuration comes from the environment (README "Configuration"); NODE_ENV=production means
+# Configuration comes from the environment (docs/operating.md "Configuration"); NODE_ENV=production means
 # DATABASE_URL, OPENBOT_MASTER_KEY and OBJECT_STORE=s3 with S3_BUCKET are required.
 
 # One Node release for every stage; a tag, not a digest, so rebuilds pick up Debian security fixes.

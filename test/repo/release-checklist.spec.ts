@@ -16,9 +16,9 @@ describe('security: dependency audit for releases', () => {
     expect(scripts.audit).toBe('bash scripts/node24.sh npm audit --omit=dev --audit-level=high');
   });
 
-  it('the README release checklist names npm run audit, and a decision says why passport-openidconnect 0.1 stays', () => {
-    const readme = read('README.md');
-    const checklist = readme.slice(readme.indexOf('## Release checklist'));
+  it('the release checklist of docs/operating.md names npm run audit, and a decision says why passport-openidconnect 0.1 stays', () => {
+    const operating = read('docs/operating.md');
+    const checklist = operating.slice(operating.indexOf('## Release checklist'));
     expect(checklist.slice(0, checklist.indexOf('\n## ', 5))).toContain('`npm run audit`');
     const decision = read('docs/decisions/015-passport-openidconnect-and-the-mix-up.md');
     for (const defence of ['signature', 'PKCE', '`iss`']) expect(decision).toContain(defence);

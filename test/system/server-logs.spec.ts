@@ -10,7 +10,7 @@ import { waitUntil } from './chat/server-node';
 /**
  * How the compiled server (`main.js serve`) writes its logs, seen from outside the process:
  * on a pseudo-terminal (util-linux `script`, as a developer's terminal) in development it prints
- * pino-pretty's lines; into a pipe it prints one JSON object a line (LOG_FORMAT=auto, README).
+ * pino-pretty's lines; into a pipe it prints one JSON object a line (LOG_FORMAT=auto, docs/operating.md).
  */
 const ROOT = join(__dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'apps', 'server', 'src', 'main.js');
