@@ -171,7 +171,7 @@ function rootModule(options: HttpAppOptions, routes: RouteIndex): DynamicModule 
 
 /**
  * Standard output as the log stream: JSON lines, or pino-pretty's lines for a person reading a
- * terminal (LOG_FORMAT, README). Pretty printing runs in this process and writes synchronously,
+ * terminal (LOG_FORMAT, docs/operating.md). Pretty printing runs in this process and writes synchronously,
  * so no line is lost when the process exits; it is a development convenience, not a production path.
  */
 function stdoutLogDestination(config: RuntimeConfig): DestinationStream {

@@ -52,7 +52,7 @@ export interface RetentionDefaults {
 /** The longest retention a setting may name, in days (ten years). */
 export const MAX_RETENTION_DAYS = 3650;
 
-/** The whole configuration, parsed once at boot (README "Configuration"). */
+/** The whole configuration, parsed once at boot (docs/operating.md "Configuration"). */
 export interface Config {
   readonly production: boolean;
   readonly host: string;
@@ -439,7 +439,7 @@ function publicUrlOf(env: Env, production: boolean): Pick<Config, 'publicUrl' | 
   return { publicUrl: url.origin, cookieSecure: url.protocol === 'https:' || !LOOPBACK_HOSTS.has(url.hostname) };
 }
 
-/** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (README "Configuration"). */
+/** `<keyId>:<base64 of 32 bytes>`, or bare base64 meaning key ID `k1` (docs/operating.md "Configuration"). */
 export function parseMasterKey(variable: string, value: string): MasterKey {
   const colon = value.indexOf(':');
   const id = colon === -1 ? 'k1' : value.slice(0, colon);

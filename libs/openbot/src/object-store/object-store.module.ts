@@ -5,7 +5,7 @@ import { FsObjectStore } from './fs-object-store';
 import { OBJECT_STORE, type ObjectStore } from './object-store';
 import { S3ObjectStore } from './s3-object-store';
 
-/** The adapter `OBJECT_STORE` names (README "Configuration"). */
+/** The adapter `OBJECT_STORE` names (docs/operating.md "Configuration"). */
 export function objectStoreOf(config: Pick<RuntimeConfig, 'objectStore' | 'dataDir'>): ObjectStore {
   return config.objectStore.kind === 's3' ? new S3ObjectStore(config.objectStore) : new FsObjectStore(join(config.dataDir, 'objects'));
 }
