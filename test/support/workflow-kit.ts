@@ -10,8 +10,8 @@ import { startTestEngine, type TestEngine } from './test-engine';
  * migrated database on the embedded PostgreSQL, an Engine on it (this node's runner, recovery and
  * queue), the `Database` a feature's workflow is built with (the same pool), and the engine's
  * injectable clock, which only the test moves: a spec crosses an hour of waits and limits with
- * `kit.clock.advance(3_600_000)` instead of waiting it. Every extra node (`kit.node`) shares that
- * clock unless the test hands it another.
+ * `kit.clock.advance(3_600_000)` instead of waiting it. Every extra node (`kit.node`) is another
+ * node like the first: the same clock and engine options, unless the test hands it others.
  */
 export interface WorkflowKit extends TestEngine {
   /** The feature's way to the database: `rows`/`one`/`count`, and `transaction` for writes. */
@@ -34,7 +34,7 @@ export async function startWorkflowKit(options: WorkflowKitOptions = {}): Promis
     ...t,
     db: new Database(t.pool),
     clock,
-    node: (nodeId, extra = {}) => t.node(nodeId, { clock, ...extra }),
+    node: (nodeId, extra = {}) => t.node(nodeId, { clock, ...engineOptions, ...extra }),
   };
 }
 
