@@ -302,6 +302,21 @@ module.exports = {
       to: { path: '^libs/openbot/src/database/pool\\.ts$' },
     },
     {
+      name: 'features-no-raw-pool',
+      comment:
+        'Workflows, handlers and their helpers reach PostgreSQL through the injected Database/Sql of ' +
+        'database/sql.ts (statements, and `transaction` when they write more than one): never a pg Pool, ' +
+        'PoolClient or Client of their own. pg is for the wiring in database/ and engine/engine.module.ts, ' +
+        'and for `openbot rekey` (rekey/), an operator command on a pool of its own. test/repo/architecture-rules.spec.ts ' +
+        'also fails on reaching through Database to its `.pool`.',
+      severity: 'error',
+      from: {
+        path: '^libs/(openbot|api)/src/',
+        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/rekey/', '\\.spec\\.ts$'],
+      },
+      to: { path: pkg(['pg', 'pg-pool']) },
+    },
+    {
       name: 'engine-only-own-entities',
       comment: "libs/engine may only import its own TypeORM entities, not another library's.",
       severity: 'error',

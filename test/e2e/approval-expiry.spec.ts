@@ -1,16 +1,10 @@
-import { Global, Module } from '@nestjs/common';
 import { ManualClock } from '@openbot/engine';
-import { ENGINE_CLOCK } from '@openbot/openbot';
 import { chunks, FakeOpenAiServer, streamReply, textReply } from '../fakes/fake-openai-server';
 import { FakeToolServer } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const clock = new ManualClock();
-
-@Global()
-@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: clock }], exports: [ENGINE_CLOCK] })
-class TestClockModule {}
 
 /** Approval expiry on the engine's clock (decision 025): a test clock drives it without waiting the hour. */
 describe('approval expiry', () => {
@@ -19,7 +13,7 @@ describe('approval expiry', () => {
   let tools: FakeToolServer;
 
   beforeAll(async () => {
-    t = await startTestApp({ imports: [TestClockModule] });
+    t = await startTestApp({ clock });
     [model, tools] = await Promise.all([FakeOpenAiServer.start(), FakeToolServer.start()]);
   });
   afterAll(async () => {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Global, Module } from '@nestjs/common';
 import { Engine, ManualClock } from '@openbot/engine';
-import { ENGINE_CLOCK, RETENTION_SCHEDULE } from '@openbot/openbot';
+import { RETENTION_SCHEDULE } from '@openbot/openbot';
 import type { AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, replyText, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';
@@ -12,10 +11,6 @@ const clock = new ManualClock();
 const DAY = 24 * 3600 * 1000;
 /** Every node of the platform has the same retention configuration (the schedule is the platform's). */
 const ENV = { OPENBOT_RETENTION_TEXT_DELTA_DAYS: '30', OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: '30', OPENBOT_RETENTION_SCHEDULE: '* * * * *' };
-
-@Global()
-@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: clock }], exports: [ENGINE_CLOCK] })
-class TestClockModule {}
 
 /**
  * Retention (docs/decisions/041-retention.md) against real PostgreSQL, driven by the engine's
@@ -62,7 +57,7 @@ describe('retention', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp({ imports: [TestClockModule], env: ENV });
+    t = await startTestApp({ clock, env: ENV });
     fake = await FakeOpenAiServer.start();
     short = await createChatFixture(t, { baseUrl: fake.baseUrl });
     standard = await createChatFixture(t, { baseUrl: fake.baseUrl });
@@ -124,7 +119,7 @@ describe('retention', () => {
 
   it('a reader of the pruned execution gets the final event with the pruned marker, by long poll and by SSE replay', async () => {
     // Read on another node, as a reader days later would (on the same clock): no events of the Turn in its memory.
-    const reader = await startTestApp({ imports: [TestClockModule], database: t.database, masterKey: t.config.masterKey, env: ENV });
+    const reader = await startTestApp({ clock, database: t.database, masterKey: t.config.masterKey, env: ENV });
     try {
       const events: EventBody[] = await eventsUntilEnd(reader, short.secret, shortTurn);
       expect(events.some((e) => e.type === 'text.delta')).toBe(false);
@@ -182,10 +177,6 @@ describe('retention', () => {
 
 const ceilingClock = new ManualClock();
 
-@Global()
-@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: ceilingClock }], exports: [ENGINE_CLOCK] })
-class CeilingClockModule {}
-
 /** The operator's ceiling on every organization's retention (OPENBOT_RETENTION_MAX_DAYS, decision 074). */
 describe('retention ceiling', () => {
   let t: TestApp;
@@ -194,7 +185,7 @@ describe('retention ceiling', () => {
 
   beforeAll(async () => {
     t = await startTestApp({
-      imports: [CeilingClockModule],
+      clock: ceilingClock,
       env: { OPENBOT_RETENTION_TEXT_DELTA_DAYS: '2', OPENBOT_RETENTION_CALL_PAYLOAD_DAYS: '2', OPENBOT_RETENTION_MAX_DAYS: '3', OPENBOT_RETENTION_SCHEDULE: '* * * * *' },
     });
     fake = await FakeOpenAiServer.start();

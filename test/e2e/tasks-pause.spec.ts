@@ -1,6 +1,4 @@
-import { Global, Module } from '@nestjs/common';
 import { ManualClock } from '@openbot/engine';
-import { ENGINE_CLOCK } from '@openbot/openbot';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, hangReply, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture, type EventBody } from '../support/chat-fixture';
@@ -8,10 +6,6 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
 
 const clock = new ManualClock();
-
-@Global()
-@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: clock }], exports: [ENGINE_CLOCK] })
-class TestClockModule {}
 
 const SECOND = 1000;
 
@@ -25,7 +19,7 @@ describe('pause, resume and counted time', () => {
   let tools: FakeToolServer;
 
   beforeAll(async () => {
-    t = await startTestApp({ imports: [TestClockModule] });
+    t = await startTestApp({ clock });
   });
   afterAll(async () => {
     await Promise.all([model?.close(), tools?.close()]);

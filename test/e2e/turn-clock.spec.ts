@@ -1,6 +1,4 @@
-import { Global, Module } from '@nestjs/common';
 import { ManualClock } from '@openbot/engine';
-import { ENGINE_CLOCK } from '@openbot/openbot';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent } from '../support/chat-fixture';
@@ -8,17 +6,13 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 const clock = new ManualClock();
 
-@Global()
-@Module({ providers: [{ provide: ENGINE_CLOCK, useValue: clock }], exports: [ENGINE_CLOCK] })
-class TestClockModule {}
-
 /** The Turn reads the time from the engine's clock, so a test clock drives its time limit. */
 describe('turn clock', () => {
   let t: TestApp;
   let fake: FakeOpenAiServer;
 
   beforeAll(async () => {
-    t = await startTestApp({ imports: [TestClockModule] });
+    t = await startTestApp({ clock });
     fake = await FakeOpenAiServer.start();
   });
   afterAll(async () => {

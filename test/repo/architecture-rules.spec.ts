@@ -1,4 +1,4 @@
-import { engineTableSql, forwardingServices, httpKnowledge, productSources } from './source-rules';
+import { engineTableSql, forwardingServices, httpKnowledge, productSources, rawPoolUse } from './source-rules';
 
 /** Business code: everything but the HTTP layer (libs/api) and the HTTP client (libs/client). */
 const BUSINESS = ['libs/domain/src', 'libs/core/src', 'libs/engine/src', 'libs/openbot/src', 'apps/server/src'];
@@ -54,5 +54,27 @@ describe('architecture rules checked on the syntax tree', () => {
     expect(findings).toEqual([]);
     const join = 'const sql = `SELECT t.id, x.state FROM chat_turns t JOIN executions x ON x.id = t.execution_id WHERE t.id = $1`;';
     expect(engineTableSql('libs/openbot/src/probe.ts', join).map((f) => f.what)).toEqual(['SQL names the engine\'s table: "JOIN executions"']);
+  });
+
+  it('[ARCH-01] feature code reaches PostgreSQL only through the injected Database: no .pool, no pool.query or pool.connect, no withTransaction/withConnection', () => {
+    // The raw pool stays in the wiring (database/, engine/engine.module.ts), the engine's hot path (libs/engine) and `openbot rekey`, an operator command on a pool of its own.
+    const wiring = /^libs\/openbot\/src\/(database\/|engine\/engine\.module\.ts$|rekey\/)/;
+    const findings = productSources(['libs/openbot/src', 'libs/api/src'])
+      .filter(({ file }) => !wiring.test(file))
+      .flatMap(({ file, text }) => rawPoolUse(file, text));
+    expect(findings).toEqual([]);
+    const violation = [
+      "import { withConnection, withTransaction, type Queryable } from '@openbot/engine';",
+      'export async function a(deps: { db: { pool: Queryable } }) { return deps.db.pool.query("SELECT 1"); }',
+      'export async function b(pool: Queryable) { return pool.query("SELECT 1"); }',
+      'export const c = [withTransaction, withConnection];',
+    ].join('\n');
+    expect(rawPoolUse('libs/openbot/src/probe.ts', violation).map((f) => f.what)).toEqual([
+      'imports withConnection from @openbot/engine',
+      'imports withTransaction from @openbot/engine',
+      'reaches the raw pool: deps.db.pool',
+      'calls pool.query on a raw pool',
+    ]);
+    expect(rawPoolUse('libs/openbot/src/probe.ts', "export async function d(db: Database) { return db.transaction((tx) => tx.rows('SELECT 1')); }")).toEqual([]);
   });
 });

@@ -93,4 +93,11 @@ describe('architecture rules enforced by the dependency check', () => {
     const file = await probe(`libs/openbot/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
     await expectViolation('libs/openbot/src/bots', 'openbot-sql-through-the-query-helper', file);
   });
+
+  it('[ARCH-01] a workflow or an HTTP handler takes no pg Pool or PoolClient: feature code gets the injected Database', async () => {
+    const workflow = await probe(`libs/openbot/src/files/workflows/zz-probe-${process.pid}.ts`, "import type { Pool } from 'pg';\nexport function probeWorkflow(deps: { readonly pool: Pool }) { return deps; }\n");
+    await expectViolation('libs/openbot/src/files', 'features-no-raw-pool', workflow);
+    const handler = await probe(`libs/api/src/bots/zz-probe-${process.pid}.ts`, "import type { PoolClient } from 'pg';\nexport type Probe = PoolClient;\n");
+    await expectViolation('libs/api/src/bots', 'features-no-raw-pool', handler);
+  });
 });

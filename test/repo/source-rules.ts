@@ -196,3 +196,34 @@ export function engineTableSql(file: string, text: string): Finding[] {
   });
   return findings;
 }
+
+/** The engine's helpers that check a connection out of a raw pg pool. */
+const POOL_HELPERS = new Set(['withTransaction', 'withConnection']);
+
+/**
+ * A raw pg pool in feature code: reaching through `Database` to its `.pool`, a statement or a
+ * checkout on something named `pool` (`pool.query`, `pool.connect`), or the engine's pool helpers
+ * (`withTransaction`, `withConnection`). Feature code asks the injected Database/Sql instead:
+ * `rows`/`one`/`count` for statements, `transaction` when it writes more than one.
+ */
+export function rawPoolUse(file: string, text: string): Finding[] {
+  const source = parse(file, text);
+  const found: Finding[] = [];
+  visit(source, (node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.moduleSpecifier.text === '@openbot/engine') {
+      const bindings = node.importClause?.namedBindings;
+      if (bindings !== undefined && ts.isNamedImports(bindings)) {
+        for (const element of bindings.elements) {
+          const name = (element.propertyName ?? element.name).text;
+          if (POOL_HELPERS.has(name)) found.push(at(source, element, `imports ${name} from @openbot/engine`));
+        }
+      }
+    }
+    if (!ts.isPropertyAccessExpression(node)) return;
+    if (node.name.text === 'pool') found.push(at(source, node, `reaches the raw pool: ${node.getText(source)}`));
+    else if ((node.name.text === 'query' || node.name.text === 'connect') && ts.isIdentifier(node.expression) && node.expression.text === 'pool') {
+      found.push(at(source, node, `calls ${node.getText(source)} on a raw pool`));
+    }
+  });
+  return found;
+}

@@ -1,4 +1,5 @@
 import type { ModuleMetadata } from '@nestjs/common';
+import type { Clock } from '@openbot/engine';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '@openbot/api';
 import { parseConfig, type RuntimeConfig } from '@openbot/openbot';
@@ -10,6 +11,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { MIGRATIONS } from '../../migrations';
 import { createTestDatabase, type TestDatabase } from './test-database';
+import { engineClockModule } from './workflow-kit';
 
 export interface TestApp {
   readonly app: NestFastifyApplication;
@@ -33,6 +35,8 @@ export interface TestAppOptions {
   readonly env?: Record<string, string>;
   /** The key sealed records are sealed with: two apps on one database (two nodes) share it. */
   readonly masterKey?: RuntimeConfig['masterKey'];
+  /** The engine's clock (a ManualClock the test moves, test/support/workflow-kit.ts); default: the system clock. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -72,7 +76,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       done();
     },
   });
-  const app = await createHttpApp({ config, migrations: MIGRATIONS, logDestination, imports: options.imports });
+  const imports = options.clock === undefined ? options.imports : [...(options.imports ?? []), engineClockModule(options.clock)];
+  const app = await createHttpApp({ config, migrations: MIGRATIONS, logDestination, imports });
   await app.getHttpAdapter().getInstance().ready();
   const http = (): ReturnType<typeof request> => request(app.getHttpServer());
   return {

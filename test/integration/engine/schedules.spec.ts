@@ -1,6 +1,6 @@
 import { InvalidInput } from '@openbot/domain';
-import { ManualClock, type Engine, type Json, type Workflow } from '@openbot/engine';
-import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import type { Engine, Json, ManualClock, Workflow } from '@openbot/engine';
+import { startWorkflowKit, type WorkflowKit } from '../../support/workflow-kit';
 import { eventually, SERVICE } from './helpers';
 
 /** Completes with the input it was submitted with. */
@@ -14,16 +14,17 @@ const echo: Workflow<Json, Json> = {
 const iso = (dates: ReadonlyArray<{ fireAt: Date }>): string[] => dates.map((d) => d.fireAt.toISOString());
 
 describe('engine: recurring schedules', () => {
-  let t: TestEngine;
+  let t: WorkflowKit;
   let a: Engine;
   let b: Engine;
-  const clock = new ManualClock(new Date('2026-03-01T10:00:05Z'));
+  let clock: ManualClock;
 
   beforeAll(async () => {
-    t = await startTestEngine({ clock, schedulePollMs: 0, scheduleMisfireSeconds: 10 });
+    t = await startWorkflowKit({ startAt: new Date('2026-03-01T10:00:05Z'), schedulePollMs: 0, scheduleMisfireSeconds: 10 });
+    clock = t.clock;
     a = t.engine;
     a.register(echo);
-    b = (await t.node('node-b', { clock, schedulePollMs: 0, scheduleMisfireSeconds: 10 })).engine;
+    b = (await t.node('node-b')).engine;
     b.register(echo);
     await a.start();
     await b.start();
@@ -62,7 +63,7 @@ describe('engine: recurring schedules', () => {
 
   it('a restart after downtime applies each missed-run policy: skip drops, latest runs once, catch-up runs the window', async () => {
     clock.set(new Date('2026-03-02T10:00:30Z'));
-    const old = await t.node('old-node', { clock, schedulePollMs: 0, scheduleMisfireSeconds: 10 });
+    const old = await t.node('old-node');
     old.engine.register(echo);
     await old.engine.start();
     for (const [name, missed] of [
@@ -78,7 +79,7 @@ describe('engine: recurring schedules', () => {
 
     // Down from 10:01 to 10:10:30: nine fire times passed; the latest (10:10) is 30 s late, past the 10 s threshold.
     clock.set(new Date('2026-03-02T10:10:30Z'));
-    const restarted = await t.node('new-node', { clock, schedulePollMs: 0, scheduleMisfireSeconds: 10 });
+    const restarted = await t.node('new-node');
     restarted.engine.register(echo);
     await restarted.engine.start();
     try {
@@ -176,7 +177,7 @@ describe('engine: recurring schedules', () => {
   });
 
   it('a node ticks by itself: its poller fires a due schedule without a call to tick()', async () => {
-    const polling = await t.node('node-poll', { clock, schedulePollMs: 50 });
+    const polling = await t.node('node-poll', { schedulePollMs: 50 });
     polling.engine.register(echo);
     await polling.engine.start();
     clock.set(new Date('2026-03-04T10:00:30Z'));

@@ -1,7 +1,6 @@
 import { userMessage } from '@openbot/core';
 import { identityForService, newId, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import { codec, defineWorkflow, withConnection, type Codec, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
-import { Database } from '../../../libs/openbot/src/database/sql';
+import { codec, defineWorkflow, type Codec, type Engine, type ExecutionEvent, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
 import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
 import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
 import { MODEL_PROVIDER_API_KEY_PURPOSE } from '../../../libs/openbot/src/model-providers/model-provider-view';
@@ -10,7 +9,7 @@ import { modelStepResultCodec } from '../../../libs/openbot/src/models/model-ste
 import { ModelRegistry } from '../../../libs/openbot/src/models/model-registry';
 import { SealedRecords } from '../../../libs/openbot/src/sealing/sealed-records';
 import { chunks, FakeOpenAiServer, heldStreamReply, streamReply, textReply } from '../../fakes/fake-openai-server';
-import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import { startWorkflowKit, type WorkflowKit } from '../../support/workflow-kit';
 import { eventually, forceTakeover, localRuns } from '../engine/helpers';
 
 const API_KEY = 'sk-model-calls-sealed';
@@ -93,7 +92,7 @@ const modelEvents = (events: readonly ExecutionEvent[]) =>
     .map(({ type, step, attempt, category, retrying, usage }) => ({ type, step, attempt, ...(category === undefined ? {} : { category, retrying }), ...(usage === undefined ? {} : { usage }) }));
 
 describe('ModelCalls: the one model-call path, used by a workflow that is not a Turn', () => {
-  let t: TestEngine;
+  let t: WorkflowKit;
   let fake: FakeOpenAiServer;
   let models: ModelCalls;
   const check = new RevocableCheck();
@@ -101,12 +100,11 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
   const providerId = newId();
 
   beforeAll(async () => {
-    t = await startTestEngine({ identityCheck: check });
-    const db = new Database(t.pool);
+    t = await startWorkflowKit({ identityCheck: check });
     fake = await FakeOpenAiServer.start();
-    const sealedRecords = new SealedRecords(t.sealer, db);
+    const sealedRecords = new SealedRecords(t.sealer, t.db);
     const egress = new EgressClient(new EgressPolicy(['127.0.0.1']), { toolAnswerBytes: 1024 * 1024, documentBytes: 64 * 1024 });
-    models = new ModelCalls(db, new ModelRegistry(db, sealedRecords, egress));
+    models = new ModelCalls(t.db, new ModelRegistry(t.db, sealedRecords, egress));
 
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'model-calls')`, [organizationId]);
     const keyId = await sealedRecords.put(MODEL_PROVIDER_API_KEY_PURPOSE, API_KEY);
@@ -305,7 +303,7 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
       [bot, goneBot, otherBot, organizationId, other],
     );
     await t.database.query(`INSERT INTO chats (id, organization_id, bot_id) VALUES ($1, $4, $5), ($2, $4, $6), ($3, $7, $8)`, [chat, goneChat, otherChat, organizationId, bot, goneBot, other, otherBot]);
-    const ahead = await withConnection(t.pool, (db) => models.readAhead(db, organizationId, chat));
+    const ahead = await t.db.connection((db) => models.readAhead(db, organizationId, chat));
     expect(ahead?.model).toBe('fake/gpt-test');
     expect(ahead?.resolved).toMatchObject({ providerId, modelId: 'gpt-test', kind: 'openai-compatible' });
     // Its key's sealed record came with the read, and is opened at the send: the request carries the key.
@@ -316,10 +314,10 @@ describe('ModelCalls: the one model-call path, used by a workflow that is not a 
     expect(texts.join('')).toBe('Ahead');
     // The last request is this stream's (an earlier test's late request may precede it).
     expect(fake.requests.at(-1)?.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(await models.readAhead(t.pool, organizationId, goneChat)).toEqual({ model: 'missing/gpt-test', resolved: null });
+    expect(await models.readAhead(t.db, organizationId, goneChat)).toEqual({ model: 'missing/gpt-test', resolved: null });
     // Another organization's Chat, or this Chat asked for by another organization: nothing.
-    expect(await models.readAhead(t.pool, organizationId, otherChat)).toBeNull();
-    expect(await models.readAhead(t.pool, other, chat)).toBeNull();
+    expect(await models.readAhead(t.db, organizationId, otherChat)).toBeNull();
+    expect(await models.readAhead(t.db, other, chat)).toBeNull();
   });
 
   it('[USE-03] with no budget, credits or rate limit, each attempt holds its estimate plus max_tokens at the price in force, in the one statement that opens it; a later attempt releases the earlier hold', async () => {

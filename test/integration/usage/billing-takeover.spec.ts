@@ -3,10 +3,10 @@ import type { MemberCaller } from '@openbot/domain';
 import type { Engine, Json, Workflow } from '@openbot/engine';
 import { ReleaseUsage, ReleaseUsageHandler } from '../../../libs/openbot/src/billing/commands/release-usage.command';
 import { reserve } from '../../../libs/openbot/src/billing/reservations';
-import { Database } from '../../../libs/openbot/src/database/sql';
+import type { Database } from '../../../libs/openbot/src/database/sql';
 import { usageHolds } from '../../../libs/openbot/src/usage/usage-holds';
 import { usageRecords, type UsageCall } from '../../../libs/openbot/src/usage/usage-records';
-import { startTestEngine, type TestEngine } from '../../support/test-engine';
+import { startWorkflowKit, type WorkflowKit } from '../../support/workflow-kit';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, type Deferred } from '../engine/helpers';
 
 interface CallState {
@@ -79,7 +79,7 @@ function billedWorkflow(db: Database, outside: OutsideService<Answer>, node: str
 }
 
 describe('billing across a takeover', () => {
-  let t: TestEngine;
+  let t: WorkflowKit;
   let a: Engine;
   let b: Engine;
   let outside: OutsideService<Answer>;
@@ -90,8 +90,7 @@ describe('billing across a takeover', () => {
   const tight = randomUUID();
 
   beforeAll(async () => {
-    t = await startTestEngine();
-    const db = new Database(t.pool);
+    t = await startWorkflowKit();
     await t.database.query(`INSERT INTO organizations (id, name) VALUES ($1, 'billing')`, [organizationId]);
     await t.database.query(`INSERT INTO credit_accounts (organization_id) VALUES ($1)`, [organizationId]);
     await t.database.query(`INSERT INTO credit_entries (id, organization_id, amount_micros, kind, reason) VALUES ($1, $2, 10000, 'grant', 'test')`, [randomUUID(), organizationId]);
@@ -114,11 +113,11 @@ describe('billing across a takeover', () => {
       return request.from === 'A' ? { inputTokens: 31, outputTokens: 7 } : { inputTokens: 30, outputTokens: 5 };
     });
     a = t.engine;
-    a.register(billedWorkflow(db, outside, 'A', organizationId));
-    a.register(billedWorkflow(db, outside, 'A', tight, 'test.billed-tight'));
+    a.register(billedWorkflow(t.db, outside, 'A', organizationId));
+    a.register(billedWorkflow(t.db, outside, 'A', tight, 'test.billed-tight'));
     b = (await t.node('node-b')).engine;
-    b.register(billedWorkflow(db, outside, 'B', organizationId));
-    b.register(billedWorkflow(db, outside, 'B', tight, 'test.billed-tight'));
+    b.register(billedWorkflow(t.db, outside, 'B', organizationId));
+    b.register(billedWorkflow(t.db, outside, 'B', tight, 'test.billed-tight'));
     await a.start();
     await b.start();
   });
@@ -192,7 +191,7 @@ describe('billing across a takeover', () => {
       estimatedInputTokens: 40,
       hold: { callKey: '1:model', attempt: 1 },
     };
-    await usageRecords.record(t.pool, call, { inputTokens: 999, outputTokens: 999 });
+    await usageRecords.record(t.db, call, { inputTokens: 999, outputTokens: 999 });
     expect((await records(executionId))[0]).toMatchObject({ status: 'confirmed', cost_micros: '45' });
     expect(await charges()).toHaveLength(2);
   });
@@ -211,7 +210,7 @@ describe('billing across a takeover', () => {
       (await charges()).filter((c) => c.usage_record_id === abandoned!.id || c.usage_record_id === own!.id).map((c) => [c.usage_record_id, c.amount_micros]);
 
     const owner = { kind: 'member', organizationId, memberId: randomUUID(), role: 'owner', apiKeyId: null, permissions: ['billing.manage'] } as unknown as MemberCaller;
-    const release = new ReleaseUsageHandler(new Database(t.pool));
+    const release = new ReleaseUsageHandler(t.db);
     const released = await release.execute(new ReleaseUsage(owner, abandoned!.id));
     expect(released).toMatchObject({ id: abandoned!.id, costMicros: 160 });
     expect(await chargesOf()).toEqual([

@@ -38,8 +38,8 @@ export class AppCatalogModule implements OnModuleInit {
 
   onModuleInit(): void {
     // A proof answer is a small document: capped like other documents.
-    this.engine.register(proofVerifyWorkflow({ pool: this.db.pool, fetch: cappedFetch(this.egress.fetch, this.egress.limits.documentBytes) }));
-    this.engine.register(appIndexWorkflow({ pool: this.db.pool, client: this.client }));
-    this.engine.register(developerTestWorkflow({ pool: this.db.pool, client: this.client, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost' }));
+    this.engine.register(proofVerifyWorkflow({ db: this.db, fetch: cappedFetch(this.egress.fetch, this.egress.limits.documentBytes) }));
+    this.engine.register(appIndexWorkflow({ db: this.db, client: this.client }));
+    this.engine.register(developerTestWorkflow({ db: this.db, client: this.client, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost' }));
   }
 }

@@ -1,6 +1,6 @@
 import { codec, defineWorkflow, type Json } from '@openbot/engine';
 import { isMcpFailure, type McpConnection } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import type { AppClient } from '../apps/app-client';
 
 interface Crawl {
@@ -26,7 +26,7 @@ export const APP_INDEX = defineWorkflow({
  * server that answers 401 is recorded as `needsAuthorization` with no tools, not as a failure.
  * The end transaction writes the entry while the App still exists and the caller is a member.
  */
-export function appIndexWorkflow(deps: { readonly pool: Pool; readonly client: AppClient }) {
+export function appIndexWorkflow(deps: { readonly db: Sql; readonly client: AppClient }) {
   return APP_INDEX.implement({
     initial: (input) => ({ ...input, crawl: null }),
     next: (state) => (state.crawl === null ? { phase: 'crawl' } : { end: 'completed', result: state.crawl }),
@@ -34,8 +34,7 @@ export function appIndexWorkflow(deps: { readonly pool: Pool; readonly client: A
       crawl: {
         async run(context) {
           const crawl = await context.call('crawl', { safe: true, kind: 'other' }, async () => {
-            const { rows } = await deps.pool.query<{ url: string }>('SELECT url FROM apps WHERE id = $1', [context.state.appId]);
-            const app = rows[0];
+            const app = await deps.db.one<{ url: string }>('SELECT url FROM apps WHERE id = $1', [context.state.appId]);
             if (app === undefined) return { gone: true };
             return crawlJson(await crawlApp(deps.client, context.state.organizationId, app.url));
           });

@@ -1,6 +1,6 @@
 import type { SealedRecordId } from '@openbot/domain';
 import type { Remote } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import type { ConnectionTarget } from '../apps/app-client';
 import type { ConnectionSecrets, StoredValue } from '../apps/app-view';
 import type { SealedRecords } from '../sealing/sealed-records';
@@ -10,8 +10,8 @@ import type { SealedRecords } from '../sealing/sealed-records';
  * stored and its sealed literals, and the test as the holder of the developer's own grant
  * (DEVT-01). Null when the test (or its App's remote) is gone.
  */
-export async function developerTestTarget(deps: { readonly pool: Pool; readonly sealed: SealedRecords }, testId: string): Promise<ConnectionTarget | null> {
-  const { rows } = await deps.pool.query<{
+export async function developerTestTarget(deps: { readonly db: Sql; readonly sealed: SealedRecords }, testId: string): Promise<ConnectionTarget | null> {
+  const row = await deps.db.one<{
     organization_id: string;
     remote: Remote | null;
     variables: Record<string, StoredValue>;
@@ -24,7 +24,6 @@ export async function developerTestTarget(deps: { readonly pool: Pool; readonly 
        FROM app_developer_tests t JOIN apps a ON a.id = t.app_id WHERE t.id = $1`,
     [testId],
   );
-  const row = rows[0];
   if (row === undefined || row.remote === null) return null;
   const secrets = row.secrets_record_id === null ? { headers: {}, variables: {} } : (((await deps.sealed.get(row.secrets_record_id as SealedRecordId))?.value as ConnectionSecrets | undefined) ?? { headers: {}, variables: {} });
   return { organizationId: row.organization_id, remote: row.remote, variables: row.variables, headers: row.headers, secrets, developerTestId: testId };

@@ -1,7 +1,7 @@
 import type { ExecutionId } from '@openbot/domain';
 import { codec, defineWorkflow, type Json } from '@openbot/engine';
 import { toFailure, type McpConnection } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Database } from '../database/sql';
 import { AUTHORIZATION_PREPARE, type PreparedAuthorization } from '../app-oauth/authorization-prepare.workflow';
 import { AUTHORIZATION_LIFETIME_MS, issueAuthorization } from '../app-oauth/authorization-request';
 import { DEVELOPER_TEST_AUTHORIZED } from '../app-oauth/code-exchange.workflow';
@@ -61,7 +61,7 @@ const unauthorized = (category: string): Outcome => ({ connection: { state: 'nee
  * and hands the grant to cleanup, after the connection was closed. Each step is an event:
  * `developer_test.connected`, `developer_test.needs_authorization`, `developer_test.tools`, `developer_test.closed`.
  */
-export function developerTestWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly sealed: SealedRecords; readonly publicUrl: string }) {
+export function developerTestWorkflow(deps: { readonly db: Database; readonly client: AppClient; readonly sealed: SealedRecords; readonly publicUrl: string }) {
   return DEVELOPER_TEST.implement({
     initial: (input) => ({ ...input, outcome: null, step: 'connect', round: 0, serverUrl: null, prepareId: null, signInUntil: null }),
     next: (state) => (state.outcome !== null ? { end: 'completed', result: state.outcome } : { phase: state.step as 'connect' | 'prepare' | 'sign-in' | 'waiting' }),
@@ -129,8 +129,8 @@ export function developerTestWorkflow(deps: { readonly pool: Pool; readonly clie
         async run(context) {
           const { testId, signInUntil } = context.state;
           await context.inbox.receive([DEVELOPER_TEST_AUTHORIZED]);
-          const { rows } = await deps.pool.query(`SELECT 1 FROM app_oauth_grants WHERE developer_test_id = $1 AND state = 'active'`, [testId]);
-          if (rows.length > 0) return { state: { ...context.state, step: 'connect', round: context.state.round + 1 } };
+          const grant = await deps.db.one(`SELECT 1 FROM app_oauth_grants WHERE developer_test_id = $1 AND state = 'active'`, [testId]);
+          if (grant !== undefined) return { state: { ...context.state, step: 'connect', round: context.state.round + 1 } };
           if (context.clock.now() >= signInUntil!) return { state: { ...context.state, outcome: json(unauthorized('authorization_expired')) } };
           return { state: context.state, wait: { signals: [DEVELOPER_TEST_AUTHORIZED], until: new Date(signInUntil!) } };
         },

@@ -1,6 +1,6 @@
 import { codec, defineWorkflow } from '@openbot/engine';
 import type { Fetch } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 
 /** Where a domain serves its proof token. */
 export const PROOF_PATH = '/.well-known/openbot-app-proof';
@@ -20,7 +20,7 @@ export const PROOF_VERIFY = defineWorkflow({
  * proof's token (surrounding whitespace ignored). The end transaction sets the proof `verified` or
  * `failed`, only while the proof still exists with the same token and the caller is still a member.
  */
-export function proofVerifyWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch }) {
+export function proofVerifyWorkflow(deps: { readonly db: Sql; readonly fetch: Fetch }) {
   return PROOF_VERIFY.implement({
     initial: (input) => ({ ...input, outcome: null }),
     next: (state) => (state.outcome === null ? { phase: 'fetch' } : { end: 'completed', result: { proofId: state.proofId, state: state.outcome } }),
@@ -28,8 +28,7 @@ export function proofVerifyWorkflow(deps: { readonly pool: Pool; readonly fetch:
       fetch: {
         async run(context) {
           const outcome = await context.call('fetch', { safe: true, kind: 'other' }, async () => {
-            const { rows } = await deps.pool.query<{ domain: string; token: string }>('SELECT domain, token FROM app_proofs WHERE id = $1', [context.state.proofId]);
-            const proof = rows[0];
+            const proof = await deps.db.one<{ domain: string; token: string }>('SELECT domain, token FROM app_proofs WHERE id = $1', [context.state.proofId]);
             if (proof === undefined) return 'deleted';
             try {
               const response = await deps.fetch(`https://${proof.domain}${PROOF_PATH}`, { headers: { accept: 'text/plain' } });

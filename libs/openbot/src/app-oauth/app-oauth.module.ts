@@ -39,11 +39,10 @@ export class AppOAuthModule implements OnModuleInit {
   onModuleInit(): void {
     // Authorization-server answers are documents: capped like OpenID discovery and token answers.
     const fetch = cappedFetch(this.egress.fetch, this.egress.limits.documentBytes);
-    const pool = this.db.pool;
-    this.engine.register(authorizationPrepareWorkflow({ pool, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients, metadataDocuments: this.config.appOAuthMetadataDocuments }));
-    this.engine.register(codeExchangeWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
-    this.engine.register(grantCleanupWorkflow({ pool, fetch, sealed: this.sealed }));
-    this.engine.register(grantRefreshWorkflow({ pool, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
-    this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ pool, sealed: this.sealed, engine: this.engine })));
+    this.engine.register(authorizationPrepareWorkflow({ db: this.db, fetch, sealed: this.sealed, publicUrl: this.config.publicUrl ?? 'http://invalid.localhost', preRegistered: this.config.appOAuthClients, metadataDocuments: this.config.appOAuthMetadataDocuments }));
+    this.engine.register(codeExchangeWorkflow({ db: this.db, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
+    this.engine.register(grantCleanupWorkflow({ db: this.db, fetch, sealed: this.sealed }));
+    this.engine.register(grantRefreshWorkflow({ db: this.db, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
+    this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ db: this.db, sealed: this.sealed, engine: this.engine })));
   }
 }

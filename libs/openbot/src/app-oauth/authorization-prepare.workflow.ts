@@ -1,5 +1,5 @@
 import { newId } from '@openbot/domain';
-import { codec, defineWorkflow, withTransaction, type Codec, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import {
   discoverAuthorization,
   isOAuthFailure,
@@ -11,9 +11,8 @@ import {
   type Fetch,
   type RegistrationWay,
 } from '@openbot/protocol';
-import type { Pool } from 'pg';
 import type { PreRegisteredOAuthClient } from '../config/app-oauth-clients';
-import { Sql } from '../database/sql';
+import { Sql, type Database } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { discoveredCodec } from './oauth-codecs';
 import { callbackUri, clientMetadataUri, registrationById, registrationForIssuer, SEALED } from './oauth-records';
@@ -56,7 +55,7 @@ export type PreparedAuthorization =
  * (`issuer_mismatch`, `pkce_unsupported`, no registration way, ...) is its result, not a retry.
  */
 export function authorizationPrepareWorkflow(deps: {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly fetch: Fetch;
   readonly sealed: SealedRecords;
   readonly publicUrl: string;
@@ -101,7 +100,7 @@ export function authorizationPrepareWorkflow(deps: {
           const pre = deps.preRegistered.find((client) => client.issuer === found.metadata.issuer);
           // A registration OpenBot already made for the issuer is used whatever its way (a pre-registered client still comes first).
           if (pre === undefined) {
-            const existing = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            const existing = await registrationForIssuer(deps.db, found.metadata.issuer);
             if (existing !== null) return { state: { ...state, registrationId: existing.id } };
           }
           const candidateId = newId();
@@ -118,7 +117,7 @@ export function authorizationPrepareWorkflow(deps: {
           }
           if (way === 'metadata_document') {
             await saveMetadataDocumentRegistration(deps, candidateId, found);
-            const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+            const winner = await registrationForIssuer(deps.db, found.metadata.issuer);
             if (winner === null) throw new Error('the registration was saved but cannot be read');
             return { state: { ...state, registrationId: winner.id } };
           }
@@ -154,7 +153,7 @@ export function authorizationPrepareWorkflow(deps: {
           );
           const failure = (registered as { failure?: PrepareState['failure'] }).failure;
           if (failure) return { state: { ...state, failure } };
-          const winner = await registrationForIssuer(deps.pool, found.metadata.issuer);
+          const winner = await registrationForIssuer(deps.db, found.metadata.issuer);
           if (winner === null) throw new Error('the registration was saved but cannot be read');
           return { state: { ...state, registrationId: winner.id } };
         },
@@ -164,14 +163,14 @@ export function authorizationPrepareWorkflow(deps: {
 }
 
 /** Saves a pre-registered client as its registration (once), with the metadata discovery just checked; nothing is sent. */
-async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, pre: PreRegisteredOAuthClient, found: DiscoveredAuthorization): Promise<void> {
-  if ((await registrationById(deps.pool, pre.id)) !== null) {
-    await deps.pool.query('UPDATE app_oauth_registrations SET metadata = $2 WHERE id = $1', [pre.id, JSON.stringify(found.metadata)]);
+async function savePreRegistered(deps: { readonly db: Database; readonly sealed: SealedRecords; readonly publicUrl: string }, pre: PreRegisteredOAuthClient, found: DiscoveredAuthorization): Promise<void> {
+  if ((await registrationById(deps.db, pre.id)) !== null) {
+    await deps.db.count('UPDATE app_oauth_registrations SET metadata = $2 WHERE id = $1', [pre.id, JSON.stringify(found.metadata)]);
     return;
   }
-  await withTransaction(deps.pool, async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const client = { client_id: pre.clientId, ...(pre.clientSecret === null ? {} : { client_secret: pre.clientSecret }), token_endpoint_auth_method: pre.tokenEndpointAuthMethod };
-    const clientRecordId = await deps.sealed.put(SEALED.client, client, new Sql(tx));
+    const clientRecordId = await deps.sealed.put(SEALED.client, client, tx);
     await tx.query(
       `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
        VALUES ($1, $2, $3, 'pre_registered', $4, $5, $6) ON CONFLICT DO NOTHING`,
@@ -186,11 +185,11 @@ async function savePreRegistered(deps: { readonly pool: Pool; readonly sealed: S
  * authorization server fetches the document when it first sees the `client_id`. Made once per
  * issuer (a race loses quietly; the caller reads the winner).
  */
-async function saveMetadataDocumentRegistration(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string }, registrationId: string, found: DiscoveredAuthorization): Promise<void> {
+async function saveMetadataDocumentRegistration(deps: { readonly db: Database; readonly sealed: SealedRecords; readonly publicUrl: string }, registrationId: string, found: DiscoveredAuthorization): Promise<void> {
   const client = metadataDocumentClient(clientMetadataUri(deps.publicUrl, registrationId));
   const lost = new Error('another node made the registration first');
-  await withTransaction(deps.pool, async (tx) => {
-    const clientRecordId = await deps.sealed.put(SEALED.client, { ...client }, new Sql(tx));
+  await deps.db.transaction(async (tx) => {
+    const clientRecordId = await deps.sealed.put(SEALED.client, { ...client }, tx);
     const inserted = await tx.query(
       `INSERT INTO app_oauth_registrations (id, issuer, client_id, method, client_record_id, metadata, redirect_uri)
        VALUES ($1, $2, $3, 'metadata_document', $4, $5, $6) ON CONFLICT DO NOTHING`,

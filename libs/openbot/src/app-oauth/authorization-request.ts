@@ -1,9 +1,7 @@
 import { newId } from '@openbot/domain';
-import { withTransaction } from '@openbot/engine';
 import { authorizationRequest } from '@openbot/protocol';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Pool } from 'pg';
-import { Sql } from '../database/sql';
+import type { Database, Sql } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { authorizationStartUri, openClient, registrationById, SEALED } from './oauth-records';
 
@@ -38,21 +36,20 @@ export interface IssuedAuthorization {
  * `also` writes the caller's own rows in the same transaction (a developer test shows the start URL).
  */
 export async function issueAuthorization(
-  deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly publicUrl: string },
+  deps: { readonly db: Database; readonly sealed: SealedRecords; readonly publicUrl: string },
   prepared: { readonly registrationId: string; readonly resource: string },
   scope: string | null,
   holder: AuthorizationHolder,
   also?: (tx: Sql, issued: IssuedAuthorization) => Promise<void>,
 ): Promise<IssuedAuthorization> {
-  const registration = await registrationById(deps.pool, prepared.registrationId);
+  const registration = await registrationById(deps.db, prepared.registrationId);
   if (registration === null) throw new Error('the prepared registration is gone');
   const oauthClient = await openClient(deps.sealed, registration.clientRecordId);
   const state = randomBytes(32).toString('base64url');
   const request = await authorizationRequest(registration.metadata, oauthClient, { redirectUri: registration.redirectUri, state, resource: prepared.resource, scope });
   const authorizationId = newId();
   const issued: IssuedAuthorization = { authorizationId, startUrl: authorizationStartUri(deps.publicUrl, authorizationId), serverUrl: request.url };
-  await withTransaction(deps.pool, async (client) => {
-    const tx = new Sql(client);
+  await deps.db.transaction(async (tx) => {
     const verifier = await deps.sealed.put(SEALED.verifier, request.codeVerifier, tx);
     const requestRecord = await deps.sealed.put(SEALED.request, request.url, tx);
     await tx.count(

@@ -1,7 +1,7 @@
 import type { SealedRecordId } from '@openbot/domain';
-import { codec, defineWorkflow, executionReads, withTransaction, type Codec, type Engine, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, executionReads, type Codec, type Engine, type Json } from '@openbot/engine';
 import { exchangeCode, isOAuthFailure, type Fetch, type TokenSet } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Database } from '../database/sql';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { CLEANUP_RECHECK_MS } from './grant-cleanup.workflow';
@@ -59,11 +59,11 @@ interface AuthorizationRow {
  *   the connection becomes `ready` under a new grant generation; the send record goes, the
  *   holder record comes (GRANT-05); the held cleanups are admitted.
  */
-export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
+export function codeExchangeWorkflow(deps: { readonly db: Database; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
   const authorizationOf = async (id: string): Promise<AuthorizationRow> => {
-    const { rows } = await deps.pool.query<AuthorizationRow>('SELECT registration_id, connection_id, developer_test_id, organization_id, verifier_record_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [id]);
-    if (rows[0] === undefined) throw new Error('the authorization request is gone');
-    return rows[0];
+    const row = await deps.db.one<AuthorizationRow>('SELECT registration_id, connection_id, developer_test_id, organization_id, verifier_record_id, resource, scope FROM app_oauth_authorizations WHERE id = $1', [id]);
+    if (row === undefined) throw new Error('the authorization request is gone');
+    return row;
   };
   return CODE_EXCHANGE.implement({
     initial: (input) => ({ ...input, exchanged: false, failure: null }),
@@ -77,7 +77,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
         async run(context) {
           const state = context.state;
           const authorization = await authorizationOf(state.authorizationId);
-          const reserved = await withTransaction(deps.pool, async (tx) => {
+          const reserved = await deps.db.transaction(async (tx) => {
             await tx.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR SHARE', [authorization.registration_id]);
             const { rows } = await tx.query(`SELECT 1 FROM app_oauth_grant_uses WHERE registration_id = $1 AND kind = 'revocation' LIMIT 1`, [authorization.registration_id]);
             if (rows.length > 0) return true;
@@ -88,7 +88,7 @@ export function codeExchangeWorkflow(deps: { readonly pool: Pool; readonly fetch
             return false;
           });
           if (reserved) return { state, wait: { until: new Date(context.clock.now() + CLEANUP_RECHECK_MS) } };
-          const registration = (await registrationById(deps.pool, authorization.registration_id))!;
+          const registration = (await registrationById(deps.db, authorization.registration_id))!;
           const tokens = await context.call(
             'exchange',
             {

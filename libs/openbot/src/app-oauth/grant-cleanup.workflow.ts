@@ -1,8 +1,7 @@
 import type { SealedRecordId } from '@openbot/domain';
 import { backoffMs, codec, defineWorkflow, type BackoffSteps, type Codec, type Json } from '@openbot/engine';
 import { isOAuthFailure, revokeToken, type Fetch } from '@openbot/protocol';
-import type { Pool } from 'pg';
-import { withTransaction } from '@openbot/engine';
+import type { Database } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { openClient, openTokens, registrationById } from './oauth-records';
 
@@ -64,7 +63,7 @@ export const CLEANUP_WAITS: BackoffSteps = { firstMs: CLEANUP_RECHECK_MS, capMs:
  * 4. its end removes the intent (releasing the grant scope), records the outcome and deletes
  *    the sealed pair, all with the final event.
  */
-export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly fetch: Fetch }) {
+export function grantCleanupWorkflow(deps: { readonly db: Database; readonly sealed: SealedRecords; readonly fetch: Fetch }) {
   return GRANT_CLEANUP.implement({
     initial: (input) => ({ ...input, sourceEnded: input.sourceExecutionId === null, reserved: false, round: 0, outcome: null }),
     next: (state) => {
@@ -83,7 +82,7 @@ export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly seale
       reserve: {
         async run(context) {
           const state = context.state;
-          const verdict = await withTransaction(deps.pool, async (tx) => {
+          const verdict = await deps.db.transaction(async (tx) => {
             const { rows } = await tx.query<{ registration_id: string; organization_id: string; lineage_id: string | null; installed: boolean; tokens_record_id: string | null }>(
               'SELECT registration_id, organization_id, lineage_id, installed_at IS NOT NULL AS installed, tokens_record_id FROM app_oauth_grant_results WHERE id = $1',
               [state.resultId],
@@ -115,10 +114,9 @@ export function grantCleanupWorkflow(deps: { readonly pool: Pool; readonly seale
         async run(context) {
           const state = context.state;
           const outcome = (await context.call(`revoke:${state.round}`, { safe: true, kind: 'oauth' }, async (): Promise<Json> => {
-            const { rows } = await deps.pool.query<{ registration_id: string; tokens_record_id: string | null }>('SELECT registration_id, tokens_record_id FROM app_oauth_grant_results WHERE id = $1', [state.resultId]);
-            const row = rows[0];
+            const row = await deps.db.one<{ registration_id: string; tokens_record_id: string | null }>('SELECT registration_id, tokens_record_id FROM app_oauth_grant_results WHERE id = $1', [state.resultId]);
             if (row === undefined || row.tokens_record_id === null) return { kind: 'local_only' };
-            const registration = (await registrationById(deps.pool, row.registration_id))!;
+            const registration = (await registrationById(deps.db, row.registration_id))!;
             const client = await openClient(deps.sealed, registration.clientRecordId);
             const tokens = await openTokens(deps.sealed, row.tokens_record_id);
             try {

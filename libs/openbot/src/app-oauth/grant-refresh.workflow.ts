@@ -1,6 +1,6 @@
 import { codec, defineWorkflow, executionReads, type Engine, type Json, type Queryable } from '@openbot/engine';
 import { isOAuthFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
@@ -48,7 +48,7 @@ const ours = (row: GrantRow | undefined, executionId: string, version: number): 
  * A refresh that ends otherwise (failed, stopped) while its intent stands leaves the grant
  * `needs_authorization` for the same reason.
  */
-export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
+export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
   return GRANT_REFRESH.implement({
     initial: (input) => ({ ...input, outcome: null }),
     next: (state) => (state.outcome === null ? { phase: 'refresh' } : { end: 'completed', result: { outcome: state.outcome } }),
@@ -94,14 +94,13 @@ export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch
               },
             },
             async (): Promise<Json> => {
-              const { rows } = await deps.pool.query<GrantRow>(
+              const row = await deps.db.one<GrantRow>(
                 'SELECT id, connection_id, registration_id, organization_id, state, version, tokens_record_id, resource, refresh_intent::text AS refresh_intent, false AS stale FROM app_oauth_grants WHERE id = $1',
                 [grantId],
               );
-              const row = rows[0];
               // The grant moved on (or the intent was given up) before anything was sent: the refresh token is not spent here.
               if (!ours(row, executionId, version)) return { notSent: true };
-              const registration = (await registrationById(deps.pool, row.registration_id))!;
+              const registration = (await registrationById(deps.db, row.registration_id))!;
               const client = await openClient(deps.sealed, registration.clientRecordId);
               const old = await openTokens(deps.sealed, row.tokens_record_id);
               if (old.refresh_token === null) return { failure: 'no_refresh_token' };
@@ -120,11 +119,11 @@ export function grantRefreshWorkflow(deps: { readonly pool: Pool; readonly fetch
             if (saved === null) return 'needs_authorization';
             if ('notSent' in saved) return 'moved';
             if ('failure' in saved) return saved.failure === 'unreachable' || saved.failure === 'refused' ? 'unreachable' : 'needs_authorization';
-            const { rows } = await deps.pool.query<{ installed: boolean }>(
+            const result = await deps.db.one<{ installed: boolean }>(
               `SELECT installed_at IS NOT NULL AS installed FROM app_oauth_grant_results WHERE call_id = ANY($1::text[]) AND kind = 'refresh'`,
-              [await executionReads.callIds(deps.pool, executionId)],
+              [await executionReads.callIds(deps.db, executionId)],
             );
-            return rows[0]?.installed === true ? 'refreshed' : 'too_late';
+            return result?.installed === true ? 'refreshed' : 'too_late';
           }
         },
       },

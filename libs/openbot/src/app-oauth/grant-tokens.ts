@@ -1,7 +1,7 @@
 import { identityForService } from '@openbot/domain';
-import { withTransaction, type Engine, type Json } from '@openbot/engine';
+import type { Engine, Json } from '@openbot/engine';
 import { McpFailure, scopeUnion } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Database } from '../database/sql';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { cleanupService } from './grant-cleanup-command';
 import { GRANT_REFRESH, type RefreshOutcome } from './grant-refresh.workflow';
@@ -41,7 +41,7 @@ export class GrantTokens {
   private readonly inFlight = new Map<string, Promise<GrantToken>>();
 
   constructor(
-    private readonly deps: { readonly pool: Pool; readonly sealed: SealedRecords; readonly engine: Engine; readonly now?: () => number },
+    private readonly deps: { readonly db: Database; readonly sealed: SealedRecords; readonly engine: Engine; readonly now?: () => number },
   ) {}
 
   private now(): number {
@@ -50,12 +50,11 @@ export class GrantTokens {
 
   /** The active grant's token of a connection (or of a developer test: `connectionId` is its holder), or null when it holds none (or needs authorization). */
   async current(connectionId: string): Promise<GrantToken | null> {
-    const { rows } = await this.deps.pool.query<{ id: string; version: number; tokens_record_id: string; state: string }>({
+    const row = await this.deps.db.one<{ id: string; version: number; tokens_record_id: string; state: string }>({
       name: 'app-oauth.current-grant-of-holder',
       text: 'SELECT id, version, tokens_record_id, state FROM app_oauth_grants WHERE connection_id = $1 OR developer_test_id = $1',
       values: [connectionId],
     });
-    const row = rows[0];
     if (row === undefined || row.state !== 'active') return null;
     const tokens = await openTokens(this.deps.sealed, row.tokens_record_id);
     return { grantId: row.id, connectionId, version: row.version, accessToken: tokens.access_token, expiresAt: tokens.expires_at };
@@ -67,7 +66,7 @@ export class GrantTokens {
    * authorizes again with the union.
    */
   async stepUp(token: GrantToken, scope: string): Promise<void> {
-    await withTransaction(this.deps.pool, async (tx) => {
+    await this.deps.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ scope: string | null; step_up_scope: string | null }>('SELECT scope, step_up_scope FROM app_oauth_grants WHERE id = $1 FOR UPDATE', [token.grantId]);
       const row = rows[0];
       if (row === undefined) return;
@@ -95,7 +94,7 @@ export class GrantTokens {
     let refreshId: string | null = null;
     let start: () => void = () => undefined;
     for (let waited = 0; refreshId === null; waited += WAIT_STEP_MS) {
-      const claim = await withTransaction(this.deps.pool, async (tx) => {
+      const claim = await this.deps.db.transaction(async (tx) => {
         const row = await lockGrant(tx, seen.grantId);
         if (row === undefined) return { kind: 'gone' as const };
         if (row.version !== seen.version) return { kind: 'moved' as const };

@@ -103,12 +103,12 @@ export class AppSessions implements BeforeApplicationShutdown {
   }
 
   private async open(key: SessionKey, name: string, executionId: string, signal?: AbortSignal): Promise<Scope> {
-    const target = await this.client.targetOf(this.db.pool, key.connectionId);
+    const target = await this.client.targetOf(this.db, key.connectionId);
     if (target === null) throw Object.assign(new Error('the connection was deleted'), { connectionGone: true });
     const connection = await this.client.open(target, { actor: key.actor, ...(signal ? { signal } : {}) });
     const scope: Scope = { id: newId(), key: name, connectionId: key.connectionId, connection, sessionId: connection.sessionId, uses: 0, retired: false, closed: false, idleSince: Date.now() };
     try {
-      await this.db.pool.query({
+      await this.db.count({
         name: 'apps.scope_open',
         text: `INSERT INTO app_connection_scopes (id, connection_id, node_id, execution_id, url, era, session_id, lease_until)
                VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
@@ -131,7 +131,7 @@ export class AppSessions implements BeforeApplicationShutdown {
     const now = scope.connection.sessionId;
     if (now === scope.sessionId) return;
     scope.sessionId = now;
-    await this.db.pool.query({ name: 'apps.scope_session', text: 'UPDATE app_connection_scopes SET session_id = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, now] }).catch(() => undefined);
+    await this.db.count({ name: 'apps.scope_session', text: 'UPDATE app_connection_scopes SET session_id = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, now] }).catch(() => undefined);
   }
 
   private retire(scope: Scope): void {
@@ -155,8 +155,8 @@ export class AppSessions implements BeforeApplicationShutdown {
     } catch {
       return;
     }
-    await this.db.pool
-      .query({ name: 'apps.scope_close', text: 'UPDATE app_connection_scopes SET closed_at = now(), close_result = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, JSON.stringify(result)] })
+    await this.db
+      .count({ name: 'apps.scope_close', text: 'UPDATE app_connection_scopes SET closed_at = now(), close_result = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, JSON.stringify(result)] })
       .catch(() => undefined);
   }
 
@@ -173,7 +173,7 @@ export class AppSessions implements BeforeApplicationShutdown {
     if (open.length === 0 || this.stopped) return;
     let kept: Set<string>;
     try {
-      const { rows } = await this.db.pool.query<{ id: string }>({
+      const rows = await this.db.rows<{ id: string }>({
         name: 'apps.scope_renew',
         text: `UPDATE app_connection_scopes s SET lease_until = now() + make_interval(secs => $2)
                  FROM app_connections c

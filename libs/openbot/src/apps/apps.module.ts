@@ -58,8 +58,8 @@ export class AppsModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.engine.register(connectionCheckWorkflow({ pool: this.db.pool, client: this.client, discovery: this.discovery, failures: this.failures }));
-    this.engine.register(viewCallWorkflow({ pool: this.db.pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
-    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client }));
+    this.engine.register(connectionCheckWorkflow({ db: this.db, client: this.client, discovery: this.discovery, failures: this.failures }));
+    this.engine.register(viewCallWorkflow({ db: this.db, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
+    this.engine.register(connectionCleanupWorkflow({ db: this.db, client: this.client }));
   }
 }

@@ -1,7 +1,7 @@
 import { newId, type ErrorId } from '@openbot/domain';
 import { codec, defineWorkflow, type Codec, type FailureRecorder, type Json } from '@openbot/engine';
 import { toFailure, toolDigest, type CheckedToolList, type ListedTool, type McpFailure } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Database } from '../database/sql';
 import type { AppClient } from './app-client';
 import type { ConnectionState } from './app-view';
 import { discoveryWarnings, type ConnectionDiscovery } from './connection-discovery';
@@ -72,7 +72,7 @@ export const CONNECTION_CHECK = defineWorkflow({
  * rises by one when anything changed, with the new tool list cached for it. The execution's
  * result stays readable after the connection is removed.
  */
-export function connectionCheckWorkflow(deps: { readonly pool: Pool; readonly client: AppClient; readonly discovery: ConnectionDiscovery; readonly failures: FailureRecorder }) {
+export function connectionCheckWorkflow(deps: { readonly db: Database; readonly client: AppClient; readonly discovery: ConnectionDiscovery; readonly failures: FailureRecorder }) {
   return CONNECTION_CHECK.implement({
     initial: (input) => ({ ...input, proposal: null }),
     next: (state) => (state.proposal === null ? { phase: 'probe' } : { end: 'completed', result: resultOf(state) }),
@@ -81,15 +81,14 @@ export function connectionCheckWorkflow(deps: { readonly pool: Pool; readonly cl
         async run(context) {
           const state = context.state;
           const proposal = (await context.call('probe', { safe: true, kind: 'other' }, async () => {
-            const { rows } = await deps.pool.query<{ revision: number; generation: number; state: string; era: string | null }>(
+            const saved = await deps.db.one<{ revision: number; generation: number; state: string; era: string | null }>(
               'SELECT revision, generation, state, era FROM app_connections WHERE id = $1 AND deleting_at IS NULL',
               [state.connectionId],
             );
-            const saved = rows[0];
             if (saved === undefined) return { gone: true };
             // The check is the caller's work: its Vault references are opened with the caller's rights.
             const actor = { kind: 'member' as const, id: state.memberId };
-            const target = await deps.client.targetOf(deps.pool, state.connectionId);
+            const target = await deps.client.targetOf(deps.db, state.connectionId);
             const probe = target === null ? null : await probeConnection(deps.client, target, actor);
             let tools: CheckedToolList | null = null;
             let cause: McpFailure | null = probe?.failure ?? null;
@@ -106,7 +105,7 @@ export function connectionCheckWorkflow(deps: { readonly pool: Pool; readonly cl
             if (cause !== null) {
               // The sealed cause is recorded once, with this call's saved result (a takeover reuses both).
               const errorId = newId<ErrorId>();
-              await deps.failures.record(deps.pool, { errorId, category: cause.category, origin: 'app-connection.check', cause, executionId: context.executionId });
+              await deps.db.transaction((tx) => deps.failures.record(tx, { errorId, category: cause.category, origin: 'app-connection.check', cause, executionId: context.executionId }));
               failure = { category: cause.category, reason: cause.reason, errorId };
             }
             const before = await deps.discovery.cached(state.connectionId, saved.revision);

@@ -1,7 +1,7 @@
 import { closeSession, isMcpFailure } from '@openbot/protocol';
 import { handOverGrant } from '../app-oauth/grant-cleanup-command';
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import type { SendActor } from '../vaults/vault-secrets';
 import type { AppClient, ConnectionTarget } from './app-client';
 
@@ -37,7 +37,7 @@ const RECHECK_MS = 2_000;
  * the scope open and is tried again: a missing answer does not prove release (RES-06). The rows
  * and the grant go in the end transaction.
  */
-export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly client: AppClient }) {
+export function connectionCleanupWorkflow(deps: { readonly db: Sql; readonly client: AppClient }) {
   return CONNECTION_CLEANUP.implement({
     initial: (input) => ({ connectionId: input.connectionId, ...(input.memberId === undefined ? {} : { memberId: input.memberId }), closed: false, round: 0 }),
     next: (state) => (state.closed ? { end: 'completed' } : { phase: 'close' }),
@@ -45,14 +45,14 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
       close: {
         async run(context) {
           const state = context.state;
-          const { rows } = await deps.pool.query<{ id: string; url: string; era: string; session_id: string | null; protocol_version: string | null; expired: boolean }>(
+          const rows = await deps.db.rows<{ id: string; url: string; era: string; session_id: string | null; protocol_version: string | null; expired: boolean }>(
             `SELECT s.id, s.url, s.era, s.session_id, c.protocol_version, s.lease_until < now() AS expired
                FROM app_connection_scopes s JOIN app_connections c ON c.id = s.connection_id
               WHERE s.connection_id = $1 AND s.close_result IS NULL`,
             [state.connectionId],
           );
           if (rows.length === 0) return { state: { ...state, closed: true } };
-          const target = await deps.client.targetOfAny(deps.pool, state.connectionId);
+          const target = await deps.client.targetOfAny(deps.db, state.connectionId);
           const actor = state.memberId === undefined ? null : { kind: 'member' as const, id: state.memberId };
           for (const scope of rows.filter((r) => r.expired)) {
             const result = await context.call(`close:${scope.id}:${state.round}`, { safe: true, kind: 'other' }, async (): Promise<Json> => {
@@ -68,7 +68,7 @@ export function connectionCleanupWorkflow(deps: { readonly pool: Pool; readonly 
               }
             });
             if ((result as { kind: string }).kind !== 'failed') {
-              await deps.pool.query('UPDATE app_connection_scopes SET closed_at = now(), close_result = $2 WHERE id = $1 AND close_result IS NULL', [scope.id, JSON.stringify(result)]);
+              await deps.db.count('UPDATE app_connection_scopes SET closed_at = now(), close_result = $2 WHERE id = $1 AND close_result IS NULL', [scope.id, JSON.stringify(result)]);
             }
           }
           return { state: { ...state, round: state.round + 1 }, wait: { until: new Date(context.clock.now() + RECHECK_MS) } };

@@ -1,6 +1,6 @@
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import { decodeDeclaration, isRepeatSafe, McpFailure, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import { callAppTool, type AppToolDeps } from '../chats/turn/app-tool';
 import { PhaseSessions } from './app-sessions';
 
@@ -39,7 +39,7 @@ export const VIEW_CALL = defineWorkflow({
  * outcome_unknown; a `readOnlyHint`/`idempotentHint` tool is repeated). Its session is one of
  * this node's open sessions, held by the phase (RES-01). Its answer is the execution's result.
  */
-export function viewCallWorkflow(deps: AppToolDeps & { readonly pool: Pool }) {
+export function viewCallWorkflow(deps: AppToolDeps) {
   return VIEW_CALL.implement({
     initial: (input) => ({ input, answer: null }),
     next: (state) => (state.answer === null ? { phase: 'call' } : { end: 'completed', result: state.answer }),
@@ -47,7 +47,7 @@ export function viewCallWorkflow(deps: AppToolDeps & { readonly pool: Pool }) {
       call: {
         async run(context) {
           const { input } = context.state;
-          const declaration = await viewDeclaration(deps.pool, input);
+          const declaration = await viewDeclaration(deps.db, input);
           if (declaration instanceof McpFailure) return { state: { ...context.state, answer: { modelOutput: `Error: ${declaration.message}.`, isError: true, failure: { category: declaration.category } } } };
           const sessions = new PhaseSessions(deps.sessions, context.resources, context.executionId);
           const tool = { name: declaration.serverName, description: declaration.description, parameters: declaration.inputSchema, kind: 'app' as const, connectionId: declaration.connectionId, declaration };
@@ -70,14 +70,14 @@ export function viewCallWorkflow(deps: AppToolDeps & { readonly pool: Pool }) {
 }
 
 /** The View's saved declaration of the called tool, found by name only; or why it may not be called. */
-async function viewDeclaration(pool: Pool, input: ViewCallInput): Promise<ToolDeclaration | McpFailure> {
-  const { rows } = await pool.query<{ declarations: unknown[] }>({
+async function viewDeclaration(db: Sql, input: ViewCallInput): Promise<ToolDeclaration | McpFailure> {
+  const view = await db.one<{ declarations: unknown[] }>({
     name: 'apps.view_declarations',
     text: 'SELECT declarations FROM app_views WHERE id = $1 AND organization_id = $2 AND member_id = $3',
     values: [input.viewId, input.organizationId, input.memberId],
   });
-  if (rows[0] === undefined) return new McpFailure('tool_changed', 'the View is gone (its connection was deleted)');
-  const found = rows[0].declarations.map(decodeDeclaration).find((d) => d.serverName === input.name);
+  if (view === undefined) return new McpFailure('tool_changed', 'the View is gone (its connection was deleted)');
+  const found = view.declarations.map(decodeDeclaration).find((d) => d.serverName === input.name);
   if (found === undefined) return new McpFailure('tool_changed', `the View's connection has no tool "${input.name}"`);
   if (!visibilityOf(found).includes('app')) return new McpFailure('refused', `the tool "${input.name}" may not be called from a View`);
   return found;

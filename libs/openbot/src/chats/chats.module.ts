@@ -60,7 +60,6 @@ export class ChatsModule implements OnModuleInit {
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`. */
   onModuleInit(): void {
-    const pool = this.db.pool;
     const secrets = {
       open: this.vaults.open.bind(this.vaults),
       literals: (recordId: string, url: string) => readLiterals(this.sealed, recordId, url),
@@ -74,21 +73,21 @@ export class ChatsModule implements OnModuleInit {
     const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes, secrets };
     this.engine.register(
       turnWorkflow({
-        pool,
+        db: this.db,
         models: this.models,
         hooks: this.hooks,
         http,
-        apps: { pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
+        apps: { db: this.db, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 },
         readExecution: (id) => this.engine.get(id),
         maxDelegationDepth: this.config.maxDelegationDepth,
         toolCallsPerStep: this.config.organizationLimits.toolCallsPerStep,
         memory: { store: this.memory, budgetTokens: this.config.limits.memoryContextTokens },
-        files: { pool, store: this.store },
+        files: { db: this.db, store: this.store },
         turnPermissions: async (executionId) => identityPermissions(await this.engine.identity(executionId)),
       }),
     );
     this.engine.register(backgroundToolWorkflow({ http }));
-    this.engine.register(chatDeleteWorkflow({ pool }));
+    this.engine.register(chatDeleteWorkflow({ db: this.db }));
     this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine, defaultPrice: this.config.defaultPrice }));
   }
 }

@@ -1,4 +1,4 @@
-import { withTransaction, type CommitBehind, type Queryable } from '@openbot/engine';
+import { withConnection, withTransaction, type CommitBehind, type Queryable } from '@openbot/engine';
 import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** A statement: plain text, or a named prepared statement on a hot path (`{ name, text, values }`). */
@@ -46,6 +46,19 @@ export class Database extends Sql {
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
     return withTransaction(this.pool, (client, commitBehind) => work(new TransactionSql(client, commitBehind)));
+  }
+
+  /** The pool's counters now: connections open, idle, and clients waiting for one (the metrics read them at scrape time). */
+  connections(): { readonly total: number; readonly idle: number; readonly waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  /**
+   * Runs `work` on one connection, outside a transaction: reads sent together share one wait for
+   * a connection and go out in one round trip (decision 052).
+   */
+  connection<T>(work: (db: Sql) => Promise<T>): Promise<T> {
+    return withConnection(this.pool, (client) => work(new Sql(client)));
   }
 }
 

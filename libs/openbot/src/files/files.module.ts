@@ -22,7 +22,7 @@ export class FilesModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.engine.register(fileDeleteWorkflow({ store: this.store }));
-    this.engine.register(fileUploadGuardWorkflow({ pool: this.db.pool, store: this.store }));
+    this.engine.register(fileUploadGuardWorkflow({ db: this.db, store: this.store }));
     this.engine.register(organizationFileSweepWorkflow({ store: this.store }));
   }
 }

@@ -1,6 +1,5 @@
 import { childIdentity, DELEGATED_TASK_PERMISSIONS, effectivePermissions, isMemberRole, MalformedIdentity, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
-import { executionReads, type IdentityCheck, type IdentityVerdict, type Json } from '@openbot/engine';
-import type { Pool } from 'pg';
+import { executionReads, type IdentityCheck, type IdentityVerdict, type Json, type Queryable } from '@openbot/engine';
 
 /** PostgreSQL's "undefined_table": the sessions table of SSO is not there (yet). */
 const UNDEFINED_TABLE = '42P01';
@@ -21,7 +20,7 @@ interface Verdicts {
  * ended. Nothing is cached between checks, so a revocation takes effect at the very next one.
  */
 export class SqlIdentityCheck implements IdentityCheck {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Queryable) {}
 
   async check(stored: Json): Promise<IdentityVerdict> {
     let identity: ExecutionIdentity;
@@ -36,7 +35,7 @@ export class SqlIdentityCheck implements IdentityCheck {
     if (token?.kind === 'service' && token.id !== actor.id) return { invalid: 'a service acts only with its own credential' };
     let verdicts: Verdicts;
     try {
-      const { rows } = await this.pool.query<Verdicts>({
+      const { rows } = await this.db.query<Verdicts>({
         name: `identity.check.${token?.kind === 'api-key' || token?.kind === 'session' ? token.kind : 'none'}`,
         text: checkSql(token?.kind === 'api-key' || token?.kind === 'session' ? token.kind : null),
         values: [owner.kind, owner.id, actor.kind, actor.id, token?.kind === 'api-key' || token?.kind === 'session' ? token.id : null],
@@ -67,7 +66,7 @@ export class SqlIdentityCheck implements IdentityCheck {
   }
 
   private brokenLink(identity: ExecutionIdentity): Promise<string | null> {
-    return brokenChain(this.pool, identity);
+    return brokenChain(this.db, identity);
   }
 
   /**
@@ -94,9 +93,9 @@ export class SqlIdentityCheck implements IdentityCheck {
  * on and the Bot it runs still exist in the owning organization, and every hop's execution is
  * work of that organization. Null when it holds.
  */
-async function brokenChain(pool: Pool, identity: ExecutionIdentity): Promise<string | null> {
+async function brokenChain(db: Queryable, identity: ExecutionIdentity): Promise<string | null> {
   const bots = [...identity.delegation.map((link) => link.botId), ...(identity.botId === null ? [] : [identity.botId])];
-  const { rows } = await pool.query<{ bots: number }>({
+  const { rows } = await db.query<{ bots: number }>({
     name: 'identity.check.delegation',
     text: `SELECT count(DISTINCT id)::int AS bots FROM bots WHERE id = ANY($2::uuid[]) AND organization_id = $1::uuid`,
     values: [identity.owner.id, bots],
@@ -104,7 +103,7 @@ async function brokenChain(pool: Pool, identity: ExecutionIdentity): Promise<str
   if (rows[0]!.bots < new Set(bots).size) return 'a Bot of its delegation chain no longer exists';
   const organizationId = identity.owner.id ?? undefined;
   for (const link of identity.delegation) {
-    if ((await executionReads.byId(pool, link.executionId, organizationId === undefined ? {} : { organizationId })) === null) {
+    if ((await executionReads.byId(db, link.executionId, organizationId === undefined ? {} : { organizationId })) === null) {
       return 'an execution of its delegation chain is not work of its organization';
     }
   }

@@ -26,9 +26,8 @@ export class RateLimitWindows {
   /** Counts one hit in `bucket` with one upsert and answers the window's count. */
   async hit(bucket: string): Promise<WindowCount> {
     const window = this.config.limits.windowSeconds;
-    const pool = this.db.pool;
     // Every SET expression sees the row before the update: both CASEs ask whether the old window is still open.
-    const { rows } = await pool.query<{ hits: number; retry_after: number }>({
+    const row = (await this.db.one<{ hits: number; retry_after: number }>({
       name: 'limits.hit_window',
       text: `INSERT INTO rate_limit_windows AS w (bucket, started_at, hits) VALUES ($1, now(), 1)
         ON CONFLICT (bucket) DO UPDATE SET
@@ -36,9 +35,9 @@ export class RateLimitWindows {
           started_at = CASE WHEN w.started_at > now() - make_interval(secs => $2) THEN w.started_at ELSE now() END
         RETURNING hits, GREATEST(1, ceil(extract(epoch FROM w.started_at + make_interval(secs => $2) - now())))::int AS retry_after`,
       values: [bucket, window],
-    });
+    }))!;
     this.pruneNowAndThen(window);
-    return { hits: rows[0]!.hits, retryAfterSeconds: rows[0]!.retry_after };
+    return { hits: row.hits, retryAfterSeconds: row.retry_after };
   }
 
   /**
@@ -49,10 +48,9 @@ export class RateLimitWindows {
     const now = Date.now();
     if (now - this.lastPrune < windowSeconds * 1000) return;
     this.lastPrune = now;
-    const pool = this.db.pool;
-    void pool
-      .query(`DELETE FROM rate_limit_windows WHERE started_at < now() - make_interval(secs => $1)`, [windowSeconds])
-      .then(() => pool.query(`DELETE FROM event_stream_slots WHERE expires_at < now()`))
+    void this.db
+      .count(`DELETE FROM rate_limit_windows WHERE started_at < now() - make_interval(secs => $1)`, [windowSeconds])
+      .then(() => this.db.count(`DELETE FROM event_stream_slots WHERE expires_at < now()`))
       .catch(() => undefined);
   }
 }

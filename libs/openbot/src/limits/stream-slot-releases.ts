@@ -33,8 +33,8 @@ export class StreamSlotReleases {
   constructor(@Inject(Database) private readonly db: Database) {
     const free = (batch: Release[]): Promise<void> => {
       const rows = batch.flatMap((release) => release.slots.map((slot) => ({ ...slot, holder: release.holder })));
-      return this.db.pool
-        .query({
+      return this.db
+        .count({
           name: 'limits.release_stream_slots',
           text: `DELETE FROM event_stream_slots e
                   USING unnest($1::text[], $2::int[], $3::uuid[]) AS r(credential, slot, holder)

@@ -27,6 +27,6 @@ export class MemoryModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.engine.register(memoryLearnWorkflow({ pool: this.db.pool, models: this.models, memory: this.memory, permits: this.config.limits.memoryHelperPermits }));
+    this.engine.register(memoryLearnWorkflow({ db: this.db, models: this.models, memory: this.memory, permits: this.config.limits.memoryHelperPermits }));
   }
 }

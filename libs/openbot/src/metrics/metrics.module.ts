@@ -15,7 +15,7 @@ import { registerScrapeGauges } from './scrape-gauges';
       useFactory: (config: RuntimeConfig, db: Database) => {
         const metrics = new OpenbotMetrics(config);
         // The pool the node's SQL runs on: its counters are read at scrape time.
-        if (metrics.enabled) registerScrapeGauges(metrics.registry, db.pool);
+        if (metrics.enabled) registerScrapeGauges(metrics.registry, db);
         return metrics;
       },
     },

@@ -1,5 +1,5 @@
 import { advanceQueueDepth, executionCountsByState } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Database, Sql } from '../database/sql';
 import { Gauge, type Registry } from 'prom-client';
 
 /**
@@ -10,12 +10,12 @@ import { Gauge, type Registry } from 'prom-client';
  */
 const MIN_INTERVAL_MS = 5_000;
 
-export function registerScrapeGauges(registry: Registry, pool: Pool): void {
+export function registerScrapeGauges(registry: Registry, db: Database): void {
   let last: { at: number; rows: Promise<Snapshot> } | null = null;
   const snapshot = (): Promise<Snapshot> => {
     const now = Date.now();
     if (last === null || now - last.at >= MIN_INTERVAL_MS) {
-      const rows = read(pool);
+      const rows = read(db);
       last = { at: now, rows };
       // A failed read is not reused: the next scrape asks again.
       rows.catch(() => (last?.rows === rows ? (last = null) : undefined));
@@ -28,9 +28,10 @@ export function registerScrapeGauges(registry: Registry, pool: Pool): void {
     labelNames: ['state'],
     registers: [registry],
     collect() {
-      this.set({ state: 'total' }, pool.totalCount);
-      this.set({ state: 'idle' }, pool.idleCount);
-      this.set({ state: 'waiting' }, pool.waitingCount);
+      const connections = db.connections();
+      this.set({ state: 'total' }, connections.total);
+      this.set({ state: 'idle' }, connections.idle);
+      this.set({ state: 'waiting' }, connections.waiting);
     },
   });
   new Gauge({
@@ -71,7 +72,7 @@ interface Snapshot {
   readonly queue: Awaited<ReturnType<typeof advanceQueueDepth>>;
 }
 
-async function read(pool: Pool): Promise<Snapshot> {
-  const [executions, queue] = await Promise.all([executionCountsByState(pool), advanceQueueDepth(pool)]);
+async function read(db: Sql): Promise<Snapshot> {
+  const [executions, queue] = await Promise.all([executionCountsByState(db), advanceQueueDepth(db)]);
   return { executions, queue };
 }

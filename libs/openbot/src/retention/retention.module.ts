@@ -29,7 +29,7 @@ class RetentionSchedule implements OnModuleInit, OnApplicationBootstrap, OnAppli
   ) {}
 
   onModuleInit(): void {
-    this.engine.register(retentionWorkflow({ pool: this.db.pool, defaults: this.config.retention }));
+    this.engine.register(retentionWorkflow({ db: this.db, defaults: this.config.retention }));
   }
 
   async onApplicationBootstrap(): Promise<void> {

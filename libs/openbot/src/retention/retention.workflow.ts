@@ -1,5 +1,5 @@
 import { codec, defineWorkflow } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Sql } from '../database/sql';
 import type { RetentionDefaults } from '../config/config';
 import { pruneBatch } from './prune-batches';
 
@@ -35,7 +35,7 @@ const RETENTION = defineWorkflow({
  * the last batch and no transaction holds more than one batch. It ends when a batch comes back
  * short for both kinds, or after `RETENTION_MAX_BATCHES`. Time is the engine's clock.
  */
-export function retentionWorkflow(deps: { readonly pool: Pool; readonly defaults: RetentionDefaults; readonly batchSize?: number }) {
+export function retentionWorkflow(deps: { readonly db: Sql; readonly defaults: RetentionDefaults; readonly batchSize?: number }) {
   const size = deps.batchSize ?? RETENTION_BATCH;
   return RETENTION.implement({
     initial: () => ({ deltas: 'pending' as Stage, payloads: 'pending' as Stage, batches: 0, deltasPruned: 0, payloadsCleared: 0 }),
@@ -51,12 +51,12 @@ export function retentionWorkflow(deps: { readonly pool: Pool; readonly defaults
           const now = new Date(context.clock.now());
           let { deltas, payloads, deltasPruned, payloadsCleared } = state;
           if (deltas === 'pending') {
-            const batch = await pruneBatch(deps.pool, 'deltas', now, deps.defaults, size);
+            const batch = await pruneBatch(deps.db, 'deltas', now, deps.defaults, size);
             deltasPruned += batch.rows;
             if (batch.executions < size) deltas = 'done';
           }
           if (payloads === 'pending') {
-            const batch = await pruneBatch(deps.pool, 'payloads', now, deps.defaults, size);
+            const batch = await pruneBatch(deps.db, 'payloads', now, deps.defaults, size);
             payloadsCleared += batch.rows;
             if (batch.executions < size) payloads = 'done';
           }

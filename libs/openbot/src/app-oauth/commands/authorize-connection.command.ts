@@ -99,7 +99,7 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
     }
     const scope = scopeUnion(prepared.scope, grant?.step_up_scope);
     const issued = await issueAuthorization(
-      { pool: this.db.pool, sealed: this.sealed, publicUrl },
+      { db: this.db, sealed: this.sealed, publicUrl },
       prepared,
       scope,
       { connectionId, developerTestId: null, organizationId: caller.organizationId, memberId: caller.memberId, returnTo },

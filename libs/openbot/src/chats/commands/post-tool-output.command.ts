@@ -39,7 +39,7 @@ export class PostToolOutputHandler implements ICommandHandler<PostToolOutput> {
     if (fileIds.length > 0) {
       const chat = await this.db.one<{ model: string }>('SELECT b.model FROM chats c JOIN bots b ON b.id = c.bot_id WHERE c.id = $1 AND c.organization_id = $2', [chatId, caller.organizationId]);
       if (chat === undefined) throw new NotFound('Chat');
-      await checkMessageFiles(this.db.pool, caller.organizationId, chat.model, fileIds);
+      await checkMessageFiles(this.db, caller.organizationId, chat.model, fileIds);
     }
     const rows = await this.db.rows<{ turnId: string; executionId: string; answered: number; same: boolean | null; allowed: boolean }>(
       `WITH target AS (

@@ -1,5 +1,5 @@
 import { codec, defineWorkflow, type Codec } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 
 interface ChatDeleteState {
   readonly chatId: string;
@@ -23,7 +23,7 @@ export const CHAT_DELETE_WORKFLOW = CHAT_DELETE.name;
  * end of all of them (each Turn's end transaction wakes it: no polling), and deletes the Chat's
  * rows in its end transaction. A takeover repeats the cancels (they are idempotent).
  */
-export function chatDeleteWorkflow(deps: { readonly pool: Pool }) {
+export function chatDeleteWorkflow(deps: { readonly db: Sql }) {
   return CHAT_DELETE.implement({
     initial: (input) => ({ chatId: input.chatId, released: false }),
     next: (state) => (state.released ? { end: 'completed' } : { phase: 'release' }),
@@ -31,7 +31,7 @@ export function chatDeleteWorkflow(deps: { readonly pool: Pool }) {
       release: {
         async run(context) {
           const state = context.state;
-          const { rows } = await deps.pool.query<{ execution_id: string }>({
+          const rows = await deps.db.rows<{ execution_id: string }>({
             name: 'chats.unreleased_turns',
             text: `SELECT execution_id FROM chat_turns WHERE chat_id = $1 AND state <> 'ended' ORDER BY state = 'running', seq DESC`,
             values: [state.chatId],

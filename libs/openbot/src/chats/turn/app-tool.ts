@@ -2,7 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import { newId, type ErrorId } from '@openbot/domain';
 import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/engine';
 import { McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
-import type { Pool } from 'pg';
+import type { Database, Sql } from '../../database/sql';
 import type { AppSessions, PhaseSessions, SessionKey } from '../../apps/app-sessions';
 import type { SendActor } from '../../vaults/vault-secrets';
 import type { BotTool } from '../../bots/bot-view';
@@ -10,7 +10,7 @@ import { answer } from './http-tool';
 
 /** What App calls need from the node. */
 export interface AppToolDeps {
-  readonly pool: Pool;
+  readonly db: Database;
   /** This node's open MCP sessions (physical scopes, RES-07). */
   readonly sessions: AppSessions;
   readonly failures: FailureRecorder;
@@ -56,7 +56,7 @@ export async function callAppTool(deps: AppToolDeps, tool: BotTool, call: ToolCa
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return answer(`Error: the arguments for "${call.name}" must be a JSON object.`, true);
 
-  const checked = await checkDeclaration(deps.pool, declaration, context);
+  const checked = await checkDeclaration(deps.db, declaration, context);
   if (checked instanceof McpFailure) return failed(deps, context, checked, call.name);
 
   const key: SessionKey = { connectionId: declaration.connectionId, revision: checked.revision, actor: context.actor };
@@ -86,23 +86,22 @@ export async function callAppTool(deps: AppToolDeps, tool: BotTool, call: ToolCa
 }
 
 /** Why a saved declaration may not be sent now, or the connection's current revision when it may. */
-export async function checkDeclaration(pool: Pool, declaration: ToolDeclaration, context: Pick<AppCallContext, 'organizationId' | 'memberId'>): Promise<McpFailure | { revision: number }> {
-  const { rows } = await pool.query<{ revision: number; owner: string; member_id: string | null }>({
+export async function checkDeclaration(db: Sql, declaration: ToolDeclaration, context: Pick<AppCallContext, 'organizationId' | 'memberId'>): Promise<McpFailure | { revision: number }> {
+  const connection = await db.one<{ revision: number; owner: string; member_id: string | null }>({
     name: 'turn.app_connection',
     text: `SELECT revision, owner, member_id FROM app_connections WHERE id = $1 AND organization_id = $2 AND deleting_at IS NULL`,
     values: [declaration.connectionId, context.organizationId],
   });
-  const connection = rows[0];
   if (connection === undefined) return new McpFailure('tool_changed', 'the connection was deleted');
   if (connection.owner === 'member' && connection.member_id !== context.memberId) return new McpFailure('refused', "the connection is another member's own");
   if (connection.revision === declaration.revision) return { revision: connection.revision };
   // A later revision: the saved declaration still holds only if that revision lists the same tool unchanged.
-  const { rows: cached } = await pool.query<{ tools: unknown }>({
+  const cached = await db.one<{ tools: unknown }>({
     name: 'turn.app_connection_tools',
     text: 'SELECT tools FROM app_connection_tools WHERE connection_id = $1 AND revision = $2',
     values: [declaration.connectionId, connection.revision],
   });
-  const now = (cached[0]?.tools as ListedTool[] | undefined)?.find((t) => t.name === declaration.serverName);
+  const now = (cached?.tools as ListedTool[] | undefined)?.find((t) => t.name === declaration.serverName);
   if (now !== undefined && toolDigest(now) === declaration.digest) return { revision: connection.revision };
   return new McpFailure('tool_changed', `the tool changed on its server since it was saved (connection revision ${declaration.revision} → ${connection.revision})`);
 }
@@ -110,7 +109,7 @@ export async function checkDeclaration(pool: Pool, declaration: ToolDeclaration,
 /** Records the failure (sealed cause, error ID) and answers the model with its category and ID. */
 async function failed(deps: AppToolDeps, context: AppCallContext, failure: McpFailure, name: string): Promise<Json> {
   const errorId = newId<ErrorId>();
-  await deps.failures.record(deps.pool, { errorId, category: failure.category, origin: `app-tool:${failure.reason}`, cause: failure, executionId: context.executionId });
+  await deps.db.transaction((tx) => deps.failures.record(tx, { errorId, category: failure.category, origin: `app-tool:${failure.reason}`, cause: failure, executionId: context.executionId }));
   const why = failure.reason === 'tool_changed' ? `${failure.message}; save the Bot again to take the new declaration` : failure.message;
   return { ...(answer(`Error: the App tool "${name}" failed (category ${failure.category}, error ID ${errorId}): ${why}.`, true) as object), failure: { category: failure.category, errorId } };
 }

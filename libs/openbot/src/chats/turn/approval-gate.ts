@@ -1,5 +1,5 @@
 import { newId } from '@openbot/domain';
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 import type { GatedCall } from './turn-state';
 
 /**
@@ -16,8 +16,8 @@ export interface Gate {
 }
 
 /** The current decision on a gated call. A pending approval past its expiry (engine clock) expires here. */
-export async function readGate(pool: Pool, executionId: string, gated: GatedCall, now: number): Promise<Gate> {
-  const { rows } = await pool.query<Gate>({
+export async function readGate(db: Sql, executionId: string, gated: GatedCall, now: number): Promise<Gate> {
+  const row = await db.one<Gate>({
     name: 'turn.approval_gate',
     // The expiry and a decision race on the row: whichever update commits first wins (the other finds it decided).
     // An expiry is audited in the same statement (every decision is in the audit log), by the platform.
@@ -36,7 +36,6 @@ export async function readGate(pool: Pool, executionId: string, gated: GatedCall
            SELECT id, state, reason FROM approvals WHERE id = $1 AND execution_id = $2 AND NOT EXISTS (SELECT 1 FROM expired)`,
     values: [gated.approvalId, executionId, gated.expiresAt !== null && now >= gated.expiresAt, new Date(now), newId()],
   });
-  const row = rows[0];
   // The record commits with the saved call (APPR-01): a missing one is a broken invariant, never a yes.
   if (row === undefined) throw new Error(`approval ${gated.approvalId} of call ${gated.callId} is missing`);
   return row;

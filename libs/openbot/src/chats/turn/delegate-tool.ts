@@ -1,7 +1,7 @@
 import type { ToolCall } from '@openbot/core';
 import { isFinal, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Database, Sql } from '../../database/sql';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
@@ -11,7 +11,7 @@ import { countedMs, type TurnState } from './turn-state';
 
 /** What a delegate call needs from its node. */
 export interface DelegateDeps {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH */
   readonly maxDepth: number;
@@ -37,19 +37,19 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     input = undefined;
   }
   if (typeof input !== 'string' || input.trim() === '') return error(`"${call.name}" needs { "input": "<the task>" }.`);
-  const { rows } = await deps.pool.query<{ id: string }>({
+  const bot = await deps.db.one<{ id: string }>({
     name: 'turn.delegate_bot',
     text: 'SELECT id FROM bots WHERE id = $1 AND organization_id = $2',
     values: [tool.botId, state.organizationId],
   });
-  if (rows.length === 0) return error(`the Bot of "${call.name}" no longer exists; no task was started.`);
+  if (bot === undefined) return error(`the Bot of "${call.name}" no longer exists; no task was started.`);
   const limits = state.bot!.limits;
   const caps = {
     maxSteps: Math.max(1, limits.maxSteps - state.step),
     maxSeconds: Math.max(1, Math.ceil((limits.maxSeconds * 1000 - countedMs(state, context.clock.now())) / 1000)),
     maxOutputTokens: Math.max(1, limits.maxOutputTokens - state.outputTokens),
     // What this Turn and its tasks have not spent yet, from saved usage and holds (a failed read stops the call, DLG-01).
-    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await spentSoFar(deps.pool, context.executionId))) }),
+    ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await spentSoFar(deps.db, context.executionId))) }),
   };
   const chatId = newId();
   const turnId = newId();
@@ -79,9 +79,9 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
 }
 
 /** What this Turn's subtree has cost; a read that fails is a stopped limit check, never a guess (DLG-01). */
-async function spentSoFar(pool: Pool, executionId: string): Promise<bigint> {
+async function spentSoFar(db: Sql, executionId: string): Promise<bigint> {
   try {
-    return await subtreeCost(pool, executionId);
+    return await subtreeCost(db, executionId);
   } catch (cause) {
     throw new LimitsUnreadable('what the delegating Turn has spent', { cause });
   }
@@ -98,13 +98,13 @@ export async function taskAnswer(context: TurnPhaseContext, state: TurnState, ch
   if (!isFinal(child.state)) return 'running';
   context.publisher.publish('task.ended', { callId: call.callId, executionId: childId, state: child.state }, { step: state.step });
   if (child.state === 'completed') {
-    const { rows } = await deps.pool.query<{ content: string }>({
+    const reply = await deps.db.one<{ content: string }>({
       name: 'turn.task_reply',
       text: `SELECT m.content FROM chat_turns t JOIN chat_messages m ON m.turn_id = t.id AND m.role = 'assistant'
               WHERE t.execution_id = $1 ORDER BY m.position DESC LIMIT 1`,
       values: [childId],
     });
-    return { modelOutput: rows[0]?.content ?? '', isError: false };
+    return { modelOutput: reply?.content ?? '', isError: false };
   }
   const failure = child.errorId !== null ? { category: child.category ?? 'internal', errorId: child.errorId } : undefined;
   return {

@@ -1,8 +1,8 @@
 import { fitToContext, modelLimits, systemMessage, userMessage, type ToolCall } from '@openbot/core';
 import { newId } from '@openbot/domain';
 import { needsApproval } from '../../approvals/approval-policy';
-import type { Pool } from 'pg';
-import { withConnection, type Queryable } from '@openbot/engine';
+import type { Queryable } from '@openbot/engine';
+import type { Database, Sql } from '../../database/sql';
 import { BudgetStop, RateLimitWait, type ModelCalls, type ModelReadAhead } from '../../models/model-calls';
 import type { BotTool } from '../../bots/bot-view';
 import type { TurnHooks } from './turn-hooks';
@@ -25,7 +25,7 @@ import { pausedForRecovery } from './recovery-pause';
  * instead of asking the model again (STC-05).
  */
 export function modelPhase(deps: {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly models: ModelCalls;
   readonly hooks: TurnHooks;
   readonly memory?: TurnMemoryDeps;
@@ -47,7 +47,7 @@ export function modelPhase(deps: {
       let readAhead: ModelReadAhead | null = null;
       if (state.bot === null) {
         const first = state;
-        const [read, inputsAndHistory, paused, provider] = await withConnection(deps.pool, (db) =>
+        const [read, inputsAndHistory, paused, provider] = await deps.db.connection((db) =>
           Promise.all([
             readBotSnapshot(db, first.chatId),
             readInputsAndHistory(db, first),
@@ -68,15 +68,15 @@ export function modelPhase(deps: {
       if (state.bot!.memory?.enabled === true && state.memory === undefined && deps.memory !== undefined) {
         // Memory selects the context once, before the first model call: `memory.read` commits
         // with the saved selection, so a takeover neither selects again nor emits it twice.
-        const inputs = await readNewInputs(deps.pool, state.turnId, state.consumed);
-        const memory = await selectTurnMemory(deps.pool, deps.memory, state, inputs.map((input) => input.content).join('\n'));
+        const inputs = await readNewInputs(deps.db, state.turnId, state.consumed);
+        const memory = await selectTurnMemory(deps.db, deps.memory, state, inputs.map((input) => input.content).join('\n'));
         context.emit('memory.read', { ids: [...memory.ids] });
         return { state: { ...state, memory } };
       }
       // Independent reads, side by side: each sequential round trip is added to the time before the model hears anything.
       const [counted, [inputs, history]] = await Promise.all([
-        countTime(deps.pool, context, state, pausedEarly),
-        early ?? readInputsAndHistory(deps.pool, state),
+        countTime(deps.db, context, state, pausedEarly),
+        early ?? readInputsAndHistory(deps.db, state),
       ]);
       state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
@@ -215,6 +215,6 @@ export function hookFacts(state: TurnState, executionId: string, step: number) {
 }
 
 /** The Turn's time as the step starts, from the paused time read early when there is one. */
-async function countTime(pool: Pool, context: TurnPhaseContext, state: TurnState, pausedEarly: number | null): Promise<TurnState> {
-  return pausedEarly === null ? startCounting(pool, context, state) : countFrom(context, state, pausedEarly);
+async function countTime(db: Sql, context: TurnPhaseContext, state: TurnState, pausedEarly: number | null): Promise<TurnState> {
+  return pausedEarly === null ? startCounting(db, context, state) : countFrom(context, state, pausedEarly);
 }

@@ -1,7 +1,7 @@
 import type { ToolCall } from '@openbot/core';
 import { isFinal, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView, Json } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Database, Sql } from '../../database/sql';
 import { BACKGROUND_TOOL } from './background-tool.workflow';
 import { answer, callHttpTool, toToolAnswer, type HttpToolClient, type ToolAnswer } from './http-tool';
 import { callAppTool, type AppToolDeps } from './app-tool';
@@ -38,7 +38,7 @@ type CallOutcome = { readonly answer: ToolAnswer } | 'waiting' | 'waiting-child'
  * background tools, the earliest approval expiry or its deadline, whichever comes first.
  */
 export function toolPhase(deps: {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly http: HttpToolClient;
   /** How App tools reach their servers (decision 031). */
   readonly apps: AppToolDeps;
@@ -52,7 +52,7 @@ export function toolPhase(deps: {
 }): TurnPhase {
   return {
     async run(context: TurnPhaseContext) {
-      const state = await startCounting(deps.pool, context, context.state);
+      const state = await startCounting(deps.db, context, context.state);
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const step = state.step;
       const publisher = context.publisher;
@@ -80,7 +80,7 @@ export function toolPhase(deps: {
         if (gate !== undefined) {
           let current;
           try {
-            current = await readGate(deps.pool, context.executionId, gate, context.clock.now());
+            current = await readGate(deps.db, context.executionId, gate, context.clock.now());
           } catch (error) {
             // The approval check could not be made: the call neither runs nor is refused (DLG-01).
             checkStopped.push(error);
@@ -138,7 +138,7 @@ export function toolPhase(deps: {
               ),
             };
           case 'client': {
-            const saved = await readClientOutput(deps.pool, state.turnId, call);
+            const saved = await readClientOutput(deps.db, state.turnId, call);
             if (saved === 'new') called();
             return saved === 'new' || saved === 'waiting' ? 'waiting' : { answer: saved };
           }
@@ -315,8 +315,8 @@ async function childFailure(read: (id: ExecutionId) => Promise<ExecutionView | n
  * A client tool call's row: created the first time (the API caller may answer it from then on),
  * answered once the caller posted its output. Rows first: the signal only wakes the Turn.
  */
-async function readClientOutput(pool: Pool, turnId: string, call: ToolCall): Promise<'new' | 'waiting' | ToolAnswer> {
-  const { rows } = await pool.query<{ model_output: string | null; is_error: boolean; file_ids: string[]; answered_at: Date | null; inserted: boolean }>({
+async function readClientOutput(db: Sql, turnId: string, call: ToolCall): Promise<'new' | 'waiting' | ToolAnswer> {
+  const row = (await db.one<{ model_output: string | null; is_error: boolean; file_ids: string[]; answered_at: Date | null; inserted: boolean }>({
     name: 'turn.client_tool_call_files',
     text: `WITH ins AS (
              INSERT INTO chat_client_tool_calls (turn_id, call_id, name, arguments) VALUES ($1, $2, $3, $4)
@@ -327,8 +327,7 @@ async function readClientOutput(pool: Pool, turnId: string, call: ToolCall): Pro
            SELECT model_output, is_error, file_ids::text[], answered_at, false FROM chat_client_tool_calls WHERE turn_id = $1 AND call_id = $2
            LIMIT 1`,
     values: [turnId, call.callId, call.name, call.arguments],
-  });
-  const row = rows[0]!;
+  }))!;
   if (row.inserted) return 'new';
   if (row.answered_at === null) return 'waiting';
   return { modelOutput: row.model_output ?? '', isError: row.is_error, ...(row.file_ids.length > 0 ? { fileIds: row.file_ids } : {}) };

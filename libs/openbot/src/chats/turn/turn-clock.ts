@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 import { pausedMsOf } from '../../executions/pause-time';
 import type { TurnPhaseContext } from './turn-contract';
 import { countedMs, turnTime, type TurnState } from './turn-state';
@@ -9,8 +9,8 @@ import { countedMs, turnTime, type TurnState } from './turn-state';
  * them), and a Turn that waited only for approvals starts counting again now. Saved with the
  * phase's checkpoint, so a takeover neither resets nor double-counts it (TASK-01).
  */
-export async function startCounting(pool: Pool, context: TurnPhaseContext, state: TurnState): Promise<TurnState> {
-  return countFrom(context, state, await pausedMsOf(pool, context.executionId));
+export async function startCounting(db: Sql, context: TurnPhaseContext, state: TurnState): Promise<TurnState> {
+  return countFrom(context, state, await pausedMsOf(db, context.executionId));
 }
 
 /** `startCounting` with the execution's paused time read already (the first step reads it beside the Bot). */

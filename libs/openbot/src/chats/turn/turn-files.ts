@@ -1,12 +1,12 @@
 import type { ChatMessage } from '@openbot/core';
-import type { Pool } from 'pg';
+import type { Database } from '../../database/sql';
 import { estimateFileTokens, readFileParts } from '../../files/message-files';
 import type { ObjectStore } from '../../object-store/object-store';
 import type { TurnMessage } from './turn-state';
 
 /** Where a Turn reads the files its messages carry. */
 export interface TurnFileDeps {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly store: ObjectStore;
 }
 
@@ -24,7 +24,7 @@ export async function withFileParts(deps: TurnFileDeps | undefined, organization
     }
     const files = deps === undefined
       ? fileIds.map((id) => ({ type: 'text' as const, name: `file ${id}`, text: 'This file cannot be read on this server.' }))
-      : await readFileParts(deps.pool, deps.store, organizationId, fileIds);
+      : await readFileParts(deps.db, deps.store, organizationId, fileIds);
     out.push({ ...message, files });
   }
   return out;
@@ -34,5 +34,5 @@ export async function withFileParts(deps: TurnFileDeps | undefined, organization
 export async function fileTokens(deps: TurnFileDeps | undefined, organizationId: string, messages: readonly TurnMessage[]): Promise<number> {
   const fileIds = messages.flatMap((message) => message.fileIds ?? []);
   if (deps === undefined || fileIds.length === 0) return 0;
-  return estimateFileTokens(deps.pool, organizationId, fileIds);
+  return estimateFileTokens(deps.db, organizationId, fileIds);
 }

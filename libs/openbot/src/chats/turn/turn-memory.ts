@@ -1,6 +1,6 @@
 import { systemMessage, type ChatMessage } from '@openbot/core';
 import { isMemberRole } from '@openbot/domain';
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 import type { MemoryStore } from '../../memory/memory-store';
 import type { MemoryReader } from '../../memory/memory-view';
 import type { TurnMemory, TurnState } from './turn-state';
@@ -17,20 +17,20 @@ export interface TurnMemoryDeps {
  * the reader is the Turn's member with the role it has now (a removed member reads as no one,
  * so only `bot` items), and the text is the Turn's input.
  */
-export async function selectTurnMemory(pool: Pool, deps: TurnMemoryDeps, state: TurnState, text: string): Promise<TurnMemory> {
-  const reader = await readerOf(pool, state);
+export async function selectTurnMemory(db: Sql, deps: TurnMemoryDeps, state: TurnState, text: string): Promise<TurnMemory> {
+  const reader = await readerOf(db, state);
   const selection = await deps.store.select({ organizationId: state.organizationId, botId: state.bot!.id, reader, text, budgetTokens: deps.budgetTokens });
   return { ids: [...selection.ids], contents: [...selection.contents] };
 }
 
-async function readerOf(pool: Pool, state: TurnState): Promise<MemoryReader> {
+async function readerOf(db: Sql, state: TurnState): Promise<MemoryReader> {
   if (state.scope.kind !== 'member') return { kind: 'service' };
-  const { rows } = await pool.query<{ role: string }>({
+  const member = await db.one<{ role: string }>({
     name: 'turn.memory_reader',
     text: 'SELECT role FROM members WHERE id = $1 AND organization_id = $2',
     values: [state.scope.id, state.organizationId],
   });
-  const role = rows[0]?.role;
+  const role = member?.role;
   return role !== undefined && isMemberRole(role) ? { kind: 'member', memberId: state.scope.id, role } : { kind: 'service' };
 }
 

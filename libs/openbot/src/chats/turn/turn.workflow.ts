@@ -1,6 +1,6 @@
 import type { ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Database } from '../../database/sql';
 import type { ModelCalls } from '../../models/model-calls';
 import type { HttpToolClient } from './http-tool';
 import type { AppToolDeps } from './app-tool';
@@ -16,7 +16,7 @@ import { initialTurnState, nextTurnDecision, turnLimitStop } from './turn-state'
 
 /** What a Turn needs from its node. */
 export interface TurnDeps {
-  readonly pool: Pool;
+  readonly db: Database;
   readonly models: ModelCalls;
   readonly hooks: TurnHooks;
   readonly http: HttpToolClient;
@@ -47,7 +47,7 @@ export function turnWorkflow(deps: TurnDeps) {
     phases: {
       model: withSpend(
         modelPhase({
-          pool: deps.pool,
+          db: deps.db,
           models: deps.models,
           hooks: deps.hooks,
           ...(deps.memory ? { memory: deps.memory } : {}),
@@ -56,7 +56,7 @@ export function turnWorkflow(deps: TurnDeps) {
           toolCallsPerStep: deps.toolCallsPerStep,
         }),
       ),
-      tool: withSpend(toolPhase({ pool: deps.pool, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth, toolCallsPerStep: deps.toolCallsPerStep })),
+      tool: withSpend(toolPhase({ db: deps.db, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth, toolCallsPerStep: deps.toolCallsPerStep })),
     },
     end: endTurn,
     // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.

@@ -1,5 +1,5 @@
 import { codec, defineWorkflow } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 import type { ObjectStore } from '../../object-store/object-store';
 
 /** The signal an upload's commit (or its own cleanup) sends its guard. */
@@ -36,7 +36,7 @@ export const FILE_UPLOAD_GUARD = defineWorkflow({
  * the guard then removes the object and the row. The engine runs it wherever the lease lands,
  * so a dead node's orphans are removed by another node (recovery).
  */
-export function fileUploadGuardWorkflow(deps: { readonly pool: Pool; readonly store: ObjectStore }) {
+export function fileUploadGuardWorkflow(deps: { readonly db: Sql; readonly store: ObjectStore }) {
   return FILE_UPLOAD_GUARD.implement({
     initial: (input) => ({ ...input, stage: 'watching' as const }),
     next: (state) => {
@@ -48,14 +48,14 @@ export function fileUploadGuardWorkflow(deps: { readonly pool: Pool; readonly st
         retries: 8,
         async run(context) {
           const state = context.state;
-          const { rows } = await deps.pool.query<{ state: string }>({
+          const file = await deps.db.one<{ state: string }>({
             name: 'files.guard_state',
             text: 'SELECT state FROM files WHERE id = $1',
             values: [state.fileId],
           });
-          if (rows[0]?.state === 'ready') return { state: { ...state, stage: 'kept' as const } };
+          if (file?.state === 'ready') return { state: { ...state, stage: 'kept' as const } };
           // No row: the upload failed and removed it; its bytes may still be there.
-          if (rows.length === 0) return { state: { ...state, stage: 'removing' as const } };
+          if (file === undefined) return { state: { ...state, stage: 'removing' as const } };
           const abandonAt = new Date(state.abandonAt);
           if (context.clock.now() >= abandonAt.getTime()) return { state: { ...state, stage: 'removing' as const } };
           return { state: { ...state }, wait: { signals: [FILE_SETTLED_SIGNAL], until: abandonAt } };

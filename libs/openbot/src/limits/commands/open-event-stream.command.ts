@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, RateLimited, type MemberCaller } from '@openbot/domain';
-import type { Pool } from 'pg';
 import { Database } from '../../database/sql';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { limitMessage } from '../organization-limits';
@@ -60,11 +59,10 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
     const organization = `organization:${caller.organizationId}`;
     const organizationCap = this.config.organizationLimits.streams;
     const holder = newId();
-    const pool = this.db.pool;
     const holdSeconds = streamMaxSeconds + SLOT_GRACE_SECONDS;
     let slots: TakenSlots;
     try {
-      slots = await this.takeSlots(pool, { organization, organizationCap, credential, credentialCap: streamsPerCredential, holder, holdSeconds });
+      slots = await this.takeSlots({ organization, organizationCap, credential, credentialCap: streamsPerCredential, holder, holdSeconds });
     } catch (error) {
       this.node.open -= 1;
       throw error;
@@ -103,10 +101,10 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
    * freed before refusing or looking again. So neither cap is ever exceeded, and a lost race is
    * not a refusal while a slot is free.
    */
-  private async takeSlots(pool: Pool, ask: SlotRequest): Promise<TakenSlots> {
+  private async takeSlots(ask: SlotRequest): Promise<TakenSlots> {
     let lost: 'organization' | 'credential' = 'organization';
     for (let attempt = 0; attempt < SLOT_ATTEMPTS; attempt++) {
-      const { rows } = await pool.query<{ organization_slot: number | null; organization_free: boolean; credential_slot: number | null; credential_free: boolean }>({
+      const row = (await this.db.one<{ organization_slot: number | null; organization_free: boolean; credential_slot: number | null; credential_free: boolean }>({
         name: 'limits.take_stream_slots',
         text: `WITH organization_free AS (
             -- A free slot is always among the first (live + 1): search only a little past that.
@@ -141,8 +139,7 @@ export class OpenEventStreamHandler implements ICommandHandler<OpenEventStream> 
                  (SELECT slot FROM credential_taken) AS credential_slot,
                  EXISTS (SELECT 1 FROM credential_free) AS credential_free`,
         values: [ask.organization, ask.organizationCap, ask.credential, ask.credentialCap, ask.holder, this.config.nodeId, ask.holdSeconds],
-      });
-      const row = rows[0]!;
+      }))!;
       if (row.organization_slot === null) {
         // No free slot at all (as opposed to a lost race): refuse without looking again.
         if (!row.organization_free) return { refused: 'organization' };

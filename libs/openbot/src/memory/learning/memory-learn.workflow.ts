@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { codec, defineWorkflow, type Codec } from '@openbot/engine';
-import type { Pool } from 'pg';
+import type { Sql } from '../../database/sql';
 import { BudgetStop, RateLimitWait, type ModelCalls } from '../../models/model-calls';
 import { modelStepResultCodec } from '../../models/model-step-codec';
 import type { MemoryStore } from '../memory-store';
@@ -60,7 +60,7 @@ export const MEMORY_LEARN = defineWorkflow({
 });
 
 export interface MemoryLearnDeps {
-  readonly pool: Pool;
+  readonly db: Sql;
   readonly models: ModelCalls;
   readonly memory: MemoryStore;
   /** OPENBOT_MEMORY_HELPER_PERMITS. */
@@ -83,7 +83,7 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
     phases: {
       permit: {
         async run(context) {
-          const slot = await memoryPermits.take(deps.pool, context.executionId, deps.permits);
+          const slot = await memoryPermits.take(deps.db, context.executionId, deps.permits);
           if (slot === null) return { state: context.state, wait: { until: new Date(context.clock.now() + PERMIT_WAIT_MS) } };
           return { state: { ...context.state, permit: true } };
         },
@@ -91,8 +91,8 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
       learn: {
         async run(context) {
           const state = context.state;
-          const cursor = await memoryCursors.read(deps.pool, state.botId, state.chatId);
-          const { rows } = await deps.pool.query<{ position: string; role: string; content: string; turnId: string }>({
+          const cursor = await memoryCursors.read(deps.db, state.botId, state.chatId);
+          const rows = await deps.db.rows<{ position: string; role: string; content: string; turnId: string }>({
             name: 'memory.learn_messages_turns',
             text: `SELECT m.position::text AS position, m.role, m.content, m.turn_id AS "turnId"
                      FROM chat_messages m JOIN chat_turns t ON t.id = m.turn_id
@@ -115,7 +115,7 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
               eventStep: context.step,
               // Checked right before each attempt sends: a learner that lost its permit sends nothing (LIM-01).
               beforeSend: async () => {
-                if ((await memoryPermits.slotOf(deps.pool, context.executionId)) === null) throw new PermitLost();
+                if ((await memoryPermits.slotOf(deps.db, context.executionId)) === null) throw new PermitLost();
               },
             });
           } catch (error) {
