@@ -13,7 +13,6 @@ import {
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
-  parseModelReference,
   toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
@@ -21,7 +20,8 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
-import { DEFAULT_BOT_MEMORY, type BotMemorySettings } from '../../memory/memory-view';
+import { parseModelReference } from '../../models/model-reference';
+import { DEFAULT_BOT_MEMORY, type BotMemorySettings } from '../bot-memory';
 
 /**
  * Creates a Bot in the caller's organization. Its model must name one of the organization's

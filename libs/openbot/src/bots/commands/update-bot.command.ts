@@ -13,7 +13,6 @@ import {
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
-  parseModelReference,
   toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
@@ -21,7 +20,8 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
-import type { BotMemorySettings } from '../../memory/memory-view';
+import { parseModelReference } from '../../models/model-reference';
+import type { BotMemorySettings } from '../bot-memory';
 
 /** The fields of a Bot a PATCH may change; an absent field keeps its value. */
 export interface BotChanges {
