@@ -11,6 +11,7 @@ import { DeleteConnectionHandler } from './commands/delete-connection.command';
 import { RegisterAppHandler } from './commands/register-app.command';
 import { connectionCheckWorkflow } from './connection-check.workflow';
 import { connectionCleanupWorkflow } from './connection-cleanup.workflow';
+import { ConnectionGrants } from './connection-grants';
 import { ConnectionDiscovery } from './connection-discovery';
 import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
 import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
@@ -28,6 +29,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     AppClient,
     AppSessions,
     ConnectionDiscovery,
+    ConnectionGrants,
     RegisterAppHandler,
     DeleteAppHandler,
     ListAppsHandler,
@@ -44,7 +46,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     CheckConnectionHandler,
     DeleteConnectionHandler,
   ],
-  exports: [AppClient, AppSessions, ConnectionDiscovery],
+  exports: [AppClient, AppSessions, ConnectionDiscovery, ConnectionGrants],
 })
 export class AppsModule implements OnModuleInit {
   constructor(
@@ -55,11 +57,12 @@ export class AppsModule implements OnModuleInit {
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(AppSessions) private readonly sessions: AppSessions,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(ConnectionGrants) private readonly grants: ConnectionGrants,
   ) {}
 
   onModuleInit(): void {
     this.engine.register(connectionCheckWorkflow({ pool: this.db.pool, client: this.client, discovery: this.discovery, failures: this.failures }));
     this.engine.register(viewCallWorkflow({ pool: this.db.pool, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
-    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client }));
+    this.engine.register(connectionCleanupWorkflow({ pool: this.db.pool, client: this.client, grants: this.grants }));
   }
 }
