@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { ENGINE_ENTITIES } from '@openbot/engine';
+import { ENGINE_ENTITIES, type SealedColumn } from '@openbot/engine';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { API_KEYS_ENTITIES } from './api-keys/storage/entities';
@@ -33,6 +33,7 @@ import { LimitsModule } from './limits/limits.module';
 import { LIMITS_ENTITIES } from './limits/storage/entities';
 import { MembersModule } from './members/members.module';
 import { MemoryModule } from './memory/memory.module';
+import { MEMORY_KEYED_STORE } from './memory/memory-rekey';
 import { MEMORY_ENTITIES } from './memory/storage/entities';
 import { MetricsModule } from './metrics/metrics.module';
 import { ModelProvidersModule } from './model-providers/model-providers.module';
@@ -41,6 +42,9 @@ import { ModelsModule } from './models/models.module';
 import { ObjectStoreModule } from './object-store/object-store.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { ORGANIZATIONS_ENTITIES } from './organizations/storage/entities';
+import type { KeyedStore } from './rekey/keyed-store';
+import { runRekey, type RekeyOptions, type RekeyReport } from './rekey/rekey';
+import { PLATFORM_SEALED_COLUMNS } from './rekey/sealed-columns';
 import { RemindersModule } from './reminders/reminders.module';
 import { REMINDERS_ENTITIES } from './reminders/storage/entities';
 import { RetentionModule } from './retention/retention.module';
@@ -58,21 +62,24 @@ import { VaultsModule } from './vaults/vaults.module';
 
 /**
  * One module of the product as the composition root sees it: its Nest module (which registers its
- * own command and query handlers, workflows and tools) and the TypeORM entities its storage/
- * folder declares (storage/entities.ts). A folder without a Nest module of its own (services: its
- * table is written by the features that act as services) brings only its entities.
+ * own command and query handlers, workflows and tools), the TypeORM entities its storage/ folder
+ * declares (storage/entities.ts) and, for `openbot rekey`, its sealed columns that go with a
+ * key-derived index. A folder without a Nest module of its own (services: its table is written by
+ * the features that act as services) brings only its entities.
  */
 export interface ProductModule {
   readonly module: Type | null;
   readonly entities: readonly EntityClass[];
+  readonly keyedStores?: readonly KeyedStore[];
 }
 
 /**
  * The composition root's ONE list of the product's modules, platform and features alike, each
  * named once, in the order the node imports them. The platform never names a feature: the Nest
  * modules (OpenbotModule), the DataSource's entities (DatabaseModule, migrations, ormconfig.ts,
- * the schema-drift check) are all derived from this list, and test/repo/feature-registration.spec.ts
- * fails when a folder's module or entities are left out of it. Adding a feature is one line here.
+ * the schema-drift check) and what `openbot rekey` reseals are all derived from this list, and
+ * test/repo/feature-registration.spec.ts fails when a folder's module or entities are left out of
+ * it. Adding a feature is one line here.
  */
 export const PRODUCT_MODULES: readonly ProductModule[] = [
   { module: MetricsModule, entities: [] },
@@ -98,7 +105,7 @@ export const PRODUCT_MODULES: readonly ProductModule[] = [
   { module: AppOAuthModule, entities: APP_OAUTH_ENTITIES },
   { module: AppCatalogModule, entities: APP_CATALOG_ENTITIES },
   { module: BotsModule, entities: BOTS_ENTITIES },
-  { module: MemoryModule, entities: MEMORY_ENTITIES },
+  { module: MemoryModule, entities: MEMORY_ENTITIES, keyedStores: [MEMORY_KEYED_STORE] },
   { module: ChatsModule, entities: CHATS_ENTITIES },
   { module: UsageModule, entities: USAGE_ENTITIES },
   { module: EngineModule, entities: ENGINE_ENTITIES },
@@ -115,4 +122,20 @@ export const ENTITIES: readonly EntityClass[] = PRODUCT_MODULES.flatMap((m) => m
 /** The product's DataSource (server, migrate command, ormconfig.ts, tests): the platform's shape with every module's entities. */
 export function createDataSource(options: DataSourceOptions): ReturnType<typeof newDataSource> {
   return newDataSource({ ...options, entities: ENTITIES });
+}
+
+/** The features' sealed columns that go with a key-derived index (memory's content and word index). */
+const KEYED_STORES: readonly KeyedStore[] = PRODUCT_MODULES.flatMap((m) => m.keyedStores ?? []);
+
+/**
+ * Every column that holds an envelope of the Sealer, in one place: `openbot rekey` reseals each
+ * of them under the current master key and counts what is left under other keys (decision 071).
+ * A repo test (test/repo/sealed-columns.spec.ts) fails when a migration adds a `bytea` or
+ * `*key_id` column that is neither here nor on its list of unkeyed hashes.
+ */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [...PLATFORM_SEALED_COLUMNS, ...KEYED_STORES.map((store) => store.column)];
+
+/** `openbot rekey` over everything the product seals (see runRekey). */
+export function rekey(options: RekeyOptions): Promise<RekeyReport> {
+  return runRekey(options, { columns: SEALED_COLUMNS, stores: KEYED_STORES });
 }
