@@ -23,7 +23,11 @@ import { viewCallWorkflow } from './view-call.workflow';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
 
-/** Apps (MCP servers) and their connections (issue 17, decision 031). */
+/**
+ * Apps (MCP servers) and their connections (issue 17, decision 031). The lowest of the App
+ * features: App OAuth and the App catalog build on it, and it owns the ports App OAuth fills
+ * (decision 079): AppClient's ConnectionAuthorization and ConnectionGrants' grant handover.
+ */
 @Module({
   providers: [
     AppClient,
