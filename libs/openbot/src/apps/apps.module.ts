@@ -15,6 +15,7 @@ import { ConnectionGrants } from './connection-grants';
 import { ConnectionDiscovery } from './connection-discovery';
 import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
 import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
+import { DeclareAppToolsHandler } from './queries/declare-app-tools.handler';
 import { GetToolViewHandler } from './queries/get-tool-view.query';
 import { OpenViewHandler } from './commands/open-view.command';
 import { CallViewToolHandler } from './commands/call-view-tool.command';
@@ -42,6 +43,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     ListConnectionsHandler,
     GetConnectionHandler,
     ListConnectionToolsHandler,
+    DeclareAppToolsHandler,
     GetToolViewHandler,
     OpenViewHandler,
     CallViewToolHandler,
