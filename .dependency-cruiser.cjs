@@ -14,6 +14,8 @@
  *   TypeORM entities (storage/*.entity.ts) only from libs/openbot, libs/engine (its own),
  *   migrations/, ormconfig.ts and test/.
  *   No import cycle at all, not even through `import type`.
+ *   No cycle between folders either (decision 079): sibling folders at any depth form a tree, and
+ *   no folder imports its library's (or app's) src root, which holds the entry and the composition.
  *
  * Libraries import each other through the tsconfig path aliases (@openbot/domain, ...), which
  * resolve to libs/<name>/src/index.ts via options.tsConfig below.
@@ -80,6 +82,33 @@ module.exports = {
       severity: 'error',
       from: {},
       to: { circular: true, via: { dependencyTypes: ['type-only'] } },
+    },
+    {
+      name: 'no-folder-cycle',
+      comment:
+        'Folders form a tree too (decision 079): this folder and the one it imports import each other, ' +
+        'through any of their files, even when no file-level cycle exists. Two features that need each ' +
+        'other are one feature or need a port: the lower one owns an interface the upper one fills, or ' +
+        'the upper one is asked through a query whose class lives below; the feature module comment ' +
+        'says which. A platform folder never imports a feature folder.',
+      severity: 'error',
+      // A folder here is a directory with everything below it; its arrows go to the directories of
+      // the files it imports (dependency-cruiser's folder scope). test/repo/folder-cycles.spec.ts
+      // also checks the first level of each library as one folder, subfolders included.
+      scope: 'folder',
+      from: { path: '^(libs|apps)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-import-of-the-src-root',
+      comment:
+        "A library's (or app's) src root holds its entry and its composition (index.ts, the Nest module, " +
+        'features.ts, main.ts, program.ts): a file in one of its folders never imports it, so no folder ' +
+        'cycle runs through the root. Move what the folders share into a folder of its own. (The folder ' +
+        'scope above counts a parent with its subfolders, so it cannot see a cycle between a root and a folder.)',
+      severity: 'error',
+      from: { path: '^((libs|apps)/[^/]+/src)/[^/]+/' },
+      to: { path: '^$1/[^/]+$' },
     },
     {
       name: 'no-orphans',

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../libs/openbot/src/database/data-source';
+import { createDataSource } from '../../libs/openbot/src/features';
 import { migrate, pendingMigrations } from '../../libs/openbot/src/database/migrate';
 import { MIGRATIONS } from '../../migrations';
 import { startTestApp, type TestApp } from '../support/test-app';

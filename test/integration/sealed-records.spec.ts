@@ -2,7 +2,7 @@ import type { SealedRecordId } from '@openbot/domain';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { MasterKey } from '../../libs/openbot/src/config/config';
-import { createDataSource } from '../../libs/openbot/src/database/data-source';
+import { createDataSource } from '../../libs/openbot/src/features';
 import { poolOf } from '../../libs/openbot/src/database/pool';
 import { Database } from '../../libs/openbot/src/database/sql';
 import { Keyring } from '../../libs/openbot/src/sealing/keyring';

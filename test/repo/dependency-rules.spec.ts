@@ -89,6 +89,27 @@ describe('architecture rules enforced by the dependency check', () => {
     await expectViolation('libs/engine/src', 'no-circular-type-only', a);
   });
 
+  it('[ARCH-01] two folders that import each other are a folder cycle even without a file-level cycle; one way is accepted', async () => {
+    // memory → bots through one pair of files, bots → memory through another: no file imports itself back.
+    const a = await probe(`libs/openbot/src/memory/zz-probe-folder-a-${process.pid}.ts`, `import { b } from '../bots/zz-probe-folder-b-${process.pid}';\nexport const a = b;\n`);
+    const b = await probe(`libs/openbot/src/bots/zz-probe-folder-b-${process.pid}.ts`, 'export const b = 1;\n');
+    const oneWay = await cruise([a, b]);
+    expect(oneWay.output).not.toMatch(/no-folder-cycle/);
+    expect(oneWay.code).toBe(0);
+
+    const c = await probe(`libs/openbot/src/bots/zz-probe-folder-c-${process.pid}.ts`, `import { d } from '../memory/zz-probe-folder-d-${process.pid}';\nexport const c = d;\n`);
+    const d = await probe(`libs/openbot/src/memory/zz-probe-folder-d-${process.pid}.ts`, 'export const d = 1;\n');
+    const bothWays = await cruise([a, b, c, d]);
+    expect(bothWays.code).not.toBe(0);
+    expect(bothWays.output).toMatch(/error no-folder-cycle: libs\/openbot\/src\/memory → \s*libs\/openbot\/src\/bots →\s*libs\/openbot\/src\/memory/);
+    expect(bothWays.output).not.toMatch(/error no-circular/);
+  });
+
+  it('[ARCH-01] a folder may not import the src root of its library, where the entry and the composition live', async () => {
+    const file = await probe(`libs/protocol/src/oauth/zz-probe-root-${process.pid}.ts`, "import { visibilityOf } from '../declaration';\nexport const probe = visibilityOf;\n");
+    await expectViolation(file, 'no-import-of-the-src-root', file);
+  });
+
   it('a feature handler runs SQL through the query helper, not through TypeORM', async () => {
     const file = await probe(`libs/openbot/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
     await expectViolation('libs/openbot/src/bots', 'openbot-sql-through-the-query-helper', file);

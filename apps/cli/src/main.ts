@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import './module-paths';
-import { processIo } from './output';
+import { processIo } from './context/output';
 import { run } from './program';
 
 /** The `openbot` command line client (see `openbot --help`); it reaches the server only through libs/client. */

@@ -15,8 +15,8 @@ import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
 import { vaultsCommand } from './commands/vaults';
-import { CLI_VERSION, type Context } from './context';
-import { EXIT, describeFailure } from './exit-codes';
+import { CLI_VERSION, type Context } from './context/context';
+import { EXIT, describeFailure } from './context/exit-codes';
 
 const HELP_FOOTER = `
 Configuration: \`openbot config set --url <url> --api-key <key>\` writes $OPENBOT_CONFIG

@@ -1,4 +1,4 @@
-export * from './chat';
+export * from './model/chat';
 export * from './model/model-provider';
 export * from './http/capped-body';
 export * from './http/streaming-post';

@@ -7,6 +7,7 @@ export { OpenbotMetrics, type HttpRequestMetric } from './metrics/openbot-metric
 export { MetricsServer } from './metrics/metrics-server';
 export { OpenbotTracing, type HttpSpan } from './tracing/openbot-tracing';
 export * from './database/data-source';
+export { createDataSource, rekey, SEALED_COLUMNS } from './features';
 export * from './database/embedded-postgres';
 export * from './database/migrate';
 export * from './sealing/sealer';

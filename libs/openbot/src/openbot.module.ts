@@ -1,39 +1,9 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import type { MigrationInterface } from 'typeorm';
-import { AccessModule } from './access/access.module';
-import { ApiKeysModule } from './api-keys/api-keys.module';
-import { AuditModule } from './audit/audit.module';
-import { BillingModule } from './billing/billing.module';
-import { BotsModule } from './bots/bots.module';
-import { ChatsModule } from './chats/chats.module';
 import { RUNTIME_CONFIG, type RuntimeConfig } from './config/runtime-config';
 import { DatabaseModule } from './database/database.module';
-import { EngineModule } from './engine/engine.module';
-import { EgressModule } from './egress/egress.module';
-import { ObjectStoreModule } from './object-store/object-store.module';
-import { ErrorsModule } from './errors/errors.module';
-import { ExecutionsModule } from './executions/executions.module';
-import { ApprovalsModule } from './approvals/approvals.module';
-import { RemindersModule } from './reminders/reminders.module';
-import { FilesModule } from './files/files.module';
-import { HealthModule } from './health/health.module';
-import { LimitsModule } from './limits/limits.module';
-import { ModelProvidersModule } from './model-providers/model-providers.module';
-import { AppOAuthModule } from './app-oauth/app-oauth.module';
-import { AppCatalogModule } from './app-catalog/app-catalog.module';
-import { AppsModule } from './apps/apps.module';
-import { MembersModule } from './members/members.module';
-import { MemoryModule } from './memory/memory.module';
-import { MetricsModule } from './metrics/metrics.module';
-import { TracingModule } from './tracing/tracing.module';
-import { RetentionModule } from './retention/retention.module';
-import { ModelsModule } from './models/models.module';
-import { OrganizationsModule } from './organizations/organizations.module';
-import { SealingModule } from './sealing/sealing.module';
-import { SsoModule } from './sso/sso.module';
-import { UsageModule } from './usage/usage.module';
-import { VaultsModule } from './vaults/vaults.module';
+import { ENTITIES, PRODUCT_MODULES } from './features';
 
 @Global()
 @Module({})
@@ -47,7 +17,7 @@ class ConfigModule {
   }
 }
 
-/** Every feature module of the product, composed for one node. */
+/** Every module of the product (features.ts names each once), composed for one node. */
 @Module({})
 export class OpenbotModule {
   static forRoot(options: {
@@ -62,40 +32,11 @@ export class OpenbotModule {
         DatabaseModule.forRoot({
           url: options.config.databaseUrl,
           migrations: options.migrations,
+          entities: ENTITIES,
           nodeId: options.config.nodeId,
           poolSize: options.config.databasePoolSize,
         }),
-        MetricsModule,
-        TracingModule,
-        SealingModule,
-        VaultsModule,
-        EgressModule,
-        ObjectStoreModule,
-        HealthModule,
-        ErrorsModule,
-        LimitsModule,
-        AccessModule,
-        OrganizationsModule,
-        ApiKeysModule,
-        MembersModule,
-        AuditModule,
-        BillingModule,
-        SsoModule,
-        ModelProvidersModule,
-        ModelsModule,
-        AppsModule,
-        AppOAuthModule,
-        AppCatalogModule,
-        BotsModule,
-        MemoryModule,
-        ChatsModule,
-        UsageModule,
-        EngineModule,
-        ExecutionsModule,
-        ApprovalsModule,
-        RemindersModule,
-        FilesModule,
-        RetentionModule,
+        ...PRODUCT_MODULES.flatMap((m) => (m.module === null ? [] : [m.module])),
       ],
       exports: [CqrsModule, ConfigModule],
     };

@@ -1,5 +1,5 @@
 import { Client, InsufficientScopeError, ProtocolError, SdkError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
-import { cappedFetch, McpAnswerTooLarge, type Fetch } from './capped-fetch';
+import { cappedFetch, McpAnswerTooLarge, type Fetch } from './http/capped-fetch';
 import { checkToolList, DEFAULT_MAX_TOOLS, type CheckedToolList, type ToolDeclaration } from './declaration';
 import { McpFailure } from './failures';
 

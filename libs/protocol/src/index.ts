@@ -2,7 +2,7 @@
  * libs/protocol: MCP client connections (both eras), Server Card parsing and validation, App
  * discovery and the declaration codec. It imports only libs/domain and works on its own.
  */
-export * from './capped-fetch';
+export * from './http/capped-fetch';
 export * from './connection';
 export * from './declaration';
 export * from './failures';

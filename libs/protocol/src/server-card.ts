@@ -1,5 +1,5 @@
 import { McpFailure } from './failures';
-import type { Fetch } from './capped-fetch';
+import type { Fetch } from './http/capped-fetch';
 
 /** One input of a remote (a header or a URL variable), as a Server Card declares it. */
 export interface RemoteInput {

@@ -1,9 +1,9 @@
 import { unwrap, type OpenbotClient, type Schemas, type StreamItem } from '@openbot/client';
 import type { Command } from 'commander';
-import { connect, type Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { formatFields, formatJson, formatTable, type Column } from '../output';
-import { ListenerAbandoned } from '../loopback-listener';
+import { connect, type Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { formatFields, formatJson, formatTable, type Column } from '../context/output';
+import { ListenerAbandoned } from '../context/loopback-listener';
 import { followExecution } from './follow';
 import { listenerPort, signInThroughLoopback, type AuthorizationOutcome } from './loopback-sign-in';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';

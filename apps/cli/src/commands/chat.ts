@@ -2,8 +2,8 @@ import { OpenbotApiError, OpenbotConnectionError, sendMessage, type MessageAdmis
 import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, type Context } from '../context';
-import { ReplyPrinter } from '../reply-printer';
+import { connect, type Context } from '../context/context';
+import { ReplyPrinter } from '../context/reply-printer';
 import { followExecution } from './follow';
 
 const SEND_ATTEMPTS = 3;

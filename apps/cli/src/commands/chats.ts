@@ -1,7 +1,7 @@
 import { unwrap, type Schemas } from '@openbot/client';
 import type { Command } from 'commander';
-import { connect, type Context } from '../context';
-import { formatFields, formatJson, type Column } from '../output';
+import { connect, type Context } from '../context/context';
+import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 
 type Chat = Schemas['ChatBody'];

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { configPath, readConfig, writeConfig } from '../config';
-import type { Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { formatFields, formatJson } from '../output';
+import { configPath, readConfig, writeConfig } from '../context/config';
+import type { Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { formatFields, formatJson } from '../context/output';
 
 export function configCommand(program: Command, context: Context): void {
   const config = program.command('config').description('where the CLI connects: the server URL and the API key');

@@ -1,8 +1,8 @@
 import { unwrap, type StreamItem } from '@openbot/client';
 import type { Command } from 'commander';
-import { connect, type Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { formatFields, formatJson, type Column } from '../output';
+import { connect, type Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 import { followExecution } from './follow';
 

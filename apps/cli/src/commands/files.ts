@@ -7,9 +7,9 @@ import { basename } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { connect, type Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { formatFields, formatJson, type Column } from '../output';
+import { connect, type Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 
 /** A file as the API answers it (GET /v1/files/{id}). */

@@ -1,5 +1,5 @@
 import { streamEvents, type ExecutionEvent, type OpenbotClient, type StreamItem } from '@openbot/client';
-import { ExecutionNotCompleted } from '../exit-codes';
+import { ExecutionNotCompleted } from '../context/exit-codes';
 
 /**
  * Reads an execution's events until `execution.ended`, handing each to `onItem`; drops and faults

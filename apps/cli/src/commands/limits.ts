@@ -1,7 +1,7 @@
 import { unwrap, type Schemas } from '@openbot/client';
 import type { Command } from 'commander';
-import { connect, type Context } from '../context';
-import { formatJson, formatTable, type Column } from '../output';
+import { connect, type Context } from '../context/context';
+import { formatJson, formatTable, type Column } from '../context/output';
 
 type Limits = Schemas['OrganizationLimitsBody'];
 type Row = { readonly name: string; readonly limit: number; readonly used: number | null };

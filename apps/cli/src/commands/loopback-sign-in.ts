@@ -1,7 +1,7 @@
 import { unwrap, type OpenbotClient, type Schemas } from '@openbot/client';
-import type { Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { LoopbackListener } from '../loopback-listener';
+import type { Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { LoopbackListener } from '../context/loopback-listener';
 
 /** How long the CLI waits for the sign-in's answer: the authorization's own lifetime. */
 const AUTHORIZATION_WAIT_MS = 10 * 60_000;

@@ -1,9 +1,9 @@
 import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
-import { configPath, readConfig, writeConfig } from '../config';
-import { connect, type Context } from '../context';
-import { UsageError } from '../exit-codes';
-import { formatFields, formatJson } from '../output';
+import { configPath, readConfig, writeConfig } from '../context/config';
+import { connect, type Context } from '../context/context';
+import { UsageError } from '../context/exit-codes';
+import { formatFields, formatJson } from '../context/output';
 
 export function orgsCommand(program: Command, context: Context): void {
   const orgs = program.command('orgs').description('organizations (platform administrator)');

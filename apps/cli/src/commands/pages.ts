@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { parseLimit, type Context } from '../context';
-import { formatJson, formatTable, type Column } from '../output';
+import { parseLimit, type Context } from '../context/context';
+import { formatJson, formatTable, type Column } from '../context/output';
 
 export interface PageOptions {
   readonly after?: string;

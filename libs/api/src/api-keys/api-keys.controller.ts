@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { ApiKeyBody, ApiKeyPage, CreateApiKeyRequest, CreatedApiKeyBody, toApiKeyBody } from './api-key.dto';
 
 @ApiTags('api-keys')

@@ -6,7 +6,7 @@ import { CreateProof, DeleteDeveloperTest, DeleteProof, GetDeveloperTest, GetPro
 import { ExecutionStartedBody, givenValues } from '../apps/app.dto';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { AppIndexPage, CreateProofRequest, DeveloperTestBody, DeveloperTestDeletedBody, DeveloperTestStartedBody, ProofBody, ProofList, StartDeveloperTestRequest, toAppIndexEntryBody, toDeveloperTestBody, toProofBody } from './app-catalog.dto';
 
 // `:id` for the App: the router needs one parameter name per path position under /v1/apps.

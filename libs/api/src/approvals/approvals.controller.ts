@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { APPROVAL_STATES, DecideApproval, GetApproval, ListApprovals } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { ApprovalBody, ApprovalDecisionRequest, ApprovalPage, toApprovalBody } from './approval.dto';
 
 @ApiTags('approvals')

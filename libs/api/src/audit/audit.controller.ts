@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { ListAuditEvents, type AuditEventView } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 
 class AuditActorBody {
   @ApiProperty({ enum: ['member', 'service', 'platform-admin', 'sso'] })

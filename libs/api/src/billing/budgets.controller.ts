@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateBudget, DeleteBudget, GetBudget, ListBudgets } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { BudgetBody, BudgetPage, CreateBudgetRequest, toBudgetBody } from './billing.dto';
 
 @ApiTags('billing')

@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { ListPrices, SetPrice, type PriceInput } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { PriceBody, PricePage, SetPriceRequest, toPriceBody } from './billing.dto';
 
 export function priceInput(body: SetPriceRequest): PriceInput {

@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateRateLimit, DeleteRateLimit, GetRateLimit, ListRateLimits } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { CreateRateLimitRequest, RateLimitBody, RateLimitPage, toRateLimitBody } from './billing.dto';
 
 @ApiTags('billing')

@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateBot, DeleteBot, GetBot, ListBots, UpdateBot } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { BotBody, BotPage, CreateBotRequest, toBotBody, toBotLimits, toBotMemory, toBotTools, UpdateBotRequest } from './bot.dto';
 
 @ApiTags('bots')

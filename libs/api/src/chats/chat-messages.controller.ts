@@ -6,7 +6,7 @@ import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from 
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiOrganizationRateLimited } from '../errors/api-errors.decorator';
 import { commandKeyOf } from '../validation/command-key';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import {
   ChatDeleteBody,
   ChatStopBody,

@@ -5,7 +5,7 @@ import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/doma
 import { CreateChat, GetChat, ListChats } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { ChatBody, ChatPage, CreateChatRequest, toChatBody } from './chat.dto';
 
 @ApiTags('chats')

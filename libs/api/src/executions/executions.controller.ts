@@ -24,7 +24,7 @@ import { ErrorBoundaryFilter } from '../errors/error-boundary.filter';
 import { formatSse, writeChunk } from './event-stream';
 import { NODE_SHUTDOWN, OpenEventReads } from './open-event-reads';
 import { ChildExecutionPage, DecisionRequest, EventPageBody, ExecutionBody, ExecutionStateBody, PausedStateBody, PlanBody } from './execution.dto';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 
 const KEEPALIVE_MS = 15_000;
 const MAX_WAIT_SECONDS = 30;

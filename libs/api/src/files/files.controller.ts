@@ -19,7 +19,7 @@ import type { Readable } from 'node:stream';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { DeclaredErrorBody } from '../errors/error-bodies';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { FileBody, FileDeleteBody, FilePage, FileUploadForm, toFileBody } from './file.dto';
 
 /** What @fastify/multipart hands out for one part (its own types belong to another Fastify copy). */

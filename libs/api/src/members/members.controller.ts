@@ -5,7 +5,7 @@ import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { AddedMemberBody, AddMemberRequest, ChangeMemberRoleRequest, MemberBody, MemberPage, toMemberBody } from './member.dto';
 
 @ApiTags('members')

@@ -5,7 +5,7 @@ import { parsePageRequest, type PlatformAdmin } from '@openbot/domain';
 import { CreateOrganization, ListOrganizations } from '@openbot/openbot';
 import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { CreatedOrganizationBody, CreateOrganizationBody, OrganizationPage } from './organization.dto';
 
 @ApiTags('organizations')

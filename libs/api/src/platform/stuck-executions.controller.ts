@@ -6,7 +6,7 @@ import { CancelExecution, DecideExecution, ListStuckExecutions, UNSETTLED_STATES
 import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { DecisionRequest, ExecutionStateBody } from '../executions/execution.dto';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import { StuckExecutionPage, toStuckExecutionBody } from './stuck-executions.dto';
 
 const DEFAULT_OLDER_THAN_SECONDS = 300;

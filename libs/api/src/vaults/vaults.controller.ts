@@ -17,7 +17,7 @@ import {
 } from '@openbot/openbot';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../shared-page';
+import { ApiPageQuery } from '../openapi/page-query';
 import {
   CreateVaultItemRequest,
   CreateVaultRequest,

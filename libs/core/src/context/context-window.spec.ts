@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../chat';
+import type { ChatMessage } from '../model/chat';
 import { ModelFailure } from '../model/model-provider';
 import { estimateMessageTokens, estimatePromptTokens, fitToContext, MESSAGE_OVERHEAD_TOKENS, modelLimits } from './context-window';
 

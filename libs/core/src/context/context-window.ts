@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat';
+import type { ChatMessage, ToolDefinition } from '../model/chat';
 import { ModelFailure } from '../model/model-provider';
 
 /**

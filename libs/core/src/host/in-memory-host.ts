@@ -1,4 +1,4 @@
-import { systemMessage, userMessage, type ChatMessage, type Usage } from '../chat';
+import { systemMessage, userMessage, type ChatMessage, type Usage } from '../model/chat';
 import { DEFAULT_MODEL_LIMITS, fitToContext, type ModelLimits } from '../context/context-window';
 import { isModelFailure, type ModelFailureCategory, type ModelProvider } from '../model/model-provider';
 import { runModelStep, type ModelStepResult } from '../turn/model-step';

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat';
+import type { ChatMessage, ToolDefinition } from './chat';
 
 /**
  * The model port: every provider adapter (openai-compatible, anthropic, test fakes) implements it.

@@ -10,7 +10,7 @@ import {
   toolUseReply,
 } from '../../../../test/fakes/fake-anthropic-server';
 import { collect, failureOf } from '../../../../test/support/model-streams';
-import type { ChatMessage, ToolDefinition } from '../chat';
+import type { ChatMessage, ToolDefinition } from '../model/chat';
 import { runTurn, type TurnEvent } from '../host/in-memory-host';
 import type { LocalTool } from '../turn/tool-step';
 import { AnthropicProvider, toAnthropicMessages } from './anthropic';

@@ -1,4 +1,4 @@
-import type { ChatMessage, FilePart, FilePartType, ToolDefinition } from '../chat';
+import type { ChatMessage, FilePart, FilePartType, ToolDefinition } from '../model/chat';
 import {
   ModelFailure,
   type FinishReason,

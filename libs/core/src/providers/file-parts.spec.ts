@@ -1,4 +1,4 @@
-import { toolMessage, type ChatMessage, type FilePart } from '../chat';
+import { toolMessage, type ChatMessage, type FilePart } from '../model/chat';
 import { ANTHROPIC_FILE_PARTS, toAnthropicMessages } from './anthropic';
 import { OPENAI_FILE_PARTS, toOpenAiMessages } from './openai-compatible';
 

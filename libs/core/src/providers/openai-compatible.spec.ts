@@ -9,7 +9,7 @@ import {
   textReply,
 } from '../../../../test/fakes/fake-openai-server';
 import { collect, failureOf } from '../../../../test/support/model-streams';
-import type { ChatMessage, ToolDefinition } from '../chat';
+import type { ChatMessage, ToolDefinition } from '../model/chat';
 import { OpenAiCompatibleProvider } from './openai-compatible';
 import { parseRetryAfter } from './sse-request';
 

@@ -1,4 +1,4 @@
-import { fileNote, type ChatMessage, type FilePart, type FilePartType, type ToolDefinition } from '../chat';
+import { fileNote, type ChatMessage, type FilePart, type FilePartType, type ToolDefinition } from '../model/chat';
 import {
   ModelFailure,
   type FinishReason,

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall, Usage } from '../chat';
+import type { ChatMessage, ToolCall, Usage } from '../model/chat';
 import { ModelFailure, type FinishReason, type ModelProvider, type ModelRequest } from '../model/model-provider';
 
 export interface ModelStepResult {

@@ -1,4 +1,4 @@
-import type { ToolResult } from '../chat';
+import type { ToolResult } from '../model/chat';
 import { runToolStep, type LocalTool } from './tool-step';
 
 const echo: LocalTool = {

@@ -1,4 +1,4 @@
-import { toolMessage, type ChatMessage, type ToolCall, type ToolDefinition, type ToolResult } from '../chat';
+import { toolMessage, type ChatMessage, type ToolCall, type ToolDefinition, type ToolResult } from '../model/chat';
 
 export interface ToolInvocation {
   /** The parsed JSON arguments the model sent. */

@@ -3,6 +3,7 @@ import { Engine } from '@openbot/engine';
 import { cappedFetch } from '@openbot/protocol';
 import { AppClient } from '../apps/app-client';
 import { AppsModule } from '../apps/apps.module';
+import { ConnectionGrants } from '../apps/connection-grants';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
@@ -15,12 +16,17 @@ import { BindLoopbackHandler } from './commands/bind-loopback.command';
 import { CompleteAuthorizationHandler } from './commands/complete-authorization.command';
 import { StartAuthorizationHandler } from './commands/start-authorization.command';
 import { ConnectionBearer } from './connection-bearer';
+import { handOverGrant } from './grant-cleanup-command';
 import { grantCleanupWorkflow } from './grant-cleanup.workflow';
 import { grantRefreshWorkflow } from './grant-refresh.workflow';
 import { GrantTokens } from './grant-tokens';
 import { GetClientMetadataDocumentHandler } from './queries/get-client-metadata-document.query';
 
-/** App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections. */
+/**
+ * App OAuth (issue 18, decision 038): authorization, grants, refresh and cleanup of App connections.
+ * It sits above apps and fills the two ports apps owns (decision 079): AppClient's
+ * ConnectionAuthorization and ConnectionGrants' handover; apps never imports it.
+ */
 @Module({
   imports: [AppsModule],
   providers: [AuthorizeConnectionHandler, StartAuthorizationHandler, BindLoopbackHandler, CompleteAuthorizationHandler, GetClientMetadataDocumentHandler],
@@ -34,6 +40,7 @@ export class AppOAuthModule implements OnModuleInit {
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
     @Inject(Sealer) private readonly sealer: Sealer,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(ConnectionGrants) private readonly grants: ConnectionGrants,
   ) {}
 
   onModuleInit(): void {
@@ -43,6 +50,8 @@ export class AppOAuthModule implements OnModuleInit {
     this.engine.register(codeExchangeWorkflow({ db: this.db, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
     this.engine.register(grantCleanupWorkflow({ db: this.db, fetch, sealed: this.sealed }));
     this.engine.register(grantRefreshWorkflow({ db: this.db, fetch, sealed: this.sealed, sealer: this.sealer, engine: () => this.engine }));
+    // Apps owns the ports; App OAuth, above it, fills them: the bearer of a connection's requests and the handover of its grant.
+    this.grants.useHandover(handOverGrant);
     this.client.useAuthorization(new ConnectionBearer(new GrantTokens({ db: this.db, sealed: this.sealed, engine: this.engine })));
   }
 }

@@ -1,5 +1,6 @@
 import { identityForService, newId } from '@openbot/domain';
-import type { EndTransaction, Engine, Json, NewExecutionCommand, Queryable } from '@openbot/engine';
+import type { EndTransaction, Json } from '@openbot/engine';
+import type { CleanupSubmitter } from '../apps/connection-grants';
 import type { TokenSet } from '@openbot/protocol';
 import type { Sealer } from '../sealing/sealer';
 import { associatedData } from '../sealing/sealed-records';
@@ -44,19 +45,15 @@ export interface GrantResultToSave {
   readonly installed: boolean;
 }
 
+// The submitter's vocabulary belongs to the port apps owns for grant handover (apps/connection-grants.ts).
+export { submitterIn, type CleanupSubmitter } from '../apps/connection-grants';
+
 /**
  * Saves a grant result and its cleanup command in the caller's transaction (GRANT-01). The
  * cleanup is `held` when its source still runs (the source's end admits it); otherwise it is
  * submitted to run (recovered by any node). Idempotent by call ID: a late result saved twice
  * keeps one row and one cleanup. Answers the result row's ID and the cleanup's start.
  */
-/** How a cleanup command is submitted: in a transaction through the engine, or with an execution's end. */
-export type CleanupSubmitter = (command: NewExecutionCommand, held: boolean) => Promise<{ readonly executionId: string; readonly start: () => void }>;
-
-/** The submitter of a command handler or a call's commit: the engine, in that transaction. */
-export function submitterIn(tx: Queryable, engine: Engine): CleanupSubmitter {
-  return (command, held) => engine.submitIn(tx, command, { held });
-}
 
 export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string; start: () => void }> {
   const id = newId();

@@ -11,9 +11,11 @@ import { DeleteConnectionHandler } from './commands/delete-connection.command';
 import { RegisterAppHandler } from './commands/register-app.command';
 import { connectionCheckWorkflow } from './connection-check.workflow';
 import { connectionCleanupWorkflow } from './connection-cleanup.workflow';
+import { ConnectionGrants } from './connection-grants';
 import { ConnectionDiscovery } from './connection-discovery';
 import { GetAppHandler, ListAppsHandler } from './queries/list-apps.query';
 import { ListConnectionToolsHandler } from './queries/list-connection-tools.query';
+import { DeclareAppToolsHandler } from './queries/declare-app-tools.handler';
 import { GetToolViewHandler } from './queries/get-tool-view.query';
 import { OpenViewHandler } from './commands/open-view.command';
 import { CallViewToolHandler } from './commands/call-view-tool.command';
@@ -22,12 +24,17 @@ import { viewCallWorkflow } from './view-call.workflow';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
 
-/** Apps (MCP servers) and their connections (issue 17, decision 031). */
+/**
+ * Apps (MCP servers) and their connections (issue 17, decision 031). The lowest of the App
+ * features: App OAuth and the App catalog build on it, and it owns the ports App OAuth fills
+ * (decision 079): AppClient's ConnectionAuthorization and ConnectionGrants' grant handover.
+ */
 @Module({
   providers: [
     AppClient,
     AppSessions,
     ConnectionDiscovery,
+    ConnectionGrants,
     RegisterAppHandler,
     DeleteAppHandler,
     ListAppsHandler,
@@ -36,6 +43,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     ListConnectionsHandler,
     GetConnectionHandler,
     ListConnectionToolsHandler,
+    DeclareAppToolsHandler,
     GetToolViewHandler,
     OpenViewHandler,
     CallViewToolHandler,
@@ -44,7 +52,7 @@ import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-con
     CheckConnectionHandler,
     DeleteConnectionHandler,
   ],
-  exports: [AppClient, AppSessions, ConnectionDiscovery],
+  exports: [AppClient, AppSessions, ConnectionDiscovery, ConnectionGrants],
 })
 export class AppsModule implements OnModuleInit {
   constructor(
@@ -55,11 +63,12 @@ export class AppsModule implements OnModuleInit {
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(AppSessions) private readonly sessions: AppSessions,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
+    @Inject(ConnectionGrants) private readonly grants: ConnectionGrants,
   ) {}
 
   onModuleInit(): void {
     this.engine.register(connectionCheckWorkflow({ db: this.db, client: this.client, discovery: this.discovery, failures: this.failures }));
     this.engine.register(viewCallWorkflow({ db: this.db, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
-    this.engine.register(connectionCleanupWorkflow({ db: this.db, client: this.client }));
+    this.engine.register(connectionCleanupWorkflow({ db: this.db, client: this.client, grants: this.grants }));
   }
 }

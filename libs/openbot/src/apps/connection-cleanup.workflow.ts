@@ -1,9 +1,9 @@
 import { closeSession, isMcpFailure } from '@openbot/protocol';
-import { handOverGrant } from '../app-oauth/grant-cleanup-command';
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
 import type { Sql } from '../database/sql';
 import type { SendActor } from '../vaults/vault-secrets';
 import type { AppClient, ConnectionTarget } from './app-client';
+import type { ConnectionGrants } from './connection-grants';
 
 interface CleanupState {
   readonly connectionId: string;
@@ -37,7 +37,7 @@ const RECHECK_MS = 2_000;
  * the scope open and is tried again: a missing answer does not prove release (RES-06). The rows
  * and the grant go in the end transaction.
  */
-export function connectionCleanupWorkflow(deps: { readonly db: Sql; readonly client: AppClient }) {
+export function connectionCleanupWorkflow(deps: { readonly db: Sql; readonly client: AppClient; readonly grants: ConnectionGrants }) {
   return CONNECTION_CLEANUP.implement({
     initial: (input) => ({ connectionId: input.connectionId, ...(input.memberId === undefined ? {} : { memberId: input.memberId }), closed: false, round: 0 }),
     next: (state) => (state.closed ? { end: 'completed' } : { phase: 'close' }),
@@ -78,7 +78,7 @@ export function connectionCleanupWorkflow(deps: { readonly db: Sql; readonly cli
     async end(context) {
       if (context.outcome !== 'completed') return;
       // Its OAuth grant, kept for the DELETEs above, goes to service cleanup in this transaction (GRANT-03, GRANT-05).
-      await handOverGrant(context.tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), context.state.connectionId, 'removed');
+      await deps.grants.handOver(context.tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), context.state.connectionId, 'removed');
       const { rows } = await context.tx.query('DELETE FROM app_connections WHERE id = $1 RETURNING secrets_record_id', [context.state.connectionId]);
       const secrets = (rows[0] as { secrets_record_id: string | null } | undefined)?.secrets_record_id;
       if (secrets) await context.tx.query('DELETE FROM sealed_records WHERE id = $1', [secrets]);

@@ -3,7 +3,7 @@ import type { ToolDeclaration } from '@openbot/protocol';
 import { approvalIssues, type ApprovalPolicy, type ApproverPolicy } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
-import type { BotMemorySettings } from '../memory/memory-view';
+import type { BotMemorySettings } from './bot-memory';
 
 /**
  * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
@@ -115,20 +115,6 @@ export const BOT_VIEW_COLUMNS = `id, name, model, instructions,
      FROM jsonb_array_elements(tools) WITH ORDINALITY AS bot_tool(tool, position)) AS tools,
   '${JSON.stringify(DEFAULT_BOT_LIMITS)}'::jsonb || limits AS limits, memory,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
-
-/**
- * Splits a model reference at its first `/` into the provider name and the provider's model id;
- * a reference without `/` or with an empty side is an InvalidInput on `model`.
- */
-export function parseModelReference(model: string): { readonly provider: string; readonly modelId: string } {
-  const slash = model.indexOf('/');
-  const provider = slash < 0 ? '' : model.slice(0, slash);
-  const modelId = slash < 0 ? '' : model.slice(slash + 1);
-  if (provider === '' || modelId === '') {
-    throw new InvalidInput([{ path: 'model', message: 'model must be "<provider name>/<model id>"' }]);
-  }
-  return { provider, modelId };
-}
 
 /** Tool names are unique within a Bot; a repeat is an InvalidInput on that tool's name. */
 export function checkToolNames(tools: readonly BotTool[]): void {

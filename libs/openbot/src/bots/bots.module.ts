@@ -1,11 +1,15 @@
 import { Module } from '@nestjs/common';
-import { AppsModule } from '../apps/apps.module';
-import { AppToolDeclarer } from './app-tools';
 import { CreateBotHandler } from './commands/create-bot.command';
 import { DeleteBotHandler } from './commands/delete-bot.command';
 import { UpdateBotHandler } from './commands/update-bot.command';
 import { GetBotHandler } from './queries/get-bot.query';
 import { ListBotsHandler } from './queries/list-bots.query';
 
-@Module({ imports: [AppsModule], providers: [AppToolDeclarer, CreateBotHandler, UpdateBotHandler, DeleteBotHandler, GetBotHandler, ListBotsHandler] })
+/**
+ * Bots: saving, reading and deleting Bots. Bots sits low among the features: what it needs from
+ * a feature above it is asked through a query whose class lives here (DeclareAppTools, answered
+ * by Apps; decision 079). It still reads approvals' tool approval policy, which the Turn's core
+ * is to own.
+ */
+@Module({ providers: [CreateBotHandler, UpdateBotHandler, DeleteBotHandler, GetBotHandler, ListBotsHandler] })
 export class BotsModule {}

@@ -1,9 +1,12 @@
 import { PreparedClient } from '@openbot/engine';
-import { DataSource, type MigrationInterface } from 'typeorm';
-import { ENTITIES } from './entities';
+import { DataSource, type EntitySchema, type MigrationInterface } from 'typeorm';
 
 /** A TypeORM migration class, as handed to createDataSource and OpenbotModule.forRoot. */
 export type MigrationClass = new () => MigrationInterface;
+
+/** A TypeORM entity class (or schema), as a feature lists it in its storage/entities.ts. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for an entity class
+export type EntityClass = Function | EntitySchema;
 
 export interface DataSourceOptions {
   readonly url: string;
@@ -13,14 +16,16 @@ export interface DataSourceOptions {
 }
 
 /**
- * The one DataSource shape used by the server, the migrate command, ormconfig.ts and tests.
- * It never synchronizes the schema: only migrations change it (MIG-01).
+ * The one DataSource shape used by the server, the migrate command, ormconfig.ts and tests, for
+ * the entities the composition root hands in (every module's storage/entities.ts, collected in
+ * libs/openbot/src/features.ts: the platform names no feature). It never synchronizes the schema:
+ * only migrations change it (MIG-01).
  */
-export function createDataSource(options: DataSourceOptions): DataSource {
+export function newDataSource(options: DataSourceOptions & { readonly entities: readonly EntityClass[] }): DataSource {
   return new DataSource({
     type: 'postgres',
     url: options.url,
-    entities: [...ENTITIES],
+    entities: [...options.entities],
     migrations: [...(options.migrations ?? [])],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,

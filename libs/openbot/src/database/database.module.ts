@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, type MigrationInterface } from 'typeorm';
-import { createDataSource } from './data-source';
+import { newDataSource, type EntityClass } from './data-source';
 import { poolOf } from './pool';
 import { Database } from './sql';
 
@@ -19,6 +19,8 @@ export class DatabaseModule {
   static forRoot(options: {
     readonly url: string;
     readonly migrations: ReadonlyArray<new () => MigrationInterface>;
+    /** Every module's entities, handed in by the composition root (libs/openbot/src/features.ts): the platform names no feature. */
+    readonly entities: readonly EntityClass[];
     readonly nodeId: string;
     /** Connections of the pool (OPENBOT_DATABASE_POOL_SIZE); at C Turns in flight each holds one for a few statements at a time. */
     readonly poolSize: number;
@@ -29,9 +31,10 @@ export class DatabaseModule {
         {
           provide: DataSource,
           useFactory: async (): Promise<DataSource> =>
-            createDataSource({
+            newDataSource({
               url: options.url,
               migrations: options.migrations,
+              entities: options.entities,
               poolSize: options.poolSize,
               applicationName: `openbot ${options.nodeId}`.slice(0, 63),
             }).initialize(),

@@ -2,7 +2,7 @@ import type { FilePart, FilePartType } from '@openbot/core';
 import { InvalidInput, isUuid, type InputIssue } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
 import type { Readable } from 'node:stream';
-import { parseModelReference } from '../bots/bot-view';
+import { parseModelReference } from '../models/model-reference';
 import type { ModelProviderKind } from '../model-providers/model-provider-view';
 import { filePartsOf } from '../models/model-calls';
 import { ObjectNotFound, type ObjectStore } from '../object-store/object-store';

@@ -11,7 +11,11 @@ import { MemoryStore } from './memory-store';
 import { GetMemoryItemHandler } from './queries/get-memory-item.query';
 import { ListMemoryItemsHandler } from './queries/list-memory-items.query';
 
-/** Bot memory (decision 030): the item routes' use cases, the MemoryStore the Turn selects through, and the learning workflow. */
+/**
+ * Bot memory (decision 030): the item routes' use cases, the MemoryStore the Turn selects through,
+ * and the learning workflow. It sits above bots (a Bot's memory switches live in bots/bot-memory.ts)
+ * and fills rekey's KeyedStore port with its content and word index (memory-rekey.ts, decision 079).
+ */
 @Global()
 @Module({
   providers: [MemoryStore, CreateMemoryItemHandler, UpdateMemoryItemHandler, DeleteMemoryItemHandler, ListMemoryItemsHandler, GetMemoryItemHandler],

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AnthropicProvider, ModelFailure, OpenAiCompatibleProvider, ReadPacer, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '@openbot/core';
 import type { Queryable } from '@openbot/engine';
-import { parseModelReference } from '../bots/bot-view';
+import { parseModelReference } from './model-reference';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { Database } from '../database/sql';
 import { EgressClient, EgressRefused } from '../egress/egress-client';

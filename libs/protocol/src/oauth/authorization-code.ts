@@ -1,5 +1,5 @@
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization, type AuthorizationServerMetadata } from '@modelcontextprotocol/client';
-import type { Fetch } from '../capped-fetch';
+import type { Fetch } from '../http/capped-fetch';
 import type { AuthorizationServerInfo } from './discovery';
 import { OAuthFailure, toOAuthFailure } from './oauth-failure';
 

@@ -1,5 +1,5 @@
 import { checkResourceAllowed, discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
-import type { Fetch } from '../capped-fetch';
+import type { Fetch } from '../http/capped-fetch';
 import { OAuthFailure, toOAuthFailure } from './oauth-failure';
 
 /** The authorization-server metadata OpenBot keeps (RFC 8414): only the fields it uses. */

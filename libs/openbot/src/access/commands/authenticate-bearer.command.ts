@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandBus, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Caller } from '@openbot/domain';
-import { tokensEqual } from '../../api-keys/api-key-secret';
+import { tokensEqual } from '../../identity/api-key-secret';
 import { AuthenticateApiKey } from '../../api-keys/commands/authenticate-api-key.command';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 

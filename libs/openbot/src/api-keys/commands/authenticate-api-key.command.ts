@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { effectivePermissions, Unauthenticated, type MemberCaller, type MemberId, type MemberRole, type OrganizationId } from '@openbot/domain';
 import { Database } from '../../database/sql';
-import { keyIdOf, secretMatches } from '../api-key-secret';
+import { keyIdOf, secretMatches } from '../../identity/api-key-secret';
 
 /** How stale `last_used_at` may get before a request writes it again: one write a minute per key at most. */
 const LAST_USED_RESOLUTION_SECONDS = 60;

@@ -6,7 +6,7 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config'
 import { Database, type Sql } from '../../database/sql';
 import { checkRoomFor } from '../../limits/organization-limits';
 import { newId } from '@openbot/domain';
-import { generateSecret, hashSecret } from '../api-key-secret';
+import { generateSecret, hashSecret } from '../../identity/api-key-secret';
 import type { ApiKeyView } from '../api-key-view';
 
 export interface CreatedApiKey extends ApiKeyView {

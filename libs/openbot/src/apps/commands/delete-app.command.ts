@@ -2,10 +2,10 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { handOverGrant, submitterIn } from '../../app-oauth/grant-cleanup-command';
 import { Database } from '../../database/sql';
 import { AppHasConnections, appNotFound } from '../app-failures';
 import { APP_VIEW_COLUMNS, type AppView } from '../app-view';
+import { ConnectionGrants, submitterIn } from '../connection-grants';
 
 /**
  * Deletes an App of the organization; 409 AppHasConnections while any connection (even one being
@@ -25,6 +25,7 @@ export class DeleteAppHandler implements ICommandHandler<DeleteApp> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(Engine) private readonly engine: Engine,
+    @Inject(ConnectionGrants) private readonly grants: ConnectionGrants,
   ) {}
 
   async execute({ caller, appId }: DeleteApp): Promise<AppView> {
@@ -42,7 +43,7 @@ export class DeleteAppHandler implements ICommandHandler<DeleteApp> {
         [appId],
       );
       for (const test of tests) {
-        const handed = await handOverGrant(tx, submitterIn(tx, this.engine), test.id, 'removed', test.execution_id);
+        const handed = await this.grants.handOver(tx, submitterIn(tx, this.engine), test.id, 'removed', test.execution_id);
         if (handed !== null) after.push(handed.start);
         if (test.state === 'running' || test.state === 'needs_authorization') after.push(() => this.engine.cancel(test.execution_id));
       }

@@ -3,7 +3,20 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
-import { ownView } from '../commands/call-view-tool.command';
+
+/** A View's binding as its member reads it (404 for anyone else, and once its connection is deleted). */
+export async function ownView(db: Database, caller: MemberCaller, viewId: string): Promise<{ id: string; connectionId: string; toolName: string; uri: string; revision: number; createdAt: Date }> {
+  const view = isUuid(viewId)
+    ? await db.one<{ id: string; connectionId: string; toolName: string; uri: string; revision: number; createdAt: Date }>(
+        `SELECT v.id, v.connection_id AS "connectionId", v.tool_name AS "toolName", v.uri, v.revision, v.created_at AS "createdAt"
+           FROM app_views v JOIN app_connections c ON c.id = v.connection_id
+          WHERE v.id = $1 AND v.organization_id = $2 AND v.member_id = $3 AND c.deleting_at IS NULL`,
+        [viewId, caller.organizationId, caller.memberId],
+      )
+    : undefined;
+  if (view === undefined) throw new NotFound('View');
+  return view;
+}
 
 /** What a View's tool call came to. */
 export interface ViewCallOutcome {

@@ -1,11 +1,11 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs/cqrs';
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
-import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
+import { DeclareAppTools } from '../queries/declare-app-tools.query';
 import { sealToolHeaders } from '../tool-header-secrets';
 import { auditToolChanges } from '../bot-tool-changes';
 import {
@@ -13,7 +13,6 @@ import {
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
-  parseModelReference,
   toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
@@ -21,7 +20,8 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
-import { DEFAULT_BOT_MEMORY, type BotMemorySettings } from '../../memory/memory-view';
+import { parseModelReference } from '../../models/model-reference';
+import { DEFAULT_BOT_MEMORY, type BotMemorySettings } from '../bot-memory';
 
 /**
  * Creates a Bot in the caller's organization. Its model must name one of the organization's
@@ -48,7 +48,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
-    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+    @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
@@ -61,7 +61,7 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).
     await this.vaults.checkForSave(caller, toolReferenceUses(given));
     // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
-    const tools = await this.apps.declareAll(caller, given);
+    const tools = await this.queries.execute(new DeclareAppTools(caller, given));
     const id = newId<BotId>();
     return this.db.transaction(async (tx) => {
       // Literal header values are sealed in this transaction: a refused Bot leaves no record behind.

@@ -1,11 +1,11 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
 import { VaultSecrets } from '../../vaults/vault-secrets';
-import { AppToolDeclarer } from '../app-tools';
 import { SealedRecords } from '../../sealing/sealed-records';
+import { DeclareAppTools } from '../queries/declare-app-tools.query';
 import { sealToolHeaders } from '../tool-header-secrets';
 import { auditToolChanges } from '../bot-tool-changes';
 import {
@@ -13,7 +13,6 @@ import {
   checkDelegateBots,
   checkToolKinds,
   checkToolNames,
-  parseModelReference,
   toolReferenceUses,
   unknownModelProvider,
   withEffectiveKind,
@@ -21,7 +20,8 @@ import {
   type BotTool,
   type BotView,
 } from '../bot-view';
-import type { BotMemorySettings } from '../../memory/memory-view';
+import { parseModelReference } from '../../models/model-reference';
+import type { BotMemorySettings } from '../bot-memory';
 
 /** The fields of a Bot a PATCH may change; an absent field keeps its value. */
 export interface BotChanges {
@@ -54,7 +54,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
   constructor(
     @Inject(Database) private readonly db: Database,
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
-    @Inject(AppToolDeclarer) private readonly apps: AppToolDeclarer,
+    @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
   ) {}
 
@@ -68,7 +68,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
       await checkApproverMembers(this.db, caller.organizationId, changes.tools);
       // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.
-      changes = { ...changes, tools: await this.apps.declareAll(caller, changes.tools) };
+      changes = { ...changes, tools: await this.queries.execute(new DeclareAppTools(caller, changes.tools)) };
     }
     const references = changes.tools === undefined ? [] : toolReferenceUses(changes.tools);
     return this.db.transaction(async (tx) => {

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { RateLimited } from '@openbot/domain';
-import { keyIdOf } from '../../api-keys/api-key-secret';
+import { keyIdOf } from '../../identity/api-key-secret';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { BlockedAddresses } from '../blocked-addresses';
 import { clientKeyOf } from '../client-address';

@@ -4,7 +4,7 @@ import { canManageRole, newId, type ApiKeyId, type MemberCaller, type MemberId, 
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
 import { checkRoomFor } from '../../limits/organization-limits';
-import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
+import { generateSecret, hashSecret } from '../../identity/api-key-secret';
 import { recordAudit } from '../../audit/record-audit';
 import { MEMBER_VIEW_COLUMNS, roleChangeRefused, roleGrantRefused, type MemberView } from '../member-view';
 

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { ApiKeyId, MemberId, OrganizationId } from '@openbot/domain';
 import { Database } from '../../database/sql';
-import { generateSecret, hashSecret } from '../../api-keys/api-key-secret';
+import { generateSecret, hashSecret } from '../../identity/api-key-secret';
 import { newId } from '@openbot/domain';
 
 export interface CreatedOrganization {

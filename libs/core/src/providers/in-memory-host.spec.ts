@@ -6,15 +6,11 @@ import {
   textReply,
   toolCallReply,
 } from '../../../../test/fakes/fake-openai-server';
-import {
-  ModelFailure,
-  OpenAiCompatibleProvider,
-  runTurn,
-  type ChatMessage,
-  type LocalTool,
-  type RunTurnOptions,
-  type TurnEvent,
-} from '../index';
+import { runTurn, type RunTurnOptions, type TurnEvent } from '../host/in-memory-host';
+import type { ChatMessage } from '../model/chat';
+import { ModelFailure } from '../model/model-provider';
+import type { LocalTool } from '../turn/tool-step';
+import { OpenAiCompatibleProvider } from './openai-compatible';
 
 const weather = (modelOutput: string, seen: unknown[] = []): LocalTool => ({
   definition: {

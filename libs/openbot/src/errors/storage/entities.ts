@@ -1,0 +1,4 @@
+import { ErrorRecordEntity } from './error-record.entity';
+
+/** The errors module's entity (a sealed error record). */
+export const ERRORS_ENTITIES = [ErrorRecordEntity] as const;
