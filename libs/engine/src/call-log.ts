@@ -6,7 +6,7 @@ import type { FailureRecorder, Queryable } from './ports';
 import { backoffMs, sleep, type RunScope } from './run-scope';
 import { aad, type SealedJson } from './sealed-json';
 import { retryStorage } from './storage-retry';
-import { withTransaction } from './tx';
+import { withTransaction, type Transaction } from './tx';
 import type { Json } from './json';
 import { noSpan, type TraceSpan } from './tracing';
 import * as callSql from './sql/calls';
@@ -66,7 +66,7 @@ export interface CallOptions {
    * usage, result and events together). It runs once per saved result, also for an old owner's
    * late result (CALL-05), so its writes must be idempotent by `callId`.
    */
-  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
+  readonly commit?: (tx: Transaction, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
   /**
    * Feature rows that commit with the closing of an attempt that was sent and never answered:
    * one an earlier owner left `sending` (it lost the execution mid-call), or one its own gate cut
@@ -415,7 +415,7 @@ export class CallLog {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
     const values = [id, envelope.keyId, envelope.data];
-    const inTransaction = async (tx: Queryable): Promise<void> => {
+    const inTransaction = async (tx: Transaction): Promise<void> => {
       const was = (await tx.query<{ was: CallStatus }>({ ...callSql.callResult, values })).rows[0]?.was;
       // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
       if (was !== 'succeeded' && commit !== undefined) await commit(tx, { callId: id, attempt, result });

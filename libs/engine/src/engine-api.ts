@@ -73,8 +73,6 @@ export interface SubmitCommand {
    * command key's input: a retry by another token of the same scope answers the same execution.
    */
   readonly identity?: Json;
-  /** Extra work in the submit transaction (a feature's business rows). */
-  readonly inTransaction?: (tx: { query: Pool['query'] }, executionId: ExecutionId) => Promise<void>;
 }
 
 export interface ExecutionView {

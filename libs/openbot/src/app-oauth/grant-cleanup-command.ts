@@ -1,5 +1,6 @@
 import { identityForService, newId } from '@openbot/domain';
-import type { EndTransaction, Engine, Json, NewExecutionCommand, Queryable } from '@openbot/engine';
+import type { EndTransaction, EngineInTransaction } from '@openbot/engine';
+import { executionIdentity } from '../identity/identity-codec';
 import type { TokenSet } from '@openbot/protocol';
 import type { Sealer } from '../sealing/sealer';
 import { associatedData } from '../sealing/sealed-records';
@@ -48,17 +49,16 @@ export interface GrantResultToSave {
  * Saves a grant result and its cleanup command in the caller's transaction (GRANT-01). The
  * cleanup is `held` when its source still runs (the source's end admits it); otherwise it is
  * submitted to run (recovered by any node). Idempotent by call ID: a late result saved twice
- * keeps one row and one cleanup. Answers the result row's ID and the cleanup's start.
+ * keeps one row and one cleanup. Answers the result row's ID.
  */
-/** How a cleanup command is submitted: in a transaction through the engine, or with an execution's end. */
-export type CleanupSubmitter = (command: NewExecutionCommand, held: boolean) => Promise<{ readonly executionId: string; readonly start: () => void }>;
+/**
+ * How a cleanup command is submitted with the caller's rows: `engine.in(tx)` in a command
+ * handler or a call's commit, or `{ submit: context.submit }` in an execution's end. Either
+ * starts it once that transaction committed.
+ */
+export type CleanupSubmitter = Pick<EngineInTransaction, 'submit'>;
 
-/** The submitter of a command handler or a call's commit: the engine, in that transaction. */
-export function submitterIn(tx: Queryable, engine: Engine): CleanupSubmitter {
-  return (command, held) => engine.submitIn(tx, command, { held });
-}
-
-export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string; start: () => void }> {
+export async function saveGrantResult(tx: EndTransaction, submitter: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string }> {
   const id = newId();
   const inserted = await tx.query(
     `INSERT INTO app_oauth_grant_results (id, call_id, kind, source_execution_id, organization_id, registration_id, tokens_record_id, installed_at, lineage_id)
@@ -67,21 +67,21 @@ export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitt
   );
   if (inserted.rows.length === 0) {
     const { rows } = await tx.query('SELECT id FROM app_oauth_grant_results WHERE call_id = $1', [result.callId]);
-    return { resultId: (rows[0] as { id: string }).id, start: () => undefined };
+    return { resultId: (rows[0] as { id: string }).id };
   }
-  if (result.installed) return { resultId: id, start: () => undefined };
+  if (result.installed) return { resultId: id };
   const serviceId = await cleanupService(tx, result.organizationId);
-  const submitted = await submit(
+  const executionId = await submitter.submit(
     {
       ...GRANT_CLEANUP.command({ resultId: id, sourceExecutionId: result.sourceExecutionId }),
       scope: { kind: 'service', id: serviceId, organizationId: result.organizationId },
-      identity: identityForService({ id: serviceId, organizationId: result.organizationId }) as unknown as Json,
+      identity: executionIdentity.encode(identityForService({ id: serviceId, organizationId: result.organizationId })),
       resource: { type: 'app-oauth-grant-result', id },
     },
-    options.held,
+    { held: options.held },
   );
-  await tx.query('UPDATE app_oauth_grant_results SET cleanup_execution_id = $2 WHERE id = $1', [id, submitted.executionId]);
-  return { resultId: id, start: submitted.start };
+  await tx.query('UPDATE app_oauth_grant_results SET cleanup_execution_id = $2 WHERE id = $1', [id, executionId]);
+  return { resultId: id };
 }
 
 /**
@@ -98,11 +98,11 @@ export async function handOverGrant(
   holderId: string,
   kind: 'replaced' | 'removed',
   sourceExecutionId: string | null = null,
-): Promise<{ start: () => void } | null> {
+): Promise<void> {
   const { rows } = await tx.query('SELECT id, organization_id, registration_id, tokens_record_id, version FROM app_oauth_grants WHERE connection_id = $1 OR developer_test_id = $1 FOR UPDATE', [holderId]);
   const grant = rows[0] as { id: string; organization_id: string; registration_id: string; tokens_record_id: string; version: number } | undefined;
-  if (grant === undefined) return null;
-  const saved = await saveGrantResult(
+  if (grant === undefined) return;
+  await saveGrantResult(
     tx,
     submit,
     { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, lineageId: holderId, tokensRecordId: grant.tokens_record_id, sourceExecutionId, installed: false },
@@ -112,5 +112,4 @@ export async function handOverGrant(
     await tx.query('DELETE FROM app_oauth_grant_uses WHERE id = $1', [grant.id]);
     await tx.query('DELETE FROM app_oauth_grants WHERE id = $1', [grant.id]);
   }
-  return { start: saved.start };
 }

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { handOverGrant, submitterIn } from '../../app-oauth/grant-cleanup-command';
+import { handOverGrant } from '../../app-oauth/grant-cleanup-command';
 import { Database } from '../../database/sql';
 import { AppHasConnections, appNotFound } from '../app-failures';
 import { APP_VIEW_COLUMNS, type AppView } from '../app-view';
@@ -42,8 +42,7 @@ export class DeleteAppHandler implements ICommandHandler<DeleteApp> {
         [appId],
       );
       for (const test of tests) {
-        const handed = await handOverGrant(tx, submitterIn(tx, this.engine), test.id, 'removed', test.execution_id);
-        if (handed !== null) after.push(handed.start);
+        await handOverGrant(tx, this.engine.in(tx), test.id, 'removed', test.execution_id);
         if (test.state === 'running' || test.state === 'needs_authorization') after.push(() => this.engine.cancel(test.execution_id));
       }
       await tx.count('DELETE FROM apps WHERE id = $1', [appId]);
