@@ -49,14 +49,11 @@ describe.each(['fs', 's3'] as const)('[FW-08] an organization deleted on the %s 
     expect(await store.list(`files/${doomed.organizationId}/`, 100)).toHaveLength(4);
 
     const engine = t.app.get(Engine);
-    let start: () => void = () => undefined;
     const executionId = await t.app.get(Database).transaction(async (tx) => {
-      const sweep = await submitOrganizationFileSweep(tx, engine, doomed.organizationId);
-      start = sweep.start;
+      const sweep = await submitOrganizationFileSweep(engine.in(tx), doomed.organizationId);
       await tx.count('DELETE FROM organizations WHERE id = $1', [doomed.organizationId]);
-      return sweep.executionId;
+      return sweep;
     });
-    start();
     // The rows went with the organization at once; the execution owns the bytes from then on.
     expect((await t.database.query('SELECT id FROM files WHERE organization_id = $1', [doomed.organizationId])).length).toBe(0);
     for (const deadline = Date.now() + 20_000; ; ) {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
  */
 const distRoot = join(__dirname, '..', '..', '..');
 type Resolve = (request: string, ...rest: unknown[]) => string;
-const moduleWithResolve = Module as unknown as { _resolveFilename: Resolve };
+// Node's own resolver, not in its types: the module object with it.
+const moduleWithResolve = Module as typeof Module & { _resolveFilename: Resolve };
 const original = moduleWithResolve._resolveFilename;
 moduleWithResolve._resolveFilename = function resolveOpenbot(request: string, ...rest: unknown[]): string {
   const match = /^@openbot\/([a-z-]+)$/.exec(request);

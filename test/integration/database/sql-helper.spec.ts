@@ -101,11 +101,11 @@ describe('the query helper on PostgreSQL', () => {
     const { pool: watched, written } = watchedPool(database.url);
     try {
       let commitWrittenBeforeAnswer: boolean | null = null;
-      const answer = await withTransaction(watched, async (tx, commitBehind) => {
+      const answer = await withTransaction(watched, async (tx) => {
         await tx.query(`INSERT INTO probe (id, name) VALUES (30, 'first')`);
         const slow = tx.query(`INSERT INTO probe (id, name) SELECT 31, 'behind' FROM pg_sleep(0.3)`);
         void slow.then(() => (commitWrittenBeforeAnswer = written.some((w) => w.includes('COMMIT'))));
-        commitBehind(slow);
+        tx.commitBehind(slow);
         return 'done';
       });
       expect(answer).toBe('done');

@@ -44,7 +44,7 @@ describe('recovery jobs', () => {
     let executionId = '';
     await expect(
       withTransaction(t.pool, async (tx) => {
-        ({ executionId } = await t.engine.submitIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false }));
+        executionId = await t.engine.in(tx).submit({ workflow: idle.name, input: null, scope: SERVICE });
         throw new Error('the feature refused after the submit');
       }),
     ).rejects.toThrow('the feature refused after the submit');
@@ -53,32 +53,25 @@ describe('recovery jobs', () => {
     expect(await jobsOf(executionId)).toBe(0);
 
     // The same submit committed: both are there, the job due after twice the lease.
-    const committed = await withTransaction(t.pool, (tx) => t.engine.submitIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false }));
-    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [committed.executionId])).toHaveLength(1);
-    expect(await jobsOf(committed.executionId)).toBe(1);
-    committed.start();
-    expect(await t.engine.waitForEnd(committed.executionId)).toBe('completed');
+    const committed = await withTransaction(t.pool, (tx) => t.engine.in(tx).submit({ workflow: idle.name, input: null, scope: SERVICE }));
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [committed])).toHaveLength(1);
+    expect(await jobsOf(committed)).toBe(1);
+    expect(await t.engine.waitForEnd(committed)).toBe('completed');
   });
 
-  it('[EXE-08] sendIn answers once its insert is sent: a COMMIT written right behind it keeps row and job, and a failure beside it leaves neither', async () => {
-    const sent = await withTransaction(t.pool, async (tx, commitBehind) => {
-      const submitted = await t.engine.sendIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false });
-      commitBehind(submitted.written);
-      return submitted;
-    });
-    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [sent.executionId])).toHaveLength(1);
-    expect(await jobsOf(sent.executionId)).toBe(1);
-    sent.start();
-    expect(await t.engine.waitForEnd(sent.executionId)).toBe('completed');
+  it('[EXE-08] a submit in a transaction answers once its insert is sent: the COMMIT written right behind it keeps row and job, and a failure beside it leaves neither', async () => {
+    // Nothing else is sent: the COMMIT goes out right behind the insert, before its answer.
+    const sent = await withTransaction(t.pool, (tx) => t.engine.in(tx).submit({ workflow: idle.name, input: null, scope: SERVICE }));
+    expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [sent])).toHaveLength(1);
+    expect(await jobsOf(sent)).toBe(1);
+    expect(await t.engine.waitForEnd(sent)).toBe('completed');
 
     // Sent after the work returned, the insert would run after the COMMIT, outside the block, and be kept.
     let executionId = '';
     await expect(
-      withTransaction(t.pool, async (tx, commitBehind) => {
-        const submitted = await t.engine.sendIn(tx, { workflow: idle.name, input: null, scope: SERVICE }, { held: false });
-        executionId = submitted.executionId;
-        commitBehind(submitted.written);
-        commitBehind(tx.query('SELECT 1 / 0'));
+      withTransaction(t.pool, async (tx) => {
+        executionId = await t.engine.in(tx).submit({ workflow: idle.name, input: null, scope: SERVICE });
+        tx.commitBehind(tx.query('SELECT 1 / 0'));
       }),
     ).rejects.toMatchObject({ code: '22012' });
     expect(await t.database.query('SELECT id FROM executions WHERE id = $1', [executionId])).toEqual([]);

@@ -202,10 +202,10 @@ describe('ServiceIdentity on the engine', () => {
     // Inside a feature's transaction too: nothing is written, the transaction rolls back.
     await expect(
       withTransaction(t.pool, async (tx) => {
-        await t.engine.submitIn(tx, { workflow: memberOnly.name, input: null, scope: service }, { held: false });
+        await t.engine.in(tx).submit({ workflow: memberOnly.name, input: null, scope: service });
       }),
     ).rejects.toBeInstanceOf(Forbidden);
-    await expect(withTransaction(t.pool, (tx) => t.engine.submitIn(tx, { workflow: serviceOnly.name, input: null, scope: member }, { held: true }))).rejects.toBeInstanceOf(Forbidden);
+    await expect(withTransaction(t.pool, (tx) => t.engine.in(tx).submit({ workflow: serviceOnly.name, input: null, scope: member }, { held: true }))).rejects.toBeInstanceOf(Forbidden);
     expect(await count()).toBe(before);
     expect((await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM execution_commands WHERE command_key = 'k'`))[0]!.n).toBe(0);
 

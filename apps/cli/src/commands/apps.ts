@@ -1,4 +1,4 @@
-import { unwrap, type OpenbotClient } from '@openbot/client';
+import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
@@ -6,6 +6,7 @@ import { formatFields, formatJson, type Column } from '../context/output';
 import { appCatalogCommands } from './app-catalog';
 import { listenerPort, signInThroughLoopback } from './loopback-sign-in';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+import { plain } from '../plain-calls';
 
 interface App {
   readonly id: string;
@@ -33,15 +34,6 @@ interface ConnectionTool {
   readonly annotations: Record<string, boolean>;
 }
 
-/**
- * The App routes through the client's plain form: the generated `paths` gain them when the client
- * is regenerated from the server's document after this branch is merged.
- */
-interface PlainCalls {
-  GET(path: string, init: { params: { path?: Record<string, string>; query?: Record<string, unknown> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  POST(path: string, init: { params: { path?: Record<string, string> }; body: unknown }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-}
-const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
 
 const APP_COLUMNS: ReadonlyArray<Column<App>> = [
   ['id', (a) => a.id],

@@ -1,9 +1,10 @@
-import { unwrap, type FetchResult, type OpenbotClient } from '@openbot/client';
+import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, formatTable, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+import { plain } from '../plain-calls';
 
 interface Price {
   id: string;
@@ -36,19 +37,6 @@ interface Page<T> {
   data: T[];
   next: string | null;
 }
-
-type Init = { params?: { path?: Record<string, string>; query?: Record<string, unknown> }; body?: unknown; headers?: Record<string, string> };
-/**
- * The billing routes by path, as openapi-fetch calls them. Their bodies are typed above rather
- * than from the generated `paths`, which gain these routes when the client is regenerated.
- */
-interface BillingRoutes {
-  GET<T>(path: string, init?: Init): Promise<FetchResult<T>>;
-  POST<T>(path: string, init?: Init): Promise<FetchResult<T>>;
-  PUT<T>(path: string, init?: Init): Promise<FetchResult<T>>;
-  DELETE<T>(path: string, init?: Init): Promise<FetchResult<T>>;
-}
-const routes = (client: OpenbotClient): BillingRoutes => client as unknown as BillingRoutes;
 
 /** Micros as money with six decimals: 1500000 → 1.500000 (no floats: integer division). */
 export function money(micros: number | null): string {
@@ -103,7 +91,7 @@ export function billingCommands(program: Command, context: Context): void {
     .action(async (options: { groupBy: string; from?: string; to?: string; json?: boolean }) => {
       const client = await connect(context);
       const query = { groupBy: options.groupBy, ...(options.from ? { from: options.from } : {}), ...(options.to ? { to: options.to } : {}) };
-      const summary = await unwrap(routes(client).GET<{ data: SummaryRow[] }>('/v1/usage/summary', { params: { query } }));
+      const summary = await unwrap(plain(client).GET<{ data: SummaryRow[] }>('/v1/usage/summary', { params: { query } }));
       if (options.json) return context.io.out(formatJson(summary));
       context.io.out(summary.data.length === 0 ? '(none)\n' : formatTable(summary.data, SUMMARY_COLUMNS));
     });
@@ -114,7 +102,7 @@ export function billingCommands(program: Command, context: Context): void {
     .option('--json', 'print the credits as JSON')
     .action(async (options: { json?: boolean }) => {
       const client = await connect(context);
-      const credits = await unwrap(routes(client).GET<{ balanceMicros: number; reservedMicros: number }>('/v1/credits'));
+      const credits = await unwrap(plain(client).GET<{ balanceMicros: number; reservedMicros: number }>('/v1/credits'));
       if (options.json) return context.io.out(formatJson(credits));
       context.io.out(formatFields([['balance', money(credits.balanceMicros)], ['reserved', money(credits.reservedMicros)], ['available', money(credits.balanceMicros - credits.reservedMicros)]]));
     });
@@ -122,7 +110,7 @@ export function billingCommands(program: Command, context: Context): void {
   const prices = program.command('prices').description('model prices in micros per million tokens (1 unit = 1,000,000 micros)');
   pageOptions(prices.command('list').description('list price versions')).action(async (options: PageOptions) => {
     const client = await connect(context);
-    const page = await unwrap(routes(client).GET<Page<Price>>('/v1/prices', { params: { query: pageQuery(options) } }));
+    const page = await unwrap(plain(client).GET<Page<Price>>('/v1/prices', { params: { query: pageQuery(options) } }));
     printPage(context, page, PRICE_COLUMNS, options, 'prices list');
   });
   prices
@@ -142,14 +130,14 @@ export function billingCommands(program: Command, context: Context): void {
         ...(options.from !== undefined ? { effectiveFrom: options.from } : {}),
       };
       const client = await connect(context);
-      const price = await unwrap(routes(client).PUT<Price>(`/v1/prices/${encodeURIComponent(model)}`, { body }));
+      const price = await unwrap(plain(client).PUT<Price>(`/v1/prices/${encodeURIComponent(model)}`, { body }));
       context.io.out(options.json ? formatJson(price) : formatTable([price], PRICE_COLUMNS));
     });
 
   const budgets = program.command('budgets').description('budgets (money) and quotas (tokens) of the organization, a bot or a member');
   pageOptions(budgets.command('list').description('list budgets with their current period')).action(async (options: PageOptions) => {
     const client = await connect(context);
-    const page = await unwrap(routes(client).GET<Page<Budget>>('/v1/budgets', { params: { query: pageQuery(options) } }));
+    const page = await unwrap(plain(client).GET<Page<Budget>>('/v1/budgets', { params: { query: pageQuery(options) } }));
     printPage(context, page, BUDGET_COLUMNS, options, 'budgets list');
   });
   budgets
@@ -168,7 +156,7 @@ export function billingCommands(program: Command, context: Context): void {
       const limitTokens = integerOption('--limit-tokens', options.limitTokens);
       const body = { scope, period: options.period, ...(limitMicros !== undefined ? { limitMicros } : {}), ...(limitTokens !== undefined ? { limitTokens } : {}) };
       const client = await connect(context);
-      const budget = await unwrap(routes(client).POST<Budget>('/v1/budgets', { body }));
+      const budget = await unwrap(plain(client).POST<Budget>('/v1/budgets', { body }));
       context.io.out(options.json ? formatJson(budget) : formatTable([budget], BUDGET_COLUMNS));
     });
   budgets
@@ -177,7 +165,7 @@ export function billingCommands(program: Command, context: Context): void {
     .option('--json', 'print the deleted budget as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
       const client = await connect(context);
-      const budget = await unwrap(routes(client).DELETE<Budget>(`/v1/budgets/${encodeURIComponent(id)}`));
+      const budget = await unwrap(plain(client).DELETE<Budget>(`/v1/budgets/${encodeURIComponent(id)}`));
       context.io.out(options.json ? formatJson(budget) : `deleted ${budget.id}\n`);
     });
 }

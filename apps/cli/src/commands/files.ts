@@ -1,4 +1,4 @@
-import { unwrap, type OpenbotClient } from '@openbot/client';
+import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { createWriteStream, openAsBlob } from 'node:fs';
@@ -11,6 +11,7 @@ import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+import { plain } from '../plain-calls';
 
 /** A file as the API answers it (GET /v1/files/{id}). */
 interface FileBody {
@@ -22,19 +23,6 @@ interface FileBody {
   readonly createdAt: string;
 }
 
-/**
- * The file routes through the client's plain form: the generated `paths` gain them when the
- * client is regenerated from the server's document after this branch is merged.
- */
-interface PlainCalls {
-  GET(
-    path: string,
-    init: { params: { path?: Record<string, string>; query?: Record<string, unknown> }; parseAs?: 'json' | 'stream' },
-  ): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  POST(path: string, init: { body: FormData; bodySerializer: (body: FormData) => FormData }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  DELETE(path: string, init: { params: { path: Record<string, string> } }): Promise<{ data?: unknown; error?: unknown; response: Response }>;
-}
-const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
 
 const COLUMNS: ReadonlyArray<Column<FileBody>> = [
   ['id', (f) => f.id],

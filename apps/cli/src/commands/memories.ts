@@ -1,9 +1,10 @@
-import { unwrap, type OpenbotClient } from '@openbot/client';
+import { unwrap } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
+import { plain } from '../plain-calls';
 
 /** A memory item as the API answers it (content only when read one by one). */
 interface Memory {
@@ -16,19 +17,6 @@ interface Memory {
   readonly createdAt: string;
   readonly content?: string;
 }
-
-type Answer = Promise<{ data?: unknown; error?: unknown; response: Response }>;
-/**
- * The memory routes through the client's plain form: the generated `paths` gain them when the
- * client is regenerated from the server's document after this branch is merged.
- */
-interface PlainCalls {
-  GET(path: string, init: { params: { path: Record<string, string>; query?: Record<string, unknown> } }): Answer;
-  POST(path: string, init: { params: { path: Record<string, string> }; body: unknown }): Answer;
-  PATCH(path: string, init: { params: { path: Record<string, string> }; body: unknown }): Answer;
-  DELETE(path: string, init: { params: { path: Record<string, string> } }): Answer;
-}
-const plain = (client: OpenbotClient): PlainCalls => client as unknown as PlainCalls;
 
 const COLUMNS: ReadonlyArray<Column<Memory>> = [
   ['id', (m) => m.id],

@@ -74,7 +74,7 @@ export class FilesController {
   @ApiErrors(400, 401, 403)
   @ApiLimitReached('fileBytes')
   async upload(@CurrentMember() caller: MemberCaller, @Req() request: FastifyRequest): Promise<FileBody> {
-    const multipart = request as unknown as MultipartRequest;
+    const multipart = request as MultipartRequest;
     if (typeof multipart.isMultipart !== 'function' || !multipart.isMultipart()) {
       throw new InvalidInput([{ path: 'file', message: 'the body must be multipart/form-data with one file part named `file`' }]);
     }

@@ -65,6 +65,7 @@ export function startReads(socket: Socket): void {
 }
 
 function handleOf(socket: Socket): ReadHandle | null {
-  const handle = (socket as unknown as { _handle?: Partial<ReadHandle> | null })._handle;
+  // Node's own handle, not in its types.
+  const handle = (socket as Socket & { _handle?: Partial<ReadHandle> | null })._handle;
   return handle != null && typeof handle.readStop === 'function' && typeof handle.readStart === 'function' ? (handle as ReadHandle) : null;
 }

@@ -2,7 +2,7 @@ import type { ErrorCategory, ExecutionId } from '@openbot/domain';
 import type { CallOptions, CallRequest } from '../logs/call-log';
 import type { Clock } from '../base/clock';
 import { InvalidStoredJson, remembered, type Codec, type Decoded } from './codec';
-import type { Queryable } from '../base/ports';
+import type { Transaction } from '../base/tx';
 import type { Decision, EndContext, Json, Phase, PhaseContext, PhaseOutcome, ResourceRef, WaitFor, Wake, Workflow } from './workflow';
 
 /**
@@ -44,7 +44,7 @@ export type WorkflowDecision<P extends string, R> =
 
 /** CallOptions whose `commit` sees the decoded result. */
 export interface WorkflowCallOptions<T> extends Omit<CallOptions, 'commit'> {
-  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: T }) => Promise<void>;
+  readonly commit?: (tx: Transaction, saved: { readonly callId: string; readonly attempt: number; readonly result: T }) => Promise<void>;
 }
 
 /** What a child workflow must declare to be started and read with its own types. */

@@ -1,5 +1,4 @@
 import { Conflict, type ExecutionId, type ExecutionState } from '@openbot/domain';
-import type { Pool } from 'pg';
 import type { Json, ResourceRef } from './workflow';
 
 /* The shapes of the engine's public API: its commands, views and decisions (a node's options: node/engine-options.ts). */
@@ -26,8 +25,6 @@ export interface SubmitCommand {
    * command key's input: a retry by another token of the same scope answers the same execution.
    */
   readonly identity?: Json;
-  /** Extra work in the submit transaction (a feature's business rows). */
-  readonly inTransaction?: (tx: { query: Pool['query'] }, executionId: ExecutionId) => Promise<void>;
 }
 
 export interface ExecutionView {
@@ -53,4 +50,18 @@ export class NotAwaitingDecision extends Conflict {
   constructor(state: string) {
     super('ExecutionNotAwaitingDecision', `The execution is ${state}, not outcome_unknown.`);
   }
+}
+
+/** A new execution as the engine stores it: what `engine.in(tx).submit` and an end's `submit` take. */
+export interface NewExecutionCommand {
+  readonly workflow: string;
+  readonly input: Json;
+  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string; readonly organizationId: string | null };
+  readonly resource?: ResourceRef;
+  /**
+   * Who the work is for and acts as (IDN-01; the product's `ExecutionIdentity`): stored sealed
+   * with the execution (SEC-01) and checked on restore and before outside sends (IDN-06).
+   * Without one (or with null) nothing is checked.
+   */
+  readonly identity?: Json;
 }

@@ -162,7 +162,7 @@ export class PreparedClient extends Client {}
 const clientQuery = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
 
 function preparedQuery(this: Client, config: unknown, values?: unknown, callback?: unknown): unknown {
-  if (!isPlainNamed(config) || (this as unknown as { binary?: boolean }).binary === true) return clientQuery.call(this, config, values, callback);
+  if (!isPlainNamed(config) || (this as Client & { binary?: boolean }).binary === true) return clientQuery.call(this, config, values, callback);
   const runValues = config.values ?? (Array.isArray(values) ? (values as unknown[]) : []);
   const done = typeof values === 'function' ? (values as Callback) : typeof callback === 'function' ? (callback as Callback) : undefined;
   if (done !== undefined) {

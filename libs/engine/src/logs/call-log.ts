@@ -6,7 +6,7 @@ import type { FailureRecorder, Queryable } from '../base/ports';
 import { backoffMs, sleep, type RunScope } from '../base/run-scope';
 import { aad, type SealedJson } from '../base/sealed-json';
 import { retryStorage } from '../base/storage-retry';
-import { withTransaction } from '../base/tx';
+import { withTransaction, type Transaction } from '../base/tx';
 import type { Json } from '../base/json';
 import { noSpan, type TraceSpan } from '../base/tracing';
 import * as callSql from '../sql/calls';
@@ -66,7 +66,7 @@ export interface CallOptions {
    * usage, result and events together). It runs once per saved result, also for an old owner's
    * late result (CALL-05), so its writes must be idempotent by `callId`.
    */
-  readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
+  readonly commit?: (tx: Transaction, saved: { readonly callId: string; readonly attempt: number; readonly result: Json }) => Promise<void>;
   /**
    * Feature rows that commit with the closing of an attempt that was sent and never answered:
    * one an earlier owner left `sending` (it lost the execution mid-call), or one its own gate cut
@@ -415,7 +415,7 @@ export class CallLog {
     const envelope = this.deps.sealed.seal(result, aad.callResult(id));
     await this.deps.faults.hit('call.result.before-commit', { executionId: this.deps.executionId, step: this.deps.step, callKey });
     const values = [id, envelope.keyId, envelope.data];
-    const inTransaction = async (tx: Queryable): Promise<void> => {
+    const inTransaction = async (tx: Transaction): Promise<void> => {
       const was = (await tx.query<{ was: CallStatus }>({ ...callSql.callResult, values })).rows[0]?.was;
       // A result saved twice (a retried commit whose reply was lost) runs the feature rows once.
       if (was !== 'succeeded' && commit !== undefined) await commit(tx, { callId: id, attempt, result });

@@ -4,8 +4,8 @@ import { noEngineTracing } from '../base/tracing';
 import { Conflict, newId, type ExecutionId, type ExecutionState } from '@openbot/domain';
 import { PgBoss } from 'pg-boss';
 import { callQueries } from '../logs/call-log';
-import { cancelIn, signalIn } from '../run/commands';
-import { pauseIn, resumeIn } from '../run/pause';
+import { engineIn } from '../run/engine-in';
+import type { EngineInTransaction } from '../authoring/engine-in-transaction';
 import { CheckpointBatcher } from '../logs/checkpoint-batcher';
 import { EventWriteBatcher } from '../logs/event-write-batcher';
 import { WriterConnection } from '../base/writer-connection';
@@ -15,19 +15,18 @@ import { observeEvents, type ExecutionEvent } from '../logs/event-log';
 import { initialData, openData, sealData } from '../run/execution-data';
 import { systemClock, type Clock } from '../base/clock';
 import { FaultPoints } from '../base/fault-points';
-import { announceEvents, EVENTS_CHANNEL, NodeListener, Notifier, SIGNALS_CHANNEL } from '../logs/node-listener';
+import { announceEvents, EVENTS_CHANNEL, NodeListener, Notifier } from '../logs/node-listener';
 import { assertAudience, identityOf, openIdentity } from '../run/identity-guard';
-import type { Queryable } from '../base/ports';
 import { ADVANCE_QUEUE, BOSS_OWN_BOOKKEEPING_OFF, buildAdvanceJob, enqueueAdvance, type AdvanceJob } from '../base/queue';
 import { Runner } from './runner';
 import { Schedules } from '../run/schedules';
 import { aad, SealedJson } from '../base/sealed-json';
-import { insertQueued, newExecutionRow, type NewExecutionCommand } from '../run/new-execution';
+import { newExecutionRow } from '../run/new-execution';
 import type { ExecutionRow, NewExecution } from '../base/store';
 import { insertExecutionWithJob, selectExecution, selectIdentity } from '../sql/executions';
 import { endExecution } from '../run/transitions';
 import { DeadNodeWatch, NodePresence } from './presence';
-import { withTransaction } from '../base/tx';
+import { withTransaction, type Transaction } from '../base/tx';
 import { RecentResults } from '../base/recent-results';
 import { NotAwaitingDecision, type ExecutionView, type OperatorDecision, type SubmitCommand } from '../authoring/engine-api';
 import type { EngineOptions } from './engine-options';
@@ -156,7 +155,7 @@ export class Engine {
     assertAudience(workflow, command.scope.kind);
     const id = newId<ExecutionId>();
     const hash = inputHash(command.input);
-    const outcome = command.commandKey === undefined && command.inTransaction === undefined
+    const outcome = command.commandKey === undefined
       ? await this.submitPlain(id, command, workflow)
       : await withTransaction(this.ctx.pool, async (tx) => {
       if (command.commandKey !== undefined) {
@@ -180,7 +179,6 @@ export class Engine {
       const row = this.submittedRow(id, command, workflow);
       // Recovery: if this node dies, the job finds the lease expired and another node takes over.
       await insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, await this.recoveryJob(id));
-      if (command.inTransaction) await command.inTransaction(tx, id);
       return { executionId: id, created: true, row };
     });
     if (outcome.row !== null) {
@@ -212,32 +210,12 @@ export class Engine {
   }
 
   /**
-   * Submits inside the feature's own transaction (its row lock orders the command, STC-02).
-   * `held`: the execution waits in `queued` with no job until an end admits it (STC-04).
-   * Otherwise this node owns it; call `start()` after the transaction commits to run it here.
-   * A scope the workflow does not admit is Forbidden (IDN-11); `identity` is stored sealed (IDN-01).
+   * The engine inside the caller's transaction (STC-01): submit, signal, cancel, pause and resume
+   * commit with the caller's rows, and the transaction does what follows its COMMIT (see
+   * EngineInTransaction). `tx` is `Database.transaction`'s, a call's commit's or `withTransaction`'s.
    */
-  async submitIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void }> {
-    const { written, ...submitted } = await this.sendIn(tx, command, options);
-    await written;
-    return submitted;
-  }
-
-  /**
-   * `submitIn`, answering as soon as the insert is sent, before the database answers it:
-   * `written` is that answer. The caller sends its own statements beside it and awaits `written`,
-   * or hands it to its transaction's `commitBehind` (the insert is sent already, so COMMIT goes
-   * behind it).
-   */
-  async sendIn(tx: Queryable, command: NewExecutionCommand, options: { held: boolean }): Promise<{ executionId: ExecutionId; start: () => void; written: Promise<void> }> {
-    const id = newId<ExecutionId>();
-    if (options.held) return { executionId: id, start: () => undefined, written: insertQueued(this.ctx, tx, id, command, false) };
-    const row = newExecutionRow(this.ctx, id, command, true);
-    // The row and its recovery job in one statement of the caller's transaction: they commit with
-    // the caller's rows or not at all (decision 051). The job is built first (no round trip), so the
-    // statement is sent before this answers.
-    const job = await this.recoveryJob(id);
-    return { executionId: id, start: () => this.runner.runOwned(row), written: insertExecutionWithJob(tx, row, this.ctx.leaseSeconds, job) };
+  in(tx: Transaction): EngineInTransaction {
+    return engineIn(this.ctx, (row) => this.runner.runOwned(row), tx);
   }
 
   /**
@@ -246,11 +224,7 @@ export class Engine {
    * running phase reads it from its inbox; a paused execution keeps it until resumed.
    */
   async signal(executionId: string, name: string, payload: Json = null): Promise<boolean> {
-    const outcome = await withTransaction(this.ctx.pool, (tx) => signalIn(this.ctx, tx, executionId, name, payload));
-    if (outcome === null) return false;
-    if (outcome === 'woken') this.ctx.advanceHere(executionId);
-    else this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
-    return true;
+    return withTransaction(this.ctx.pool, (tx) => this.in(tx).signal(executionId, name, payload));
   }
 
   /** The time workflows see: features that measure work in their own commands read it here (TASK-03). */
@@ -259,29 +233,12 @@ export class Engine {
   }
 
   /**
-   * `signal` inside the caller's transaction (STC-01): the signal commits with the caller's rows
-   * or not at all, so a decision saved by a feature never lacks its wake-up. Call `announce()`
-   * once the transaction committed. Null when the execution does not exist or has ended.
-   */
-  async signalIn(tx: Queryable, executionId: string, name: string, payload: Json = null): Promise<{ announce: () => void } | null> {
-    const outcome = await signalIn(this.ctx, tx, executionId, name, payload);
-    if (outcome === null) return null;
-    return { announce: () => (outcome === 'woken' ? this.ctx.advanceHere(executionId) : this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId)) };
-  }
-
-  /**
    * A cancel request (EXE-12, EXE-15): enters `cancelling` with a new cancel phase and a stored
    * signal; the owner closes the phase gate, releases resources, cancels attached children and
    * only then ends `cancelled`. On a final execution it changes nothing.
    */
   async cancel(executionId: string): Promise<{ state: ExecutionState } | null> {
-    const outcome = await withTransaction(this.ctx.pool, (tx) => cancelIn(this.ctx, tx, executionId));
-    if (outcome === null) return null;
-    if (outcome.state === 'cancelling') {
-      this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
-      if (outcome.wake) this.ctx.advanceHere(executionId);
-    }
-    return { state: outcome.state };
+    return withTransaction(this.ctx.pool, (tx) => this.in(tx).cancel(executionId));
   }
 
   /**
@@ -290,18 +247,12 @@ export class Engine {
    * `paused` is false when there is nothing to pause: it has ended or is being cancelled.
    */
   async pause(executionId: string): Promise<{ state: ExecutionState; paused: boolean } | null> {
-    const outcome = await withTransaction(this.ctx.pool, (tx) => pauseIn(tx, executionId));
-    if (outcome === null) return null;
-    if (outcome.notify) this.ctx.notifier.notify(SIGNALS_CHANNEL, executionId);
-    return { state: outcome.state, paused: outcome.paused };
+    return withTransaction(this.ctx.pool, (tx) => this.in(tx).pause(executionId));
   }
 
   /** Resumes a paused execution: it continues from its saved state. `resumed` is false when it was not paused. */
   async resume(executionId: string): Promise<{ state: ExecutionState; resumed: boolean } | null> {
-    const outcome = await withTransaction(this.ctx.pool, (tx) => resumeIn(this.ctx, tx, executionId));
-    if (outcome === null) return null;
-    if (outcome.wake) this.ctx.advanceHere(executionId);
-    return { state: outcome.state, resumed: outcome.resumed };
+    return withTransaction(this.ctx.pool, (tx) => this.in(tx).resume(executionId));
   }
 
   /** Resolves an execution waiting in outcome_unknown (CALL-03, RES-02). */

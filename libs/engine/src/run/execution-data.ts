@@ -31,8 +31,8 @@ export class CorruptExecutionData extends Error {
 
 export function openData(sealed: SealedJson, row: Pick<ExecutionRow, 'id' | 'key_id' | 'data'>): ExecutionData {
   try {
-    const value = sealed.open(row.key_id, row.data, aad.executionData(row.id)) as unknown as ExecutionData;
-    if (value === null || typeof value !== 'object' || !('state' in value)) throw new Error('not execution data');
+    const value: unknown = sealed.open(row.key_id, row.data, aad.executionData(row.id));
+    if (!isExecutionData(value)) throw new Error('not execution data');
     return value;
   } catch (error) {
     throw new CorruptExecutionData(row.id, error);
@@ -40,7 +40,38 @@ export function openData(sealed: SealedJson, row: Pick<ExecutionRow, 'id' | 'key
 }
 
 export function sealData(sealed: SealedJson, executionId: string, data: ExecutionData): { keyId: string; data: Buffer } {
-  return sealed.seal(data as unknown as Json, aad.executionData(executionId));
+  return sealed.seal(dataJson(data), aad.executionData(executionId));
+}
+
+/** Sealed data this engine wrote (authenticated, so only an older shape can differ): its state, and a wake and wait that are objects or null. */
+function isExecutionData(value: unknown): value is ExecutionData {
+  if (value === null || typeof value !== 'object' || !('state' in value)) return false;
+  const { wake, wait } = value as { wake?: unknown; wait?: unknown };
+  return (wake === null || typeof wake === 'object') && (wait === null || typeof wait === 'object');
+}
+
+/** The data as the JSON that is sealed: every field written out, so a field the type gains must be added here. */
+function dataJson(data: ExecutionData): Json {
+  const { wake, wait } = data;
+  return {
+    state: data.state,
+    wake:
+      wake === null
+        ? null
+        : {
+            signals: wake.signals.map((signal) => ({ name: signal.name, payload: signal.payload })),
+            timer: wake.timer,
+            children: wake.children.map((child) => ({ childId: child.childId, state: child.state })),
+            ...(wake.executions === undefined ? {} : { executions: wake.executions.map((ended) => ({ executionId: ended.executionId, state: ended.state })) }),
+          },
+    wait:
+      wait === null
+        ? null
+        : { signals: [...wait.signals], until: wait.until, children: wait.children, ...(wait.executions === undefined ? {} : { executions: [...wait.executions] }) },
+    ...(data.result === undefined ? {} : { result: data.result }),
+    ...(data.spawned === undefined ? {} : { spawned: data.spawned }),
+    ...(data.seed === undefined ? {} : { seed: data.seed }),
+  };
 }
 
 export function waitSpec(wait: WaitFor): NonNullable<ExecutionData['wait']> {

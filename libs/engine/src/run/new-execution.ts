@@ -6,20 +6,10 @@ import type { Queryable } from '../base/ports';
 import { buildAdvanceJob } from '../base/queue';
 import type { ExecutionRow, NewExecution } from '../base/store';
 import { insertExecution, insertExecutionWithJob } from '../sql/executions';
-import type { Json, ResourceRef, Workflow } from '../authoring/workflow';
+import type { NewExecutionCommand } from '../authoring/engine-api';
+import type { Json, Workflow } from '../authoring/workflow';
 
-export interface NewExecutionCommand {
-  readonly workflow: string;
-  readonly input: Json;
-  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string; readonly organizationId: string | null };
-  readonly resource?: ResourceRef;
-  /**
-   * Who the work is for and acts as (IDN-01; the product's `ExecutionIdentity`): stored sealed
-   * with the execution (SEC-01) and checked on restore and before outside sends (IDN-06).
-   * Without one (or with null) nothing is checked.
-   */
-  readonly identity?: Json;
-}
+export type { NewExecutionCommand };
 
 /**
  * The row of a new execution. Owned: running on this node at generation 1 with its lease.

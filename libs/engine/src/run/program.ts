@@ -3,7 +3,7 @@ import type { EngineContext } from './context';
 import { waitSpec, type ExecutionData } from './execution-data';
 import type { LocalRun, Stop } from './local-run';
 import { pauseRun } from './pause';
-import { endPlainWithLastPhase, endSavesPhase, endWithLastPhase } from './phase-end';
+import { endSavesPhase, endWithLastPhase } from './phase-end';
 import { runPhase, type PhaseResult } from './phase-attempt';
 import { startProgram } from './program-start';
 import { cancel, finish, saveCheckpoint, waitFor } from './run-outcomes';
@@ -125,12 +125,9 @@ async function savePhaseResult(
     // The workflow ends right after this phase: the end saves its result (phase-end.ts, decision 048).
     const decision = workflow.next(next.state, null, ctx.clock);
     const last = { step: at.step + 1, events, outbox };
-    const saves = 'end' in decision && decision.end === 'completed' ? endSavesPhase(workflow, last) : null;
-    if (saves !== null) {
-      const result = ('result' in decision ? decision.result : null) ?? null;
-      const ended = saves === 'transaction'
-        ? await endWithLastPhase(ctx, run, workflow, next, result, last)
-        : await endPlainWithLastPhase(ctx, run, workflow, next, result, last.step);
+    const mode = 'end' in decision && decision.end === 'completed' ? endSavesPhase(workflow, last) : null;
+    if (mode !== null) {
+      const ended = await endWithLastPhase(ctx, run, workflow, next, ('result' in decision ? decision.result : null) ?? null, last, mode);
       if (ended !== null) return ended;
     }
   }

@@ -153,7 +153,7 @@ export function developerTestWorkflow(deps: { readonly db: Database; readonly cl
       // A sign-in not completed by now is used up: a late callback is refused before its code is sent.
       await tx.query('UPDATE app_oauth_authorizations SET used_at = now() WHERE developer_test_id = $1 AND used_at IS NULL', [testId]);
       // The developer's grant goes to cleanup with the end (GRANT-05): the run's connection was closed before its call's result was saved.
-      await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), testId, 'removed');
+      await handOverGrant(tx, { submit: (command) => context.submit(command) }, testId, 'removed');
     },
   });
 }

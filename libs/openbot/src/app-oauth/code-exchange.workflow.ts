@@ -5,7 +5,7 @@ import type { Database } from '../database/sql';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { CLEANUP_RECHECK_MS } from './grant-cleanup.workflow';
-import { handOverGrant, saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
+import { handOverGrant, saveGrantResult, sealTokensIn } from './grant-cleanup-command';
 import { jsonOf } from './oauth-codecs';
 import { openClient, registrationById, SEALED } from './oauth-records';
 
@@ -103,7 +103,7 @@ export function codeExchangeWorkflow(deps: { readonly db: Database; readonly fet
                 const tokensRecordId = await sealTokensIn(tx, deps.sealer, result.tokens);
                 await saveGrantResult(
                   tx,
-                  submitterIn(tx, deps.engine()),
+                  deps.engine().in(tx),
                   {
                     callId: saved.callId,
                     kind: 'exchange',
@@ -167,7 +167,7 @@ export function codeExchangeWorkflow(deps: { readonly db: Database; readonly fet
         const { rows } = await tx.query(`SELECT id, call_id, tokens_record_id FROM app_oauth_grant_results WHERE source_execution_id = $1 AND kind = 'exchange' AND installed_at IS NULL`, [executionId]);
         const result = rows[0] as { id: string; call_id: string; tokens_record_id: string } | undefined;
         if (result === undefined) return;
-        await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), testId, 'removed');
+        await handOverGrant(tx, { submit: (command) => context.submit(command) }, testId, 'removed');
         await tx.query(
           `INSERT INTO app_oauth_grants (id, organization_id, registration_id, developer_test_id, state, tokens_record_id, version, resource, scope, installed_call_id)
            VALUES ($1, $2, $3, $4, 'active', $5, 1, $6, $7, $8)`,
@@ -191,7 +191,7 @@ export function codeExchangeWorkflow(deps: { readonly db: Database; readonly fet
         const result = rows[0] as { id: string; call_id: string; tokens_record_id: string } | undefined;
         if (result === undefined) return;
         // A pair the connection held before goes to service cleanup in this transaction (CONN-01, GRANT-03).
-        await handOverGrant(tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), auth.connection_id!, 'replaced');
+        await handOverGrant(tx, { submit: (command) => context.submit(command) }, auth.connection_id!, 'replaced');
         await tx.query(
           `INSERT INTO app_oauth_grants (id, organization_id, registration_id, connection_id, state, tokens_record_id, version, resource, scope, installed_call_id)
            VALUES ($1, $2, $3, $4, 'active', $5, 1, $6, $7, $8)

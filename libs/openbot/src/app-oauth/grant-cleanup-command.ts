@@ -1,6 +1,7 @@
 import { identityForService, newId } from '@openbot/domain';
-import type { EndTransaction, Json } from '@openbot/engine';
+import type { EndTransaction } from '@openbot/engine';
 import type { CleanupSubmitter } from '../apps/connection-grants';
+import { executionIdentity } from '../identity/identity-codec';
 import type { TokenSet } from '@openbot/protocol';
 import type { Sealer } from '../sealing/sealer';
 import { associatedData } from '../sealing/sealed-records';
@@ -46,16 +47,16 @@ export interface GrantResultToSave {
 }
 
 // The submitter's vocabulary belongs to the port apps owns for grant handover (apps/connection-grants.ts).
-export { submitterIn, type CleanupSubmitter } from '../apps/connection-grants';
+export type { CleanupSubmitter } from '../apps/connection-grants';
 
 /**
  * Saves a grant result and its cleanup command in the caller's transaction (GRANT-01). The
  * cleanup is `held` when its source still runs (the source's end admits it); otherwise it is
  * submitted to run (recovered by any node). Idempotent by call ID: a late result saved twice
- * keeps one row and one cleanup. Answers the result row's ID and the cleanup's start.
+ * keeps one row and one cleanup. Answers the result row's ID.
  */
 
-export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string; start: () => void }> {
+export async function saveGrantResult(tx: EndTransaction, submitter: CleanupSubmitter, result: GrantResultToSave, options: { readonly held: boolean }): Promise<{ resultId: string }> {
   const id = newId();
   const inserted = await tx.query(
     `INSERT INTO app_oauth_grant_results (id, call_id, kind, source_execution_id, organization_id, registration_id, tokens_record_id, installed_at, lineage_id)
@@ -64,21 +65,21 @@ export async function saveGrantResult(tx: EndTransaction, submit: CleanupSubmitt
   );
   if (inserted.rows.length === 0) {
     const { rows } = await tx.query('SELECT id FROM app_oauth_grant_results WHERE call_id = $1', [result.callId]);
-    return { resultId: (rows[0] as { id: string }).id, start: () => undefined };
+    return { resultId: (rows[0] as { id: string }).id };
   }
-  if (result.installed) return { resultId: id, start: () => undefined };
+  if (result.installed) return { resultId: id };
   const serviceId = await cleanupService(tx, result.organizationId);
-  const submitted = await submit(
+  const executionId = await submitter.submit(
     {
       ...GRANT_CLEANUP.command({ resultId: id, sourceExecutionId: result.sourceExecutionId }),
       scope: { kind: 'service', id: serviceId, organizationId: result.organizationId },
-      identity: identityForService({ id: serviceId, organizationId: result.organizationId }) as unknown as Json,
+      identity: executionIdentity.encode(identityForService({ id: serviceId, organizationId: result.organizationId })),
       resource: { type: 'app-oauth-grant-result', id },
     },
-    options.held,
+    { held: options.held },
   );
-  await tx.query('UPDATE app_oauth_grant_results SET cleanup_execution_id = $2 WHERE id = $1', [id, submitted.executionId]);
-  return { resultId: id, start: submitted.start };
+  await tx.query('UPDATE app_oauth_grant_results SET cleanup_execution_id = $2 WHERE id = $1', [id, executionId]);
+  return { resultId: id };
 }
 
 /**
@@ -95,11 +96,11 @@ export async function handOverGrant(
   holderId: string,
   kind: 'replaced' | 'removed',
   sourceExecutionId: string | null = null,
-): Promise<{ start: () => void } | null> {
+): Promise<void> {
   const { rows } = await tx.query('SELECT id, organization_id, registration_id, tokens_record_id, version FROM app_oauth_grants WHERE connection_id = $1 OR developer_test_id = $1 FOR UPDATE', [holderId]);
   const grant = rows[0] as { id: string; organization_id: string; registration_id: string; tokens_record_id: string; version: number } | undefined;
-  if (grant === undefined) return null;
-  const saved = await saveGrantResult(
+  if (grant === undefined) return;
+  await saveGrantResult(
     tx,
     submit,
     { callId: `grant:${grant.id}:v${grant.version}:${kind}`, kind, organizationId: grant.organization_id, registrationId: grant.registration_id, lineageId: holderId, tokensRecordId: grant.tokens_record_id, sourceExecutionId, installed: false },
@@ -109,5 +110,4 @@ export async function handOverGrant(
     await tx.query('DELETE FROM app_oauth_grant_uses WHERE id = $1', [grant.id]);
     await tx.query('DELETE FROM app_oauth_grants WHERE id = $1', [grant.id]);
   }
-  return { start: saved.start };
 }

@@ -3,7 +3,7 @@ import { isOAuthFailure, refreshTokens, type Fetch, type TokenSet } from '@openb
 import type { Sql } from '../database/sql';
 import type { Sealer } from '../sealing/sealer';
 import type { SealedRecords } from '../sealing/sealed-records';
-import { saveGrantResult, sealTokensIn, submitterIn } from './grant-cleanup-command';
+import { saveGrantResult, sealTokensIn } from './grant-cleanup-command';
 import { lockGrant, needsAuthorization, type GrantRow } from './grant-rows';
 import { jsonOf } from './oauth-codecs';
 import { openClient, openTokens, registrationById } from './oauth-records';
@@ -59,7 +59,6 @@ export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: F
         async run(context) {
           const { grantId, version } = context.state;
           const executionId = context.executionId;
-          let startCleanup: () => void = () => undefined;
           const answer = (await context.call(
             'refresh',
             {
@@ -75,13 +74,12 @@ export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: F
                   if (installed) await install(tx, row, tokensRecordId);
                   const grant = await grantOfResult(tx, grantId);
                   if (grant === null) return;
-                  const kept = await saveGrantResult(
+                  await saveGrantResult(
                     tx,
-                    submitterIn(tx, deps.engine()),
+                    deps.engine().in(tx),
                     { callId: saved.callId, kind: 'refresh', organizationId: grant.organization_id, registrationId: grant.registration_id, lineageId: grant.lineage_id, tokensRecordId, sourceExecutionId: null, installed },
                     { held: false },
                   );
-                  startCleanup = kept.start;
                   return;
                 }
                 if (row === undefined) return;
@@ -112,7 +110,6 @@ export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: F
               }
             },
           )) as RefreshAnswer | null;
-          startCleanup();
           return { state: { ...context.state, outcome: await outcomeOf(answer) } };
 
           async function outcomeOf(saved: RefreshAnswer | null): Promise<RefreshOutcome> {

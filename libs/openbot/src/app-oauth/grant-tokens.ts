@@ -1,7 +1,8 @@
 import { identityForService } from '@openbot/domain';
-import type { Engine, Json } from '@openbot/engine';
+import type { Engine } from '@openbot/engine';
 import { McpFailure, scopeUnion } from '@openbot/protocol';
 import type { Database } from '../database/sql';
+import { executionIdentity } from '../identity/identity-codec';
 import type { SealedRecords } from '../sealing/sealed-records';
 import { cleanupService } from './grant-cleanup-command';
 import { GRANT_REFRESH, type RefreshOutcome } from './grant-refresh.workflow';
@@ -92,7 +93,6 @@ export class GrantTokens {
 
   private async refresh(seen: GrantToken): Promise<GrantToken> {
     let refreshId: string | null = null;
-    let start: () => void = () => undefined;
     for (let waited = 0; refreshId === null; waited += WAIT_STEP_MS) {
       const claim = await this.deps.db.transaction(async (tx) => {
         const row = await lockGrant(tx, seen.grantId);
@@ -106,28 +106,21 @@ export class GrantTokens {
         }
         // The intent is the refresh execution, submitted in this transaction: one refresh per grant version.
         const serviceId = await cleanupService(tx, row.organization_id);
-        const submitted = await this.deps.engine.submitIn(
-          tx,
-          {
-            ...GRANT_REFRESH.command({ grantId: row.id, version: row.version }),
-            scope: { kind: 'service', id: serviceId, organizationId: row.organization_id },
-            identity: identityForService({ id: serviceId, organizationId: row.organization_id }) as unknown as Json,
-            resource: { type: 'app-oauth-grant', id: row.id },
-          },
-          { held: false },
-        );
-        await tx.query('UPDATE app_oauth_grants SET refresh_intent = $2, refresh_intent_at = now() WHERE id = $1', [row.id, submitted.executionId]);
-        return { kind: 'claimed' as const, executionId: submitted.executionId, start: submitted.start };
+        const executionId = await this.deps.engine.in(tx).submit({
+          ...GRANT_REFRESH.command({ grantId: row.id, version: row.version }),
+          scope: { kind: 'service', id: serviceId, organizationId: row.organization_id },
+          identity: executionIdentity.encode(identityForService({ id: serviceId, organizationId: row.organization_id })),
+          resource: { type: 'app-oauth-grant', id: row.id },
+        });
+        await tx.query('UPDATE app_oauth_grants SET refresh_intent = $2, refresh_intent_at = now() WHERE id = $1', [row.id, executionId]);
+        return { kind: 'claimed' as const, executionId };
       });
       if (claim.kind === 'moved') return this.newer(seen);
       if (claim.kind === 'gone' || claim.kind === 'needs_authorization') throw new McpFailure('needs_authorization', 'the connection needs authorization again');
-      if (claim.kind === 'claimed') {
-        refreshId = claim.executionId;
-        start = claim.start;
-      } else await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
+      if (claim.kind === 'claimed') refreshId = claim.executionId;
+      else await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
       if (waited > LOST_REFRESH_MS * 2) throw new McpFailure('unreachable', 'another refresh of this grant did not finish');
     }
-    start();
     const outcome = await this.outcome(refreshId);
     if (outcome === 'refreshed' || outcome === 'moved') return this.newer(seen);
     if (outcome === 'unreachable') throw new McpFailure('unreachable', 'the authorization server could not refresh the grant');

@@ -78,7 +78,7 @@ export function connectionCleanupWorkflow(deps: { readonly db: Sql; readonly cli
     async end(context) {
       if (context.outcome !== 'completed') return;
       // Its OAuth grant, kept for the DELETEs above, goes to service cleanup in this transaction (GRANT-03, GRANT-05).
-      await deps.grants.handOver(context.tx, async (command) => ({ executionId: await context.submit(command), start: () => undefined }), context.state.connectionId, 'removed');
+      await deps.grants.handOver(context.tx, { submit: (command) => context.submit(command) }, context.state.connectionId, 'removed');
       const { rows } = await context.tx.query('DELETE FROM app_connections WHERE id = $1 RETURNING secrets_record_id', [context.state.connectionId]);
       const secrets = (rows[0] as { secrets_record_id: string | null } | undefined)?.secrets_record_id;
       if (secrets) await context.tx.query('DELETE FROM sealed_records WHERE id = $1', [secrets]);

@@ -1,18 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import type { EndTransaction, Engine, NewExecutionCommand, Queryable } from '@openbot/engine';
+import type { EndTransaction, EngineInTransaction } from '@openbot/engine';
 
-/** How a cleanup command is submitted: in a transaction through the engine, or with an execution's end. */
-export type CleanupSubmitter = (command: NewExecutionCommand, held: boolean) => Promise<{ readonly executionId: string; readonly start: () => void }>;
-
-/** The submitter of a command handler or a call's commit: the engine, in that transaction. */
-export function submitterIn(tx: Queryable, engine: Engine): CleanupSubmitter {
-  return (command, held) => engine.submitIn(tx, command, { held });
-}
+/**
+ * How a cleanup command is submitted with the caller's rows: `engine.in(tx)` in a command
+ * handler or a call's commit, or `{ submit: context.submit }` in an execution's end. Either
+ * starts it once that transaction committed.
+ */
+export type CleanupSubmitter = Pick<EngineInTransaction, 'submit'>;
 
 /**
  * Hands the OAuth grant of a connection or a developer test (`holderId`) to cleanup in the
  * caller's transaction (GRANT-03, GRANT-05): App OAuth's handOverGrant (app-oauth/grant-cleanup-command.ts).
- * Answers null when the holder has no grant.
  */
 export type GrantHandover = (
   tx: EndTransaction,
@@ -20,7 +18,7 @@ export type GrantHandover = (
   holderId: string,
   kind: 'replaced' | 'removed',
   sourceExecutionId?: string | null,
-) => Promise<{ start: () => void } | null>;
+) => Promise<void>;
 
 /**
  * The port apps owns for the OAuth grants of what it deletes: a connection at its cleanup's end,

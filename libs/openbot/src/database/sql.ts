@@ -1,4 +1,4 @@
-import { withConnection, withTransaction, type CommitBehind, type Queryable } from '@openbot/engine';
+import { withConnection, withTransaction, type Queryable, type Transaction } from '@openbot/engine';
 import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** A statement: plain text, or a named prepared statement on a hot path (`{ name, text, values }`). */
@@ -32,7 +32,7 @@ export class Sql implements Queryable {
     return this.db.query<R>(config, values);
   }
 
-  private run(statement: Statement, params: readonly unknown[]): Promise<QueryResult> {
+  protected run(statement: Statement, params: readonly unknown[]): Promise<QueryResult> {
     return typeof statement === 'string' ? this.db.query(statement, [...params]) : this.db.query(statement);
   }
 }
@@ -43,9 +43,12 @@ export class Database extends Sql {
     super(pool);
   }
 
-  /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
+  /**
+   * Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws.
+   * What must follow the COMMIT (`engine.in(tx)`'s runs and wake-ups) runs once it committed.
+   */
   transaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
-    return withTransaction(this.pool, (client, commitBehind) => work(new TransactionSql(client, commitBehind)));
+    return withTransaction(this.pool, (tx) => work(new TransactionSql(tx)));
   }
 
   /** The pool's counters now: connections open, idle, and clients waiting for one (the metrics read them at scrape time). */
@@ -62,12 +65,29 @@ export class Database extends Sql {
   }
 }
 
-/** The statements of one transaction, and the statements it hands on unanswered with `COMMIT` written behind them (CommitBehind). */
-export class TransactionSql extends Sql {
-  constructor(
-    db: Queryable,
-    readonly commitBehind: CommitBehind,
-  ) {
-    super(db);
+/**
+ * The statements of one transaction. It is the engine's `Transaction` too: `engine.in(tx)` hands
+ * it what must follow the COMMIT, and the statements it sends unanswered go with COMMIT behind them.
+ */
+export class TransactionSql extends Sql implements Transaction {
+  constructor(private readonly tx: Transaction) {
+    super(tx);
+  }
+
+  /**
+   * Sends a write without waiting for its answer: COMMIT goes right behind it (one round trip
+   * fewer before the caller's answer), and its failure fails the transaction with its own error.
+   * For a transaction's last writes, whose results nobody reads.
+   */
+  send(statement: Statement, params: readonly unknown[] = []): void {
+    this.tx.commitBehind(this.run(statement, params));
+  }
+
+  afterCommit(work: () => void): void {
+    this.tx.afterCommit(work);
+  }
+
+  commitBehind(sent: Promise<unknown>): void {
+    this.tx.commitBehind(sent);
   }
 }

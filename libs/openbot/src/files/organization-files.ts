@@ -1,4 +1,5 @@
-import type { Engine, Queryable } from '@openbot/engine';
+import type { ExecutionId } from '@openbot/domain';
+import type { EngineInTransaction } from '@openbot/engine';
 import { ORGANIZATION_FILE_SWEEP } from './workflows/organization-file-sweep.workflow';
 
 /**
@@ -6,17 +7,12 @@ import { ORGANIZATION_FILE_SWEEP } from './workflows/organization-file-sweep.wor
  * transaction that deletes the organization's row. The file rows go with the row (ON DELETE
  * CASCADE); this submits, in the same transaction, the `files.organization-sweep` execution that
  * then owns the bytes. There is no moment in which the rows are gone and nothing owns the
- * objects. `start` runs it once that transaction committed.
+ * objects. It runs once that transaction committed.
  */
-export async function submitOrganizationFileSweep(tx: Queryable, engine: Engine, organizationId: string): Promise<{ readonly executionId: string; readonly start: () => void }> {
-  const submitted = await engine.submitIn(
-    tx,
-    {
-      ...ORGANIZATION_FILE_SWEEP.command({ organizationId }),
-      scope: { kind: 'service', id: organizationId, organizationId },
-      resource: { type: 'organization', id: organizationId },
-    },
-    { held: false },
-  );
-  return { executionId: submitted.executionId, start: submitted.start };
+export function submitOrganizationFileSweep(engine: EngineInTransaction, organizationId: string): Promise<ExecutionId> {
+  return engine.submit({
+    ...ORGANIZATION_FILE_SWEEP.command({ organizationId }),
+    scope: { kind: 'service', id: organizationId, organizationId },
+    resource: { type: 'organization', id: organizationId },
+  });
 }

@@ -1,5 +1,6 @@
 import { childIdentity, DELEGATED_TASK_PERMISSIONS, effectivePermissions, isMemberRole, MalformedIdentity, parseExecutionIdentity, type ExecutionIdentity } from '@openbot/domain';
 import { executionReads, type IdentityCheck, type IdentityVerdict, type Json, type Queryable } from '@openbot/engine';
+import { executionIdentity } from './identity-codec';
 
 /** PostgreSQL's "undefined_table": the sessions table of SSO is not there (yet). */
 const UNDEFINED_TABLE = '42P01';
@@ -83,8 +84,8 @@ export class SqlIdentityCheck implements IdentityCheck {
       return parent;
     }
     const delegateTo = hint !== null && typeof hint === 'object' && !Array.isArray(hint) && typeof hint.delegateTo === 'string' ? hint.delegateTo : null;
-    if (delegateTo === null) return childIdentity(identity, { sourceExecutionId }) as unknown as Json;
-    return childIdentity(identity, { sourceExecutionId, delegatedTo: { botId: delegateTo }, addPermissionsLimit: DELEGATED_TASK_PERMISSIONS }) as unknown as Json;
+    if (delegateTo === null) return executionIdentity.encode(childIdentity(identity, { sourceExecutionId }));
+    return executionIdentity.encode(childIdentity(identity, { sourceExecutionId, delegatedTo: { botId: delegateTo }, addPermissionsLimit: DELEGATED_TASK_PERMISSIONS }));
   }
 }
 

@@ -1,8 +1,8 @@
 import { BudgetExceeded, ModelNotPriced } from '@openbot/domain';
-import type { Engine, Json, Queryable } from '@openbot/engine';
+import type { Engine, Json } from '@openbot/engine';
 import { admitInput } from '../chats/commands/post-message.command';
 import type { DefaultPrice } from '../config/config';
-import type { Database } from '../database/sql';
+import type { Database, TransactionSql } from '../database/sql';
 import { REMINDER } from './reminder-contract';
 
 /**
@@ -63,8 +63,7 @@ async function post(
   state: { readonly reminderId: string; readonly organizationId: string; readonly chatId: string; readonly scope: { readonly kind: 'member' | 'service'; readonly id: string } },
   identity: Json | null,
 ): Promise<Json> {
-  let start: () => void = () => undefined;
-  const outcome = await deps.db.transaction(async (tx): Promise<Json> => {
+  return deps.db.transaction(async (tx): Promise<Json> => {
     try {
       return await postIn(tx);
     } catch (error) {
@@ -72,10 +71,8 @@ async function post(
       throw error instanceof BudgetExceeded || error instanceof ModelNotPriced ? new PostRefused(error) : error;
     }
   });
-  start();
-  return outcome;
 
-  async function postIn(tx: Queryable): Promise<Json> {
+  async function postIn(tx: TransactionSql): Promise<Json> {
     const { rows } = await tx.query<{ state: string; message: string }>({
       name: 'reminders.lock',
       text: 'SELECT state, message FROM reminders WHERE id = $1 FOR UPDATE',
@@ -94,9 +91,7 @@ async function post(
       commandKey: null,
       defaultPrice: deps.defaultPrice,
     });
-    start = admitted.start;
-    await admitted.written;
     await tx.query({ name: 'reminders.sent', text: `UPDATE reminders SET state = 'sent', sent_at = now() WHERE id = $1`, values: [state.reminderId] });
-    return { posted: true, state: 'sent', messageId: admitted.admission.messageId, turnId: admitted.admission.turnId };
+    return { posted: true, state: 'sent', messageId: admitted.messageId, turnId: admitted.turnId };
   }
 }

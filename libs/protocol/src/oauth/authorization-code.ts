@@ -19,7 +19,17 @@ export interface TokenSet {
   readonly expires_at: number | null;
 }
 
-const asMetadata = (m: AuthorizationServerInfo): AuthorizationServerMetadata => m as unknown as AuthorizationServerMetadata;
+/** The SDK's metadata type from the fields OpenBot keeps (its lists are mutable arrays: copied). */
+const asMetadata = (m: AuthorizationServerInfo): AuthorizationServerMetadata => {
+  const { scopes_supported, code_challenge_methods_supported, token_endpoint_auth_methods_supported, response_types_supported, ...rest } = m;
+  return {
+    ...rest,
+    response_types_supported: [...response_types_supported],
+    ...(scopes_supported === undefined ? {} : { scopes_supported: [...scopes_supported] }),
+    ...(code_challenge_methods_supported === undefined ? {} : { code_challenge_methods_supported: [...code_challenge_methods_supported] }),
+    ...(token_endpoint_auth_methods_supported === undefined ? {} : { token_endpoint_auth_methods_supported: [...token_endpoint_auth_methods_supported] }),
+  };
+};
 
 /**
  * Dynamic client registration (RFC 7591), the last of the registration ways: a confidential web

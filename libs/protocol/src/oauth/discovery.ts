@@ -136,18 +136,17 @@ export async function discoverAuthorization(fetch: Fetch, serverUrl: string, cha
 
 /** Only the fields OpenBot keeps, so a stored registration holds no more than it needs. */
 function pick(m: AuthorizationServerInfo): AuthorizationServerInfo {
-  const keep = [
-    'issuer',
-    'authorization_endpoint',
-    'token_endpoint',
-    'registration_endpoint',
-    'revocation_endpoint',
-    'scopes_supported',
-    'response_types_supported',
-    'code_challenge_methods_supported',
-    'token_endpoint_auth_methods_supported',
-    'authorization_response_iss_parameter_supported',
-    'client_id_metadata_document_supported',
-  ] as const;
-  return Object.fromEntries(keep.filter((k) => m[k] !== undefined).map((k) => [k, m[k]])) as unknown as AuthorizationServerInfo;
+  return {
+    issuer: m.issuer,
+    authorization_endpoint: m.authorization_endpoint,
+    token_endpoint: m.token_endpoint,
+    ...(m.registration_endpoint === undefined ? {} : { registration_endpoint: m.registration_endpoint }),
+    ...(m.revocation_endpoint === undefined ? {} : { revocation_endpoint: m.revocation_endpoint }),
+    ...(m.scopes_supported === undefined ? {} : { scopes_supported: m.scopes_supported }),
+    response_types_supported: m.response_types_supported,
+    ...(m.code_challenge_methods_supported === undefined ? {} : { code_challenge_methods_supported: m.code_challenge_methods_supported }),
+    ...(m.token_endpoint_auth_methods_supported === undefined ? {} : { token_endpoint_auth_methods_supported: m.token_endpoint_auth_methods_supported }),
+    ...(m.authorization_response_iss_parameter_supported === undefined ? {} : { authorization_response_iss_parameter_supported: m.authorization_response_iss_parameter_supported }),
+    ...(m.client_id_metadata_document_supported === undefined ? {} : { client_id_metadata_document_supported: m.client_id_metadata_document_supported }),
+  };
 }

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import { handOverGrant, submitterIn } from '../../app-oauth/grant-cleanup-command';
+import { handOverGrant } from '../../app-oauth/grant-cleanup-command';
 import { Database } from '../../database/sql';
 
 /**
@@ -31,20 +31,17 @@ export class DeleteDeveloperTestHandler implements ICommandHandler<DeleteDevelop
 
   async execute({ caller, appId, testId }: DeleteDeveloperTest): Promise<{ id: string }> {
     if (!isUuid(appId) || !isUuid(testId)) throw new NotFound('DeveloperTest');
-    let start: () => void = () => undefined;
     const test = await this.db.transaction(async (tx) => {
       const row = await tx.one<{ execution_id: string; state: string; secrets_record_id: string | null }>(
         'SELECT execution_id, state, secrets_record_id FROM app_developer_tests WHERE id = $1 AND app_id = $2 AND organization_id = $3 FOR UPDATE',
         [testId, appId, caller.organizationId],
       );
       if (row === undefined) throw new NotFound('DeveloperTest');
-      const handed = await handOverGrant(tx, submitterIn(tx, this.engine), testId, 'removed', row.execution_id);
-      if (handed !== null) start = handed.start;
+      await handOverGrant(tx, this.engine.in(tx), testId, 'removed', row.execution_id);
       await tx.count('DELETE FROM app_developer_tests WHERE id = $1', [testId]);
       if (row.secrets_record_id !== null) await tx.count('DELETE FROM sealed_records WHERE id = $1', [row.secrets_record_id]);
       return row;
     });
-    start();
     if (test.state === 'running' || test.state === 'needs_authorization') await this.engine.cancel(test.execution_id);
     return { id: testId };
   }

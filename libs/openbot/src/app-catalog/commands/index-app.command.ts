@@ -25,23 +25,15 @@ export class IndexAppHandler implements ICommandHandler<IndexApp> {
 
   async execute({ caller, appId }: IndexApp): Promise<{ executionId: string }> {
     if (!isUuid(appId)) throw appNotFound();
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const app = await tx.one('SELECT 1 FROM apps WHERE id = $1 AND organization_id = $2 FOR SHARE', [appId, caller.organizationId]);
       if (app === undefined) throw appNotFound();
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...APP_INDEX.command({ appId, organizationId: caller.organizationId, memberId: caller.memberId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'app', id: appId },
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...APP_INDEX.command({ appId, organizationId: caller.organizationId, memberId: caller.memberId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'app', id: appId },
+      });
     });
-    start();
     return { executionId };
   }
 }

@@ -50,7 +50,6 @@ export class StartDeveloperTestHandler implements ICommandHandler<StartDeveloper
   async execute({ caller, appId, remote, variables, headers }: StartDeveloperTest): Promise<{ id: string; executionId: string }> {
     if (!isUuid(appId)) throw appNotFound();
     const id = newId();
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const app = await tx.one<{ card: boolean; remotes: Remote[] }>('SELECT card, remotes FROM apps WHERE id = $1 AND organization_id = $2 FOR SHARE', [appId, caller.organizationId]);
       if (app === undefined) throw appNotFound();
@@ -62,26 +61,20 @@ export class StartDeveloperTestHandler implements ICommandHandler<StartDeveloper
       await this.vaults.checkForSave(caller, referencesOf(stored).map((use) => ({ ...use, url: checkUrl })), tx);
       const proof = await tx.one("SELECT 1 FROM app_proofs WHERE app_id = $1 AND organization_id = $2 AND state = 'verified' LIMIT 1 FOR SHARE", [appId, caller.organizationId]);
       if (proof === undefined) throw new AppProofRequired();
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...DEVELOPER_TEST.command({ testId: id, organizationId: caller.organizationId, memberId: caller.memberId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'app-developer-test', id },
-        },
-        { held: false },
-      );
+      const executionId = await this.engine.in(tx).submit({
+        ...DEVELOPER_TEST.command({ testId: id, organizationId: caller.organizationId, memberId: caller.memberId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'app-developer-test', id },
+      });
       const hasSecrets = Object.keys(secrets.headers).length + Object.keys(secrets.variables).length > 0;
       const secretsRecordId = hasSecrets ? await this.sealed.put(CONNECTION_SECRETS_PURPOSE, secrets, tx) : null;
       await tx.query(
         `INSERT INTO app_developer_tests (id, organization_id, app_id, member_id, execution_id, remote, prepared_remote, variables, headers, secrets_record_id, state)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
-        [id, caller.organizationId, appId, caller.memberId, submitted.executionId, chosen.url, JSON.stringify(chosen), JSON.stringify(stored.variables), JSON.stringify(stored.headers), secretsRecordId],
+        [id, caller.organizationId, appId, caller.memberId, executionId, chosen.url, JSON.stringify(chosen), JSON.stringify(stored.variables), JSON.stringify(stored.headers), secretsRecordId],
       );
-      start = submitted.start;
-      return submitted.executionId;
+      return executionId;
     });
-    start();
     return { id, executionId };
   }
 }

@@ -26,23 +26,15 @@ export class VerifyProofHandler implements ICommandHandler<VerifyProof> {
 
   async execute({ caller, appId, proofId }: VerifyProof): Promise<{ executionId: string }> {
     if (!isUuid(appId) || !isUuid(proofId)) throw proofNotFound();
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const proof = await tx.one('SELECT 1 FROM app_proofs WHERE id = $1 AND app_id = $2 AND organization_id = $3 FOR SHARE', [proofId, appId, caller.organizationId]);
       if (proof === undefined) throw proofNotFound();
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...PROOF_VERIFY.command({ proofId, organizationId: caller.organizationId, memberId: caller.memberId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'app-proof', id: proofId },
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...PROOF_VERIFY.command({ proofId, organizationId: caller.organizationId, memberId: caller.memberId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'app-proof', id: proofId },
+      });
     });
-    start();
     return { executionId };
   }
 }

@@ -1,13 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Forbidden, identityForMember, InvalidInput, Unavailable, type MemberCaller } from '@openbot/domain';
-import { Engine, type Json } from '@openbot/engine';
+import { Engine } from '@openbot/engine';
 import { scopeUnion, STEP_UP_LIMIT } from '@openbot/protocol';
 import { AppClient } from '../../apps/app-client';
 import { connectionNotFound } from '../../apps/app-failures';
 import { lockChangeableConnection } from '../../apps/changeable-connection';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
+import { executionIdentity } from '../../identity/identity-codec';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { AppAuthorizationRefused, AppAuthorizationUnavailable } from '../app-oauth-failures';
 import { AUTHORIZATION_PREPARE, type PreparedAuthorization } from '../authorization-prepare.workflow';
@@ -84,7 +85,7 @@ export class AuthorizeConnectionHandler implements ICommandHandler<AuthorizeConn
     const { executionId } = await this.engine.submit({
       ...AUTHORIZATION_PREPARE.command({ connectionId, serverUrl }),
       scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-      identity: identityForMember(caller, { requires: ['apps.write'] }) as unknown as Json,
+      identity: executionIdentity.encode(identityForMember(caller, { requires: ['apps.write'] })),
       resource: { type: 'app-connection', id: connectionId },
     });
     const ended = await this.engine.waitForEnd(executionId, AbortSignal.timeout(AUTHORIZATION_LIFETIME_MS / 10));

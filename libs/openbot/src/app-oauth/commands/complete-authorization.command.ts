@@ -109,7 +109,6 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
     }
     if (response.error === null && response.code === null) throw new InvalidInput([{ path: 'code', message: 'code is missing' }]);
 
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const used = await tx.count('UPDATE app_oauth_authorizations SET used_at = now() WHERE id = $1 AND used_at IS NULL', [request.id]);
       if (used === 0) throw refusedState('the state was already used');
@@ -121,20 +120,14 @@ export class CompleteAuthorizationHandler implements ICommandHandler<CompleteAut
         details: { authorizationId: request.id, binding: request.binding, error: response.error === null ? null : safeCode(response.error) },
       });
       if (response.error !== null) return null;
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...CODE_EXCHANGE.command({ authorizationId: request.id, code: response.code!, iss: response.iss }),
-          scope: { kind: 'member', id: request.member_id, organizationId: request.organization_id },
-          resource: request.developer_test_id !== null ? { type: 'app-developer-test', id: request.developer_test_id } : { type: 'app-connection', id: request.connection_id! },
-        },
-        { held: false },
-      );
-      await tx.count('UPDATE app_oauth_authorizations SET exchange_execution_id = $2 WHERE id = $1', [request.id, submitted.executionId]);
-      start = submitted.start;
-      return submitted.executionId;
+      const executionId = await this.engine.in(tx).submit({
+        ...CODE_EXCHANGE.command({ authorizationId: request.id, code: response.code!, iss: response.iss }),
+        scope: { kind: 'member', id: request.member_id, organizationId: request.organization_id },
+        resource: request.developer_test_id !== null ? { type: 'app-developer-test', id: request.developer_test_id } : { type: 'app-connection', id: request.connection_id! },
+      });
+      await tx.count('UPDATE app_oauth_authorizations SET exchange_execution_id = $2 WHERE id = $1', [request.id, executionId]);
+      return executionId;
     });
-    start();
     let reason: string | null = response.error === null ? null : safeCode(response.error);
     if (executionId !== null) {
       const ended = await this.settled(executionId);

@@ -3,7 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { recordAudit } from '../../audit/record-audit';
-import { APPROVAL_SIGNAL } from '../../chats/turn/turn-contract';
+import { APPROVAL_SIGNAL, TURN } from '../../chats/turn/turn-contract';
 import { Database } from '../../database/sql';
 import { APPROVAL_VIEW_COLUMNS, type ApprovalDecision, type ApprovalView } from '../approval-view';
 import { APPROVER_FROM, approverFacts, approverParams, assertApprover, type ApproverFacts } from '../approver-rule';
@@ -50,15 +50,15 @@ export class DecideApprovalHandler implements ICommandHandler<DecideApproval> {
     if (target === undefined) throw new NotFound('Approval');
     assertApprover(target);
     const wanted = decision === 'approve' ? 'approved' : 'denied';
-    const { view, announce } = await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       // The wake-up first: it locks the execution row, before the approval row (no deadlock with the Turn's end).
-      const woken = await this.engine.signalIn(tx, target.executionId, APPROVAL_SIGNAL, { approvalId });
+      const woken = await TURN.signal(this.engine.in(tx), target.executionId, APPROVAL_SIGNAL, { approvalId });
       const current = await tx.one<{ state: string; expired: boolean }>(
         `SELECT state, expires_at IS NOT NULL AND expires_at <= now() AS expired FROM approvals WHERE id = $1 FOR UPDATE`,
         [approvalId],
       );
-      if (current!.state === wanted) return { view: await readView(tx, approvalId), announce: null };
-      if (current!.state !== 'pending' || current!.expired || woken === null) {
+      if (current!.state === wanted) return readView(tx, approvalId);
+      if (current!.state !== 'pending' || current!.expired || !woken) {
         throw new Conflict('ApprovalAlreadyDecided', `This approval is ${current!.state === 'pending' ? 'expired' : current!.state}; it cannot be decided again.`);
       }
       await tx.count(
@@ -73,10 +73,8 @@ export class DecideApprovalHandler implements ICommandHandler<DecideApproval> {
         target: { type: 'approval', id: approvalId },
         details: { executionId: view.executionId, callId: view.callId, toolName: view.toolName, ...(reason === null ? {} : { reason }) },
       });
-      return { view, announce: woken.announce };
+      return view;
     });
-    announce?.();
-    return view;
   }
 }
 

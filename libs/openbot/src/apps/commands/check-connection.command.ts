@@ -28,22 +28,14 @@ export class CheckConnectionHandler implements ICommandHandler<CheckConnection> 
   ) {}
 
   async execute({ caller, connectionId }: CheckConnection): Promise<{ executionId: string }> {
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       await lockChangeableConnection(tx, caller, connectionId, 'share');
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...CONNECTION_CHECK.command({ connectionId, organizationId: caller.organizationId, memberId: caller.memberId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'app-connection', id: connectionId },
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...CONNECTION_CHECK.command({ connectionId, organizationId: caller.organizationId, memberId: caller.memberId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'app-connection', id: connectionId },
+      });
     });
-    start();
     return { executionId };
   }
 }

@@ -5,7 +5,7 @@ import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { AppHasConnections, appNotFound } from '../app-failures';
 import { APP_VIEW_COLUMNS, type AppView } from '../app-view';
-import { ConnectionGrants, submitterIn } from '../connection-grants';
+import { ConnectionGrants } from '../connection-grants';
 
 /**
  * Deletes an App of the organization; 409 AppHasConnections while any connection (even one being
@@ -43,8 +43,7 @@ export class DeleteAppHandler implements ICommandHandler<DeleteApp> {
         [appId],
       );
       for (const test of tests) {
-        const handed = await this.grants.handOver(tx, submitterIn(tx, this.engine), test.id, 'removed', test.execution_id);
-        if (handed !== null) after.push(handed.start);
+        await this.grants.handOver(tx, this.engine.in(tx), test.id, 'removed', test.execution_id);
         if (test.state === 'running' || test.state === 'needs_authorization') after.push(() => this.engine.cancel(test.execution_id));
       }
       await tx.count('DELETE FROM apps WHERE id = $1', [appId]);

@@ -30,25 +30,17 @@ export class DeleteConnectionHandler implements ICommandHandler<DeleteConnection
   ) {}
 
   async execute({ caller, connectionId }: DeleteConnection): Promise<{ executionId: string }> {
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       await lockChangeableConnection(tx, caller, connectionId, 'update');
       await tx.count('UPDATE app_connections SET deleting_at = now() WHERE id = $1', [connectionId]);
       await recordAudit(tx, { organizationId: caller.organizationId, actor: caller, action: 'app-connection.deleted', target: { type: 'app-connection', id: connectionId } });
       // Its OAuth grant stays until the cleanup has ended its sessions (their DELETEs carry its token); that cleanup's end hands it over (GRANT-03).
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...CONNECTION_CLEANUP.command({ connectionId, memberId: caller.memberId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'app-connection', id: connectionId },
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...CONNECTION_CLEANUP.command({ connectionId, memberId: caller.memberId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'app-connection', id: connectionId },
+      });
     });
-    start();
     return { executionId };
   }
 }

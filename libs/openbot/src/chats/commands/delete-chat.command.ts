@@ -28,7 +28,6 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
 
   async execute({ caller, chatId }: DeleteChat): Promise<{ executionId: string }> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const { rowCount } = await tx.query({
         name: 'chats.lock_for_delete',
@@ -38,22 +37,15 @@ export class DeleteChatHandler implements ICommandHandler<DeleteChat> {
       // Already being deleted answers like an unknown Chat: it is gone for the API from the first delete on.
       if (rowCount === 0) throw new NotFound('Chat');
       await tx.query({ name: 'chats.close', text: 'UPDATE chats SET closed_at = now() WHERE id = $1', values: [chatId] });
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...CHAT_DELETE.command({ chatId }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'chat', id: chatId },
-          // No identity to re-check (IDN-06): the delete only releases and removes what the caller
-          // was allowed to delete when it was accepted; like a cancel, release needs no rights, and
-          // a member removed meanwhile must not leave a closed Chat half deleted.
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...CHAT_DELETE.command({ chatId }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'chat', id: chatId },
+        // No identity to re-check (IDN-06): the delete only releases and removes what the caller
+        // was allowed to delete when it was accepted; like a cancel, release needs no rights, and
+        // a member removed meanwhile must not leave a closed Chat half deleted.
+      });
     });
-    start();
     return { executionId };
   }
 }

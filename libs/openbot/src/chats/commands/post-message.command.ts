@@ -7,7 +7,8 @@ import type { DefaultPrice } from '../../config/config';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
-import { Database } from '../../database/sql';
+import { Database, type TransactionSql } from '../../database/sql';
+import { executionIdentity } from '../../identity/identity-codec';
 import { TURN } from '../turn/turn-contract';
 import type { TurnInput } from '../turn/turn-state';
 import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
@@ -57,27 +58,21 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
 
   async execute({ caller, chatId, content, commandKey, fileIds }: PostMessage): Promise<MessageAdmission> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
-    let start: () => void = () => undefined;
-    const answer = await this.db.transaction(async (tx) => {
-      const admitted = await admitInput(tx, this.engine, {
+    // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
+    return this.db.transaction((tx) =>
+      admitInput(tx, this.engine, {
         chatId,
         organizationId: caller.organizationId,
         scope: { kind: 'member', id: caller.memberId as string },
-        identity: (botId) => identityForMember(caller, { botId, requires: ['chats.write'] }) as unknown as Json,
+        identity: (botId) => executionIdentity.encode(identityForMember(caller, { botId, requires: ['chats.write'] })),
         content,
         fileIds,
         author: null,
         commandKey,
         defaultPrice: this.config?.defaultPrice ?? null,
         ...(this.config ? { limits: this.config.organizationLimits } : {}),
-      });
-      start = admitted.start;
-      // COMMIT goes right behind the admission's last statements: one round trip fewer before the 202.
-      tx.commitBehind(admitted.written);
-      return admitted.admission;
-    });
-    start();
-    return answer;
+      }),
+    );
   }
 }
 
@@ -101,27 +96,21 @@ export interface InputToAdmit {
 }
 
 /**
- * The admission of one input, in the caller's transaction (see PostMessage). `start` runs the
- * Turn it started once that transaction committed. `written`: the admission's last statements,
- * sent side by side and not yet answered; the caller waits for them, or hands them to the
- * transaction's `commitBehind` so `COMMIT` goes right behind them.
+ * The admission of one input, in the caller's transaction (see PostMessage). A Turn it starts
+ * runs once that transaction committed. Its last statements are sent side by side and not
+ * waited for: the transaction checks them at COMMIT, which goes right behind them.
  */
-export async function admitInput(
-  tx: Queryable,
-  engine: Engine,
-  input: InputToAdmit,
-): Promise<{ readonly admission: MessageAdmission; readonly start: () => void; readonly written: Promise<void> }> {
+export async function admitInput(tx: TransactionSql, engine: Engine, input: InputToAdmit): Promise<MessageAdmission> {
   const { chatId, scope, content, commandKey } = input;
   const fileIds = input.fileIds ?? [];
   // A message without files hashes as it did before files existed: earlier keys keep their meaning.
   const hash = inputHash(fileIds.length === 0 ? { content } : { content, fileIds: [...fileIds] });
-  let start: () => void = () => undefined;
   const chat = await lockChat(tx, chatId, input.organizationId, scope);
   if (commandKey !== null) {
     const earlier = await readCommand(tx, scope, chatId, commandKey);
     if (earlier !== null) {
       if (!earlier.input_hash.equals(hash)) throw new Conflict('CommandKeyConflict', 'This Idempotency-Key was already used with another message.');
-      return { admission: earlier.answer, start, written: Promise.resolve() };
+      return earlier.answer;
     }
   }
   // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
@@ -135,8 +124,6 @@ export async function admitInput(
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
   let newTurn: { readonly seq: number; readonly state: 'queued' | 'running' } | null = null;
-  /** Its execution's insert: sent before the message's statement, without waiting for its answer (one round trip, not two). */
-  let submitting: Promise<unknown> = Promise.resolve();
   const messageId = newId();
   if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
     admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
@@ -145,10 +132,9 @@ export async function admitInput(
     const held = active !== null;
     if (input.limits !== undefined) await checkTurnAdmission(tx, input.organizationId, chatId, held, input.limits);
     const turnInput: TurnInput = { chatId, turnId, organizationId: input.organizationId, scope };
-    // Answers once the insert is sent: every statement of the admission is out before it returns,
-    // so a COMMIT written behind them (commitBehind) never overtakes one.
-    const submitted = await engine.sendIn(
-      tx,
+    // Answers once the insert is sent, without waiting for its answer (one round trip, not two):
+    // the message's statement goes out behind it, and COMMIT behind them all.
+    const executionId = await engine.in(tx).submit(
       {
         ...TURN.command(turnInput),
         scope: { ...scope, organizationId: input.organizationId },
@@ -157,12 +143,11 @@ export async function admitInput(
       },
       { held },
     );
-    start = submitted.start;
-    submitting = submitted.written;
     newTurn = { seq: chat.last_turn_seq + 1, state: held ? 'queued' : 'running' };
-    admission = { messageId, turnId, executionId: submitted.executionId, admission: held ? 'queued' : 'started' };
+    admission = { messageId, turnId, executionId, admission: held ? 'queued' : 'started' };
   }
-  const admitting = tx.query({
+  // Independent rows of one transaction: a failure of any fails the whole admission, as before.
+  tx.send({
     name: 'chats.admit_input',
     text: `WITH c AS (
              UPDATE chats SET last_position = last_position + 1,
@@ -190,16 +175,14 @@ export async function admitInput(
       scope.id,
     ],
   });
-  const remembering = commandKey === null
-    ? null
-    : tx.query({
-        name: 'chats.insert_command',
-        text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
-        values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
-      });
-  // Independent rows of one transaction: a failure of any fails the whole admission, as before.
-  const written = Promise.all([submitting, admitting, remembering]).then(() => undefined);
-  return { admission, start, written };
+  if (commandKey !== null) {
+    tx.send({
+      name: 'chats.insert_command',
+      text: `INSERT INTO chat_commands (scope_kind, scope_id, chat_id, command_key, input_hash, answer) VALUES ($1, $2, $3, $4, $5, $6)`,
+      values: [scope.kind, scope.id, chatId, commandKey, hash, JSON.stringify(admission)],
+    });
+  }
+  return admission;
 }
 
 /**

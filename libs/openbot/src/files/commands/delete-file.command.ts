@@ -28,7 +28,6 @@ export class DeleteFileHandler implements ICommandHandler<DeleteFile> {
 
   async execute({ caller, fileId }: DeleteFile): Promise<{ executionId: string }> {
     if (!isUuid(fileId)) throw new NotFound('File');
-    let start: () => void = () => undefined;
     const executionId = await this.db.transaction(async (tx) => {
       const row = await tx.one<{ objectKey: string }>({
         name: 'files.delete_ready',
@@ -36,21 +35,14 @@ export class DeleteFileHandler implements ICommandHandler<DeleteFile> {
         values: [fileId, caller.organizationId],
       });
       if (row === undefined) throw new NotFound('File');
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...FILE_DELETE.command({ fileId, objectKey: row.objectKey }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'file', id: fileId },
-          // No identity to re-check (IDN-06): removing bytes whose metadata the caller was allowed
-          // to delete needs no rights later; a member removed meanwhile must not strand them.
-        },
-        { held: false },
-      );
-      start = submitted.start;
-      return submitted.executionId;
+      return this.engine.in(tx).submit({
+        ...FILE_DELETE.command({ fileId, objectKey: row.objectKey }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'file', id: fileId },
+        // No identity to re-check (IDN-06): removing bytes whose metadata the caller was allowed
+        // to delete needs no rights later; a member removed meanwhile must not strand them.
+      });
     });
-    start();
     return { executionId };
   }
 }

@@ -66,29 +66,22 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
     const objectKey = `files/${caller.organizationId}/${fileId}`;
     const timeoutMs = this.config.files.uploadTimeoutSeconds * 1000;
     const deadline = new Date(this.engine.clock.now() + timeoutMs);
-    let start: () => void = () => undefined;
     const guardId = await this.db.transaction(async (tx) => {
       // Nothing left: refused before a byte is stored (the commit checks the real size).
       await checkRoomFor(tx, caller.organizationId, this.config.organizationLimits, 'fileBytes');
-      const submitted = await this.engine.submitIn(
-        tx,
-        {
-          ...FILE_UPLOAD_GUARD.command({ fileId, objectKey, abandonAt: abandonTimeOf(deadline, timeoutMs).toISOString() }),
-          scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
-          resource: { type: 'file', id: fileId },
-        },
-        { held: false },
-      );
+      const executionId = await this.engine.in(tx).submit({
+        ...FILE_UPLOAD_GUARD.command({ fileId, objectKey, abandonAt: abandonTimeOf(deadline, timeoutMs).toISOString() }),
+        scope: { kind: 'member', id: caller.memberId, organizationId: caller.organizationId },
+        resource: { type: 'file', id: fileId },
+      });
       await tx.query({
         name: 'files.insert_uploading',
         text: `INSERT INTO files (id, organization_id, created_by, name, content_type, object_key, state, upload_deadline, guard_execution_id)
                VALUES ($1, $2, $3, $4, $5, $6, 'uploading', $7, $8)`,
-        values: [fileId, caller.organizationId, caller.memberId, name, contentType, objectKey, deadline, submitted.executionId],
+        values: [fileId, caller.organizationId, caller.memberId, name, contentType, objectKey, deadline, executionId],
       });
-      start = submitted.start;
-      return submitted.executionId;
+      return executionId;
     });
-    start();
 
     const cutOff = AbortSignal.timeout(timeoutMs);
     try {
@@ -105,12 +98,11 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
             values: [fileId, check.bytes, check.sha256()],
           },
         );
-        const signal = row === undefined ? null : await this.engine.signalIn(tx, guardId, FILE_SETTLED_SIGNAL);
-        return { row, signal };
+        if (row !== undefined) await FILE_UPLOAD_GUARD.signal(this.engine.in(tx), guardId, FILE_SETTLED_SIGNAL, null);
+        return row;
       });
-      if (committed.row === undefined) throw new Error('the upload ran past its deadline');
-      committed.signal?.announce();
-      return committed.row;
+      if (committed === undefined) throw new Error('the upload ran past its deadline');
+      return committed;
     } catch (error) {
       part.body.resume();
       await this.discard(fileId, objectKey, guardId);
@@ -125,11 +117,10 @@ export class UploadFileHandler implements ICommandHandler<UploadFile> {
   private async discard(fileId: string, objectKey: string, guardId: string): Promise<void> {
     try {
       await this.store.delete(objectKey);
-      const signal = await this.db.transaction(async (tx) => {
+      await this.db.transaction(async (tx) => {
         await tx.query({ name: 'files.discard_upload', text: `DELETE FROM files WHERE id = $1 AND state = 'uploading'`, values: [fileId] });
-        return this.engine.signalIn(tx, guardId, FILE_SETTLED_SIGNAL);
+        await FILE_UPLOAD_GUARD.signal(this.engine.in(tx), guardId, FILE_SETTLED_SIGNAL, null);
       });
-      signal?.announce();
     } catch (error) {
       // The guard removes them after the deadline.
       this.logger.warn(`a failed upload's bytes stay until its guard removes them: ${(error as Error).message}`);
