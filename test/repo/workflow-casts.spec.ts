@@ -32,7 +32,7 @@ describe('typed workflows', () => {
   async function sourceCasts(): Promise<string[]> {
     const { stdout } = await run('git', ['ls-files', '-co', '--exclude-standard', 'libs', 'apps'], { cwd: root });
     const source = stdout.split('\n').filter((path) => path.endsWith('.ts') && !path.endsWith('.spec.ts') && !path.endsWith('.d.ts'));
-    expect(source).toEqual(expect.arrayContaining(['libs/engine/src/engine.ts', 'apps/cli/src/plain-calls.ts']));
+    expect(source).toEqual(expect.arrayContaining(['libs/engine/src/node/engine.ts', 'apps/cli/src/context/plain-calls.ts']));
     const casts: string[] = [];
     for (const path of source) {
       const lines = (await readFile(join(root, path), 'utf8').catch(() => '')).split('\n');

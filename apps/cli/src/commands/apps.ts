@@ -6,7 +6,7 @@ import { formatFields, formatJson, type Column } from '../context/output';
 import { appCatalogCommands } from './app-catalog';
 import { listenerPort, signInThroughLoopback } from './loopback-sign-in';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
-import { plain } from '../plain-calls';
+import { plain } from '../context/plain-calls';
 
 interface App {
   readonly id: string;

@@ -4,7 +4,7 @@ import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, formatTable, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
-import { plain } from '../plain-calls';
+import { plain } from '../context/plain-calls';
 
 interface Price {
   id: string;

@@ -4,7 +4,7 @@ import { connect, type Context } from '../context/context';
 import { UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
-import { plain } from '../plain-calls';
+import { plain } from '../context/plain-calls';
 
 /** A memory item as the API answers it (content only when read one by one). */
 interface Memory {
