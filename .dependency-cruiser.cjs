@@ -239,6 +239,19 @@ module.exports = {
       to: { path: pkg(['typeorm']) },
     },
 
+    // ---- the engine's two entry points --------------------------------------------------------
+    {
+      name: 'engine-node-entry-only-from-the-platform',
+      comment:
+        "Features import the engine's authoring entry (@openbot/engine: definitions, codecs, contexts, " +
+        'the Engine handle). The node entry (@openbot/engine/node: EngineNode, Runner, the prepared ' +
+        "client, the group writer, the queue, the pool helpers, the engine's entities) and every file " +
+        "behind either entry are for the platform's engine wiring, database, metrics, limits and rekey only.",
+      severity: 'error',
+      from: { path: '^(libs|apps)/', pathNot: ['^libs/engine/', '^libs/openbot/src/(database|engine|metrics|rekey|limits)/'] },
+      to: { path: '^libs/engine/src/', pathNot: '^libs/engine/src/index\\.ts$' },
+    },
+
     // ---- the one model-call path (PLAT-06) ----------------------------------------------------
     {
       name: 'model-registry-only-from-model-calls',

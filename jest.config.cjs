@@ -8,6 +8,7 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
   moduleNameMapper: {
+    '^@openbot/engine/node$': '<rootDir>/libs/engine/src/node.ts',
     '^@openbot/(.*)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,5 +1,6 @@
 import '../apps/server/src/module-paths';
-import { codec, defineWorkflow, Engine, type Json } from '@openbot/engine';
+import { codec, defineWorkflow, type Json } from '@openbot/engine';
+import { EngineNode } from '@openbot/engine/node';
 import { createDataSource, Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { declare, McpConnection, type ToolDeclaration } from '@openbot/protocol';
 import { randomBytes } from 'node:crypto';
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
     const dataSource = await createDataSource({ url, migrations: [], poolSize: 6 }).initialize();
     const pool = (dataSource.driver as unknown as { master: Pool }).master;
     const sealer = new Sealer(new Keyring({ id: 'bench', key: randomBytes(32) }));
-    const engine = new Engine({ pool, connectionString: url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'bench-node', leaseSeconds: 30 });
+    const engine = new EngineNode({ pool, connectionString: url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'bench-node', leaseSeconds: 30 });
     engine.register(
       BENCH_APP.implement({
         initial: (input) => ({ n: input.n, done: false }),

@@ -5,7 +5,8 @@
  * (`pg-floor`: C connections committing single-row INSERTs), then their ratio.
  */
 import '../apps/server/src/module-paths';
-import { Engine, type Json, type Workflow } from '@openbot/engine';
+import { type Json, type Workflow } from '@openbot/engine';
+import { EngineNode } from '@openbot/engine/node';
 import { createDataSource, EmbeddedPostgres, Keyring, migrate, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
 async function benchEngine(dataSource: Awaited<ReturnType<ReturnType<typeof createDataSource>['initialize']>>, url: string): Promise<Line> {
   const sealer = new Sealer(new Keyring({ id: 'bench', key: randomBytes(32) }));
   const pool = (dataSource.driver as unknown as { master: Pool }).master;
-  const engine = new Engine({ pool, connectionString: url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'bench-node', leaseSeconds: 30 });
+  const engine = new EngineNode({ pool, connectionString: url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'bench-node', leaseSeconds: 30 });
   engine.register(workflow);
   await engine.start();
   const runOne = async (i: number): Promise<number> => {

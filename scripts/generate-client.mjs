@@ -61,8 +61,8 @@ function installTypeScriptLoader() {
   };
   const resolveFilename = loader._resolveFilename;
   loader._resolveFilename = function resolveOpenbot(request, ...rest) {
-    const match = /^@openbot\/([a-z-]+)$/.exec(request);
-    return resolveFilename.call(this, match ? join(ROOT, 'libs', match[1], 'src', 'index.ts') : request, ...rest);
+    const match = /^@openbot\/([a-z-]+)(?:\/([a-z-]+))?$/.exec(request);
+    return resolveFilename.call(this, match ? join(ROOT, 'libs', match[1], 'src', `${match[2] ?? 'index'}.ts`) : request, ...rest);
   };
 }
 

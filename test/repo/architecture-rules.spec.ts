@@ -64,14 +64,15 @@ describe('architecture rules checked on the syntax tree', () => {
       .flatMap(({ file, text }) => rawPoolUse(file, text));
     expect(findings).toEqual([]);
     const violation = [
-      "import { withConnection, withTransaction, type Queryable } from '@openbot/engine';",
+      "import { type Queryable } from '@openbot/engine';",
+      "import { withConnection, withTransaction } from '@openbot/engine/node';",
       'export async function a(deps: { db: { pool: Queryable } }) { return deps.db.pool.query("SELECT 1"); }',
       'export async function b(pool: Queryable) { return pool.query("SELECT 1"); }',
       'export const c = [withTransaction, withConnection];',
     ].join('\n');
     expect(rawPoolUse('libs/openbot/src/probe.ts', violation).map((f) => f.what)).toEqual([
-      'imports withConnection from @openbot/engine',
-      'imports withTransaction from @openbot/engine',
+      'imports withConnection from @openbot/engine/node',
+      'imports withTransaction from @openbot/engine/node',
       'reaches the raw pool: deps.db.pool',
       'calls pool.query on a raw pool',
     ]);

@@ -121,4 +121,14 @@ describe('architecture rules enforced by the dependency check', () => {
     const handler = await probe(`libs/api/src/bots/zz-probe-${process.pid}.ts`, "import type { PoolClient } from 'pg';\nexport type Probe = PoolClient;\n");
     await expectViolation('libs/api/src/bots', 'features-no-raw-pool', handler);
   });
+
+  it("[ARCH-01] a feature imports the engine's authoring entry only: the node entry and the engine's inner files are the platform's", async () => {
+    const node = await probe(`libs/openbot/src/bots/zz-probe-${process.pid}.ts`, "import { EngineNode } from '@openbot/engine/node';\nexport const probe = EngineNode;\n");
+    await expectViolation('libs/openbot/src/bots', 'engine-node-entry-only-from-the-platform', node);
+    const inner = await probe(`libs/api/src/bots/zz-probe-${process.pid}.ts`, "import { Runner } from '../../../engine/src/node/runner';\nexport const probe = Runner;\n");
+    await expectViolation('libs/api/src/bots', 'engine-node-entry-only-from-the-platform', inner);
+    const authoring = await probe(`libs/openbot/src/files/zz-probe-${process.pid}.ts`, "import { defineWorkflow } from '@openbot/engine';\nexport const probe = defineWorkflow;\n");
+    const { output } = await cruise(['libs/openbot/src/files']);
+    expect(output).not.toMatch(new RegExp(`engine-node-entry-only-from-the-platform: [^\\n]*${authoring.split('/').pop()!.replace('.', '\\.')}`));
+  });
 });

@@ -210,12 +210,12 @@ export function rawPoolUse(file: string, text: string): Finding[] {
   const source = parse(file, text);
   const found: Finding[] = [];
   visit(source, (node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.moduleSpecifier.text === '@openbot/engine') {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && (node.moduleSpecifier.text === '@openbot/engine' || node.moduleSpecifier.text === '@openbot/engine/node')) {
       const bindings = node.importClause?.namedBindings;
       if (bindings !== undefined && ts.isNamedImports(bindings)) {
         for (const element of bindings.elements) {
           const name = (element.propertyName ?? element.name).text;
-          if (POOL_HELPERS.has(name)) found.push(at(source, element, `imports ${name} from @openbot/engine`));
+          if (POOL_HELPERS.has(name)) found.push(at(source, element, `imports ${name} from ${node.moduleSpecifier.text}`));
         }
       }
     }

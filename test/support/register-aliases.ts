@@ -10,6 +10,6 @@ type Resolve = (request: string, ...rest: unknown[]) => string;
 const loader = Module as unknown as { _resolveFilename: Resolve };
 const original = loader._resolveFilename;
 loader._resolveFilename = function resolveOpenbot(request: string, ...rest: unknown[]): string {
-  const match = /^@openbot\/([a-z-]+)$/.exec(request);
-  return original.call(this, match ? join(root, 'libs', match[1]!, 'src', 'index.ts') : request, ...rest);
+  const match = /^@openbot\/([a-z-]+)(?:\/([a-z-]+))?$/.exec(request);
+  return original.call(this, match ? join(root, 'libs', match[1]!, 'src', `${match[2] ?? 'index'}.ts`) : request, ...rest);
 };

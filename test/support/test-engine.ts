@@ -1,17 +1,18 @@
-import { Engine, FaultPoints, PreparedClient, type EngineOptions } from '@openbot/engine';
+import { FaultPoints } from '@openbot/engine';
+import { PreparedClient, type EngineOptions, EngineNode } from '@openbot/engine/node';
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 export interface TestEngine {
-  readonly engine: Engine;
+  readonly engine: EngineNode;
   readonly pool: Pool;
   readonly database: TestDatabase;
   readonly sealer: Sealer;
   readonly faults: FaultPoints;
   /** Another node on the same database (a second engine with its own pool and node ID). */
-  node(nodeId: string, options?: Partial<EngineOptions>): Promise<{ engine: Engine; pool: Pool; stop(): Promise<void> }>;
+  node(nodeId: string, options?: Partial<EngineOptions>): Promise<{ engine: EngineNode; pool: Pool; stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -20,11 +21,11 @@ export async function startTestEngine(options: Partial<EngineOptions> & { databa
   const database = options.database ?? (await createTestDatabase());
   const sealer = new Sealer(new Keyring({ id: 'test1', key: randomBytes(32) }));
   const extraNodes: Array<() => Promise<void>> = [];
-  const build = async (nodeId: string, extra: Partial<EngineOptions>): Promise<{ engine: Engine; pool: Pool; stop(): Promise<void> }> => {
+  const build = async (nodeId: string, extra: Partial<EngineOptions>): Promise<{ engine: EngineNode; pool: Pool; stop(): Promise<void> }> => {
     // The node's client and pipelining (decisions 052, 062): the engine's tests run what the node runs.
     const pool = new Pool({ connectionString: database.url, max: 20, pipeline: true, Client: PreparedClient });
     pool.on('error', () => undefined);
-    const engine = new Engine({
+    const engine = new EngineNode({
       pool,
       connectionString: database.url,
       sealer,

@@ -12,7 +12,7 @@ type Resolve = (request: string, ...rest: unknown[]) => string;
 const moduleWithResolve = Module as typeof Module & { _resolveFilename: Resolve };
 const original = moduleWithResolve._resolveFilename;
 moduleWithResolve._resolveFilename = function resolveOpenbot(request: string, ...rest: unknown[]): string {
-  const match = /^@openbot\/([a-z-]+)$/.exec(request);
-  const target = match ? join(distRoot, 'libs', match[1]!, 'src', 'index.js') : request;
+  const match = /^@openbot\/([a-z-]+)(?:\/([a-z-]+))?$/.exec(request);
+  const target = match ? join(distRoot, 'libs', match[1]!, 'src', `${match[2] ?? 'index'}.js`) : request;
   return original.call(this, target, ...rest);
 };

@@ -1,34 +1,34 @@
-export * from './storage/entities';
+/*
+ * The engine's authoring entry (`@openbot/engine`): what a feature imports to define workflows and
+ * talk to the engine. Definitions, codecs, the phase and end contexts, the `Engine` handle and its
+ * transaction handle, the shapes of commands, views and events, the reads and maintenance
+ * statements over the engine's tables. The node's machinery (EngineNode, Runner, the prepared
+ * client, the group writer, the queue, the pool helpers, the engine's entities) is the node entry,
+ * `@openbot/engine/node`, which only the platform imports (a dependency rule enforces it).
+ */
 export * from './base/json';
 export * from './authoring/workflow';
 export * from './authoring/phase-services';
-export * from './node/engine';
+export * from './authoring/define-workflow';
+export * as codec from './authoring/codec';
+export { InvalidStoredJson, type Codec, type Decoded } from './authoring/codec';
 export * from './authoring/engine-api';
-export type { EngineOptions } from './node/engine-options';
+export * from './authoring/engine-handle';
+export type { EngineInTransaction } from './authoring/engine-in-transaction';
+export type { ScheduleSpec, ScheduleView } from './authoring/schedule-spec';
+export type { MissedRuns } from './base/schedule-times';
+export { inputHash } from './authoring/command-key';
+export type { Transaction } from './base/tx';
 export * from './base/ports';
 export * from './base/fault-points';
-export * from './logs/call-log';
-export * from './logs/event-log';
-export * from './base/run-scope';
-export * from './base/queue';
-export * from './base/storage-retry';
-export * from './base/resource-stack';
-export * from './run/event-publisher';
-export * from './logs/execution-reads';
-export { withConnection, withTransaction, type Transaction } from './base/tx';
-export type { EngineInTransaction } from './authoring/engine-in-transaction';
-export { PreparedClient } from './base/prepared-client';
-export { GroupWriter, type GroupWrite } from './base/group-writer';
-export { inputHash } from './authoring/command-key';
-export { IdentityInvalid } from './run/identity-guard';
 export * from './base/clock';
 export { backoffMs, type BackoffSteps } from './base/backoff';
 export * from './base/metrics';
 export * from './base/tracing';
-export { executionCountsByState, advanceQueueDepth } from './logs/metrics-reads';
+export { GateClosed, sleep } from './base/run-scope';
+export * from './logs/call-log';
+export * from './logs/event-log';
+export * from './logs/execution-reads';
 export { deltasPrunedAt, pruneEndedBatch, type PruneBatch, type PruneKind, type RetentionDays } from './logs/retention';
-export { Schedules, type ScheduleSpec, type ScheduleView, type MissedRuns } from './run/schedules';
-export * from './authoring/define-workflow';
-export * as codec from './authoring/codec';
-export { InvalidStoredJson, type Codec, type Decoded } from './authoring/codec';
-export { ENGINE_SEALED_COLUMNS, resealBatch, sealedUnderOtherKeys, type ResealBatch, type SealedColumn } from './logs/reseal';
+export { ENGINE_SEALED_COLUMNS, type SealedColumn } from './logs/reseal';
+export { IdentityInvalid } from './run/identity-guard';

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { ENGINE_ENTITIES, type SealedColumn } from '@openbot/engine';
+import type { SealedColumn } from '@openbot/engine';
 import { AccessModule } from './access/access.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { API_KEYS_ENTITIES } from './api-keys/storage/entities';
@@ -22,6 +22,7 @@ import { CHATS_ENTITIES } from './chats/storage/entities';
 import { newDataSource, type DataSourceOptions, type EntityClass } from './database/data-source';
 import { EgressModule } from './egress/egress.module';
 import { EngineModule } from './engine/engine.module';
+import { ENGINE_MODULE_ENTITIES } from './engine/engine-entities';
 import { ErrorsModule } from './errors/errors.module';
 import { ERRORS_ENTITIES } from './errors/storage/entities';
 import { ExecutionsModule } from './executions/executions.module';
@@ -108,7 +109,7 @@ export const PRODUCT_MODULES: readonly ProductModule[] = [
   { module: MemoryModule, entities: MEMORY_ENTITIES, keyedStores: [MEMORY_KEYED_STORE] },
   { module: ChatsModule, entities: CHATS_ENTITIES },
   { module: UsageModule, entities: USAGE_ENTITIES },
-  { module: EngineModule, entities: ENGINE_ENTITIES },
+  { module: EngineModule, entities: ENGINE_MODULE_ENTITIES },
   { module: ExecutionsModule, entities: EXECUTIONS_ENTITIES },
   { module: ApprovalsModule, entities: APPROVALS_ENTITIES },
   { module: RemindersModule, entities: REMINDERS_ENTITIES },

@@ -1,4 +1,5 @@
 import type { Engine, Json, Wake, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, forceTakeover, localRuns, SERVICE, waitForState, type Deferred } from './helpers';
 
@@ -67,7 +68,7 @@ interface CommanderState {
 
 describe('engine: waiting for another execution and commands to others', () => {
   let t: TestEngine;
-  let b: Engine;
+  let b: EngineNode;
   /** Holds the first run of a commander before its checkpoint (later runs go on). */
   let holdFirst: Deferred | null = null;
   const entered: Array<{ id: string; generation: number }> = [];

@@ -1,4 +1,5 @@
 import { callQueries, NotAwaitingDecision, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { associatedData } from '@openbot/openbot';
 import { Client } from 'pg';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
@@ -58,8 +59,8 @@ async function readAll(engine: Engine, id: string): Promise<ExecutionEvent[]> {
 
 describe('engine: the call log', () => {
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   /** What the outside service does for the current test (default: answer at once). */
   let script: (request: { idempotencyKey: string; attempt: number; from: string }, n: number) => Promise<Json> | Json;
   const outside = new OutsideService((request, n) => script(request, n));

@@ -1,4 +1,5 @@
-import { callQueries, type CallKind, type Engine, type Json, type Workflow } from '@openbot/engine';
+import { callQueries, type CallKind, type Json, type Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, forceTakeover, OutsideService, SERVICE } from './helpers';
 
@@ -29,8 +30,8 @@ function opWorkflow(outside: OutsideService, node: string): Workflow<OpState, { 
 
 describe('engine: call rows', () => {
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   let script: (request: { attempt: number; from: string }, n: number) => Promise<Json> | Json;
   const outside = new OutsideService((request, n) => script(request, n));
 

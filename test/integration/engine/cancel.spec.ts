@@ -1,4 +1,6 @@
-import { GateClosed, RELEASE_ATTEMPTS, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
+import { GateClosed, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
+import { RELEASE_ATTEMPTS } from '@openbot/engine/node';
 import { associatedData } from '@openbot/openbot';
 import { Client } from 'pg';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
@@ -156,7 +158,7 @@ function orderedWorkflow(journal: Journal, db: () => TestEngine): Workflow<Flags
 
 describe('engine: cancel, children and resources', () => {
   let t: TestEngine;
-  let b: Engine;
+  let b: EngineNode;
   const journal = new Journal();
   const outside = new OutsideService(() => 'sent');
   let release = deferred();

@@ -1,5 +1,6 @@
 import { SIGNALS_CHANNEL } from '../../../libs/engine/src/logs/node-listener';
-import { withTransaction, type Json, type Transaction, type Workflow } from '@openbot/engine';
+import { type Json, type Transaction, type Workflow } from '@openbot/engine';
+import { withTransaction } from '@openbot/engine/node';
 import { Client } from 'pg';
 import { Database } from '../../../libs/openbot/src/database/sql';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';

@@ -1,4 +1,5 @@
-import { advanceQueueDepth, executionCountsByState, type Engine, type EngineMetrics, type Json, type PhaseMetricOutcome, type TakeoverCause, type Workflow } from '@openbot/engine';
+import { type Engine, type EngineMetrics, type Json, type PhaseMetricOutcome, type TakeoverCause, type Workflow } from '@openbot/engine';
+import { advanceQueueDepth, executionCountsByState } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, SERVICE, waitForState, type Deferred } from './helpers';
 

@@ -1,4 +1,5 @@
 import type { Engine, ExecutionEvent, Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, type Deferred } from './helpers';
 
@@ -41,8 +42,8 @@ async function readAll(engine: Engine, id: string): Promise<ExecutionEvent[]> {
 
 describe('engine: fencing by generation', () => {
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   let outside: OutsideService;
   /** Holds node A's outside requests until the test lets them answer (a slow or partitioned A). */
   let holdA: Deferred | null = null;

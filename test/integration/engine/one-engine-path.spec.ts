@@ -1,4 +1,5 @@
-import { ADVANCE_QUEUE, Engine, type Json, type Workflow } from '@openbot/engine';
+import { Engine, type Json, type Workflow } from '@openbot/engine';
+import { ADVANCE_QUEUE, EngineNode } from '@openbot/engine/node';
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { Pool } from 'pg';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -37,7 +38,7 @@ function relay(node: string): Workflow<Relay, null> {
 describe('one engine path for one and many nodes', () => {
   let database: TestDatabase;
   let server: TestApp | null = null;
-  let other: { engine: Engine; pool: Pool } | null = null;
+  let other: { engine: EngineNode; pool: Pool } | null = null;
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -54,7 +55,7 @@ describe('one engine path for one and many nodes', () => {
     server = await startTestApp({ database });
     const engine = server.app.get(Engine);
     // The class the multi-node tests start twice (test/support/test-engine.ts, the system tier's engine-node).
-    expect(engine).toBeInstanceOf(Engine);
+    expect(engine).toBeInstanceOf(EngineNode);
     engine.register(relay('server'));
 
     const { executionId } = await engine.submit({ workflow: 'plat05.relay', input: null, scope: SERVICE });
@@ -75,7 +76,7 @@ describe('one engine path for one and many nodes', () => {
     const pool = new Pool({ connectionString: database.url, max: 5 });
     pool.on('error', () => undefined);
     const sealer = new Sealer(new Keyring(serverKey));
-    other = { pool, engine: new Engine({ pool, connectionString: database.url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'node-b', leaseSeconds: 3 }) };
+    other = { pool, engine: new EngineNode({ pool, connectionString: database.url, sealer, failures: new SqlFailureRecorder(sealer), nodeId: 'node-b', leaseSeconds: 3 }) };
     other.engine.register(relay('node-b'));
     await other.engine.start();
     expect(await other.engine.signal(executionId, 'go')).toBe(true);

@@ -1,4 +1,5 @@
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, forceTakeover, localRuns, SERVICE, waitForState, type Deferred } from './helpers';
 
@@ -28,7 +29,7 @@ interface PauseState {
 
 describe('engine: signals to a running phase, pause and resume', () => {
   let t: TestEngine;
-  let b: Engine;
+  let b: EngineNode;
   /** Holds a phase after its last inbox read, per execution and generation. */
   let holdAfterRead: Deferred | null = null;
   const lastRead = new Map<string, Deferred>();

@@ -1,6 +1,6 @@
 import { isConnectionFailure } from '@openbot/domain';
 import { Client, Pool, type QueryResult } from 'pg';
-import { PreparedClient } from '@openbot/engine';
+import { PreparedClient } from '@openbot/engine/node';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** Counts the Describe messages a client writes (pg's connection, observed, not replaced). */

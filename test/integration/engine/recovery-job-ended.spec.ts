@@ -1,4 +1,4 @@
-import { ADVANCE_QUEUE } from '@openbot/engine';
+import { ADVANCE_QUEUE } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { eventually, onePhase, poolStatements, SERVICE, waitForState } from './helpers';
 

@@ -1,4 +1,5 @@
-import { withTransaction, type Json, type Workflow } from '@openbot/engine';
+import { type Json, type Workflow } from '@openbot/engine';
+import { withTransaction } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { SERVICE } from './helpers';
 

@@ -1,5 +1,6 @@
 import { InvalidInput } from '@openbot/domain';
-import type { Engine, Json, ManualClock, Workflow } from '@openbot/engine';
+import type { Json, ManualClock, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startWorkflowKit, type WorkflowKit } from '../../support/workflow-kit';
 import { eventually, SERVICE } from './helpers';
 
@@ -15,8 +16,8 @@ const iso = (dates: ReadonlyArray<{ fireAt: Date }>): string[] => dates.map((d) 
 
 describe('engine: recurring schedules', () => {
   let t: WorkflowKit;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   let clock: ManualClock;
 
   beforeAll(async () => {

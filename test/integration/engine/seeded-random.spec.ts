@@ -1,4 +1,5 @@
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, forceTakeover, SERVICE, waitForState, type Deferred } from './helpers';
 
@@ -37,8 +38,8 @@ function drawWorkflow(node: string, draws: Array<{ node: string; step: number; n
 
 describe('engine: seeded random per execution', () => {
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   const draws: Array<{ node: string; step: number; numbers: number[] }> = [];
   let holdA: Deferred | null = null;
 

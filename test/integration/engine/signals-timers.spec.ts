@@ -1,4 +1,5 @@
 import type { Engine, Json, Wake, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { eventually, executionRow, SERVICE, waitForState } from './helpers';
 
@@ -51,7 +52,7 @@ const plan = (p: Partial<WaitPlan>): WaitPlan => ({ signals: [], untilMs: null, 
 
 describe('engine: signals and durable timers', () => {
   let t: TestEngine;
-  let b: Engine;
+  let b: EngineNode;
 
   beforeAll(async () => {
     t = await startTestEngine();

@@ -1,4 +1,5 @@
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { OpenbotTracing, type RuntimeConfig } from '@openbot/openbot';
 import { OtlpReceiver } from '../../support/otlp-receiver';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
@@ -36,8 +37,8 @@ describe('engine: traces across a takeover', () => {
   let receiver: OtlpReceiver;
   let tracing: OpenbotTracing;
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   const outside = new OutsideService((request) => ({ from: request.from, attempt: request.attempt }));
 
   beforeAll(async () => {

@@ -10,7 +10,9 @@ import {
   type MemberId,
   type OrganizationId,
 } from '@openbot/domain';
-import { Engine, withTransaction, type ExecutionEvent, type IdentityCheck, type Json, type Workflow } from '@openbot/engine';
+import { Engine, type ExecutionEvent, type IdentityCheck, type Json, type Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
+import { withTransaction } from '@openbot/engine/node';
 import { randomBytes } from 'node:crypto';
 import { SqlIdentityCheck } from '../../../libs/openbot/src/identity/sql-identity-check';
 import { startTestApp, type TestApp } from '../../support/test-app';
@@ -98,7 +100,7 @@ async function events(engine: Engine, id: string): Promise<ExecutionEvent[]> {
 
 describe('ServiceIdentity on the engine', () => {
   let t: TestEngine;
-  let b: Engine;
+  let b: EngineNode;
   let check: RecordingCheck;
   let organizationId: string;
   let platformService: string;

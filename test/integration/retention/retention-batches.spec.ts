@@ -1,5 +1,5 @@
 import { FINAL_STATES } from '@openbot/domain';
-import { executionCountsByState } from '@openbot/engine';
+import { executionCountsByState } from '@openbot/engine/node';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { executionsByState } from '../../../libs/engine/src/sql/metrics';

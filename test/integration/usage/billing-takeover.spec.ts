@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MemberCaller } from '@openbot/domain';
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { ReleaseUsage, ReleaseUsageHandler } from '../../../libs/openbot/src/billing/commands/release-usage.command';
 import { reserve } from '../../../libs/openbot/src/billing/reservations';
 import type { Database } from '../../../libs/openbot/src/database/sql';
@@ -80,8 +81,8 @@ function billedWorkflow(db: Database, outside: OutsideService<Answer>, node: str
 
 describe('billing across a takeover', () => {
   let t: WorkflowKit;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   let outside: OutsideService<Answer>;
   /** Holds node A's requests until the test lets them answer (an owner frozen between the answer and its checkpoint). */
   let holdA: Deferred | null = null;

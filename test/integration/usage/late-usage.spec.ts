@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Engine, Json, Workflow } from '@openbot/engine';
+import type { Json, Workflow } from '@openbot/engine';
+import type { EngineNode } from '@openbot/engine/node';
 import { usageRecords, type UsageCall } from '../../../libs/openbot/src/usage/usage-records';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, type Deferred } from '../engine/helpers';
@@ -61,8 +62,8 @@ interface UsageRow {
 
 describe('usage: late confirmed usage', () => {
   let t: TestEngine;
-  let a: Engine;
-  let b: Engine;
+  let a: EngineNode;
+  let b: EngineNode;
   let outside: OutsideService<{ inputTokens: number; outputTokens: number }>;
   /** Holds node A's requests until the test lets them answer (an owner frozen mid-call). */
   let holdA: Deferred | null = null;

@@ -1,6 +1,7 @@
 // Resolves the '@openbot/*' aliases in the compiled output: must stay the first import.
 import '../../../apps/server/src/module-paths';
-import { Engine, faultPointsFromEnv, type Json, type Workflow } from '@openbot/engine';
+import { faultPointsFromEnv, type Json, type Workflow } from '@openbot/engine';
+import { EngineNode } from '@openbot/engine/node';
 import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: databaseUrl, max: 10, application_name: `openbot engine ${nodeId}`, connectionTimeoutMillis: 5_000 });
   // An idle client whose connection dies (terminated backend, database restart) must not crash the node.
   pool.on('error', () => undefined);
-  const engine = new Engine({
+  const engine = new EngineNode({
     pool,
     connectionString: databaseUrl,
     sealer,

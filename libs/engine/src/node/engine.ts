@@ -30,6 +30,7 @@ import { withTransaction, type Transaction } from '../base/tx';
 import { RecentResults } from '../base/recent-results';
 import { NotAwaitingDecision, type ExecutionView, type OperatorDecision, type SubmitCommand } from '../authoring/engine-api';
 import type { EngineOptions } from './engine-options';
+import type { Engine } from '../authoring/engine-handle';
 import type { Json, Workflow } from '../authoring/workflow';
 import * as callSql from '../sql/calls';
 import * as commandSql from '../sql/commands';
@@ -37,9 +38,10 @@ import * as executionSql from '../sql/executions';
 
 /**
  * The durable execution engine of one node. Features register workflows (EXE-05), submit
- * commands, signal, cancel, decide and observe; the runner does the rest.
+ * commands, signal, cancel, decide and observe through the `Engine` they are given; the runner
+ * does the rest. Built and started only by the platform's engine wiring (`@openbot/engine/node`).
  */
-export class Engine {
+export class EngineNode implements Engine {
   private readonly workflows = new Map<string, Workflow<Json, Json>>();
   private readonly ctx: EngineContext;
   private readonly runner: Runner;

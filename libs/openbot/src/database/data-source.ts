@@ -1,4 +1,4 @@
-import { PreparedClient } from '@openbot/engine';
+import { PreparedClient } from '@openbot/engine/node';
 import { DataSource, type EntitySchema, type MigrationInterface } from 'typeorm';
 
 /** A TypeORM migration class, as handed to createDataSource and OpenbotModule.forRoot. */

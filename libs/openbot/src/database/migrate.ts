@@ -1,4 +1,4 @@
-import { ADVANCE_QUEUE, BOSS_OWN_BOOKKEEPING_OFF } from '@openbot/engine';
+import { ADVANCE_QUEUE, BOSS_OWN_BOOKKEEPING_OFF } from '@openbot/engine/node';
 import { PgBoss } from 'pg-boss';
 import type { DataSource } from 'typeorm';
 

@@ -1,4 +1,5 @@
-import { withConnection, withTransaction, type Queryable, type Transaction } from '@openbot/engine';
+import { type Queryable, type Transaction } from '@openbot/engine';
+import { withConnection, withTransaction } from '@openbot/engine/node';
 import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** A statement: plain text, or a named prepared statement on a hot path (`{ name, text, values }`). */

@@ -8,6 +8,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { Engine, faultPointsFromEnv, type Clock } from '@openbot/engine';
+import { EngineNode } from '@openbot/engine/node';
 import { DataSource } from 'typeorm';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
@@ -26,7 +27,7 @@ class EngineLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
   private stopped = false;
 
   constructor(
-    @Inject(Engine) private readonly engine: Engine,
+    @Inject(EngineNode) private readonly engine: EngineNode,
     @Inject(StartupGate) private readonly gate: StartupGate,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
   ) {}
@@ -65,7 +66,7 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
     SqlFailureRecorder,
     { provide: SqlIdentityCheck, inject: [DataSource], useFactory: (dataSource: DataSource) => new SqlIdentityCheck(poolOf(dataSource)) },
     {
-      provide: Engine,
+      provide: EngineNode,
       inject: [DataSource, RUNTIME_CONFIG, Sealer, SqlFailureRecorder, SqlIdentityCheck, OpenbotMetrics, OpenbotTracing, { token: ENGINE_CLOCK, optional: true }],
       useFactory: (
         dataSource: DataSource,
@@ -77,7 +78,7 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
         tracing: OpenbotTracing,
         clock?: Clock,
       ) =>
-        new Engine({
+        new EngineNode({
           pool: poolOf(dataSource),
           connectionString: config.databaseUrl,
           sealer,
@@ -93,6 +94,8 @@ export const ENGINE_CLOCK = Symbol('ENGINE_CLOCK');
           ...(clock ? { clock } : {}),
         }),
     },
+    // Features get the node's engine as the authoring entry's Engine handle; only this module sees EngineNode.
+    { provide: Engine, useExisting: EngineNode },
     EngineLifecycle,
   ],
   exports: [Engine, SqlFailureRecorder],

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GroupWriter } from '@openbot/engine';
+import { GroupWriter } from '@openbot/engine/node';
 import { Database } from '../database/sql';
 
 /** Most releases (each one stream's slots) one statement frees. */

@@ -1,4 +1,4 @@
-import { advanceQueueDepth, executionCountsByState } from '@openbot/engine';
+import { advanceQueueDepth, executionCountsByState } from '@openbot/engine/node';
 import type { Database, Sql } from '../database/sql';
 import { Gauge, type Registry } from 'prom-client';
 

@@ -1,4 +1,5 @@
-import { resealBatch, sealedUnderOtherKeys, type SealedColumn } from '@openbot/engine';
+import { type SealedColumn } from '@openbot/engine';
+import { resealBatch, sealedUnderOtherKeys } from '@openbot/engine/node';
 import type { Pool } from 'pg';
 import type { MasterKey } from '../config/config';
 import { Database } from '../database/sql';
