@@ -32,6 +32,8 @@ import { ModelsModule } from './models/models.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { SealingModule } from './sealing/sealing.module';
 import { SsoModule } from './sso/sso.module';
+import { ToolCallsModule } from './tool-calls/tool-calls.module';
+import { TurnCoreModule } from './turn-core/turn-core.module';
 import { UsageModule } from './usage/usage.module';
 import { VaultsModule } from './vaults/vaults.module';
 
@@ -83,6 +85,8 @@ export class OpenbotModule {
         SsoModule,
         ModelProvidersModule,
         ModelsModule,
+        TurnCoreModule,
+        ToolCallsModule,
         AppsModule,
         AppOAuthModule,
         AppCatalogModule,

@@ -8,8 +8,8 @@ import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config'
 import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
 import { Database } from '../../database/sql';
-import { TURN } from '../turn/turn-contract';
-import type { TurnInput } from '../turn/turn-state';
+import { TURN } from '../../turn-core/turn-contract';
+import type { TurnInput } from '../../turn-core/turn-state';
 import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
 
 export type Admission = 'started' | 'queued' | 'steered';

@@ -1,12 +1,13 @@
 import type { ToolCall } from '@openbot/core';
 import { newId, type ErrorId } from '@openbot/domain';
 import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/engine';
-import { McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
+import { isRepeatSafe, McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
 import type { Pool } from 'pg';
-import type { AppSessions, PhaseSessions, SessionKey } from '../../apps/app-sessions';
-import type { SendActor } from '../../vaults/vault-secrets';
-import type { BotTool } from '../../bots/bot-view';
-import { answer } from './http-tool';
+import { PhaseSessions, type AppSessions, type SessionKey } from './app-sessions';
+import type { SendActor } from '../vaults/vault-secrets';
+import { answer } from '../turn-core/tool-answer';
+import type { BotTool } from '../turn-core/tool-spec';
+import type { TurnTool } from '../turn-core/turn-tool';
 
 /** What App calls need from the node. */
 export interface AppToolDeps {
@@ -121,4 +122,29 @@ function jsonRpcCode(error: unknown): number {
     if (typeof code === 'number') return code;
   }
   return 0;
+}
+
+/**
+ * The `app` tool kind (decision 031, decision 078): the saved declaration, checked and sent once
+ * per attempt; repeated only when its server says it is safe (STC-12). The calls of one phase
+ * run share its MCP sessions, released with the phase's resources (RES-01).
+ */
+export function appTool(deps: AppToolDeps): TurnTool {
+  return {
+    kind: 'app',
+    answers: 'send',
+    servedBy: 'app',
+    needsChild: false,
+    repeatSafe: (tool) => isRepeatSafe(tool.declaration!.annotations),
+    send: (tool, call, request, context) =>
+      callAppTool(deps, tool, call, request, {
+        organizationId: context.organizationId,
+        memberId: context.actor.kind === 'member' ? context.actor.id : null,
+        actor: context.actor,
+        sessions: context.scope.get('app-sessions', () => new PhaseSessions(deps.sessions, context.resources, context.executionId)),
+        executionId: context.executionId,
+        step: context.step,
+        publisher: context.publisher,
+      }),
+  };
 }
