@@ -7,6 +7,8 @@ import { OBJECT_STORE, type ObjectStore } from '../object-store/object-store';
 import { ModelCalls } from '../models/model-calls';
 import { ToolCalls } from '../tool-calls/tool-calls';
 import { ApprovalGates } from '../turn-core/approval-gate';
+import { ChatInputPort } from '../turn-core/chat-inputs';
+import { MessageAdmissions } from './message-admissions';
 import { TurnTools } from '../turn-core/turn-tool';
 import { identityPermissions } from '@openbot/domain';
 import { CreateChatHandler } from './commands/create-chat.command';
@@ -15,10 +17,10 @@ import { PostMessageHandler } from './commands/post-message.command';
 import { PostToolOutputHandler } from './commands/post-tool-output.command';
 import { StopChatHandler } from './commands/stop-chat.command';
 import { chatDeleteWorkflow } from './delete/chat-delete.workflow';
+import { BotKeptByChatsHandler } from './queries/bot-kept-by-chats.query';
 import { GetChatHandler } from './queries/get-chat.query';
 import { ListChatsHandler } from './queries/list-chats.query';
 import { ListMessagesHandler } from './queries/list-messages.query';
-import { reminderWorkflow } from '../reminders/reminder.workflow';
 import { clientTool } from './tools/client-tool';
 import { delegateTool } from './tools/delegate-tool';
 import { turnWorkflow } from './turn/turn.workflow';
@@ -40,9 +42,11 @@ import { TurnHooks } from './turn/turn-hooks';
     PostToolOutputHandler,
     StopChatHandler,
     DeleteChatHandler,
+    BotKeptByChatsHandler,
+    MessageAdmissions,
     TurnHooks,
   ],
-  exports: [TurnHooks],
+  exports: [TurnHooks, MessageAdmissions],
 })
 export class ChatsModule implements OnModuleInit {
   constructor(
@@ -56,11 +60,14 @@ export class ChatsModule implements OnModuleInit {
     @Inject(ToolCalls) private readonly toolCalls: ToolCalls,
     @Inject(TurnTools) private readonly tools: TurnTools,
     @Inject(ApprovalGates) private readonly approvals: ApprovalGates,
+    @Inject(MessageAdmissions) private readonly admissions: MessageAdmissions,
+    @Inject(ChatInputPort) private readonly inputs: ChatInputPort,
   ) {}
 
   /** Registers the Chat workflows with this node's engine (EXE-05), each from its `*.workflow.ts`, and the Chats' tool kinds. */
   onModuleInit(): void {
     const pool = this.db.pool;
+    this.inputs.register(this.admissions);
     this.tools.register(clientTool(pool));
     this.tools.register(delegateTool({ pool, readExecution: (id) => this.engine.get(id), maxDepth: this.config.maxDelegationDepth }));
     this.engine.register(
@@ -77,6 +84,5 @@ export class ChatsModule implements OnModuleInit {
       }),
     );
     this.engine.register(chatDeleteWorkflow({ pool }));
-    this.engine.register(reminderWorkflow({ db: this.db, engine: () => this.engine, defaultPrice: this.config.defaultPrice }));
   }
 }
