@@ -136,8 +136,10 @@ export function appTool(deps: AppToolDeps): TurnTool {
     servedBy: 'app',
     needsChild: false,
     repeatSafe: (tool) => isRepeatSafe(tool.declaration!.annotations),
-    send: (tool, call, request, context) =>
-      callAppTool(deps, tool, call, request, {
+    send: (tool, call, request, context) => {
+      // A Turn's call and a View's call always say whose work they are (the connection's member boundary).
+      if (context.actor === undefined) throw new Error(`the App call ${call.callId} names no actor`);
+      return callAppTool(deps, tool, call, request, {
         organizationId: context.organizationId,
         memberId: context.actor.kind === 'member' ? context.actor.id : null,
         actor: context.actor,
@@ -145,6 +147,7 @@ export function appTool(deps: AppToolDeps): TurnTool {
         executionId: context.executionId,
         step: context.step,
         publisher: context.publisher,
-      }),
+      });
+    },
   };
 }

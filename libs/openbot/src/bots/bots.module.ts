@@ -5,6 +5,7 @@ import { Database } from '../database/sql';
 import { EgressClient } from '../egress/egress-client';
 import { SqlFailureRecorder } from '../errors/sql-failure-recorder';
 import { SealedRecords } from '../sealing/sealed-records';
+import { ToolCalls } from '../tool-calls/tool-calls';
 import { TurnTools } from '../turn-core/turn-tool';
 import { VaultSecrets } from '../vaults/vault-secrets';
 import { AppsModule } from '../apps/apps.module';
@@ -28,6 +29,7 @@ export class BotsModule implements OnModuleInit {
     @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
     @Inject(TurnTools) private readonly tools: TurnTools,
+    @Inject(ToolCalls) private readonly toolCalls: ToolCalls,
   ) {}
 
   /** The tool kinds whose declarations are a Bot's endpoints (http, background), and the background tool's workflow (decision 078). */
@@ -45,6 +47,6 @@ export class BotsModule implements OnModuleInit {
     const http = { fetch: this.egress.fetch, answerLimitBytes: this.egress.limits.toolAnswerBytes, secrets };
     this.tools.register(httpTool(http));
     this.tools.register(backgroundTool((id) => this.engine.get(id)));
-    this.engine.register(backgroundToolWorkflow({ http }));
+    this.engine.register(backgroundToolWorkflow({ toolCalls: this.toolCalls }));
   }
 }

@@ -25,8 +25,12 @@ export class PhaseScope {
  */
 export interface ToolCallContext {
   readonly organizationId: string;
-  /** Whose work the call is: Vault references and an App connection's member boundary are checked against it at every send. */
-  readonly actor: { readonly kind: 'member' | 'service'; readonly id: string };
+  /**
+   * Whose work the call is: Vault references and an App connection's member boundary are checked
+   * against it at every send. Absent only in a background tool saved before headers existed: a
+   * tool with headers is then refused.
+   */
+  readonly actor?: { readonly kind: 'member' | 'service'; readonly id: string };
   readonly executionId: string;
   readonly step: number;
   readonly publisher: PhaseEvents;

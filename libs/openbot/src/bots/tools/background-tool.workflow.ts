@@ -3,8 +3,8 @@ import { isFinal, type ExecutionId } from '@openbot/domain';
 import { codec, defineWorkflow, type Codec, type ExecutionView, type Json } from '@openbot/engine';
 import type { BotTool } from '../bot-view';
 import { toToolAnswer, type ToolAnswer } from '../../turn-core/tool-answer';
-import type { TurnTool } from '../../turn-core/turn-tool';
-import { callHttpTool, type HttpToolClient } from './http-tool';
+import { PhaseScope, type TurnTool } from '../../turn-core/turn-tool';
+import type { ToolCalls } from '../../tool-calls/tool-calls';
 import { toolCallCodec } from '../../models/model-step-codec';
 import { botToolCodec } from '../../turn-core/turn-contract';
 
@@ -43,10 +43,11 @@ export const BACKGROUND_TOOL_WORKFLOW = BACKGROUND_TOOL.name;
 
 /**
  * A background tool (FW-01, EXE-13): its HTTP call runs as an execution of its own, a child of
- * the Turn, through the call log like any outside call. Its end notifies the Turn, which reads
- * the saved answer; cancelling the Turn cancels it.
+ * the Turn, sent by ToolCalls as the `http` kind under the call log like any outside call
+ * (decision 078). Its end notifies the Turn, which reads the saved answer; cancelling the Turn
+ * cancels it.
  */
-export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }) {
+export function backgroundToolWorkflow(deps: { readonly toolCalls: ToolCalls }) {
   return BACKGROUND_TOOL.implement({
     initial: (input) => ({ input, answer: null }),
     next: (state) => (state.answer === null ? { phase: 'call' } : { end: 'completed', result: state.answer }),
@@ -54,8 +55,18 @@ export function backgroundToolWorkflow(deps: { readonly http: HttpToolClient }) 
       call: {
         async run(context) {
           const { tool, call, organizationId, actor } = context.state.input;
-          const work = { organizationId, executionId: context.executionId, ...(actor ? { actor } : {}) };
-          const answer = await context.call('http', { safe: tool.retry === 'safe', kind: 'tool' }, (request) => callHttpTool(deps.http, tool, call, request, work));
+          const callContext = {
+            organizationId,
+            executionId: context.executionId,
+            ...(actor ? { actor } : {}),
+            step: context.step,
+            publisher: context.publisher,
+            resources: context.resources,
+            scope: new PhaseScope(),
+            callLog: (_key: string, options: { readonly safe: boolean; readonly kind: 'tool' }, send: Parameters<typeof context.call>[2]) => context.call('http', options, send),
+          };
+          // Its own call-log entry `http`, as it always had: the endpoint's answer is the execution's result.
+          const answer = await deps.toolCalls.send(callContext, { ...tool, kind: 'http' }, call, 'http');
           return { state: { ...context.state, answer } };
         },
       },

@@ -175,6 +175,7 @@ export function httpTool(http: HttpToolClient): TurnTool {
     servedBy: 'http',
     needsChild: false,
     repeatSafe: (tool) => tool.retry === 'safe',
-    send: (tool, call, request, context) => callHttpTool(http, tool, call, request, { organizationId: context.organizationId, actor: context.actor, executionId: context.executionId }),
+    send: (tool, call, request, context) =>
+      callHttpTool(http, tool, call, request, { organizationId: context.organizationId, executionId: context.executionId, ...(context.actor ? { actor: context.actor } : {}) }),
   };
 }
