@@ -121,7 +121,8 @@ export class ToolCalls {
       return { answer: toToolAnswer(answer(`Error: there is no tool named "${call.name}".`, true)) };
     }
     const kind = this.tools.of(toolKind(tool));
-    if (kind.answers === 'turn') return kind.answer({ tool, call, context: turn, phase: turn.phase, state: turn.state, child: turn.childOf(call.callId), called });
+    // Only a kind that runs calls as child executions is handed the child a call started earlier.
+    if (kind.answers === 'turn') return kind.answer({ tool, call, context: turn, phase: turn.phase, state: turn.state, child: kind.needsChild ? turn.childOf(call.callId) : undefined, called });
     // The saved declaration and arguments, sent once per attempt under the call's own key (STC-07, STC-12).
     const saved = await turn.callLog(`tool:${call.callId}`, { safe: kind.repeatSafe(tool), kind: 'tool' }, (request) => {
       if (request.attempt === 1) called();
