@@ -1,5 +1,5 @@
 import type { ToolCall } from '@openbot/core';
-import { newId, type ErrorId } from '@openbot/domain';
+import { isUuid, newId, type ErrorId, type InputIssue } from '@openbot/domain';
 import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/engine';
 import { isRepeatSafe, McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
 import type { Pool } from 'pg';
@@ -135,6 +135,7 @@ export function appTool(deps: AppToolDeps): TurnTool {
     answers: 'send',
     servedBy: 'app',
     needsChild: false,
+    validate: appToolIssues,
     repeatSafe: (tool) => isRepeatSafe(tool.declaration!.annotations),
     send: (tool, call, request, context) => {
       // A Turn's call and a View's call always say whose work they are (the connection's member boundary).
@@ -150,4 +151,13 @@ export function appTool(deps: AppToolDeps): TurnTool {
       });
     },
   };
+}
+
+/** An app entry of a Bot: no route of its own (its server's hints say what repeats), the connection it uses. */
+function appToolIssues(tool: BotTool, index: number): InputIssue[] {
+  const issues: InputIssue[] = [];
+  if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
+  if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
+  if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
+  return issues;
 }

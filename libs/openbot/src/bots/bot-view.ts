@@ -1,11 +1,11 @@
-import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
+import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
 import { approvalIssues } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
 import type { BotMemorySettings } from '../memory/memory-view';
 
 export { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, PLAN_STEP_STATUSES, type BotLimits, type BotTool, type BotToolKind, type BotToolRetry, type ToolHeaderValue } from '../turn-core/tool-spec';
-import type { BotLimits, BotTool, ToolHeaderValue } from '../turn-core/tool-spec';
+import type { BotLimits, BotTool, BotToolKind, ToolHeaderValue } from '../turn-core/tool-spec';
 import { PLAN_STEP_STATUSES } from '../turn-core/tool-spec';
 
 export const DEFAULT_BOT_LIMITS: Required<BotLimits> = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
@@ -78,11 +78,13 @@ export function withEffectiveKind(tool: BotTool): BotTool {
 }
 
 /**
- * The rules between a tool's fields: http and background tools need a `url` that is an absolute
- * http or https URL without credentials; a client tool has neither `url` nor `retry`. Each
- * offending field is an InvalidInput issue (`tools.<index>.url`).
+ * The rules between a tool's fields: the approval policy, the headers, the fields only one kind
+ * may have, then each kind's own rules from the kind itself (its `validate`, registered with
+ * TurnTools by its feature, decision 078): http and background tools need a `url` that is an
+ * absolute http or https URL without credentials; a client tool has neither `url` nor `retry`.
+ * Each offending field is an InvalidInput issue (`tools.<index>.url`).
  */
-export function checkToolKinds(tools: readonly BotTool[]): void {
+export function checkToolKinds(tools: readonly BotTool[], kinds: { of(kind: BotToolKind): { validate(tool: BotTool, index: number): InputIssue[] } }): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
@@ -91,25 +93,8 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     if (kind !== 'app' && tool.tools !== undefined) issues.push({ path: `tools.${index}.tools`, message: 'only an app tool has tools' });
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'app') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
-      if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
-    } else if (kind === 'plan' || kind === 'remind') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
-    } else if (kind === 'delegate') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
-      if (tool.botId === undefined || !isUuid(tool.botId)) issues.push({ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' });
-    } else if (kind === 'client') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a client tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a client tool must not have retry' });
-    } else if (tool.url === undefined) {
-      issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool needs a url` });
-    } else if (!isPlainHttpUrl(tool.url)) {
-      issues.push({ path: `tools.${index}.url`, message: 'url must be an absolute http or https URL without a username or password' });
-    }
+    // The kind's own rules (its route, its target) are the kind's, registered with TurnTools by its feature (decision 078).
+    issues.push(...kinds.of(kind).validate(tool, index));
   });
   if (issues.length > 0) throw new InvalidInput(issues);
 }
@@ -162,18 +147,6 @@ export function toolReferenceUses(tools: readonly BotTool[]): ReferenceUse[] {
 /** A header value that is a Vault reference (not a literal, not a sealed one). */
 export function isReference(value: ToolHeaderValue | undefined): value is VaultReference {
   return value !== null && value !== undefined && typeof value === 'object';
-}
-
-function isPlainHttpUrl(value: string): boolean {
-  // The WHATWG parser also takes `http:host` and surrounding spaces; only the written-out form counts.
-  if (!/^https?:\/\/\S+$/i.test(value)) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
 }
 
 /** The InvalidInput for a model whose provider the organization does not have. */

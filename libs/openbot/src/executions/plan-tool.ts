@@ -2,7 +2,7 @@ import type { ToolCall } from '@openbot/core';
 import type { ToolAnswer } from '../turn-core/tool-answer';
 import { PLAN_STEP_STATUSES } from '../turn-core/tool-spec';
 import type { TurnPhaseContext } from '../turn-core/turn-contract';
-import type { TurnTool } from '../turn-core/turn-tool';
+import { routeIssues, type TurnTool } from '../turn-core/turn-tool';
 import type { TurnPlan } from '../turn-core/turn-state';
 
 /**
@@ -52,6 +52,7 @@ export const planTool: TurnTool = {
   kind: 'plan',
   answers: 'turn',
   needsChild: false,
+  validate: (tool, index) => routeIssues(tool, index, 'a plan tool'),
   answer: ({ call, phase, context, called }) => {
     called();
     const updated = updatePlan(phase, call, context.step);

@@ -4,7 +4,7 @@ import { MAX_REMIND_IN_SECONDS } from '../bots/bot-view';
 import { REMINDER } from './reminder-contract';
 import type { ToolAnswer } from '../turn-core/tool-answer';
 import type { TurnPhaseContext } from '../turn-core/turn-contract';
-import type { TurnTool } from '../turn-core/turn-tool';
+import { routeIssues, type TurnTool } from '../turn-core/turn-tool';
 import type { TurnState } from '../turn-core/turn-state';
 
 const MAX_MESSAGE_LENGTH = 10_000;
@@ -64,6 +64,7 @@ export const remindTool: TurnTool = {
   kind: 'remind',
   answers: 'turn',
   needsChild: false,
+  validate: (tool, index) => routeIssues(tool, index, 'a remind tool'),
   answer: ({ call, phase, state, called }) => {
     called();
     return Promise.resolve({ answer: setReminder(phase, state, call) });

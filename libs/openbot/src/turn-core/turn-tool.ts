@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolCall, ToolDefinition } from '@openbot/core';
+import type { InputIssue } from '@openbot/domain';
 import type { CallRequest, Json, PhaseEvents } from '@openbot/engine';
 import type { ToolAnswer } from './tool-answer';
 import type { BotTool, BotToolKind } from './tool-spec';
@@ -82,15 +83,17 @@ export interface TurnToolKind {
 
 /**
  * The tool port (decision 078): what a tool kind provides. Its definition for the model (by
- * default the saved name, description and parameters, never its route), how one call is
- * answered (one outside send through the call log, or inside the Turn), and whether a call
- * waits for a child execution. The feature that owns the kind implements it and registers it
+ * default the saved name, description and parameters, never its route), the validation of its
+ * declaration when a Bot is saved, how one call is answered (one outside send through the call
+ * log, or inside the Turn), and whether a call waits for a child execution. The feature that owns the kind implements it and registers it
  * with TurnTools from its module; the Turn and ToolCalls never import a kind.
  */
 export type TurnTool = (OutsideToolKind | TurnToolKind) & {
   /** Whether a call of this kind runs as a child execution the Turn waits for (FW-01, decision 025). */
   readonly needsChild: boolean;
   definition?(tool: BotTool): ToolDefinition;
+  /** The issues of one declaration of this kind, at `tools.<index>` (its route, its target), when a Bot is saved. */
+  validate(tool: BotTool, index: number): InputIssue[];
 };
 
 /** The tool kinds of this node, registered by the features that own them (each module's onModuleInit). */
@@ -109,4 +112,12 @@ export class TurnTools {
     if (tool === undefined) throw new Error(`no feature registered the tool kind "${kind}"`);
     return tool;
   }
+}
+
+/** The issues of a kind that has no route of its own: neither `url` nor `retry` (client, plan, remind, delegate). */
+export function routeIssues(tool: BotTool, index: number, article: string): InputIssue[] {
+  const issues: InputIssue[] = [];
+  if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `${article} must not have a url` });
+  if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `${article} must not have retry` });
+  return issues;
 }

@@ -5,6 +5,7 @@ import type { BotTool } from '../bot-view';
 import { toToolAnswer, type ToolAnswer } from '../../turn-core/tool-answer';
 import { PhaseScope, type TurnTool } from '../../turn-core/turn-tool';
 import type { ToolCalls } from '../../tool-calls/tool-calls';
+import { endpointIssues } from './http-tool';
 import { toolCallCodec } from '../../models/model-step-codec';
 import { botToolCodec } from '../../turn-core/turn-contract';
 
@@ -84,6 +85,7 @@ export function backgroundTool(readExecution: (id: ExecutionId) => Promise<Execu
     kind: 'background',
     answers: 'turn',
     needsChild: true,
+    validate: endpointIssues,
     async answer({ tool, call, phase, state, child: started, called }) {
       if (started === undefined) {
         called();

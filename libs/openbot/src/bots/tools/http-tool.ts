@@ -1,4 +1,5 @@
 import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
+import type { InputIssue } from '@openbot/domain';
 import type { CallRequest, Json } from '@openbot/engine';
 import { isReference, type BotTool } from '../bot-view';
 import { answer, fileIdsOf } from '../../turn-core/tool-answer';
@@ -174,8 +175,28 @@ export function httpTool(http: HttpToolClient): TurnTool {
     answers: 'send',
     servedBy: 'http',
     needsChild: false,
+    validate: endpointIssues,
     repeatSafe: (tool) => tool.retry === 'safe',
     send: (tool, call, request, context) =>
       callHttpTool(http, tool, call, request, { organizationId: context.organizationId, executionId: context.executionId, ...(context.actor ? { actor: context.actor } : {}) }),
   };
+}
+
+/** An http or background tool's route: a `url` that is an absolute http or https URL without credentials. */
+export function endpointIssues(tool: BotTool, index: number): InputIssue[] {
+  if (tool.url === undefined) return [{ path: `tools.${index}.url`, message: `a ${tool.kind ?? 'client'} tool needs a url` }];
+  if (!isPlainHttpUrl(tool.url)) return [{ path: `tools.${index}.url`, message: 'url must be an absolute http or https URL without a username or password' }];
+  return [];
+}
+
+function isPlainHttpUrl(value: string): boolean {
+  // The WHATWG parser also takes `http:host` and surrounding spaces; only the written-out form counts.
+  if (!/^https?:\/\/\S+$/i.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
 }

@@ -1,7 +1,7 @@
 import type { ToolCall } from '@openbot/core';
 import type { Pool } from 'pg';
 import type { ToolAnswer } from '../../turn-core/tool-answer';
-import type { TurnTool } from '../../turn-core/turn-tool';
+import { routeIssues, type TurnTool } from '../../turn-core/turn-tool';
 
 /**
  * The `client` tool kind (decision 078): the API caller answers the call with
@@ -12,6 +12,7 @@ export function clientTool(pool: Pool): TurnTool {
     kind: 'client',
     answers: 'turn',
     needsChild: false,
+    validate: (tool, index) => routeIssues(tool, index, 'a client tool'),
     async answer({ call, state, called }) {
       const saved = await readClientOutput(pool, state.turnId, call);
       if (saved === 'new') called();

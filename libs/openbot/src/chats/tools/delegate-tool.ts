@@ -1,12 +1,12 @@
 import type { ToolCall } from '@openbot/core';
-import { isFinal, newId, type ExecutionId } from '@openbot/domain';
+import { isFinal, isUuid, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Pool } from 'pg';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
 import type { ToolAnswer } from '../../turn-core/tool-answer';
-import type { TurnTool } from '../../turn-core/turn-tool';
+import { routeIssues, type TurnTool } from '../../turn-core/turn-tool';
 import { TURN, type TurnPhaseContext } from '../../turn-core/turn-contract';
 import { countedMs, type TurnState } from '../../turn-core/turn-state';
 
@@ -125,6 +125,11 @@ export function delegateTool(deps: DelegateDeps): TurnTool {
     kind: 'delegate',
     answers: 'turn',
     needsChild: true,
+    validate: (tool, index) => [
+      ...routeIssues(tool, index, 'a delegate tool'),
+      // Whether the Bot is the organization's is checked against the database (checkDelegateBots, IDN-08).
+      ...(tool.botId === undefined || !isUuid(tool.botId) ? [{ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' }] : []),
+    ],
     async answer({ tool, call, phase, state, child, called }) {
       if (child === undefined) {
         const started = await startTask(phase, state, tool, call, deps);
