@@ -19,6 +19,11 @@ import { readLiterals } from './tool-header-secrets';
 import { backgroundTool, backgroundToolWorkflow } from './tools/background-tool.workflow';
 import { httpTool } from './tools/http-tool';
 
+/**
+ * Bots and the tool kinds whose declarations are a Bot's endpoints (http, background), registered
+ * with the Turn core's TurnTools (decision 078). Bots sit below Chats: whether Chats still name a
+ * Bot is asked through the BotKeptByChats query, which Chats answer.
+ */
 @Module({ imports: [AppsModule], providers: [AppToolDeclarer, CreateBotHandler, UpdateBotHandler, DeleteBotHandler, GetBotHandler, ListBotsHandler] })
 export class BotsModule implements OnModuleInit {
   constructor(

@@ -11,6 +11,7 @@ import { ListChildrenHandler } from './queries/list-children.query';
 import { GetPlanHandler } from './queries/get-plan.query';
 import { ListStuckExecutionsHandler } from './queries/list-stuck-executions.query';
 
+/** Executions as the API reads and steers them, and the built-in `update_plan` tool kind (its plan is an execution's, decision 078). */
 @Module({
   providers: [GetExecutionHandler, CancelExecutionHandler, DecideExecutionHandler, ObserveExecutionHandler, PauseExecutionHandler, ResumeExecutionHandler, ListChildrenHandler, GetPlanHandler, ListStuckExecutionsHandler],
 })
