@@ -264,6 +264,29 @@ module.exports = {
       to: { path: '^libs/openbot/src/models/model-registry\\.ts$' },
     },
 
+    // ---- the one tool-call path (decision 078) ------------------------------------------------
+    {
+      name: 'tool-kinds-only-from-their-module',
+      comment:
+        'A tool kind (a feature\'s *-tool.ts or *-tool.workflow.ts) is registered with TurnTools by its ' +
+        'feature module and reached only through ToolCalls (libs/openbot/src/tool-calls/tool-calls.ts), ' +
+        'which owns the gate, the saved declaration, the call log and the tool.* events. No workflow ' +
+        'imports a kind to answer a call itself.',
+      severity: 'error',
+      from: { pathNot: '(\\.module\\.ts$|-tool(\\.workflow)?\\.ts$|^test/)' },
+      to: { path: '-tool(\\.workflow)?\\.ts$', pathNot: '/turn-core/' },
+    },
+
+    {
+      name: 'turn-core-imports-no-feature',
+      comment:
+        'The Turn core and ToolCalls are the platform every tool kind stands on (decision 078): they own ' +
+        'the ports (TurnTool, the approval gate, chat inputs) the features fill, and import no feature.',
+      severity: 'error',
+      from: { path: '^libs/openbot/src/(turn-core|tool-calls)/' },
+      to: { path: '^libs/openbot/src/(app-catalog|app-oauth|apps|approvals|bots|chats|executions|files|memory|reminders|retention|sso)/' },
+    },
+
     // ---- apps -------------------------------------------------------------------------------
     {
       name: 'libs-not-to-apps',

@@ -57,6 +57,8 @@ import { SsoModule } from './sso/sso.module';
 import { SSO_ENTITIES } from './sso/storage/entities';
 import { TracingModule } from './tracing/tracing.module';
 import { USAGE_ENTITIES } from './usage/storage/entities';
+import { ToolCallsModule } from './tool-calls/tool-calls.module';
+import { TurnCoreModule } from './turn-core/turn-core.module';
 import { UsageModule } from './usage/usage.module';
 import { VAULT_ENTITIES } from './vaults/storage/entities';
 import { VaultsModule } from './vaults/vaults.module';
@@ -102,6 +104,8 @@ export const PRODUCT_MODULES: readonly ProductModule[] = [
   { module: SsoModule, entities: SSO_ENTITIES },
   { module: ModelProvidersModule, entities: MODEL_PROVIDERS_ENTITIES },
   { module: ModelsModule, entities: [] },
+  { module: TurnCoreModule, entities: [] },
+  { module: ToolCallsModule, entities: [] },
   { module: AppsModule, entities: APPS_ENTITIES },
   { module: AppOAuthModule, entities: APP_OAUTH_ENTITIES },
   { module: AppCatalogModule, entities: APP_CATALOG_ENTITIES },

@@ -1,23 +1,8 @@
 import { isUuid, MEMBER_ROLES, ROLE_PERMISSIONS, type InputIssue, type MemberRole } from '@openbot/domain';
 
-/**
- * When a tool call needs a person's yes (decision 025): `never` (the default), `always`, or a rule
- * on the call's arguments — approval when the value at the dotted `argument` path is one of `in`.
- */
-export type ApprovalRule = { readonly argument: string; readonly in: readonly unknown[] };
-export type ApprovalPolicy = 'never' | 'always' | ApprovalRule;
-
-/**
- * Who may decide a tool's calls besides the defaults (decision 075). By default: the member whose
- * message started the Turn, owners and admins. `roles` and `members` name more approvers;
- * `secondPerson` asks for someone other than the Turn's own member (who then cannot decide). Nobody
- * decides a call of a Turn that runs with rights wider than their own, whatever this names.
- */
-export interface ApproverPolicy {
-  readonly roles?: readonly MemberRole[];
-  readonly members?: readonly string[];
-  readonly secondPerson?: boolean;
-}
+export type { ApprovalPolicy, ApprovalRule, ApproverPolicy } from '../turn-core/tool-spec';
+export { needsApproval } from '../turn-core/approval-policy';
+import type { ApprovalRule } from '../turn-core/tool-spec';
 
 /** The most members one tool's `approvers` may name. */
 export const MAX_NAMED_APPROVERS = 100;
@@ -27,30 +12,6 @@ export const APPROVER_ROLES: readonly MemberRole[] = MEMBER_ROLES.filter((role) 
 
 /** Longest time a pending approval may wait before it expires: 30 days. */
 export const MAX_APPROVAL_EXPIRY_SECONDS = 2_592_000;
-
-/**
- * Whether a call with these raw arguments (the model's JSON text) needs approval. Values compare
- * as JSON values; an absent path does not match; arguments that are not a JSON object always need
- * approval, so a malformed call can never slip past a rule.
- */
-export function needsApproval(policy: ApprovalPolicy | undefined, rawArguments: string): boolean {
-  if (policy === undefined || policy === 'never') return false;
-  if (policy === 'always') return true;
-  let args: unknown;
-  try {
-    args = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
-  } catch {
-    return true;
-  }
-  if (!isObject(args)) return true;
-  let value: unknown = args;
-  for (const key of policy.argument.split('.')) {
-    if (!isObject(value) || !Object.hasOwn(value, key)) return false;
-    value = value[key];
-  }
-  const seen = canonical(value);
-  return policy.in.some((candidate) => canonical(candidate) === seen);
-}
 
 /** The issues of each tool's `approval`, `approvalExpiresInSeconds` and `approvers` (`tools.<n>.approval`). */
 export function approvalIssues(
@@ -115,16 +76,4 @@ function approverIssues(approvers: unknown, path: string): InputIssue[] {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON text with sorted keys: two values compare equal when they are the same JSON value. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }

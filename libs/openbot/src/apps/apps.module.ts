@@ -21,6 +21,9 @@ import { OpenViewHandler } from './commands/open-view.command';
 import { CallViewToolHandler } from './commands/call-view-tool.command';
 import { GetViewCallHandler, GetViewHandler } from './queries/get-view.query';
 import { viewCallWorkflow } from './view-call.workflow';
+import { appTool } from './app-tool';
+import { ToolCalls } from '../tool-calls/tool-calls';
+import { TurnTools } from '../turn-core/turn-tool';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../config/runtime-config';
 import { GetConnectionHandler, ListConnectionsHandler } from './queries/list-connections.query';
 
@@ -64,11 +67,15 @@ export class AppsModule implements OnModuleInit {
     @Inject(AppSessions) private readonly sessions: AppSessions,
     @Inject(RUNTIME_CONFIG) private readonly config: RuntimeConfig,
     @Inject(ConnectionGrants) private readonly grants: ConnectionGrants,
+    @Inject(TurnTools) private readonly tools: TurnTools,
+    @Inject(ToolCalls) private readonly toolCalls: ToolCalls,
   ) {}
 
   onModuleInit(): void {
     this.engine.register(connectionCheckWorkflow({ db: this.db, client: this.client, discovery: this.discovery, failures: this.failures }));
-    this.engine.register(viewCallWorkflow({ db: this.db, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
+    // App tools: a Turn's calls and a View's calls both go through ToolCalls (decision 078).
+    this.tools.register(appTool({ db: this.db, sessions: this.sessions, failures: this.failures, callTimeoutMs: this.config.appCallTimeoutSeconds * 1000 }));
+    this.engine.register(viewCallWorkflow({ db: this.db, toolCalls: this.toolCalls }));
     this.engine.register(connectionCleanupWorkflow({ db: this.db, client: this.client, grants: this.grants }));
   }
 }

@@ -1,8 +1,8 @@
 import { codec, defineWorkflow, type Codec, type Json } from '@openbot/engine';
-import { decodeDeclaration, isRepeatSafe, McpFailure, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
+import { decodeDeclaration, McpFailure, visibilityOf, type ToolDeclaration } from '@openbot/protocol';
 import type { Sql } from '../database/sql';
-import { callAppTool, type AppToolDeps } from '../chats/turn/app-tool';
-import { PhaseSessions } from './app-sessions';
+import type { ToolCalls } from '../tool-calls/tool-calls';
+import { PhaseScope } from '../turn-core/turn-tool';
 
 interface ViewCallInput {
   readonly viewId: string;
@@ -38,8 +38,9 @@ export const VIEW_CALL = defineWorkflow({
  * sent once per attempt through the call log (a lost answer of an unsafe tool waits in
  * outcome_unknown; a `readOnlyHint`/`idempotentHint` tool is repeated). Its session is one of
  * this node's open sessions, held by the phase (RES-01). Its answer is the execution's result.
+ * The call goes through ToolCalls like a Turn's (decision 078), announcing no `tool.*` event.
  */
-export function viewCallWorkflow(deps: AppToolDeps) {
+export function viewCallWorkflow(deps: { readonly db: Sql; readonly toolCalls: ToolCalls }) {
   return VIEW_CALL.implement({
     initial: (input) => ({ input, answer: null }),
     next: (state) => (state.answer === null ? { phase: 'call' } : { end: 'completed', result: state.answer }),
@@ -49,19 +50,19 @@ export function viewCallWorkflow(deps: AppToolDeps) {
           const { input } = context.state;
           const declaration = await viewDeclaration(deps.db, input);
           if (declaration instanceof McpFailure) return { state: { ...context.state, answer: { modelOutput: `Error: ${declaration.message}.`, isError: true, failure: { category: declaration.category } } } };
-          const sessions = new PhaseSessions(deps.sessions, context.resources, context.executionId);
           const tool = { name: declaration.serverName, description: declaration.description, parameters: declaration.inputSchema, kind: 'app' as const, connectionId: declaration.connectionId, declaration };
-          const answer = await context.call('tool', { safe: isRepeatSafe(declaration.annotations), kind: 'tool' }, (request) =>
-            callAppTool(deps, tool, { callId: `view-${context.executionId}`, name: declaration.serverName, arguments: input.arguments }, request, {
-              organizationId: input.organizationId,
-              memberId: input.memberId,
-              actor: { kind: 'member', id: input.memberId },
-              sessions,
-              executionId: context.executionId,
-              step: context.step,
-              publisher: context.publisher,
-            }),
-          );
+          const call = { callId: `view-${context.executionId}`, name: declaration.serverName, arguments: input.arguments };
+          const callContext = {
+            organizationId: input.organizationId,
+            actor: { kind: 'member' as const, id: input.memberId },
+            executionId: context.executionId,
+            step: context.step,
+            publisher: context.publisher,
+            resources: context.resources,
+            scope: new PhaseScope(),
+            callLog: (_key: string, options: { readonly safe: boolean; readonly kind: 'tool' }, send: Parameters<typeof context.call>[2]) => context.call('tool', options, send),
+          };
+          const answer = await deps.toolCalls.send(callContext, tool, call, 'tool');
           return { state: { ...context.state, answer } };
         },
       },

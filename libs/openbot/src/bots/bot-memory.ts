@@ -1,10 +1,7 @@
-/**
- * Who reads what a Turn taught: `member` (the default) stores learned items for the Turn's member
- * alone (`{ kind: 'members', ids: [member] }`); `bot` for every Turn of the Bot, where nothing the
- * Turn read was narrower (see the learner).
- */
-export const MEMORY_LEARN_ACCESS = ['member', 'bot'] as const;
-export type MemoryLearnAccess = (typeof MEMORY_LEARN_ACCESS)[number];
+import type { MemoryLearnAccess } from '../turn-core/tool-spec';
+
+// Who reads what a Turn taught is part of a saved tool's shape (turn-core/tool-spec.ts).
+export { MEMORY_LEARN_ACCESS, type MemoryLearnAccess } from '../turn-core/tool-spec';
 
 /** A Bot's memory switches: Turns select context from it (`enabled`) and learn into it after they end (`learn`, stored for `learnAccess`). */
 export interface BotMemorySettings {

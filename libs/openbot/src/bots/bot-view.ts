@@ -1,83 +1,12 @@
-import { InvalidInput, isUuid, type BotId, type InputIssue } from '@openbot/domain';
-import type { ToolDeclaration } from '@openbot/protocol';
-import { approvalIssues, type ApprovalPolicy, type ApproverPolicy } from '../approvals/approval-policy';
+import { InvalidInput, type BotId, type InputIssue } from '@openbot/domain';
+import { approvalIssues } from '../approvals/approval-policy';
 import { referenceIssues, type VaultReference } from '../vaults/vault-view';
 import type { ReferenceUse } from '../vaults/vault-secrets';
 import type { BotMemorySettings } from './bot-memory';
 
-/**
- * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
- * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
- * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
- * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
- * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
- * built-in `remind` tool; a durable reminder posts a message into the Chat when due. `app`: the
- * tools of an App connection (decision 031), each saved with its declaration (STC-07).
- */
-export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind', 'app'] as const;
-export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
-
-/** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
-export const BOT_TOOL_RETRIES = ['safe', 'unsafe'] as const;
-export type BotToolRetry = (typeof BOT_TOOL_RETRIES)[number];
-
-/** A tool definition of a Bot: its parameters are a JSON schema the model fills in. */
-export interface BotTool {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters: Record<string, unknown>;
-  readonly kind?: BotToolKind;
-  /** http and background tools: the organization's endpoint (egress policy applies at call time). */
-  readonly url?: string;
-  /**
-   * http and background tools: `safe` calls are repeated with the same `Idempotency-Key` when an
-   * attempt fails; `unsafe` (the default) are sent once and wait in outcome_unknown when the
-   * result is lost (CALL-03).
-   */
-  readonly retry?: BotToolRetry;
-  /**
-   * http and background tools: headers sent with every call. A Vault reference is opened only at
-   * the send, right after its rights, field and `allowedHosts` are checked again (SEC-02). A
-   * literal value is given as a string and stored sealed (`headerSecrets`): stored and answered
-   * as `null`; a `null` given back keeps the value saved for that header of that tool.
-   */
-  readonly headers?: Readonly<Record<string, ToolHeaderValue>>;
-  /** The sealed record of the tool's literal header values (decision 036); never answered. */
-  readonly headerSecrets?: string;
-  /** delegate tools: the Bot a call starts a task of. */
-  readonly botId?: string;
-  /** delegate tools: an attached task (the default) ends before its parent and answers the call; a detached one answers `{ executionId }` at once. */
-  readonly attached?: boolean;
-  /** Whether a call needs a person's yes before it runs (decision 025); absent means `never`. */
-  readonly approval?: ApprovalPolicy;
-  /** A pending approval of this tool expires after this many seconds; absent: it never expires. */
-  readonly approvalExpiresInSeconds?: number;
-  /** Who may decide its calls besides the Turn's member, owners and admins, and whether a second person must (decision 075). */
-  readonly approvers?: ApproverPolicy;
-  /** app entries: the connection whose tools the Bot uses. */
-  readonly connectionId?: string;
-  /** app entries: the server names of the tools used (all of them when absent). */
-  readonly tools?: readonly string[];
-  /** app entries: the declarations saved when the Bot was saved (name, schema, connection revision, digest). */
-  readonly declarations?: readonly ToolDeclaration[];
-  /** One App tool of a Turn's snapshot (an app entry expanded): the saved declaration its calls send. */
-  readonly declaration?: ToolDeclaration;
-}
-
-/** Limits of one Turn; absent keys take DEFAULT_BOT_LIMITS. */
-export interface BotLimits {
-  /** Most model steps per Turn. */
-  readonly maxSteps?: number;
-  /** Most seconds a Turn may run: counted while it can run, not while paused or waiting only for approvals (TASK-03). */
-  readonly maxSeconds?: number;
-  /** Most output tokens a Turn may use, summed over its model steps (confirmed usage only). */
-  readonly maxOutputTokens?: number;
-  /**
-   * Most micros a run may cost, from its saved usage plus its reservations, checked before every
-   * model call (billing: stop `max-cost`); null, the default, means none.
-   */
-  readonly maxCostMicros?: number | null;
-}
+export { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, PLAN_STEP_STATUSES, type BotLimits, type BotTool, type BotToolKind, type BotToolRetry, type ToolHeaderValue } from '../turn-core/tool-spec';
+import type { BotLimits, BotTool, BotToolKind, ToolHeaderValue } from '../turn-core/tool-spec';
+import { PLAN_STEP_STATUSES } from '../turn-core/tool-spec';
 
 export const DEFAULT_BOT_LIMITS: Required<BotLimits> = { maxSteps: 16, maxSeconds: 900, maxOutputTokens: 200_000, maxCostMicros: null };
 
@@ -135,11 +64,13 @@ export function withEffectiveKind(tool: BotTool): BotTool {
 }
 
 /**
- * The rules between a tool's fields: http and background tools need a `url` that is an absolute
- * http or https URL without credentials; a client tool has neither `url` nor `retry`. Each
- * offending field is an InvalidInput issue (`tools.<index>.url`).
+ * The rules between a tool's fields: the approval policy, the headers, the fields only one kind
+ * may have, then each kind's own rules from the kind itself (its `validate`, registered with
+ * TurnTools by its feature, decision 078): http and background tools need a `url` that is an
+ * absolute http or https URL without credentials; a client tool has neither `url` nor `retry`.
+ * Each offending field is an InvalidInput issue (`tools.<index>.url`).
  */
-export function checkToolKinds(tools: readonly BotTool[]): void {
+export function checkToolKinds(tools: readonly BotTool[], kinds: { of(kind: BotToolKind): { validate(tool: BotTool, index: number): InputIssue[] } }): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
@@ -148,31 +79,12 @@ export function checkToolKinds(tools: readonly BotTool[]): void {
     if (kind !== 'app' && tool.tools !== undefined) issues.push({ path: `tools.${index}.tools`, message: 'only an app tool has tools' });
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
-    if (kind === 'app') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
-      if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
-    } else if (kind === 'plan' || kind === 'remind') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool must not have a url` });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: `a ${kind} tool must not have retry` });
-    } else if (kind === 'delegate') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a delegate tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a delegate tool must not have retry' });
-      if (tool.botId === undefined || !isUuid(tool.botId)) issues.push({ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' });
-    } else if (kind === 'client') {
-      if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'a client tool must not have a url' });
-      if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'a client tool must not have retry' });
-    } else if (tool.url === undefined) {
-      issues.push({ path: `tools.${index}.url`, message: `a ${kind} tool needs a url` });
-    } else if (!isPlainHttpUrl(tool.url)) {
-      issues.push({ path: `tools.${index}.url`, message: 'url must be an absolute http or https URL without a username or password' });
-    }
+    // The kind's own rules (its route, its target) are the kind's, registered with TurnTools by its feature (decision 078).
+    issues.push(...kinds.of(kind).validate(tool, index));
   });
   if (issues.length > 0) throw new InvalidInput(issues);
 }
 
-/** A tool header's value: a Vault reference, a literal (as given; sealed when saved), or null (a sealed literal). */
-export type ToolHeaderValue = VaultReference | string | null;
 
 /** The longest literal header value. */
 const MAX_HEADER_VALUE_CHARS = 8192;
@@ -223,18 +135,6 @@ export function isReference(value: ToolHeaderValue | undefined): value is VaultR
   return value !== null && value !== undefined && typeof value === 'object';
 }
 
-function isPlainHttpUrl(value: string): boolean {
-  // The WHATWG parser also takes `http:host` and surrounding spaces; only the written-out form counts.
-  if (!/^https?:\/\/\S+$/i.test(value)) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
-}
-
 /** The InvalidInput for a model whose provider the organization does not have. */
 export function unknownModelProvider(provider: string): InvalidInput {
   return new InvalidInput([{ path: 'model', message: `model provider "${provider}" does not exist in this organization` }]);
@@ -259,8 +159,6 @@ export async function checkDelegateBots(db: { rows<T>(sql: string, params: reado
   const issues = wanted.filter((w) => !known.has(w.botId)).map((w) => ({ path: `tools.${w.index}.botId`, message: 'this Bot does not exist in this organization' }));
   if (issues.length > 0) throw new InvalidInput(issues);
 }
-
-export const PLAN_STEP_STATUSES = ['pending', 'in_progress', 'done', 'skipped'] as const;
 
 /** The fixed parameters of the built-in `update_plan` tool. */
 export const PLAN_PARAMETERS: Record<string, unknown> = {

@@ -1,8 +1,8 @@
 import { BudgetExceeded, ModelNotPriced } from '@openbot/domain';
 import type { Engine, Json } from '@openbot/engine';
-import { admitInput } from '../chats/commands/post-message.command';
 import type { DefaultPrice } from '../config/config';
 import type { Database, TransactionSql } from '../database/sql';
+import type { ChatInputs } from '../turn-core/chat-inputs';
 import { REMINDER } from './reminder-contract';
 
 /**
@@ -22,6 +22,15 @@ import { REMINDER } from './reminder-contract';
  * is the call log's, retried as a safe call and then failed). It never posts in another name.
  */
 const RETRY_FIRST_MS = 5_000;
+
+/** What a delivery needs from its node; `chats` admits the message (the Chats feature, through the Turn core's port). */
+interface ReminderDeps {
+  readonly db: Database;
+  readonly engine: () => Engine;
+  readonly chats: ChatInputs;
+  readonly defaultPrice: DefaultPrice | null;
+}
+
 const RETRY_MAX_MS = 3_600_000;
 
 /** The Chat refused the post for a proven reason (nothing was posted): not a failed send, retried later. */
@@ -33,7 +42,7 @@ class PostRefused extends Error {
   }
 }
 
-export function reminderWorkflow(deps: { readonly db: Database; readonly engine: () => Engine; readonly defaultPrice: DefaultPrice | null }) {
+export function reminderWorkflow(deps: ReminderDeps) {
   return REMINDER.implement({
     initial: (input) => ({ ...input, done: false }),
     next: (state) => (state.done ? { end: 'completed' } : { phase: 'deliver' }),
@@ -59,7 +68,7 @@ export function reminderWorkflow(deps: { readonly db: Database; readonly engine:
 }
 
 async function post(
-  deps: { readonly db: Database; readonly engine: () => Engine; readonly defaultPrice: DefaultPrice | null },
+  deps: ReminderDeps,
   state: { readonly reminderId: string; readonly organizationId: string; readonly chatId: string; readonly scope: { readonly kind: 'member' | 'service'; readonly id: string } },
   identity: Json | null,
 ): Promise<Json> {
@@ -81,7 +90,7 @@ async function post(
     const reminder = rows[0];
     // Cancelled, sent by an earlier attempt, or gone with its Chat: nothing to post.
     if (reminder === undefined || reminder.state !== 'pending') return { posted: false, state: reminder?.state ?? 'gone' };
-    const admitted = await admitInput(tx, deps.engine(), {
+    const admitted = await deps.chats.admit(tx, {
       chatId: state.chatId,
       organizationId: state.organizationId,
       scope: state.scope,

@@ -3,7 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { recordAudit } from '../../audit/record-audit';
-import { APPROVAL_SIGNAL, TURN } from '../../chats/turn/turn-contract';
+import { APPROVAL_SIGNAL, TURN } from '../../turn-core/turn-contract';
 import { Database } from '../../database/sql';
 import { APPROVAL_VIEW_COLUMNS, type ApprovalDecision, type ApprovalView } from '../approval-view';
 import { APPROVER_FROM, approverFacts, approverParams, assertApprover, type ApproverFacts } from '../approver-rule';

@@ -1,6 +1,4 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ChatEntity } from '../../chats/storage/chat.entity';
-import { ChatTurnEntity } from '../../chats/storage/chat-turn.entity';
 import { OrganizationEntity } from '../../organizations/storage/organization.entity';
 
 /**
@@ -29,16 +27,17 @@ export class ApprovalEntity {
   @Column('uuid', { name: 'chat_id' })
   chatId!: string;
 
-  @ManyToOne(() => ChatEntity, { onDelete: 'CASCADE' })
+  // By name: Chats build on Approvals (the Turn requests them through its gate), not the other way round.
+  @ManyToOne('ChatEntity', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'chat_id', foreignKeyConstraintName: 'approvals_chat_id_fkey' })
-  chat?: ChatEntity;
+  chat?: object;
 
   @Column('uuid', { name: 'turn_id' })
   turnId!: string;
 
-  @ManyToOne(() => ChatTurnEntity, { onDelete: 'CASCADE' })
+  @ManyToOne('ChatTurnEntity', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'turn_id', foreignKeyConstraintName: 'approvals_turn_id_fkey' })
-  turn?: ChatTurnEntity;
+  turn?: object;
 
   @Column('text', { name: 'call_id' })
   callId!: string;

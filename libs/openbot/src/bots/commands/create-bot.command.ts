@@ -3,6 +3,7 @@ import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs
 import { newId, type BotId, type MemberCaller } from '@openbot/domain';
 import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
+import { TurnTools } from '../../turn-core/turn-tool';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { DeclareAppTools } from '../queries/declare-app-tools.query';
@@ -50,12 +51,13 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
+    @Inject(TurnTools) private readonly kinds: TurnTools,
   ) {}
 
   async execute({ caller, name, model, instructions, tools: given, limits, memory }: CreateBot): Promise<BotView> {
     const { provider } = parseModelReference(model);
     checkToolNames(given);
-    checkToolKinds(given);
+    checkToolKinds(given, this.kinds);
     await checkDelegateBots(this.db, caller.organizationId, given);
     await checkApproverMembers(this.db, caller.organizationId, given);
     // Naming a Vault reference needs vaults.use on its Vault, and its host in the item's allowedHosts (SEC-02).

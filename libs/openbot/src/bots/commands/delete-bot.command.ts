@@ -1,9 +1,9 @@
 import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { Database } from '../../database/sql';
-import { isChatsBotForeignKeyViolation } from '../../chats/chat-view';
 import { BOT_VIEW_COLUMNS, type BotView } from '../bot-view';
+import { BotKeptByChats } from '../queries/bot-kept-by-chats.query';
 import { headerSecretRecords } from '../tool-header-secrets';
 
 /**
@@ -22,7 +22,10 @@ export class DeleteBot extends Command<BotView> {
 
 @CommandHandler(DeleteBot)
 export class DeleteBotHandler implements ICommandHandler<DeleteBot> {
-  constructor(@Inject(Database) private readonly db: Database) {}
+  constructor(
+    @Inject(Database) private readonly db: Database,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
 
   async execute({ caller, id }: DeleteBot): Promise<BotView> {
     if (!isUuid(id)) throw new NotFound('Bot');
@@ -37,7 +40,7 @@ export class DeleteBotHandler implements ICommandHandler<DeleteBot> {
       });
     } catch (error) {
       // The foreign key is checked in the same statement, so a Chat created concurrently counts too.
-      if (isChatsBotForeignKeyViolation(error)) throw new Conflict('BotHasChats', 'This Bot has Chats and cannot be deleted.');
+      if (await this.queries.execute(new BotKeptByChats(error))) throw new Conflict('BotHasChats', 'This Bot has Chats and cannot be deleted.');
       throw error;
     }
     if (row === undefined) throw new NotFound('Bot');

@@ -3,6 +3,7 @@ import { Command, CommandHandler, QueryBus, type ICommandHandler } from '@nestjs
 import { isUuid, NotFound, type MemberCaller } from '@openbot/domain';
 import { checkApproverMembers } from '../../approvals/approver-members';
 import { Database } from '../../database/sql';
+import { TurnTools } from '../../turn-core/turn-tool';
 import { VaultSecrets } from '../../vaults/vault-secrets';
 import { SealedRecords } from '../../sealing/sealed-records';
 import { DeclareAppTools } from '../queries/declare-app-tools.query';
@@ -56,6 +57,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
     @Inject(VaultSecrets) private readonly vaults: VaultSecrets,
     @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(SealedRecords) private readonly sealed: SealedRecords,
+    @Inject(TurnTools) private readonly kinds: TurnTools,
   ) {}
 
   async execute({ caller, id, changes: given }: UpdateBot): Promise<BotView> {
@@ -64,7 +66,7 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
     const provider = changes.model === undefined ? null : parseModelReference(changes.model).provider;
     if (changes.tools !== undefined) {
       checkToolNames(changes.tools);
-      checkToolKinds(changes.tools);
+      checkToolKinds(changes.tools, this.kinds);
       await checkDelegateBots(this.db, caller.organizationId, changes.tools);
       await checkApproverMembers(this.db, caller.organizationId, changes.tools);
       // App tools save their declarations now, from the connection's discovery (STC-07), outside any transaction.

@@ -1,26 +1,19 @@
 import { Inject, Optional } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
-import { Engine, executionReads, inputHash, type Json, type Queryable } from '@openbot/engine';
+import { Engine, executionReads, inputHash, type Queryable } from '@openbot/engine';
 import { checkAdmission, checkModelPriced } from '../../billing/admission';
-import type { DefaultPrice } from '../../config/config';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { anyLimitSql } from '../../billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
 import { Database, type TransactionSql } from '../../database/sql';
 import { executionIdentity } from '../../identity/identity-codec';
-import { TURN } from '../turn/turn-contract';
-import type { TurnInput } from '../turn/turn-state';
-import { checkTurnAdmission, type TurnAdmissionLimits } from './turn-admission-limits';
+import { TURN } from '../../turn-core/turn-contract';
+import type { TurnInput } from '../../turn-core/turn-state';
+import { checkTurnAdmission } from './turn-admission-limits';
+import type { InputToAdmit, MessageAdmission } from '../../turn-core/chat-inputs';
 
-export type Admission = 'started' | 'queued' | 'steered';
-
-export interface MessageAdmission {
-  readonly messageId: string;
-  readonly turnId: string;
-  readonly executionId: string;
-  readonly admission: Admission;
-}
+export type { Admission, InputToAdmit, MessageAdmission } from '../../turn-core/chat-inputs';
 
 /**
  * A user message (EXE-02, STC-02, STC-03). Under the Chat's row lock, which orders every input:
@@ -74,25 +67,6 @@ export class PostMessageHandler implements ICommandHandler<PostMessage> {
       }),
     );
   }
-}
-
-/** One input to admit into a Chat: a member's message, or a reminder posting in the name of the Turn's caller. */
-export interface InputToAdmit {
-  readonly chatId: string;
-  readonly organizationId: string;
-  readonly scope: { readonly kind: 'member' | 'service'; readonly id: string };
-  /** The identity of a Turn it starts, from the Chat's Bot. */
-  readonly identity: (botId: string) => Json;
-  readonly content: string;
-  /** Files the message carries to the model; absent: none. */
-  readonly fileIds?: readonly string[];
-  /** `reminder` for a reminder's message; null for a caller's own input. */
-  readonly author: 'reminder' | null;
-  readonly commandKey: string | null;
-  /** The operator's default price (OPENBOT_DEFAULT_PRICE): under credits it prices a model the platform has not (decision 072). */
-  readonly defaultPrice: DefaultPrice | null;
-  /** The organization limits a new Turn is admitted under (decision 076); absent: a reminder's post, which they do not hold back. */
-  readonly limits?: TurnAdmissionLimits;
 }
 
 /**

@@ -4,7 +4,7 @@ import { canSteerOthersWork, Conflict, Forbidden, isUuid, NotFound, type MemberC
 import { Engine } from '@openbot/engine';
 import { Database } from '../../database/sql';
 import { checkMessageFiles } from '../../files/message-files';
-import { CLIENT_TOOL_SIGNAL, TURN } from '../turn/turn-contract';
+import { CLIENT_TOOL_SIGNAL, TURN } from '../../turn-core/turn-contract';
 
 /**
  * The output of a client tool call a Turn waits on. Saved first, once (a second, different

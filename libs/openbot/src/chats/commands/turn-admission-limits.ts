@@ -1,13 +1,13 @@
 import { RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
-import type { OrganizationLimits } from '../../config/config';
+import type { TurnAdmissionLimits } from '../../turn-core/chat-inputs';
 import { limitMessage, lockLimit } from '../../limits/organization-limits';
+import { runningTurnsOf } from '../../limits/running-turns';
 
 /** What a refused input is told to wait: Turns end as they end, not at a known time. */
 const TURN_RETRY_AFTER_SECONDS = 5;
 
-/** The limits a member's input is admitted under (decision 076). */
-export type TurnAdmissionLimits = Pick<OrganizationLimits, 'queuedTurnsPerChat' | 'runningTurns'>;
+export type { TurnAdmissionLimits } from '../../turn-core/chat-inputs';
 
 /**
  * Refuses (429 RateLimited naming the limit) an input that would start or queue a Turn past the
@@ -33,15 +33,4 @@ export async function checkTurnAdmission(tx: Queryable, organizationId: string, 
   if (running >= limits.runningTurns) {
     throw new RateLimited(TURN_RETRY_AFTER_SECONDS, limitMessage('runningTurns', limits.runningTurns), 'runningTurns');
   }
-}
-
-/** The organization's running Turns (tasks' Turns included), through the index of open Turns. */
-export async function runningTurnsOf(db: Queryable, organizationId: string): Promise<number> {
-  const { rows } = await db.query<{ running: number }>({
-    name: 'chats.count_running_turns',
-    text: `SELECT count(*)::int AS running FROM chat_turns t JOIN chats c ON c.id = t.chat_id
-            WHERE c.organization_id = $1 AND t.state = 'running'`,
-    values: [organizationId],
-  });
-  return rows[0]!.running;
 }

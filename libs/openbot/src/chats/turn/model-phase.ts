@@ -1,16 +1,16 @@
-import { fitToContext, modelLimits, systemMessage, userMessage, type ToolCall } from '@openbot/core';
+import { fitToContext, modelLimits, systemMessage, userMessage, type ToolCall, type ToolDefinition } from '@openbot/core';
 import { newId } from '@openbot/domain';
-import { needsApproval } from '../../approvals/approval-policy';
+import { needsApproval } from '../../turn-core/approval-policy';
+import type { ApprovalGate } from '../../turn-core/approval-gate';
 import type { Queryable } from '@openbot/engine';
 import type { Database, Sql } from '../../database/sql';
 import { BudgetStop, RateLimitWait, type ModelCalls, type ModelReadAhead } from '../../models/model-calls';
-import type { BotTool } from '../../bots/bot-view';
+import type { BotTool } from '../../turn-core/tool-spec';
 import type { TurnHooks } from './turn-hooks';
 import { readBotSnapshot, readHistory, readNewInputs } from './turn-reads';
-import type { TurnPhase, TurnPhaseContext } from './turn-contract';
-import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnMessage, type TurnState } from './turn-state';
+import type { TurnPhase, TurnPhaseContext } from '../../turn-core/turn-contract';
+import { stopCounting, type BotSnapshot, type GatedCall, type TaskCaps, type TurnMessage, type TurnState } from '../../turn-core/turn-state';
 import { fileTokens, withFileParts, type TurnFileDeps } from './turn-files';
-import { toolDefinition } from './tool-definition';
 import { memoryMessages, selectTurnMemory, type TurnMemoryDeps } from './turn-memory';
 import { countFrom, pastTimeLimit, startCounting } from './turn-clock';
 import { pausedMsOf } from '../../executions/pause-time';
@@ -28,6 +28,10 @@ export function modelPhase(deps: {
   readonly db: Database;
   readonly models: ModelCalls;
   readonly hooks: TurnHooks;
+  /** The approval-gate hook: where this step's gated calls are requested (decision 078). */
+  readonly approvals: ApprovalGate;
+  /** What the model is told of each tool, from the kind that answers it. */
+  readonly tools: { definitions(tools: readonly BotTool[]): ToolDefinition[] };
   readonly memory?: TurnMemoryDeps;
   /** Where the files of messages are read at each send (absent: a file reaches the model as a note that it cannot be read). */
   readonly files?: TurnFileDeps;
@@ -86,7 +90,7 @@ export function modelPhase(deps: {
         state = { ...state, added: [...state.added, ...messages], consumed: inputs.at(-1)!.position };
       }
       const step = state.step + 1;
-      const definitions = bot.tools.map(toolDefinition);
+      const definitions = deps.tools.definitions(bot.tools);
       const prefix: TurnMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
       const estimatedInputTokens = fitted.estimatedTokens + (await fileTokens(deps.files, state.organizationId, fitted.messages));
@@ -134,7 +138,7 @@ export function modelPhase(deps: {
         pending: result.toolCalls,
         results: [],
         children: [],
-        gated: requestApprovals(context, state, step, gatedTools, turnPermissions),
+        gated: requestApprovals(deps.approvals, context, state, step, gatedTools, turnPermissions),
         outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
         stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
       };
@@ -158,6 +162,7 @@ function gatedCalls(state: TurnState, calls: readonly ToolCall[]): Array<{ reado
  * keeps who may decide it (the tool's `approvers`) and the rights the Turn runs with (decision 075).
  */
 function requestApprovals(
+  approvals: ApprovalGate,
   context: TurnPhaseContext,
   state: TurnState,
   step: number,
@@ -169,29 +174,19 @@ function requestApprovals(
   for (const { call, tool } of calls) {
     const approvalId = newId();
     const expiresAt = tool.approvalExpiresInSeconds === undefined ? null : now + tool.approvalExpiresInSeconds * 1000;
-    const approvers = tool.approvers ?? {};
-    context.commands.write(
-      `INSERT INTO approvals (id, organization_id, execution_id, chat_id, turn_id, call_id, step, tool_name, arguments, requested_at, expires_at,
-                              approver_roles, approver_member_ids, second_person, turn_permissions)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text[], $13::uuid[], $14, $15::text[]) ON CONFLICT (execution_id, step, call_id) DO NOTHING`,
-      [
-        approvalId,
-        state.organizationId,
-        context.executionId,
-        state.chatId,
-        state.turnId,
-        call.callId,
-        step,
-        call.name,
-        call.arguments,
-        new Date(now),
-        expiresAt === null ? null : new Date(expiresAt),
-        [...(approvers.roles ?? [])],
-        [...(approvers.members ?? [])],
-        approvers.secondPerson === true,
-        turnPermissions === null ? null : [...turnPermissions],
-      ],
-    );
+    approvals.request((sql, params) => context.commands.write(sql, params), {
+      approvalId,
+      organizationId: state.organizationId,
+      executionId: context.executionId,
+      chatId: state.chatId,
+      turnId: state.turnId,
+      step,
+      call,
+      tool,
+      requestedAt: new Date(now),
+      expiresAt: expiresAt === null ? null : new Date(expiresAt),
+      turnPermissions,
+    });
     context.emit('approval.requested', { step, approvalId, callId: call.callId, name: call.name }, { step });
     gated.push({ callId: call.callId, approvalId, expiresAt });
   }

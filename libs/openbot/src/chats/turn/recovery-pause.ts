@@ -1,5 +1,5 @@
-import type { TurnPhaseContext } from './turn-contract';
-import { stopCounting, type TurnState } from './turn-state';
+import type { TurnPhaseContext } from '../../turn-core/turn-contract';
+import { stopCounting, type TurnState } from '../../turn-core/turn-state';
 
 /** How soon a Turn paused for recovery may check again once resumed. */
 const RECHECK_MS = 1000;

@@ -1,7 +1,7 @@
 import type { Sql } from '../../database/sql';
 import { pausedMsOf } from '../../executions/pause-time';
-import type { TurnPhaseContext } from './turn-contract';
-import { countedMs, turnTime, type TurnState } from './turn-state';
+import type { TurnPhaseContext } from '../../turn-core/turn-contract';
+import { countedMs, turnTime, type TurnState } from '../../turn-core/turn-state';
 
 /**
  * The Turn's time as a phase starts (TASK-03). Time counts only while the Turn can run: the

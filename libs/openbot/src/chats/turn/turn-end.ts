@@ -1,8 +1,8 @@
 import { isUuid, newId } from '@openbot/domain';
 import type { WorkflowEndContext } from '@openbot/engine';
 import { MEMORY_LEARN } from '../../memory/learning/memory-learn.workflow';
-import { TURN } from './turn-contract';
-import type { TurnInput, TurnMessage, TurnState } from './turn-state';
+import { TURN } from '../../turn-core/turn-contract';
+import type { TurnInput, TurnMessage, TurnState } from '../../turn-core/turn-state';
 
 /**
  * A Turn's end, in the transaction of its final state (STC-01, STC-04): the engine runs it after

@@ -2,7 +2,7 @@ import type { ChatMessage } from '@openbot/core';
 import type { Database } from '../../database/sql';
 import { estimateFileTokens, readFileParts } from '../../files/message-files';
 import type { ObjectStore } from '../../object-store/object-store';
-import type { TurnMessage } from './turn-state';
+import type { TurnMessage } from '../../turn-core/turn-state';
 
 /** Where a Turn reads the files its messages carry. */
 export interface TurnFileDeps {

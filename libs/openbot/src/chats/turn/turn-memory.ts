@@ -3,7 +3,7 @@ import { isMemberRole } from '@openbot/domain';
 import type { Sql } from '../../database/sql';
 import type { MemoryStore } from '../../memory/memory-store';
 import type { MemoryReader } from '../../memory/memory-view';
-import type { TurnMemory, TurnState } from './turn-state';
+import type { TurnMemory, TurnState } from '../../turn-core/turn-state';
 
 /** What a Turn needs to select context from its Bot's memory. */
 export interface TurnMemoryDeps {

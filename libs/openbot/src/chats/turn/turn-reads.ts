@@ -3,7 +3,7 @@ import type { Queryable } from '@openbot/engine';
 import { expandAppTools } from '../../bots/app-tools';
 import { DEFAULT_BOT_LIMITS, type BotLimits, type BotTool } from '../../bots/bot-view';
 import type { BotMemorySettings } from '../../memory/memory-view';
-import type { BotSnapshot, TurnMessage } from './turn-state';
+import type { BotSnapshot, TurnMessage } from '../../turn-core/turn-state';
 
 /**
  * The Bot of a Chat, as a Turn saves it at its first step. Null when the Chat is gone. App

@@ -1,5 +1,5 @@
-import type { TurnPhase } from './turn-contract';
-import { countedMs, turnTime } from './turn-state';
+import type { TurnPhase } from '../../turn-core/turn-contract';
+import { countedMs, turnTime } from '../../turn-core/turn-state';
 
 /** Every step of every Turn writes it: prepared once per connection, not parsed and planned each time. */
 const SAVE_LIMITS = {

@@ -1,30 +1,26 @@
-import type { ExecutionId } from '@openbot/domain';
-import type { ExecutionView } from '@openbot/engine';
 import type { Database } from '../../database/sql';
 import type { ModelCalls } from '../../models/model-calls';
-import type { HttpToolClient } from './http-tool';
-import type { AppToolDeps } from './app-tool';
+import type { ToolCalls } from '../../tool-calls/tool-calls';
+import type { ApprovalGate } from '../../turn-core/approval-gate';
 import { modelPhase } from './model-phase';
 import { toolPhase } from './tool-phase';
 import { withSpend } from './turn-spend';
-import { TURN } from './turn-contract';
+import { TURN } from '../../turn-core/turn-contract';
 import { endTurn } from './turn-end';
 import type { TurnHooks } from './turn-hooks';
 import type { TurnMemoryDeps } from './turn-memory';
 import type { TurnFileDeps } from './turn-files';
-import { initialTurnState, nextTurnDecision, turnLimitStop } from './turn-state';
+import { initialTurnState, nextTurnDecision, turnLimitStop } from '../../turn-core/turn-state';
 
 /** What a Turn needs from its node. */
 export interface TurnDeps {
   readonly db: Database;
   readonly models: ModelCalls;
   readonly hooks: TurnHooks;
-  readonly http: HttpToolClient;
-  readonly apps: AppToolDeps;
-  /** The safe view of an execution: how the Turn reads its failed background tool. */
-  readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
-  /** OPENBOT_MAX_DELEGATION_DEPTH: how deep delegate tools may nest tasks. */
-  readonly maxDelegationDepth: number;
+  /** How the Turn's tool calls are answered: every tool kind is its feature's, registered with TurnTools (decision 078). */
+  readonly toolCalls: ToolCalls;
+  /** The approval-gate hook: where gated calls are requested (decision 078). */
+  readonly approvals: ApprovalGate;
   /** The organization limit `toolCallsPerStep` (decision 076). */
   readonly toolCallsPerStep: number;
   /** Bot memory: where Turns of Bots with memory enabled select their context (absent: memory is off). */
@@ -50,13 +46,15 @@ export function turnWorkflow(deps: TurnDeps) {
           db: deps.db,
           models: deps.models,
           hooks: deps.hooks,
+          approvals: deps.approvals,
+          tools: deps.toolCalls,
           ...(deps.memory ? { memory: deps.memory } : {}),
           ...(deps.files ? { files: deps.files } : {}),
           ...(deps.turnPermissions ? { turnPermissions: deps.turnPermissions } : {}),
           toolCallsPerStep: deps.toolCallsPerStep,
         }),
       ),
-      tool: withSpend(toolPhase({ db: deps.db, http: deps.http, apps: deps.apps, hooks: deps.hooks, readExecution: deps.readExecution, maxDepth: deps.maxDelegationDepth, toolCallsPerStep: deps.toolCallsPerStep })),
+      tool: withSpend(toolPhase({ db: deps.db, toolCalls: deps.toolCalls, hooks: deps.hooks, toolCallsPerStep: deps.toolCallsPerStep })),
     },
     end: endTurn,
     // `execution.ended` names the limit that ended the Turn, as `GET /v1/executions/{id}` does.

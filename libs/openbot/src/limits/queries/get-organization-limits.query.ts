@@ -1,10 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { MemberCaller, OrganizationLimitName } from '@openbot/domain';
-import { runningTurnsOf } from '../../chats/commands/turn-admission-limits';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../config/runtime-config';
 import { Database } from '../../database/sql';
 import { usageOf } from '../organization-limits';
+import { runningTurnsOf } from '../running-turns';
 
 /** One limit as the organization stands against it: `used` null where nothing is held between requests. */
 export interface LimitStanding {

@@ -1,5 +1,4 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ChatEntity } from '../../chats/storage/chat.entity';
 import { OrganizationEntity } from '../../organizations/storage/organization.entity';
 
 /**
@@ -26,9 +25,10 @@ export class ReminderEntity {
   @Column('uuid', { name: 'chat_id' })
   chatId!: string;
 
-  @ManyToOne(() => ChatEntity, { onDelete: 'CASCADE' })
+  // By name: Chats build on Reminders (the remind tool), not the other way round.
+  @ManyToOne('ChatEntity', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'chat_id', foreignKeyConstraintName: 'reminders_chat_id_fkey' })
-  chat?: ChatEntity;
+  chat?: object;
 
   /** The Turn execution whose call set it. */
   @Column('uuid', { name: 'execution_id' })

@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '@openbot/core';
-import type { BotTool, BotToolKind } from '../../bots/bot-view';
+import type { BotTool, BotToolKind } from './tool-spec';
 
 /** What the model sees of a Bot tool: name, description and parameters, never its route. */
 export function toolDefinition(tool: BotTool): ToolDefinition {

@@ -1,12 +1,13 @@
 import type { ToolCall } from '@openbot/core';
-import { newId, type ErrorId } from '@openbot/domain';
+import { isUuid, newId, type ErrorId, type InputIssue } from '@openbot/domain';
 import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/engine';
-import { McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
-import type { Database, Sql } from '../../database/sql';
-import type { AppSessions, PhaseSessions, SessionKey } from '../../apps/app-sessions';
-import type { SendActor } from '../../vaults/vault-secrets';
-import type { BotTool } from '../../bots/bot-view';
-import { answer } from './http-tool';
+import { isRepeatSafe, McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
+import type { Database, Sql } from '../database/sql';
+import { PhaseSessions, type AppSessions, type SessionKey } from './app-sessions';
+import type { SendActor } from '../vaults/vault-secrets';
+import { answer } from '../turn-core/tool-answer';
+import type { BotTool } from '../turn-core/tool-spec';
+import type { TurnTool } from '../turn-core/turn-tool';
 
 /** What App calls need from the node. */
 export interface AppToolDeps {
@@ -120,4 +121,42 @@ function jsonRpcCode(error: unknown): number {
     if (typeof code === 'number') return code;
   }
   return 0;
+}
+
+/**
+ * The `app` tool kind (decision 031, decision 078): the saved declaration, checked and sent once
+ * per attempt; repeated only when its server says it is safe (STC-12). The calls of one phase
+ * run share its MCP sessions, released with the phase's resources (RES-01).
+ */
+export function appTool(deps: AppToolDeps): TurnTool {
+  return {
+    kind: 'app',
+    answers: 'send',
+    servedBy: 'app',
+    needsChild: false,
+    validate: appToolIssues,
+    repeatSafe: (tool) => isRepeatSafe(tool.declaration!.annotations),
+    send: (tool, call, request, context) => {
+      // A Turn's call and a View's call always say whose work they are (the connection's member boundary).
+      if (context.actor === undefined) throw new Error(`the App call ${call.callId} names no actor`);
+      return callAppTool(deps, tool, call, request, {
+        organizationId: context.organizationId,
+        memberId: context.actor.kind === 'member' ? context.actor.id : null,
+        actor: context.actor,
+        sessions: context.scope.get('app-sessions', () => new PhaseSessions(deps.sessions, context.resources, context.executionId)),
+        executionId: context.executionId,
+        step: context.step,
+        publisher: context.publisher,
+      });
+    },
+  };
+}
+
+/** An app entry of a Bot: no route of its own (its server's hints say what repeats), the connection it uses. */
+function appToolIssues(tool: BotTool, index: number): InputIssue[] {
+  const issues: InputIssue[] = [];
+  if (tool.url !== undefined) issues.push({ path: `tools.${index}.url`, message: 'an app tool must not have a url' });
+  if (tool.retry !== undefined) issues.push({ path: `tools.${index}.retry`, message: 'an app tool must not have retry: its repeat safety is its server hints (readOnlyHint, idempotentHint)' });
+  if (tool.connectionId === undefined || !isUuid(tool.connectionId)) issues.push({ path: `tools.${index}.connectionId`, message: 'an app tool needs the connectionId of a connection of this organization' });
+  return issues;
 }

@@ -1,7 +1,7 @@
 import type { ChatMessage, ToolCall, ToolResult } from '@openbot/core';
 import type { WorkflowDecision } from '@openbot/engine';
-import type { BotLimits, BotTool } from '../../bots/bot-view';
-import type { MemoryLearnAccess } from '../../memory/memory-view';
+import type { BotLimits, BotTool } from './tool-spec';
+import type { MemoryLearnAccess } from './tool-spec';
 
 export const TURN_WORKFLOW = 'chat.turn';
 

@@ -1,10 +1,10 @@
 import { codec, defineWorkflow, type Codec, type Json, type WorkflowPhase, type WorkflowPhaseContext } from '@openbot/engine';
 import { decodeDeclaration, encodeDeclaration, type ToolDeclaration } from '@openbot/protocol';
-import { modelStepResultCodec, toolCallCodec } from '../../models/model-step-codec';
-import type { ApprovalPolicy } from '../../approvals/approval-policy';
-import type { VaultReference } from '../../vaults/vault-view';
-import { MEMORY_LEARN_ACCESS } from '../../memory/memory-view';
-import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from '../../bots/bot-view';
+import { modelStepResultCodec, toolCallCodec } from '../models/model-step-codec';
+import type { ApprovalPolicy } from './tool-spec';
+import type { VaultReference } from '../vaults/vault-view';
+import { MEMORY_LEARN_ACCESS } from './tool-spec';
+import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from './tool-spec';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnMessage, type TurnState, type TurnStop, type TurnToolResult } from './turn-state';
 
 /**

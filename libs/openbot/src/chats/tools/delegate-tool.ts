@@ -1,13 +1,14 @@
 import type { ToolCall } from '@openbot/core';
-import { isFinal, newId, type ExecutionId } from '@openbot/domain';
+import { isFinal, isUuid, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Database, Sql } from '../../database/sql';
 import { LimitsUnreadable } from '../../billing/limits-unreadable';
 import { subtreeCost } from '../../billing/tree-cost';
 import type { BotTool } from '../../bots/bot-view';
-import type { ToolAnswer } from './http-tool';
-import { TURN, type TurnPhaseContext } from './turn-contract';
-import { countedMs, type TurnState } from './turn-state';
+import type { ToolAnswer } from '../../turn-core/tool-answer';
+import { routeIssues, type TurnTool } from '../../turn-core/turn-tool';
+import { TURN, type TurnPhaseContext } from '../../turn-core/turn-contract';
+import { countedMs, type TurnState } from '../../turn-core/turn-state';
 
 /** What a delegate call needs from its node. */
 export interface DelegateDeps {
@@ -111,5 +112,35 @@ export async function taskAnswer(context: TurnPhaseContext, state: TurnState, ch
     modelOutput: JSON.stringify({ state: child.state, ...(failure ?? {}) }),
     isError: true,
     ...(failure === undefined ? {} : { failure }),
+  };
+}
+
+/**
+ * The `delegate` tool kind (decision 025, decision 078): the first look at a call starts its task
+ * (announced once it started or was refused: a stopped limit check announces nothing yet); an
+ * attached task answers the call when it ends, a detached one answers its ID at once.
+ */
+export function delegateTool(deps: DelegateDeps): TurnTool {
+  return {
+    kind: 'delegate',
+    answers: 'turn',
+    needsChild: true,
+    validate: (tool, index) => [
+      ...routeIssues(tool, index, 'a delegate tool'),
+      // Whether the Bot is the organization's is checked against the database (checkDelegateBots, IDN-08).
+      ...(tool.botId === undefined || !isUuid(tool.botId) ? [{ path: `tools.${index}.botId`, message: 'a delegate tool needs the botId of a Bot of this organization' }] : []),
+    ],
+    async answer({ tool, call, phase, state, child, called }) {
+      if (child === undefined) {
+        const started = await startTask(phase, state, tool, call, deps);
+        called();
+        if ('answer' in started) return started;
+        // A detached task may outlive the Turn: the call answers with its ID at once.
+        if (tool.attached === false) return { answer: { modelOutput: JSON.stringify({ executionId: started.childId }), isError: false }, child: started.childId };
+        return { waiting: 'child', child: started.childId };
+      }
+      const answered = await taskAnswer(phase, state, child, call, deps);
+      return answered === 'running' ? { waiting: 'child' } : { answer: answered };
+    },
   };
 }

@@ -1,17 +1,10 @@
 import { AnswerTooLarge, readCappedText, type ToolCall } from '@openbot/core';
+import type { InputIssue } from '@openbot/domain';
 import type { CallRequest, Json } from '@openbot/engine';
-import { isReference, type BotTool } from '../../bots/bot-view';
+import { isReference, type BotTool } from '../bot-view';
+import { answer, fileIdsOf } from '../../turn-core/tool-answer';
+import type { TurnTool } from '../../turn-core/turn-tool';
 import { VaultReferenceRefused, type OpenRequest, type SendActor } from '../../vaults/vault-secrets';
-
-/** What a tool call answers the model with (STC-09). */
-export interface ToolAnswer {
-  readonly modelOutput: string;
-  readonly isError: boolean;
-  /** Files (IDs of the organization's files) the answer hands the model beside its text (STC-09). */
-  readonly fileIds?: readonly string[];
-  /** A failed background tool's own category and error ID, carried as they are (ERR-01). */
-  readonly failure?: { readonly category: string; readonly errorId: string };
-}
 
 /** How tool calls reach their endpoints: the egress client's fetch and its cap on answers. */
 export interface HttpToolClient {
@@ -42,8 +35,6 @@ export interface ToolWork {
   readonly executionId: string;
 }
 
-/** Longest tool answer kept for the model; the rest is cut with a note. */
-const MAX_OUTPUT_CHARS = 64_000;
 const TOOL_TIMEOUT_MS = 60_000;
 
 /**
@@ -162,9 +153,6 @@ function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429;
 }
 
-/** Most files one tool result may hand the model. */
-const MAX_RESULT_FILES = 10;
-
 function modelOutputOf(text: string): { modelOutput: string; fileIds: string[] } {
   try {
     const body = JSON.parse(text) as unknown;
@@ -177,27 +165,38 @@ function modelOutputOf(text: string): { modelOutput: string; fileIds: string[] }
   return { modelOutput: text, fileIds: [] };
 }
 
-/** The file IDs a result names: strings only, the first MAX_RESULT_FILES (an unknown one reaches the model as a note). */
-function fileIdsOf(value: unknown): string[] {
-  if (!Array.isArray(value)) return [];
-  return value.filter((id): id is string => typeof id === 'string' && id.length <= 64).slice(0, MAX_RESULT_FILES);
+/**
+ * The `http` tool kind (decision 078): the saved definition and arguments, sent once per attempt
+ * under the call's own call-log entry (STC-07); a `safe` tool is repeated with the same key.
+ */
+export function httpTool(http: HttpToolClient): TurnTool {
+  return {
+    kind: 'http',
+    answers: 'send',
+    servedBy: 'http',
+    needsChild: false,
+    validate: endpointIssues,
+    repeatSafe: (tool) => tool.retry === 'safe',
+    send: (tool, call, request, context) =>
+      callHttpTool(http, tool, call, request, { organizationId: context.organizationId, executionId: context.executionId, ...(context.actor ? { actor: context.actor } : {}) }),
+  };
 }
 
-export function answer(modelOutput: string, isError: boolean, fileIds: readonly string[] = []): Json {
-  const cut = modelOutput.length > MAX_OUTPUT_CHARS ? `${modelOutput.slice(0, MAX_OUTPUT_CHARS)}\n[cut: ${modelOutput.length - MAX_OUTPUT_CHARS} more characters]` : modelOutput;
-  return fileIds.length > 0 ? { modelOutput: cut, isError, fileIds: [...fileIds] } : { modelOutput: cut, isError };
+/** An http or background tool's route: a `url` that is an absolute http or https URL without credentials. */
+export function endpointIssues(tool: BotTool, index: number): InputIssue[] {
+  if (tool.url === undefined) return [{ path: `tools.${index}.url`, message: `a ${tool.kind ?? 'client'} tool needs a url` }];
+  if (!isPlainHttpUrl(tool.url)) return [{ path: `tools.${index}.url`, message: 'url must be an absolute http or https URL without a username or password' }];
+  return [];
 }
 
-/** A saved answer, or an operator's decided result of an unknown call, as a ToolAnswer. */
-export function toToolAnswer(saved: Json): ToolAnswer {
-  if (saved !== null && typeof saved === 'object' && !Array.isArray(saved) && typeof saved.modelOutput === 'string') {
-    const failure = saved.failure;
-    const carried =
-      failure !== null && typeof failure === 'object' && !Array.isArray(failure) && typeof failure.category === 'string' && typeof failure.errorId === 'string'
-        ? { failure: { category: failure.category, errorId: failure.errorId } }
-        : {};
-    const files = fileIdsOf(saved.fileIds);
-    return { modelOutput: saved.modelOutput, isError: saved.isError === true, ...carried, ...(files.length > 0 ? { fileIds: files } : {}) };
+function isPlainHttpUrl(value: string): boolean {
+  // The WHATWG parser also takes `http:host` and surrounding spaces; only the written-out form counts.
+  if (!/^https?:\/\/\S+$/i.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
   }
-  return { modelOutput: JSON.stringify(saved), isError: false };
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
 }

@@ -1,10 +1,11 @@
 import type { ToolCall } from '@openbot/core';
 import { newId } from '@openbot/domain';
-import { MAX_REMIND_IN_SECONDS } from '../../bots/bot-view';
-import { REMINDER } from '../../reminders/reminder-contract';
-import type { ToolAnswer } from './http-tool';
-import type { TurnPhaseContext } from './turn-contract';
-import type { TurnState } from './turn-state';
+import { MAX_REMIND_IN_SECONDS } from '../bots/bot-view';
+import { REMINDER } from './reminder-contract';
+import type { ToolAnswer } from '../turn-core/tool-answer';
+import type { TurnPhaseContext } from '../turn-core/turn-contract';
+import { routeIssues, type TurnTool } from '../turn-core/turn-tool';
+import type { TurnState } from '../turn-core/turn-state';
 
 const MAX_MESSAGE_LENGTH = 10_000;
 
@@ -57,3 +58,15 @@ function parseReminder(raw: string, now: number): { message: string; dueAt: numb
   if (dueAt - now > MAX_REMIND_IN_SECONDS * 1000) return 'remind: at must be within a year';
   return { message, dueAt };
 }
+
+/** The `remind` tool kind (decision 078): the reminder is set in the Turn's checkpoint with the call's result. */
+export const remindTool: TurnTool = {
+  kind: 'remind',
+  answers: 'turn',
+  needsChild: false,
+  validate: (tool, index) => routeIssues(tool, index, 'a remind tool'),
+  answer: ({ call, phase, state, called }) => {
+    called();
+    return Promise.resolve({ answer: setReminder(phase, state, call) });
+  },
+};

@@ -1,8 +1,9 @@
 import type { ToolCall } from '@openbot/core';
-import { PLAN_STEP_STATUSES } from '../../bots/bot-view';
-import type { ToolAnswer } from './http-tool';
-import type { TurnPhaseContext } from './turn-contract';
-import type { TurnPlan } from './turn-state';
+import type { ToolAnswer } from '../turn-core/tool-answer';
+import { PLAN_STEP_STATUSES } from '../turn-core/tool-spec';
+import type { TurnPhaseContext } from '../turn-core/turn-contract';
+import { routeIssues, type TurnTool } from '../turn-core/turn-tool';
+import type { TurnPlan } from '../turn-core/turn-state';
 
 /**
  * The built-in `update_plan` tool (decision 025): the model's plan replaces the Turn's, is saved
@@ -45,3 +46,16 @@ function parseSteps(raw: string): TurnPlan['steps'] | null {
   }
   return parsed;
 }
+
+/** The `plan` tool kind (decision 078): the built-in `update_plan`, answered inside the Turn's checkpoint. */
+export const planTool: TurnTool = {
+  kind: 'plan',
+  answers: 'turn',
+  needsChild: false,
+  validate: (tool, index) => routeIssues(tool, index, 'a plan tool'),
+  answer: ({ call, phase, context, called }) => {
+    called();
+    const updated = updatePlan(phase, call, context.step);
+    return Promise.resolve(updated.plan === null ? { answer: updated.answer } : { answer: updated.answer, plan: updated.plan });
+  },
+};
