@@ -5,13 +5,14 @@
  *   libs/core     → domain; no @nestjs, no typeorm
  *   libs/protocol → domain; no @nestjs, typeorm, pg or undici (the fetch is injected)
  *   libs/engine   → domain; no @nestjs; typeorm only in its storage/ (its own entities)
- *   libs/openbot  → domain, core, protocol, engine
- *   libs/api      → domain, openbot (but never openbot's TypeORM entities, never `typeorm` itself)
+ *   libs/platform → domain, core, protocol, engine (what every feature stands on; never a feature)
+ *   libs/features → domain, core, protocol, engine, platform
+ *   libs/api      → domain, platform, features (never their TypeORM entities, never `typeorm` itself)
  *   libs/client   → nothing else in libs (HTTP only; types generated from the OpenAPI document)
  *   apps/server   → anything
  *   apps/cli      → libs/client only
  *   libs/**       ✗ apps/**
- *   TypeORM entities (storage/*.entity.ts) only from libs/openbot, libs/engine (its own),
+ *   TypeORM entities (storage/*.entity.ts) only from libs/platform, libs/features, libs/engine (its own),
  *   migrations/, ormconfig.ts and test/.
  *   No import cycle at all, not even through `import type`.
  *   No cycle between folders either (decision 079): sibling folders at any depth form a tree, and
@@ -132,11 +133,17 @@ module.exports = {
     libMayOnlyImport('protocol', ['domain'], 'libs/protocol may only depend on libs/domain.'),
     libMayOnlyImport('engine', ['domain'], 'libs/engine may only depend on libs/domain.'),
     libMayOnlyImport(
-      'openbot',
+      'platform',
       ['domain', 'core', 'protocol', 'engine'],
-      'libs/openbot may only depend on libs/domain, libs/core, libs/protocol and libs/engine.',
+      'libs/platform is what every feature stands on: it may only depend on libs/domain, libs/core, ' +
+        'libs/protocol and libs/engine, never on a feature (a feature fills a port the platform owns).',
     ),
-    libMayOnlyImport('api', ['domain', 'openbot'], 'libs/api may only depend on libs/domain and libs/openbot.'),
+    libMayOnlyImport(
+      'features',
+      ['domain', 'core', 'protocol', 'engine', 'platform'],
+      'libs/features may only depend on libs/domain, libs/core, libs/protocol, libs/engine and libs/platform.',
+    ),
+    libMayOnlyImport('api', ['domain', 'platform', 'features'], 'libs/api may only depend on libs/domain, libs/platform and libs/features.'),
     libMayOnlyImport(
       'client',
       [],
@@ -178,7 +185,7 @@ module.exports = {
       name: 'core-no-nest-no-typeorm',
       comment:
         'libs/core (model steps, provider wire adapters) is standalone: no Nest, no TypeORM. Wiring ' +
-        'belongs in libs/openbot modules, persistence in their storage/ folders.',
+        'belongs in libs/platform and libs/features modules, persistence in their storage/ folders.',
       severity: 'error',
       from: { path: '^libs/core/' },
       to: { path: pkg(['@nestjs', 'typeorm']) },
@@ -187,10 +194,10 @@ module.exports = {
       name: 'config-loads-alone',
       comment:
         'The server checks its configuration before it loads anything else (docs/decisions/064): the ' +
-        'configuration folder may use domain and core, never another part of libs/openbot or Nest, TypeORM, pg.',
+        'configuration folder may use domain and core, never another part of libs/platform, libs/features or Nest, TypeORM, pg.',
       severity: 'error',
-      from: { path: '^libs/openbot/src/config/' },
-      to: { path: ['^libs/openbot/src/(?!config/)', pkg(['@nestjs', 'typeorm', 'pg', 'pg-boss', 'fastify'])] },
+      from: { path: '^libs/platform/src/config/' },
+      to: { path: ['^libs/(platform/src/(?!config/)|features/)', pkg(['@nestjs', 'typeorm', 'pg', 'pg-boss', 'fastify'])] },
     },
     {
       name: 'protocol-standalone',
@@ -204,7 +211,7 @@ module.exports = {
     {
       name: 'engine-no-nest',
       comment:
-        'libs/engine is a plain library over pg and pg-boss: no Nest. libs/openbot/src/engine wires it ' +
+        'libs/engine is a plain library over pg and pg-boss: no Nest. libs/platform/src/engine wires it ' +
         'into the application.',
       severity: 'error',
       from: { path: '^libs/engine/' },
@@ -223,16 +230,16 @@ module.exports = {
     {
       name: 'api-no-openbot-storage',
       comment:
-        'libs/api talks to libs/openbot through commands/queries and views; it never touches ' +
-        'TypeORM entities (libs/openbot/src/**/storage/**).',
+        'libs/api talks to libs/platform and libs/features through commands/queries and views; it never ' +
+        'touches their TypeORM entities (storage/ folders).',
       severity: 'error',
       from: { path: '^libs/api/' },
-      to: { path: '^libs/openbot/src/(|.*/)storage/' },
+      to: { path: '^libs/(platform|features)/src/(|.*/)storage/' },
     },
     {
       name: 'api-no-typeorm',
       comment:
-        'libs/api never uses TypeORM directly; persistence lives in libs/openbot. (Unit specs may, to ' +
+        'libs/api never uses TypeORM directly; persistence lives in libs/platform and libs/features. (Unit specs may, to ' +
         'build real TypeORM errors as fixtures.)',
       severity: 'error',
       from: { path: '^libs/api/', pathNot: '\\.spec\\.ts$' },
@@ -248,7 +255,7 @@ module.exports = {
         "client, the group writer, the queue, the pool helpers, the engine's entities) and every file " +
         "behind either entry are for the platform's engine wiring, database, metrics, limits and rekey only.",
       severity: 'error',
-      from: { path: '^(libs|apps)/', pathNot: ['^libs/engine/', '^libs/openbot/src/(database|engine|metrics|rekey|limits)/'] },
+      from: { path: '^(libs|apps)/', pathNot: ['^libs/engine/', '^libs/platform/src/(database|engine|metrics|rekey|limits)/'] },
       to: { path: '^libs/engine/src/', pathNot: '^libs/engine/src/index\\.ts$' },
     },
 
@@ -256,12 +263,12 @@ module.exports = {
     {
       name: 'model-registry-only-from-model-calls',
       comment:
-        'Every model call goes through ModelCalls (libs/openbot/src/models/model-calls.ts): it owns the ' +
+        'Every model call goes through ModelCalls (libs/platform/src/models/model-calls.ts): it owns the ' +
         'call log entry, usage holds and records, identity check and model.* events. Nothing else may ' +
         'resolve a provider through the ModelRegistry (its module only provides it).',
       severity: 'error',
-      from: { pathNot: '^(libs/openbot/src/models/(model-calls|models\\.module)\\.ts$|test/)' },
-      to: { path: '^libs/openbot/src/models/model-registry\\.ts$' },
+      from: { pathNot: '^(libs/platform/src/models/(model-calls|models\\.module)\\.ts$|test/)' },
+      to: { path: '^libs/platform/src/models/model-registry\\.ts$' },
     },
 
     // ---- the one tool-call path (decision 078) ------------------------------------------------
@@ -269,7 +276,7 @@ module.exports = {
       name: 'tool-kinds-only-from-their-module',
       comment:
         'A tool kind (a feature\'s *-tool.ts or *-tool.workflow.ts) is registered with TurnTools by its ' +
-        'feature module and reached only through ToolCalls (libs/openbot/src/tool-calls/tool-calls.ts), ' +
+        'feature module and reached only through ToolCalls (libs/platform/src/tool-calls/tool-calls.ts), ' +
         'which owns the gate, the saved declaration, the call log and the tool.* events. No workflow ' +
         'imports a kind to answer a call itself.',
       severity: 'error',
@@ -283,8 +290,8 @@ module.exports = {
         'The Turn core and ToolCalls are the platform every tool kind stands on (decision 078): they own ' +
         'the ports (TurnTool, the approval gate, chat inputs) the features fill, and import no feature.',
       severity: 'error',
-      from: { path: '^libs/openbot/src/(turn-core|tool-calls)/' },
-      to: { path: '^libs/openbot/src/(app-catalog|app-oauth|apps|approvals|bots|chats|executions|files|memory|reminders|retention|sso)/' },
+      from: { path: '^libs/platform/src/(turn-core|tool-calls)/' },
+      to: { path: '^libs/features/' },
     },
 
     // ---- apps -------------------------------------------------------------------------------
@@ -314,10 +321,10 @@ module.exports = {
     {
       name: 'entities-only-from-persistence',
       comment:
-        'TypeORM entities (storage/*.entity.ts) are private to the persistence layer: only libs/openbot, ' +
+        'TypeORM entities (storage/*.entity.ts) are private to the persistence layer: only libs/platform, libs/features, ' +
         "libs/engine (its own storage), migrations/, ormconfig.ts and test/ may import them.",
       severity: 'error',
-      from: { pathNot: '^(libs/openbot/|libs/engine/|migrations/|ormconfig\\.ts$|test/)' },
+      from: { pathNot: '^(libs/platform/|libs/features/|libs/engine/|migrations/|ormconfig\\.ts$|test/)' },
       to: { path: ENTITY },
     },
     {
@@ -334,37 +341,37 @@ module.exports = {
       },
     },
     {
-      name: 'openbot-sql-through-the-query-helper',
+      name: 'sql-through-the-query-helper',
       comment:
         'One data-access style (docs/decisions/023-one-data-access-style.md): handlers, workflows and ' +
-        'helpers of libs/openbot run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
+        'helpers of libs/platform and libs/features run SQL through database/sql.ts (Database/Sql) on the pg pool. TypeORM ' +
         'is for entities (storage/), migrations and the schema-drift check (database/, health/startup-gate.ts), ' +
         'and the module wiring that hands its pool to the engine (engine/engine.module.ts, openbot.module.ts). ',
       severity: 'error',
       from: {
-        path: '^libs/openbot/src/',
+        path: '^libs/(platform|features)/src/',
         pathNot: [
-          '^libs/openbot/src/database/',
+          '^libs/platform/src/database/',
           '(^|/)storage/',
           '\\.spec\\.ts$',
-          '^libs/openbot/src/health/startup-gate\\.ts$',
-          '^libs/openbot/src/engine/engine\\.module\\.ts$',
-          '^libs/openbot/src/openbot\\.module\\.ts$',
+          '^libs/platform/src/health/startup-gate\\.ts$',
+          '^libs/platform/src/engine/engine\\.module\\.ts$',
+          '^libs/features/src/(openbot\\.module|features)\\.ts$',
         ],
       },
       to: { path: pkg(['typeorm']) },
     },
     {
-      name: 'openbot-no-pool-of-datasource',
+      name: 'no-pool-of-datasource',
       comment:
         "Feature code gets the pg pool as the injected Database, not by digging it out of TypeORM's DataSource " +
         '(database/pool.ts is for the wiring in database/ and engine/ only).',
       severity: 'error',
       from: {
-        path: '^libs/openbot/src/',
-        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$'],
+        path: '^libs/(platform|features)/src/',
+        pathNot: ['^libs/platform/src/database/', '^libs/platform/src/engine/engine\\.module\\.ts$'],
       },
-      to: { path: '^libs/openbot/src/database/pool\\.ts$' },
+      to: { path: '^libs/platform/src/database/pool\\.ts$' },
     },
     {
       name: 'features-no-raw-pool',
@@ -376,8 +383,8 @@ module.exports = {
         'also fails on reaching through Database to its `.pool`.',
       severity: 'error',
       from: {
-        path: '^libs/(openbot|api)/src/',
-        pathNot: ['^libs/openbot/src/database/', '^libs/openbot/src/engine/engine\\.module\\.ts$', '^libs/openbot/src/rekey/', '\\.spec\\.ts$'],
+        path: '^libs/(platform|features|api)/src/',
+        pathNot: ['^libs/platform/src/database/', '^libs/platform/src/engine/engine\\.module\\.ts$', '^libs/platform/src/rekey/', '\\.spec\\.ts$'],
       },
       to: { path: pkg(['pg', 'pg-pool']) },
     },

@@ -2,7 +2,7 @@
  * The TypeORM DataSource for the TypeORM CLI (`typeorm migration:generate`, `migration:show`).
  * The app and `openbot migrate` build the same DataSource through createDataSource.
  */
-import { createDataSource } from './libs/openbot/src/features';
+import { createDataSource } from './libs/features/src/features';
 import { MIGRATIONS } from './migrations';
 
 const url = process.env.DATABASE_URL;

@@ -1,7 +1,8 @@
 import '../apps/server/src/module-paths';
 import { codec, defineWorkflow, type Json } from '@openbot/engine';
 import { EngineNode } from '@openbot/engine/node';
-import { createDataSource, Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { createDataSource } from '@openbot/features';
+import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/platform';
 import { declare, McpConnection, type ToolDeclaration } from '@openbot/protocol';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,6 @@
 import '../apps/server/src/module-paths';
-import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
+import { createDataSource } from '@openbot/features';
+import { EmbeddedPostgres, migrate } from '@openbot/platform';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';

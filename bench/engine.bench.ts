@@ -7,7 +7,8 @@
 import '../apps/server/src/module-paths';
 import { type Json, type Workflow } from '@openbot/engine';
 import { EngineNode } from '@openbot/engine/node';
-import { createDataSource, EmbeddedPostgres, Keyring, migrate, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { createDataSource } from '@openbot/features';
+import { EmbeddedPostgres, Keyring, migrate, Sealer, SqlFailureRecorder } from '@openbot/platform';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -22,11 +22,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '@openbot/domain';
-import { Keyring, Sealer } from '@openbot/openbot';
+import { Keyring, Sealer } from '@openbot/platform';
 import { Client, Pool } from 'pg';
-import type { RuntimeConfig } from '../libs/openbot/src/config/runtime-config';
-import { Database } from '../libs/openbot/src/database/sql';
-import { MemoryStore } from '../libs/openbot/src/memory/memory-store';
+import type { RuntimeConfig } from '../libs/platform/src/config/runtime-config';
+import { Database } from '../libs/platform/src/database/sql';
+import { MemoryStore } from '../libs/features/src/memory/memory-store';
 import { startBenchDatabase } from './bench-database';
 import { api, startServer, type ServerProcess } from './server-process';
 

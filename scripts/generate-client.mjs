@@ -73,7 +73,8 @@ async function buildDocument() {
   const { NestFactory } = require('@nestjs/core');
   const { FastifyAdapter } = require('@nestjs/platform-fastify');
   const { buildOpenApiDocument } = require('@openbot/api');
-  const { OpenbotModule, parseConfig } = require('@openbot/openbot');
+  const { OpenbotModule } = require('@openbot/features');
+  const { parseConfig } = require('@openbot/platform');
   const { ApiModule } = require(join(ROOT, 'libs', 'api', 'src', 'api.module.ts'));
   const { RouteIndex } = require(join(ROOT, 'libs', 'api', 'src', 'errors', 'route-index.ts'));
 

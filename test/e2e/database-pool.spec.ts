@@ -1,4 +1,4 @@
-import { Database } from '../../libs/openbot/src/database/sql';
+import { Database } from '../../libs/platform/src/database/sql';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 describe('the node pool (OPENBOT_DATABASE_POOL_SIZE, decision 046)', () => {

@@ -1,9 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EGRESS_HOST_LOOKUP } from '../../libs/openbot/src/egress/egress.module';
-import { REFUSED_DESTINATION, type HostLookup } from '../../libs/openbot/src/egress/egress-policy';
-import { SealedRecords } from '../../libs/openbot/src/sealing/sealed-records';
+import { EGRESS_HOST_LOOKUP } from '../../libs/platform/src/egress/egress.module';
+import { REFUSED_DESTINATION, type HostLookup } from '../../libs/platform/src/egress/egress-policy';
+import { SealedRecords } from '../../libs/platform/src/sealing/sealed-records';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage } from '../support/chat-fixture';

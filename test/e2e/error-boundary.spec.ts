@@ -1,7 +1,7 @@
 import { UnsavedFailures } from '../../libs/api/src/errors/unsaved-failures';
 import { Body, Controller, Get, HttpCode, Module, Post } from '@nestjs/common';
 import type { MemberCaller, SealedRecordId } from '@openbot/domain';
-import { SealedRecords } from '@openbot/openbot';
+import { SealedRecords } from '@openbot/platform';
 import { Type } from 'class-transformer';
 import { IsArray, IsOptional, IsString, MinLength, ValidateNested } from 'class-validator';
 import { randomBytes } from 'node:crypto';

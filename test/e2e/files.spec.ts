@@ -1,4 +1,4 @@
-import { FsObjectStore, S3ObjectStore, type ObjectStore } from '@openbot/openbot';
+import { FsObjectStore, S3ObjectStore, type ObjectStore } from '@openbot/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,5 +1,6 @@
 import type { SealedRecordId } from '@openbot/domain';
-import { SealedRecords, TurnHooks } from '@openbot/openbot';
+import { TurnHooks } from '@openbot/features';
+import { SealedRecords } from '@openbot/platform';
 import { createServer, type AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
 import { createChatFixture, eventsUntilEnd, sendMessage } from '../support/chat-fixture';

@@ -1,4 +1,4 @@
-import { MetricsServer, OpenbotMetrics } from '@openbot/openbot';
+import { MetricsServer, OpenbotMetrics } from '@openbot/platform';
 import type { AddressInfo } from 'node:net';
 import { chunks, heldStreamReply, textReply, FakeOpenAiServer } from '../fakes/fake-openai-server';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';

@@ -1,5 +1,5 @@
 import type { SealedRecordId } from '@openbot/domain';
-import { SealedRecords } from '@openbot/openbot';
+import { SealedRecords } from '@openbot/platform';
 import { expectDeclared, issuePaths, UUID_V7 } from '../support/api-assertions';
 import { bearer } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';

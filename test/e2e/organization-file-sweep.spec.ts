@@ -1,7 +1,8 @@
 import { Engine } from '@openbot/engine';
-import { FsObjectStore, S3ObjectStore, submitOrganizationFileSweep, type ObjectStore } from '@openbot/openbot';
+import { submitOrganizationFileSweep } from '@openbot/features';
+import { FsObjectStore, S3ObjectStore, type ObjectStore } from '@openbot/platform';
 import type { ExecutionId } from '@openbot/domain';
-import { Database } from '../../libs/openbot/src/database/sql';
+import { Database } from '../../libs/platform/src/database/sql';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

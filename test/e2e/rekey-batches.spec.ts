@@ -1,4 +1,5 @@
-import { rekey, SEALED_COLUMNS, Keyring, Sealer, associatedData } from '@openbot/openbot';
+import { rekey, SEALED_COLUMNS } from '@openbot/features';
+import { Keyring, Sealer, associatedData } from '@openbot/platform';
 import { newId } from '@openbot/domain';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Engine, ManualClock } from '@openbot/engine';
-import { RETENTION_SCHEDULE } from '@openbot/openbot';
+import { RETENTION_SCHEDULE } from '@openbot/features';
 import type { AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, replyText, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';

@@ -1,14 +1,14 @@
 import { Controller, Get, Module, Post } from '@nestjs/common';
 import { ROLE_PERMISSIONS, type MemberCaller, type SealedRecordId } from '@openbot/domain';
-import { SealedRecords } from '@openbot/openbot';
+import { SealedRecords } from '@openbot/platform';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Response as SupertestResponse } from 'supertest';
 import { Access, CurrentMember, Requires } from '../../libs/api/src/auth/access.decorator';
-import { IdTokenRejected, verifyIdToken } from '../../libs/openbot/src/sso/id-token-verifier';
-import { codeChallengeOf } from '../../libs/openbot/src/sso/session-tokens';
+import { IdTokenRejected, verifyIdToken } from '../../libs/features/src/sso/id-token-verifier';
+import { codeChallengeOf } from '../../libs/features/src/sso/session-tokens';
 import { startOidcProvider, TestBrowser, type TestAccount, type TestIdentityProvider } from '../support/oidc-provider';
 import { startTestApp, type TestApp } from '../support/test-app';
 

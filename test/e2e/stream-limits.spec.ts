@@ -2,7 +2,7 @@ import { createOpenbotClient, streamEvents } from '@openbot/client';
 import { newId } from '@openbot/domain';
 import { Engine, type Workflow } from '@openbot/engine';
 import type { AddressInfo } from 'node:net';
-import { Database } from '../../libs/openbot/src/database/sql';
+import { Database } from '../../libs/platform/src/database/sql';
 import { addMember } from '../support/chat-fixture';
 import { openSse, type OpenSse } from '../support/sse-client';
 import { startTestApp, type TestApp } from '../support/test-app';

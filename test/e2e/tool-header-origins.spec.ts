@@ -1,4 +1,4 @@
-import { SealedRecords } from '@openbot/openbot';
+import { SealedRecords } from '@openbot/platform';
 import type { SealedRecordId } from '@openbot/domain';
 import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';

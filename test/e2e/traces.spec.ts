@@ -1,4 +1,4 @@
-import { OpenbotTracing } from '@openbot/openbot';
+import { OpenbotTracing } from '@openbot/platform';
 import { noSpan } from '@openbot/engine';
 import { trace } from '@opentelemetry/api';
 import { textReply, toolCallReply, FakeOpenAiServer } from '../fakes/fake-openai-server';

@@ -1,6 +1,6 @@
 import { newId } from '@openbot/domain';
 import { chunks, FakeOpenAiServer, heldStreamReply, statusReply, textReply } from '../fakes/fake-openai-server';
-import { MEMORY_LOCK_NAMESPACE } from '../../libs/openbot/src/memory/memory-locks';
+import { MEMORY_LOCK_NAMESPACE } from '../../libs/features/src/memory/memory-locks';
 import { expectDeclared, issuePaths } from '../support/api-assertions';
 import { waitForExecutionState } from '../support/tool-probes';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';

@@ -1,5 +1,5 @@
 import { Engine } from '@openbot/engine';
-import { TurnHooks, type TurnHookContext } from '@openbot/openbot';
+import { TurnHooks, type TurnHookContext } from '@openbot/features';
 import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage } from '../support/chat-fixture';

@@ -1,8 +1,8 @@
 import { newId } from '@openbot/domain';
-import { ApprovalGates } from '../../libs/openbot/src/turn-core/approval-gate';
-import { ChatInputPort } from '../../libs/openbot/src/turn-core/chat-inputs';
-import { BOT_TOOL_KINDS } from '../../libs/openbot/src/turn-core/tool-spec';
-import { TurnTools } from '../../libs/openbot/src/turn-core/turn-tool';
+import { ApprovalGates } from '../../libs/platform/src/turn-core/approval-gate';
+import { ChatInputPort } from '../../libs/platform/src/turn-core/chat-inputs';
+import { BOT_TOOL_KINDS } from '../../libs/platform/src/turn-core/tool-spec';
+import { TurnTools } from '../../libs/platform/src/turn-core/turn-tool';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**

@@ -1,4 +1,4 @@
-import { SealedRecords } from '@openbot/openbot';
+import { SealedRecords } from '@openbot/platform';
 import type { SealedRecordId } from '@openbot/domain';
 import { Client } from 'pg';
 import type { Response } from 'supertest';

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../libs/openbot/src/features';
-import { migrate, pendingMigrations } from '../../libs/openbot/src/database/migrate';
+import { createDataSource } from '../../libs/features/src/features';
+import { migrate, pendingMigrations } from '../../libs/platform/src/database/migrate';
 import { MIGRATIONS } from '../../migrations';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -17,7 +17,7 @@ const BASELINE_FILE = join(__dirname, '..', '..', 'migrations', '1764500000000-b
  */
 const BASELINE_SHA256 = '18903f008b13873de516265f9045d79433e4b89127b4b31c91f646fa65545519';
 const BASELINE_NAME = 'Baseline1764500000000';
-/** Same constant as libs/openbot/src/database/migrate.ts ("openbot" in ASCII). */
+/** Same constant as libs/platform/src/database/migrate.ts ("openbot" in ASCII). */
 const MIGRATION_LOCK = 0x6f70656e626f74n;
 
 const migrationNames = (): string[] => MIGRATIONS.map((M) => new M().name ?? M.name);

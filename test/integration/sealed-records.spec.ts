@@ -1,13 +1,13 @@
 import type { SealedRecordId } from '@openbot/domain';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { MasterKey } from '../../libs/openbot/src/config/config';
-import { createDataSource } from '../../libs/openbot/src/features';
-import { poolOf } from '../../libs/openbot/src/database/pool';
-import { Database } from '../../libs/openbot/src/database/sql';
-import { Keyring } from '../../libs/openbot/src/sealing/keyring';
-import { SealedRecords } from '../../libs/openbot/src/sealing/sealed-records';
-import { SealedRecordUnreadable, Sealer } from '../../libs/openbot/src/sealing/sealer';
+import type { MasterKey } from '../../libs/platform/src/config/config';
+import { createDataSource } from '../../libs/features/src/features';
+import { poolOf } from '../../libs/platform/src/database/pool';
+import { Database } from '../../libs/platform/src/database/sql';
+import { Keyring } from '../../libs/platform/src/sealing/keyring';
+import { SealedRecords } from '../../libs/platform/src/sealing/sealed-records';
+import { SealedRecordUnreadable, Sealer } from '../../libs/platform/src/sealing/sealer';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 const k1: MasterKey = { id: 'k1', key: randomBytes(32) };

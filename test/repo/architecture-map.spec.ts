@@ -27,13 +27,13 @@ const foldersIn = (dir: string): string[] =>
 
 /**
  * What is wrong between the code map of `page` and the tree at `base`: a named folder that does not
- * exist, or a feature folder (`libs/features/<feature>`) or platform folder (`libs/platform/src/<folder>`)
+ * exist, or a feature folder (`libs/features/src/<feature>`) or platform folder (`libs/platform/src/<folder>`)
  * that the map does not name.
  */
 function codeMapProblems(base: string, page: string): string[] {
   const named = foldersNamed(codeMapOf(page));
   const problems = named.filter((path) => !existsSync(join(base, path))).map((path) => `${path} is named but does not exist`);
-  for (const parent of ['libs/features', 'libs/platform/src']) {
+  for (const parent of ['libs/features/src', 'libs/platform/src']) {
     for (const folder of foldersIn(join(base, parent))) {
       if (!named.includes(`${parent}/${folder}`)) problems.push(`${parent}/${folder} is not named in the code map`);
     }
@@ -56,7 +56,7 @@ describe('the code map of docs/architecture.md', () => {
   it('fails on a named folder that does not exist and on a feature or platform folder the map leaves out', async () => {
     const base = await mkdtemp(join(tmpdir(), 'openbot-code-map-'));
     try {
-      for (const folder of ['libs/features/bots', 'libs/features/unnamed', 'libs/platform/src/sealing', 'libs/platform/src/hidden']) {
+      for (const folder of ['libs/features/src/bots', 'libs/features/src/unnamed', 'libs/platform/src/sealing', 'libs/platform/src/hidden']) {
         await mkdir(join(base, folder), { recursive: true });
       }
       const map = [
@@ -66,8 +66,8 @@ describe('the code map of docs/architecture.md', () => {
         '',
         '| Folder | What |',
         '|---|---|',
-        '| `libs/features/bots` | Bots |',
-        '| `libs/features/gone` | a feature that was removed |',
+        '| `libs/features/src/bots` | Bots |',
+        '| `libs/features/src/gone` | a feature that was removed |',
         '| `libs/platform/src/sealing` | sealing |',
         '',
         '## Stack',
@@ -76,8 +76,8 @@ describe('the code map of docs/architecture.md', () => {
       ].join('\n');
       await writeFile(join(base, 'architecture.md'), map);
       expect(codeMapProblems(base, map)).toEqual([
-        'libs/features/gone is named but does not exist',
-        'libs/features/unnamed is not named in the code map',
+        'libs/features/src/gone is named but does not exist',
+        'libs/features/src/unnamed is not named in the code map',
         'libs/platform/src/hidden is not named in the code map',
       ]);
     } finally {
@@ -85,11 +85,11 @@ describe('the code map of docs/architecture.md', () => {
     }
   });
 
-  it('has the recipe for adding a feature: one folder under libs/features and one registration line', () => {
+  it('has the recipe for adding a feature: one folder under libs/features/src and one registration line', () => {
     const recipe = page.slice(page.indexOf('\n## Add a feature in '));
     const steps = [...recipe.slice(0, recipe.indexOf('\n## ', 1)).matchAll(/^\d+\. \*\*/gm)];
     expect(page).toMatch(new RegExp(`\\n## Add a feature in ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][steps.length]} steps\\n`));
-    expect(recipe).toContain('libs/features/<name>/');
+    expect(recipe).toContain('libs/features/src/<name>/');
     expect(recipe).toContain('feature list');
   });
 });

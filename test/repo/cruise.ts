@@ -34,12 +34,10 @@ export async function cruiseModules(paths: string[], options: { readonly exclude
 
 /**
  * The folder of a path as decision 079 counts folders: `libs/<lib>/src/<first folder>` (files
- * directly in src/ are one folder, `libs/<lib>/src`), `libs/features/<feature>` for a feature
- * library, `apps/<app>/src/<first folder>` and `apps/<app>/src` likewise; null outside libs/ and apps/.
+ * directly in src/ are one folder, `libs/<lib>/src`; so a feature is `libs/features/src/<feature>`),
+ * `apps/<app>/src/<first folder>` and `apps/<app>/src` likewise; null outside libs/ and apps/.
  */
 export function folderOf(path: string): string | null {
-  const feature = /^libs\/features\/[^/]+/.exec(path);
-  if (feature) return feature[0];
   const nested = /^(libs|apps)\/[^/]+\/src\/[^/]+(?=\/)/.exec(path);
   if (nested) return nested[0];
   const root = /^((libs|apps)\/[^/]+\/src)\/[^/]+$/.exec(path);

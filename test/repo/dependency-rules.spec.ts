@@ -18,7 +18,7 @@ describe('package boundaries', () => {
   });
 
   it('[ARCH-01] the dependency check fails on a forbidden import (domain importing a feature module)', async () => {
-    await writeFile(scratch, "import { OpenbotModule } from '@openbot/openbot';\nexport const probe = OpenbotModule;\n");
+    await writeFile(scratch, "import { OpenbotModule } from '@openbot/features';\nexport const probe = OpenbotModule;\n");
     const { code, output } = await cruise(['libs/domain']);
     expect(code).not.toBe(0);
     expect(output).toMatch(/zz-boundary-probe/);
@@ -48,8 +48,8 @@ describe('architecture rules enforced by the dependency check', () => {
   }
 
   it('[ARCH-02] a storage entity may not import an HTTP DTO', async () => {
-    const file = await probe(`libs/openbot/src/bots/storage/zz-probe-${process.pid}.entity.ts`, "import { CreateBotDto } from '../../../../api/src/bots/bot.dto';\nexport class Probe extends CreateBotDto {}\n");
-    await expectViolation('libs/openbot/src/bots', 'entities-not-derived-from-dtos', file);
+    const file = await probe(`libs/features/src/bots/storage/zz-probe-${process.pid}.entity.ts`, "import { CreateBotDto } from '../../../../api/src/bots/bot.dto';\nexport class Probe extends CreateBotDto {}\n");
+    await expectViolation('libs/features/src/bots', 'entities-not-derived-from-dtos', file);
   });
 
   it('[ARCH-02] a storage entity may not use the DTO validation or documentation packages', async () => {
@@ -58,15 +58,15 @@ describe('architecture rules enforced by the dependency check', () => {
   });
 
   it('[ARCH-06] product code never imports the entry-point folder (apps/)', async () => {
-    const file = await probe(`libs/openbot/src/zz-probe-${process.pid}.ts`, "import '../../../apps/server/src/module-paths';\nexport const probe = 1;\n");
-    await expectViolation('libs/openbot/src', 'libs-not-to-apps', file);
+    const file = await probe(`libs/features/src/zz-probe-${process.pid}.ts`, "import '../../../apps/server/src/module-paths';\nexport const probe = 1;\n");
+    await expectViolation('libs/features/src', 'libs-not-to-apps', file);
   });
 
-  it('[ARCH-01] the configuration folder, which the server loads alone before anything else, may not import the rest of libs/openbot or Nest', async () => {
-    const sibling = await probe(`libs/openbot/src/config/zz-probe-lib-${process.pid}.ts`, "import { Sealer } from '../sealing/sealer';\nexport const probe = Sealer;\n");
-    await expectViolation('libs/openbot/src/config', 'config-loads-alone', sibling);
-    const nest = await probe(`libs/openbot/src/config/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
-    await expectViolation('libs/openbot/src/config', 'config-loads-alone', nest);
+  it('[ARCH-01] the configuration folder, which the server loads alone before anything else, may not import the rest of the platform, a feature or Nest', async () => {
+    const sibling = await probe(`libs/platform/src/config/zz-probe-lib-${process.pid}.ts`, "import { Sealer } from '../sealing/sealer';\nexport const probe = Sealer;\n");
+    await expectViolation('libs/platform/src/config', 'config-loads-alone', sibling);
+    const nest = await probe(`libs/platform/src/config/zz-probe-nest-${process.pid}.ts`, "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n");
+    await expectViolation('libs/platform/src/config', 'config-loads-alone', nest);
   });
 
   it('[ARCH-01] libs/core may not use Nest or TypeORM', async () => {
@@ -91,14 +91,14 @@ describe('architecture rules enforced by the dependency check', () => {
 
   it('[ARCH-01] two folders that import each other are a folder cycle even without a file-level cycle; one way is accepted', async () => {
     // memory → bots through one pair of files, bots → memory through another: no file imports itself back.
-    const a = await probe(`libs/openbot/src/memory/zz-probe-folder-a-${process.pid}.ts`, `import { b } from '../bots/zz-probe-folder-b-${process.pid}';\nexport const a = b;\n`);
-    const b = await probe(`libs/openbot/src/bots/zz-probe-folder-b-${process.pid}.ts`, 'export const b = 1;\n');
+    const a = await probe(`libs/features/src/memory/zz-probe-folder-a-${process.pid}.ts`, `import { b } from '../bots/zz-probe-folder-b-${process.pid}';\nexport const a = b;\n`);
+    const b = await probe(`libs/features/src/bots/zz-probe-folder-b-${process.pid}.ts`, 'export const b = 1;\n');
     const oneWay = await cruise([a, b]);
     expect(oneWay.output).not.toMatch(/no-folder-cycle/);
     expect(oneWay.code).toBe(0);
 
-    const c = await probe(`libs/openbot/src/bots/zz-probe-folder-c-${process.pid}.ts`, `import { d } from '../memory/zz-probe-folder-d-${process.pid}';\nexport const c = d;\n`);
-    const d = await probe(`libs/openbot/src/memory/zz-probe-folder-d-${process.pid}.ts`, 'export const d = 1;\n');
+    const c = await probe(`libs/features/src/bots/zz-probe-folder-c-${process.pid}.ts`, `import { d } from '../memory/zz-probe-folder-d-${process.pid}';\nexport const c = d;\n`);
+    const d = await probe(`libs/features/src/memory/zz-probe-folder-d-${process.pid}.ts`, 'export const d = 1;\n');
     const bothWays = await cruise([a, b, c, d]);
     expect(bothWays.code).not.toBe(0);
     expect(bothWays.output).toMatch(/error no-folder-cycle: libs\/openbot\/src\/memory → \s*libs\/openbot\/src\/bots →\s*libs\/openbot\/src\/memory/);
@@ -111,24 +111,31 @@ describe('architecture rules enforced by the dependency check', () => {
   });
 
   it('a feature handler runs SQL through the query helper, not through TypeORM', async () => {
-    const file = await probe(`libs/openbot/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
-    await expectViolation('libs/openbot/src/bots', 'openbot-sql-through-the-query-helper', file);
+    const file = await probe(`libs/features/src/bots/queries/zz-probe-${process.pid}.ts`, "import { DataSource } from 'typeorm';\nexport const probe = DataSource;\n");
+    await expectViolation('libs/features/src/bots', 'sql-through-the-query-helper', file);
   });
 
   it('[ARCH-01] a workflow or an HTTP handler takes no pg Pool or PoolClient: feature code gets the injected Database', async () => {
-    const workflow = await probe(`libs/openbot/src/files/workflows/zz-probe-${process.pid}.ts`, "import type { Pool } from 'pg';\nexport function probeWorkflow(deps: { readonly pool: Pool }) { return deps; }\n");
-    await expectViolation('libs/openbot/src/files', 'features-no-raw-pool', workflow);
+    const workflow = await probe(`libs/features/src/files/workflows/zz-probe-${process.pid}.ts`, "import type { Pool } from 'pg';\nexport function probeWorkflow(deps: { readonly pool: Pool }) { return deps; }\n");
+    await expectViolation('libs/features/src/files', 'features-no-raw-pool', workflow);
     const handler = await probe(`libs/api/src/bots/zz-probe-${process.pid}.ts`, "import type { PoolClient } from 'pg';\nexport type Probe = PoolClient;\n");
     await expectViolation('libs/api/src/bots', 'features-no-raw-pool', handler);
   });
 
   it("[ARCH-01] a feature imports the engine's authoring entry only: the node entry and the engine's inner files are the platform's", async () => {
-    const node = await probe(`libs/openbot/src/bots/zz-probe-${process.pid}.ts`, "import { EngineNode } from '@openbot/engine/node';\nexport const probe = EngineNode;\n");
-    await expectViolation('libs/openbot/src/bots', 'engine-node-entry-only-from-the-platform', node);
+    const node = await probe(`libs/features/src/bots/zz-probe-${process.pid}.ts`, "import { EngineNode } from '@openbot/engine/node';\nexport const probe = EngineNode;\n");
+    await expectViolation('libs/features/src/bots', 'engine-node-entry-only-from-the-platform', node);
     const inner = await probe(`libs/api/src/bots/zz-probe-${process.pid}.ts`, "import { Runner } from '../../../engine/src/node/runner';\nexport const probe = Runner;\n");
     await expectViolation('libs/api/src/bots', 'engine-node-entry-only-from-the-platform', inner);
-    const authoring = await probe(`libs/openbot/src/files/zz-probe-${process.pid}.ts`, "import { defineWorkflow } from '@openbot/engine';\nexport const probe = defineWorkflow;\n");
-    const { output } = await cruise(['libs/openbot/src/files']);
+    const authoring = await probe(`libs/features/src/files/zz-probe-${process.pid}.ts`, "import { defineWorkflow } from '@openbot/engine';\nexport const probe = defineWorkflow;\n");
+    const { output } = await cruise(['libs/features/src/files']);
     expect(output).not.toMatch(new RegExp(`engine-node-entry-only-from-the-platform: [^\\n]*${authoring.split('/').pop()!.replace('.', '\\.')}`));
+  });
+
+  it('[ARCH-01] features depend on the platform, never the other way: a platform folder importing a feature fails the check', async () => {
+    const upward = await probe(`libs/platform/src/models/zz-probe-${process.pid}.ts`, "import { BotsModule } from '../../../features/src/bots/bots.module';\nexport const probe = BotsModule;\n");
+    await expectViolation('libs/platform/src/models', 'platform-imports-only-domain-core-protocol-engine', upward);
+    const api = await probe(`libs/features/src/bots/zz-probe-${process.pid}.ts`, "import { ApiModule } from '../../../api/src/api.module';\nexport const probe = ApiModule;\n");
+    await expectViolation('libs/features/src/bots', 'features-imports-only-domain-core-protocol-engine-platform', api);
   });
 });

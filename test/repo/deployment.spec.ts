@@ -9,7 +9,7 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { parseConfig } from '../../libs/openbot/src/config/config';
+import { parseConfig } from '../../libs/platform/src/config/config';
 import { block, blockActions, coalesce, schemaAt, schemaDefaults, valueAt, valuesPaths, type SchemaNode } from './deployment/chart-text';
 import { durationMs, interpolate, serviceEnv, type ComposeService } from './deployment/compose';
 import { envPairs, execForm, parseDockerfile, type Stage } from './deployment/dockerfile';
@@ -29,7 +29,7 @@ const valuesOf = (file: string): Record<string, unknown> =>
   coalesce(defaults, readYaml(`helm/openbot/${file}`)) as Record<string, unknown>;
 const templateNames = readdirSync(join(chartDir, 'templates'));
 const template = (name: string): string => read(`helm/openbot/templates/${name}`);
-const configSource = read('libs/openbot/src/config/config.ts');
+const configSource = read('libs/platform/src/config/config.ts');
 
 /** A master key and admin token of the accepted shapes, for configurations under test. */
 const SAMPLE_SECRETS = { OPENBOT_MASTER_KEY: `k1:${Buffer.alloc(32, 7).toString('base64')}`, OPENBOT_ADMIN_TOKEN: 'a'.repeat(32) };

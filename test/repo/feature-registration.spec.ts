@@ -1,16 +1,17 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENTITIES, PRODUCT_MODULES } from '../../libs/openbot/src/features';
+import { ENTITIES, PRODUCT_MODULES } from '../../libs/features/src/features';
 
 const root = join(__dirname, '..', '..');
-const openbot = join(root, 'libs', 'openbot', 'src');
+const LIBRARIES = [join(root, 'libs', 'platform', 'src'), join(root, 'libs', 'features', 'src')];
 
-/** The folders of libs/openbot/src (each a platform module or a feature). */
+/** The folders of libs/platform/src and libs/features/src (each a platform module or a feature), as full paths. */
 const folders = (): string[] =>
-  readdirSync(openbot, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
+  LIBRARIES.flatMap((library) =>
+    readdirSync(library, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => join(library, entry.name)),
+  ).sort();
 
 /** Class names a source file exports, after the decorator `decorator` (e.g. `@Entity(`, `@Module(`). */
 function decoratedClasses(file: string, decorator: string): string[] {
@@ -23,7 +24,7 @@ function decoratedClasses(file: string, decorator: string): string[] {
 const CONFIGURED_BY_THE_ROOT = new Set(['DatabaseModule']);
 
 /**
- * The composition root (libs/openbot/src/features.ts) names each module once and every list of
+ * The composition root (libs/features/src/features.ts) names each module once and every list of
  * the product's modules is derived from it: a folder whose entities or Nest module are left out
  * fails here instead of at run time (a missing entity only shows as a TypeORM error on first use).
  */
@@ -32,7 +33,7 @@ describe('[ARCH-06] each module registers itself through the one list of the com
     const listed = new Set(ENTITIES.map((entity) => (entity as { name: string }).name));
     const declared: string[] = [];
     for (const folder of folders()) {
-      const storage = join(openbot, folder, 'storage');
+      const storage = join(folder, 'storage');
       if (!existsSync(storage)) continue;
       const files = readdirSync(storage).filter((file) => file.endsWith('.entity.ts'));
       if (files.length > 0) expect({ folder, entities: existsSync(join(storage, 'entities.ts')) }).toEqual({ folder, entities: true });
@@ -47,8 +48,8 @@ describe('[ARCH-06] each module registers itself through the one list of the com
     expect(new Set(listed).size).toBe(listed.length);
     const declared: string[] = [];
     for (const folder of folders()) {
-      for (const file of readdirSync(join(openbot, folder)).filter((name) => name.endsWith('.module.ts'))) {
-        declared.push(...decoratedClasses(join(openbot, folder, file), '@Module(').filter((name) => !CONFIGURED_BY_THE_ROOT.has(name)));
+      for (const file of readdirSync(folder).filter((name) => name.endsWith('.module.ts'))) {
+        declared.push(...decoratedClasses(join(folder, file), '@Module(').filter((name) => !CONFIGURED_BY_THE_ROOT.has(name)));
       }
     }
     expect(declared.length).toBeGreaterThan(25);
@@ -56,7 +57,7 @@ describe('[ARCH-06] each module registers itself through the one list of the com
   });
 
   it('the platform’s database folder names no module: it takes the entities as configuration', () => {
-    const database = join(openbot, 'database');
+    const database = join(root, 'libs', 'platform', 'src', 'database');
     const imports = readdirSync(database)
       .filter((file) => file.endsWith('.ts'))
       .flatMap((file) => [...readFileSync(join(database, file), 'utf8').matchAll(/from '(\.\.\/[^']+)'/g)].map((match) => `${file}: ${match[1]}`));

@@ -23,22 +23,21 @@ describe('[ARCH-01] no cycle between the first-level folders of a library or an 
   });
 
   it('counts a folder with its subfolders, and the src root as one folder', () => {
-    expect(folderOf('libs/openbot/src/bots/storage/bot.entity.ts')).toBe('libs/openbot/src/bots');
-    expect(folderOf('libs/openbot/src/features.ts')).toBe('libs/openbot/src');
-    expect(folderOf('libs/features/bots/src/commands/create-bot.command.ts')).toBe('libs/features/bots');
+    expect(folderOf('libs/features/src/bots/storage/bot.entity.ts')).toBe('libs/features/src/bots');
+    expect(folderOf('libs/features/src/features.ts')).toBe('libs/features/src');
     expect(folderOf('apps/cli/src/commands/bots.ts')).toBe('apps/cli/src/commands');
     expect(folderOf('apps/cli/src/main.ts')).toBe('apps/cli/src');
     expect(folderOf('node_modules/typeorm/index.js')).toBeNull();
   });
 
   it('finds a cycle whose two arrows land in different subfolders, and none for one way', async () => {
-    const a = await probe(`libs/openbot/src/memory/storage/zz-probe-level-a-${process.pid}.ts`, `import { b } from '../../bots/storage/zz-probe-level-b-${process.pid}';\nexport const a = b;\n`);
-    const b = await probe(`libs/openbot/src/bots/storage/zz-probe-level-b-${process.pid}.ts`, 'export const b = 1;\n');
+    const a = await probe(`libs/features/src/memory/storage/zz-probe-level-a-${process.pid}.ts`, `import { b } from '../../bots/storage/zz-probe-level-b-${process.pid}';\nexport const a = b;\n`);
+    const b = await probe(`libs/features/src/bots/storage/zz-probe-level-b-${process.pid}.ts`, 'export const b = 1;\n');
     expect(folderCycles(await cruiseModules([a, b]))).toEqual([]);
 
-    const c = await probe(`libs/openbot/src/bots/zz-probe-level-c-${process.pid}.ts`, `import { d } from '../memory/zz-probe-level-d-${process.pid}';\nexport const c = d;\n`);
-    const d = await probe(`libs/openbot/src/memory/zz-probe-level-d-${process.pid}.ts`, 'export const d = 1;\n');
-    expect(folderCycles(await cruiseModules([a, b, c, d]))).toEqual([['libs/openbot/src/bots', 'libs/openbot/src/memory']]);
+    const c = await probe(`libs/features/src/bots/zz-probe-level-c-${process.pid}.ts`, `import { d } from '../memory/zz-probe-level-d-${process.pid}';\nexport const c = d;\n`);
+    const d = await probe(`libs/features/src/memory/zz-probe-level-d-${process.pid}.ts`, 'export const d = 1;\n');
+    expect(folderCycles(await cruiseModules([a, b, c, d]))).toEqual([['libs/features/src/bots', 'libs/features/src/memory']]);
   });
 
   it('the code as it is has none', async () => {

@@ -7,14 +7,14 @@ import { PROBE_FILE } from './source-rules';
 const root = join(__dirname, '..', '..');
 
 /**
- * One model-call path (PLAT-06): ModelCalls (libs/openbot/src/models/model-calls.ts) is the only
+ * One model-call path (PLAT-06): ModelCalls (libs/platform/src/models/model-calls.ts) is the only
  * code outside libs/core that may turn a model reference into a provider call. Two checks fail on
  * a second path: the dependency rule on the ModelRegistry, and a scan of every import from
  * libs/core for the provider adapters and the model-step runner.
  */
 
 /** The only files outside libs/core that may use a provider adapter or run a model step. */
-const MODEL_CALL_PATH = new Set(['libs/openbot/src/models/model-calls.ts', 'libs/openbot/src/models/model-registry.ts']);
+const MODEL_CALL_PATH = new Set(['libs/platform/src/models/model-calls.ts', 'libs/platform/src/models/model-registry.ts']);
 
 /** libs/core files whose exports call a provider: the wire adapters, the model step, the in-memory host. */
 const PROVIDER_MODULES = ['libs/core/src/providers/openai-compatible.ts', 'libs/core/src/providers/anthropic.ts', 'libs/core/src/turn/model-step.ts', 'libs/core/src/host/in-memory-host.ts'];
@@ -73,7 +73,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
 
 describe('one model-call path', () => {
   let forbidden: Set<string>;
-  const probe = join(root, 'libs', 'openbot', 'src', 'chats', `zz-model-path-probe-${process.pid}.ts`);
+  const probe = join(root, 'libs', 'features', 'src', 'chats', `zz-model-path-probe-${process.pid}.ts`);
 
   beforeAll(async () => {
     forbidden = new Set();
@@ -98,7 +98,7 @@ describe('one model-call path', () => {
   });
 
   it('[PLAT-06] the scan catches a second path: a workflow running a model step or building an adapter itself', () => {
-    const file = join(root, 'libs', 'openbot', 'src', 'memory', 'learner.ts');
+    const file = join(root, 'libs', 'features', 'src', 'memory', 'learner.ts');
     expect(providerImports(file, "import { runModelStep, userMessage } from '@openbot/core';", forbidden)).toEqual(['runModelStep']);
     expect(providerImports(file, "import { OpenAiCompatibleProvider as P } from '@openbot/core';", forbidden)).toEqual(['OpenAiCompatibleProvider']);
     expect(providerImports(file, "import * as core from '@openbot/core';", forbidden)).toEqual(['* as core from @openbot/core']);
@@ -107,8 +107,8 @@ describe('one model-call path', () => {
   });
 
   it('[PLAT-06] the dependency rule refuses a ModelRegistry import anywhere but ModelCalls', async () => {
-    await writeFile(probe, "import { ModelRegistry } from '../models/model-registry';\nexport const probe = ModelRegistry;\n");
-    const { code, output } = await cruise(['libs/openbot']);
+    await writeFile(probe, "import { ModelRegistry } from '../../../platform/src/models/model-registry';\nexport const probe = ModelRegistry;\n");
+    const { code, output } = await cruise(['libs/platform', 'libs/features']);
     expect(code).not.toBe(0);
     expect(output).toMatch(/model-registry-only-from-model-calls/);
     expect(output).toMatch(/zz-model-path-probe/);

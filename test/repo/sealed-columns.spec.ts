@@ -1,4 +1,4 @@
-import { SEALED_COLUMNS } from '@openbot/openbot';
+import { SEALED_COLUMNS } from '@openbot/features';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 /**

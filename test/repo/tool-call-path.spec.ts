@@ -5,7 +5,7 @@ import { cruise } from './cruise';
 import { productSources, root } from './source-rules';
 
 /**
- * One tool-call path (decision 078): ToolCalls (libs/openbot/src/tool-calls/tool-calls.ts) is the
+ * One tool-call path (decision 078): ToolCalls (libs/platform/src/tool-calls/tool-calls.ts) is the
  * only code that answers a tool call. Three checks fail on a second path: a scan for call-log
  * entries of kind `tool` anywhere else, the dependency rule that keeps every tool kind reachable
  * only from its feature's module (where it registers with TurnTools), and the rule that keeps the
@@ -13,7 +13,7 @@ import { productSources, root } from './source-rules';
  */
 
 /** The only file that may write a call-log entry of kind `tool`. */
-const TOOL_CALL_PATH = new Set(['libs/openbot/src/tool-calls/tool-calls.ts']);
+const TOOL_CALL_PATH = new Set(['libs/platform/src/tool-calls/tool-calls.ts']);
 
 /** Calls in one file that pass an options object with `kind: 'tool'`: a tool call logged by hand. */
 function toolCallEntries(file: string, text: string): number[] {
@@ -36,8 +36,8 @@ function toolCallEntries(file: string, text: string): number[] {
 }
 
 describe('one tool-call path', () => {
-  const probe = join(root, 'libs', 'openbot', 'src', 'chats', 'turn', `zz-tool-path-probe-${process.pid}.ts`);
-  const coreProbe = join(root, 'libs', 'openbot', 'src', 'turn-core', `zz-core-path-probe-${process.pid}.ts`);
+  const probe = join(root, 'libs', 'features', 'src', 'chats', 'turn', `zz-tool-path-probe-${process.pid}.ts`);
+  const coreProbe = join(root, 'libs', 'platform', 'src', 'turn-core', `zz-core-path-probe-${process.pid}.ts`);
 
   afterAll(async () => {
     await rm(probe, { force: true });
@@ -60,7 +60,7 @@ describe('one tool-call path', () => {
   });
 
   it('the scan catches a workflow that answers a tool call under the call log itself', () => {
-    const file = join(root, 'libs', 'openbot', 'src', 'apps', 'view-call.workflow.ts');
+    const file = join(root, 'libs', 'features', 'src', 'apps', 'view-call.workflow.ts');
     expect(toolCallEntries(file, "await context.call('tool', { safe: true, kind: 'tool' }, (request) => send(request));")).toEqual([1]);
     expect(toolCallEntries(file, "const x = 1;\nawait context.call(`tool:${id}`, { 'kind': 'tool', safe: false }, send);")).toEqual([2]);
     expect(toolCallEntries(file, "await context.call('model', { safe: true, kind: 'model' }, send);")).toEqual([]);
@@ -68,7 +68,7 @@ describe('one tool-call path', () => {
 
   it('the dependency rule refuses a tool kind imported anywhere but its feature module', async () => {
     await writeFile(probe, "import { appTool } from '../../apps/app-tool';\nexport const probe = appTool;\n");
-    const { code, output } = await cruise(['libs/openbot']);
+    const { code, output } = await cruise(['libs/platform', 'libs/features']);
     expect(code).not.toBe(0);
     expect(output).toMatch(/tool-kinds-only-from-their-module/);
     expect(output).toMatch(/zz-tool-path-probe/);
@@ -76,8 +76,8 @@ describe('one tool-call path', () => {
   });
 
   it('the dependency rule refuses a feature import from the Turn core', async () => {
-    await writeFile(coreProbe, "import { BOT_VIEW_COLUMNS } from '../bots/bot-view';\nexport const probe = BOT_VIEW_COLUMNS;\n");
-    const { code, output } = await cruise(['libs/openbot']);
+    await writeFile(coreProbe, "import { BOT_VIEW_COLUMNS } from '../../../features/src/bots/bot-view';\nexport const probe = BOT_VIEW_COLUMNS;\n");
+    const { code, output } = await cruise(['libs/platform', 'libs/features']);
     expect(code).not.toBe(0);
     expect(output).toMatch(/turn-core-imports-no-feature/);
     expect(output).toMatch(/zz-core-path-probe/);

@@ -17,7 +17,7 @@ describe('typed workflows', () => {
       .split('\n')
       .filter((path) => /^libs\/openbot\/src\/chats\/(turn|delete)\/[^/]+\.ts$/.test(path) || /\.workflow\.ts$/.test(path) || /^libs\/engine\/src\/authoring\/(define-workflow|codec)\.ts$/.test(path))
       .filter((path) => !path.endsWith('.spec.ts'));
-    expect(workflowCode).toEqual(expect.arrayContaining(['libs/openbot/src/chats/turn/turn.workflow.ts', 'libs/engine/src/authoring/define-workflow.ts']));
+    expect(workflowCode).toEqual(expect.arrayContaining(['libs/features/src/chats/turn/turn.workflow.ts', 'libs/engine/src/authoring/define-workflow.ts']));
     const casts: string[] = [];
     for (const path of workflowCode) {
       const lines = (await readFile(join(root, path), 'utf8')).split('\n');

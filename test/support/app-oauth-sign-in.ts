@@ -1,6 +1,6 @@
 import { newId } from '@openbot/domain';
 import type { Response } from 'supertest';
-import { hashToken, randomToken } from '../../libs/openbot/src/sso/session-tokens';
+import { hashToken, randomToken } from '../../libs/features/src/sso/session-tokens';
 import { bearer } from './chat-fixture';
 import type { TestApp } from './test-app';
 

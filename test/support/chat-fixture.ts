@@ -1,6 +1,6 @@
 import { CommandBus } from '@nestjs/cqrs';
 import { effectivePermissions, newId, type MemberCaller } from '@openbot/domain';
-import { CreateApiKey } from '../../libs/openbot/src/api-keys/commands/create-api-key.command';
+import { CreateApiKey } from '../../libs/platform/src/api-keys/commands/create-api-key.command';
 import type { TestApp } from './test-app';
 
 /** A Chat ready for Turns: an organization, a provider pointing at a fake model server, a Bot. */

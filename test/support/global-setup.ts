@@ -2,9 +2,9 @@ import './register-aliases';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createDataSource } from '../../libs/openbot/src/features';
-import { EmbeddedPostgres } from '../../libs/openbot/src/database/embedded-postgres';
-import { migrate } from '../../libs/openbot/src/database/migrate';
+import { createDataSource } from '../../libs/features/src/features';
+import { EmbeddedPostgres } from '../../libs/platform/src/database/embedded-postgres';
+import { migrate } from '../../libs/platform/src/database/migrate';
 import { MIGRATIONS } from '../../migrations';
 import { TEMPLATE_DATABASE, TEST_PG_URL_ENV } from './cluster';
 

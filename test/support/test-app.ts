@@ -2,7 +2,7 @@ import type { ModuleMetadata } from '@nestjs/common';
 import type { Clock } from '@openbot/engine';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '@openbot/api';
-import { parseConfig, type RuntimeConfig } from '@openbot/openbot';
+import { parseConfig, type RuntimeConfig } from '@openbot/platform';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

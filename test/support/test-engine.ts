@@ -1,6 +1,6 @@
 import { FaultPoints } from '@openbot/engine';
 import { PreparedClient, type EngineOptions, EngineNode } from '@openbot/engine/node';
-import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/platform';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from './test-database';

@@ -1,8 +1,8 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { ManualClock, type Clock } from '@openbot/engine';
 import { type EngineOptions } from '@openbot/engine/node';
-import { ENGINE_CLOCK } from '@openbot/openbot';
-import { Database } from '../../libs/openbot/src/database/sql';
+import { ENGINE_CLOCK } from '@openbot/platform';
+import { Database } from '../../libs/platform/src/database/sql';
 import { startTestEngine, type TestEngine } from './test-engine';
 
 /**

@@ -1,4 +1,4 @@
-import { SEALED_COLUMNS } from '@openbot/openbot';
+import { SEALED_COLUMNS } from '@openbot/features';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import { EmbeddedPostgres, type Config } from '@openbot/openbot';
+import { EmbeddedPostgres, type Config } from '@openbot/platform';
 import { join } from 'node:path';
 import { Client } from 'pg';
 

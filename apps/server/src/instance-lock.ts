@@ -1,4 +1,4 @@
-import { processAlive } from '@openbot/openbot';
+import { processAlive } from '@openbot/platform';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 import './module-paths';
-// Only the configuration module, not `@openbot/openbot` (whose index loads the whole server): a bad
+// Only the configuration module, not `@openbot/platform` (whose index loads the whole server): a bad
 // setting is reported and the process exits before anything else is loaded (decision 064).
-import { ConfigError, parseConfig, type Config } from '../../../libs/openbot/src/config/config';
+import { ConfigError, parseConfig, type Config } from '../../../libs/platform/src/config/config';
 
 const USAGE = `Usage: openbot <command>
 

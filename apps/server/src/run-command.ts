@@ -1,5 +1,6 @@
 import { createHttpApp } from '@openbot/api';
-import { createDataSource, MetricsServer, migrate, rekey, resolveSecrets, type Config, type RuntimeConfig } from '@openbot/openbot';
+import { createDataSource, rekey } from '@openbot/features';
+import { MetricsServer, migrate, resolveSecrets, type Config, type RuntimeConfig } from '@openbot/platform';
 import { Pool } from 'pg';
 import { MIGRATIONS } from '../../../migrations';
 import { openDatabase, type Database } from './database';

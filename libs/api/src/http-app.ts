@@ -4,7 +4,8 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { newId } from '@openbot/domain';
-import { logFormatFor, OpenbotMetrics, OpenbotModule, OpenbotTracing, type HttpSpan, type MigrationClass, type RuntimeConfig } from '@openbot/openbot';
+import { OpenbotModule } from '@openbot/features';
+import { logFormatFor, OpenbotMetrics, OpenbotTracing, type HttpSpan, type MigrationClass, type RuntimeConfig } from '@openbot/platform';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';

@@ -1,4 +1,4 @@
-import type { RuntimeConfig } from '@openbot/openbot';
+import type { RuntimeConfig } from '@openbot/platform';
 import type { IncomingMessage, Server } from 'node:http';
 
 /** The part of a Fastify request these hooks read (two Fastify type copies are installed). */

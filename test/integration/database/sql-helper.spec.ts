@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { withConnection, withTransaction } from '../../../libs/engine/src/base/tx';
-import { Database, type Sql } from '../../../libs/openbot/src/database/sql';
+import { Database, type Sql } from '../../../libs/platform/src/database/sql';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /** A pipelining pool of one connection whose socket writes are kept, as text, in `written` (pg writes each statement's messages with one). */
@@ -16,7 +16,7 @@ function watchedPool(url: string): { pool: Pool; written: string[] } {
   return { pool, written };
 }
 
-/** The one query helper of libs/openbot (docs/decisions/023): typed rows, no TypeORM result shapes. */
+/** The one query helper of the platform and the features (docs/decisions/023): typed rows, no TypeORM result shapes. */
 describe('the query helper on PostgreSQL', () => {
   let database: TestDatabase;
   let pool: Pool;

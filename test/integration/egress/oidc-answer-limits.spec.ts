@@ -2,10 +2,10 @@ import { AnswerTooLarge } from '@openbot/core';
 import { generateKeyPair, SignJWT } from 'jose';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EgressClient } from '../../../libs/openbot/src/egress/egress-client';
-import { EgressPolicy } from '../../../libs/openbot/src/egress/egress-policy';
-import { providerUnreachable } from '../../../libs/openbot/src/sso/provider-failures';
-import { RelyingParties } from '../../../libs/openbot/src/sso/relying-party';
+import { EgressClient } from '../../../libs/platform/src/egress/egress-client';
+import { EgressPolicy } from '../../../libs/platform/src/egress/egress-policy';
+import { providerUnreachable } from '../../../libs/features/src/sso/provider-failures';
+import { RelyingParties } from '../../../libs/features/src/sso/relying-party';
 
 /**
  * The identity provider's key set is read under OPENBOT_EGRESS_DOCUMENT_LIMIT (decision 016):

@@ -1,6 +1,6 @@
 import { callQueries, NotAwaitingDecision, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
 import type { EngineNode } from '@openbot/engine/node';
-import { associatedData } from '@openbot/openbot';
+import { associatedData } from '@openbot/platform';
 import { Client } from 'pg';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, waitForState } from './helpers';

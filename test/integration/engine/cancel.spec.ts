@@ -1,7 +1,7 @@
 import { GateClosed, type Engine, type ExecutionEvent, type Json, type Workflow } from '@openbot/engine';
 import type { EngineNode } from '@openbot/engine/node';
 import { RELEASE_ATTEMPTS } from '@openbot/engine/node';
-import { associatedData } from '@openbot/openbot';
+import { associatedData } from '@openbot/platform';
 import { Client } from 'pg';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, localRuns, OutsideService, SERVICE, waitForState, type Deferred } from './helpers';

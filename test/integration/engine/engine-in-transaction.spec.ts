@@ -2,7 +2,7 @@ import { SIGNALS_CHANNEL } from '../../../libs/engine/src/logs/node-listener';
 import { type Json, type Transaction, type Workflow } from '@openbot/engine';
 import { withTransaction } from '@openbot/engine/node';
 import { Client } from 'pg';
-import { Database } from '../../../libs/openbot/src/database/sql';
+import { Database } from '../../../libs/platform/src/database/sql';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, onePhase, SERVICE, waitForState, type Deferred } from './helpers';
 

@@ -1,5 +1,5 @@
 import { codec, defineWorkflow } from '@openbot/engine';
-import { associatedData } from '@openbot/openbot';
+import { associatedData } from '@openbot/platform';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { QUOTE, quoteWorkflow } from './guide-example.workflow';
 import { SERVICE, waitForState } from './helpers';

@@ -1,6 +1,6 @@
 import { Engine, type Json, type Workflow } from '@openbot/engine';
 import { ADVANCE_QUEUE, EngineNode } from '@openbot/engine/node';
-import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/platform';
 import { Pool } from 'pg';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';

@@ -1,6 +1,6 @@
 import type { Json, Workflow } from '@openbot/engine';
 import type { EngineNode } from '@openbot/engine/node';
-import { OpenbotTracing, type RuntimeConfig } from '@openbot/openbot';
+import { OpenbotTracing, type RuntimeConfig } from '@openbot/platform';
 import { OtlpReceiver } from '../../support/otlp-receiver';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { eventually, forceTakeover, localRuns, OutsideService, SERVICE } from './helpers';

@@ -14,7 +14,7 @@ import { Engine, type ExecutionEvent, type IdentityCheck, type Json, type Workfl
 import type { EngineNode } from '@openbot/engine/node';
 import { withTransaction } from '@openbot/engine/node';
 import { randomBytes } from 'node:crypto';
-import { SqlIdentityCheck } from '../../../libs/openbot/src/identity/sql-identity-check';
+import { SqlIdentityCheck } from '../../../libs/platform/src/identity/sql-identity-check';
 import { startTestApp, type TestApp } from '../../support/test-app';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, executionRow, forceTakeover, OutsideService, type Deferred } from '../engine/helpers';

@@ -12,7 +12,7 @@ import {
 import type { Json } from '@openbot/engine';
 import { randomBytes } from 'node:crypto';
 import { Pool, type QueryConfig } from 'pg';
-import { SqlIdentityCheck } from '../../../libs/openbot/src/identity/sql-identity-check';
+import { SqlIdentityCheck } from '../../../libs/platform/src/identity/sql-identity-check';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 /**

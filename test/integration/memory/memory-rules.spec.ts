@@ -1,10 +1,10 @@
 import { effectivePermissions, newId, type MemberCaller } from '@openbot/domain';
 import { Client } from 'pg';
-import { memoryCursors } from '../../../libs/openbot/src/memory/learning/memory-cursors';
-import { memoryPermits } from '../../../libs/openbot/src/memory/learning/memory-permits';
-import { MEMORY_LOCK_NAMESPACE } from '../../../libs/openbot/src/memory/memory-locks';
-import { MemoryStore } from '../../../libs/openbot/src/memory/memory-store';
-import { SealedRecordUnreadable } from '../../../libs/openbot/src/sealing/sealer';
+import { memoryCursors } from '../../../libs/features/src/memory/learning/memory-cursors';
+import { memoryPermits } from '../../../libs/features/src/memory/learning/memory-permits';
+import { MEMORY_LOCK_NAMESPACE } from '../../../libs/features/src/memory/memory-locks';
+import { MemoryStore } from '../../../libs/features/src/memory/memory-store';
+import { SealedRecordUnreadable } from '../../../libs/platform/src/sealing/sealer';
 import { addProvider } from '../../support/api-assertions';
 import { bearer } from '../../support/chat-fixture';
 import { startTestApp, type TestApp } from '../../support/test-app';

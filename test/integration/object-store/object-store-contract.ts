@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { ObjectNotFound, type ObjectStore } from '@openbot/openbot';
+import { ObjectNotFound, type ObjectStore } from '@openbot/platform';
 
 /** Reads a stream to its end. */
 async function bytesOf(stream: Readable): Promise<Buffer> {

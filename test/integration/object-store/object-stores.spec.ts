@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsObjectStore, S3ObjectStore } from '@openbot/openbot';
+import { FsObjectStore, S3ObjectStore } from '@openbot/platform';
 import { startS3Server } from '../../support/s3-server';
 import { objectStoreContract } from './object-store-contract';
 

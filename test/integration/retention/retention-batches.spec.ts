@@ -3,7 +3,7 @@ import { executionCountsByState } from '@openbot/engine/node';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { executionsByState } from '../../../libs/engine/src/sql/metrics';
-import { pruneBatch } from '../../../libs/openbot/src/retention/prune-batches';
+import { pruneBatch } from '../../../libs/features/src/retention/prune-batches';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
 
 const DEFAULTS = { textDeltaDays: 30, callPayloadDays: 30, schedule: '* * * * *', maxDays: 3650 };

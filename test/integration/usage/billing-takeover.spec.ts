@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { MemberCaller } from '@openbot/domain';
 import type { Json, Workflow } from '@openbot/engine';
 import type { EngineNode } from '@openbot/engine/node';
-import { ReleaseUsage, ReleaseUsageHandler } from '../../../libs/openbot/src/billing/commands/release-usage.command';
-import { reserve } from '../../../libs/openbot/src/billing/reservations';
-import type { Database } from '../../../libs/openbot/src/database/sql';
-import { usageHolds } from '../../../libs/openbot/src/usage/usage-holds';
-import { usageRecords, type UsageCall } from '../../../libs/openbot/src/usage/usage-records';
+import { ReleaseUsage, ReleaseUsageHandler } from '../../../libs/platform/src/billing/commands/release-usage.command';
+import { reserve } from '../../../libs/platform/src/billing/reservations';
+import type { Database } from '../../../libs/platform/src/database/sql';
+import { usageHolds } from '../../../libs/platform/src/usage/usage-holds';
+import { usageRecords, type UsageCall } from '../../../libs/platform/src/usage/usage-records';
 import { startWorkflowKit, type WorkflowKit } from '../../support/workflow-kit';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, type Deferred } from '../engine/helpers';
 

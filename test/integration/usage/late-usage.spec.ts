@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Json, Workflow } from '@openbot/engine';
 import type { EngineNode } from '@openbot/engine/node';
-import { usageRecords, type UsageCall } from '../../../libs/openbot/src/usage/usage-records';
+import { usageRecords, type UsageCall } from '../../../libs/platform/src/usage/usage-records';
 import { startTestEngine, type TestEngine } from '../../support/test-engine';
 import { deferred, eventually, forceTakeover, localRuns, OutsideService, SERVICE, type Deferred } from '../engine/helpers';
 

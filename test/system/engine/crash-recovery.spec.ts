@@ -1,4 +1,5 @@
-import { createDataSource, EmbeddedPostgres, migrate } from '@openbot/openbot';
+import { createDataSource } from '@openbot/features';
+import { EmbeddedPostgres, migrate } from '@openbot/platform';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
 import '../../../apps/server/src/module-paths';
 import { faultPointsFromEnv, type Json, type Workflow } from '@openbot/engine';
 import { EngineNode } from '@openbot/engine/node';
-import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/openbot';
+import { Keyring, Sealer, SqlFailureRecorder } from '@openbot/platform';
 import { createInterface } from 'node:readline';
 import { Pool } from 'pg';
 import { awaitWorkflow, inboxWorkflow } from './primitive-workflows';

@@ -1,4 +1,4 @@
-import { Keyring, Sealer } from '@openbot/openbot';
+import { Keyring, Sealer } from '@openbot/platform';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import { S3ObjectStore } from '@openbot/openbot';
+import { S3ObjectStore } from '@openbot/platform';
 import { randomBytes } from 'node:crypto';
 import { startS3Server, type S3Server } from '../../support/s3-server';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { ApiKeyView } from '@openbot/openbot';
+import type { ApiKeyView } from '@openbot/platform';
 import { PERMISSIONS } from '@openbot/domain';
 import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 

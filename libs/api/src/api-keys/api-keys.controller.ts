@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/openbot';
+import { CreateApiKey, ListApiKeys, RevokeApiKey } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CreateProof, DeleteDeveloperTest, DeleteProof, GetDeveloperTest, GetProof, IndexApp, ListProofs, SearchAppIndex, StartDeveloperTest, VerifyProof } from '@openbot/openbot';
+import { CreateProof, DeleteDeveloperTest, DeleteProof, GetDeveloperTest, GetProof, IndexApp, ListProofs, SearchAppIndex, StartDeveloperTest, VerifyProof } from '@openbot/features';
 import { ExecutionStartedBody, givenValues } from '../apps/app.dto';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';

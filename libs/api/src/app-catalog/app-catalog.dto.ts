@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { AppIndexEntryView, DeveloperTestView, ProofView } from '@openbot/openbot';
+import type { AppIndexEntryView, DeveloperTestView, ProofView } from '@openbot/features';
 import { IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 
 const VALUE_DESCRIPTION = 'A literal value (stored sealed, answered as null) or a Vault reference `{ vaultItemId, field, prefix? }`';

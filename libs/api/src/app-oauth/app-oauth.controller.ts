@@ -2,7 +2,8 @@ import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Re
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { AuthorizeConnection, BindLoopback, CompleteAuthorization, GetClientMetadataDocument, RUNTIME_CONFIG, safeReturnTo, StartAuthorization, type CompletedAuthorization, type RuntimeConfig } from '@openbot/openbot';
+import { AuthorizeConnection, BindLoopback, CompleteAuthorization, GetClientMetadataDocument, safeReturnTo, StartAuthorization, type CompletedAuthorization } from '@openbot/features';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '@openbot/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { APPROVAL_DECISIONS, APPROVAL_STATES, type ApprovalDecision, type ApprovalState, type ApprovalView } from '@openbot/openbot';
+import { APPROVAL_DECISIONS, APPROVAL_STATES, type ApprovalDecision, type ApprovalState, type ApprovalView } from '@openbot/features';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class ApprovalDecisionRequest {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { InvalidInput, type InputIssue } from '@openbot/domain';
-import { CONNECTION_OWNERS, CONNECTION_STATES, type AppView, type ConnectionOwner, type ConnectionState, type ConnectionView, type GivenValue } from '@openbot/openbot';
+import { CONNECTION_OWNERS, CONNECTION_STATES, type AppView, type ConnectionOwner, type ConnectionState, type ConnectionView, type GivenValue } from '@openbot/features';
 import { IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 
 

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CheckConnection, CreateConnection, DeleteApp, DeleteConnection, GetApp, GetConnection, GetToolView, ListApps, ListConnections, ListConnectionTools, RegisterApp } from '@openbot/openbot';
+import { CheckConnection, CreateConnection, DeleteApp, DeleteConnection, GetApp, GetConnection, GetToolView, ListApps, ListConnections, ListConnectionTools, RegisterApp } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

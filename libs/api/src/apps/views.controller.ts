@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/co
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { CallViewTool, GetView, GetViewCall, OpenView } from '@openbot/openbot';
+import { CallViewTool, GetView, GetViewCall, OpenView } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ExecutionStartedBody } from './app.dto';

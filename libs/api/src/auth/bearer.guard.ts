@@ -2,10 +2,11 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { can, DomainFailure, Forbidden, RateLimited, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
-import { AuthenticateBearer, AuthenticateSession, CountFailedAuthentication } from '@openbot/openbot';
+import { AuthenticateSession } from '@openbot/features';
+import { AuthenticateBearer, CountFailedAuthentication } from '@openbot/platform';
 import { ACCESS_KEY, REQUIRES_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
 
-/** The session cookie SSO sets (libs/openbot/src/sso). */
+/** The session cookie SSO sets (libs/features/src/sso). */
 export const SESSION_COOKIE = 'openbot_session';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Unavailable } from '@openbot/domain';
-import { StartupGate } from '@openbot/openbot';
+import { StartupGate } from '@openbot/platform';
 import { ACCESS_KEY, type RouteAccess } from './access.decorator';
 
 /** While migrations are pending, only public routes (health, docs) answer (MIG-02). */

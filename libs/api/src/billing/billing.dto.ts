@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, PRICE_SETTERS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceSetter, type PriceView, type RateLimitView } from '@openbot/openbot';
+import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, PRICE_SETTERS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceSetter, type PriceView, type RateLimitView } from '@openbot/platform';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, NotEquals, ValidateNested } from 'class-validator';
 

@@ -2,7 +2,7 @@ import { Body, Controller, Headers, HttpCode, Inject, Param, Post, Put } from '@
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { PlatformAdmin } from '@openbot/domain';
-import { GrantCredits, SetPrice } from '@openbot/openbot';
+import { GrantCredits, SetPrice } from '@openbot/platform';
 import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { commandKeyOf } from '../validation/command-key';

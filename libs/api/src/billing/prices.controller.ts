@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Put, Query } from '@nes
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { ListPrices, SetPrice, type PriceInput } from '@openbot/openbot';
+import { ListPrices, SetPrice, type PriceInput } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

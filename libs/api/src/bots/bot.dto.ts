@@ -1,29 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  BOT_TOOL_KINDS,
-  BOT_TOOL_RETRIES,
-  DEFAULT_BOT_LIMITS,
-  DELEGATE_PARAMETERS,
-  PLAN_PARAMETERS,
-  REMIND_PARAMETERS,
-  MAX_APPROVAL_EXPIRY_SECONDS,
-  MAX_BOT_LIMITS,
-  MEMORY_LEARN_ACCESS,
-  type BotMemorySettings,
-  type MemoryLearnAccess,
-  APPROVER_ROLES,
-  MAX_NAMED_APPROVERS,
-  type ApprovalPolicy,
-  type ApproverPolicy,
-  type BotLimits,
-  type BotTool,
-  type BotToolKind,
-  type BotToolRetry,
-  type BotView,
-  type ToolHeaderValue,
-  type VaultReference,
-} from '@openbot/openbot';
+import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, DEFAULT_BOT_LIMITS, DELEGATE_PARAMETERS, PLAN_PARAMETERS, REMIND_PARAMETERS, MAX_APPROVAL_EXPIRY_SECONDS, MAX_BOT_LIMITS, MEMORY_LEARN_ACCESS, type BotMemorySettings, type MemoryLearnAccess, APPROVER_ROLES, MAX_NAMED_APPROVERS, type ApprovalPolicy, type ApproverPolicy, type BotLimits, type BotTool, type BotToolKind, type BotToolRetry, type BotView, type ToolHeaderValue } from '@openbot/features';
+import { type VaultReference } from '@openbot/platform';
 import { toVaultReferenceBody } from '../vaults/vault.dto';
 import { Type } from 'class-transformer';
 import {

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, 
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/openbot';
+import { DeleteChat, ListMessages, PostMessage, PostToolOutput, StopChat } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiOrganizationRateLimited } from '../errors/api-errors.decorator';
 import { commandKeyOf } from '../validation/command-key';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { ChatView } from '@openbot/openbot';
+import type { ChatView } from '@openbot/features';
 import { IsUUID } from 'class-validator';
 
 export class CreateChatRequest {

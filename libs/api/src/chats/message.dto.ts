@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { MessageAdmission, MessageView } from '@openbot/openbot';
+import type { MessageAdmission, MessageView } from '@openbot/features';
 import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength, MinLength, ValidateBy } from 'class-validator';
 
 export const MAX_MESSAGE_CHARS = 200_000;

@@ -1,7 +1,7 @@
 import { Catch, Inject, Injectable, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { newId, type ErrorCategory, type ErrorId } from '@openbot/domain';
-import { RecordFailure } from '@openbot/openbot';
+import { RecordFailure } from '@openbot/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { classifyError } from './classify-error';
 import { declared, type PublicError } from './public-error';

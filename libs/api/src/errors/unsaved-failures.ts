@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { RecordFailure } from '@openbot/openbot';
+import { RecordFailure } from '@openbot/platform';
 
 /** Error records held in memory at most; past this the oldest cause is dropped (its ID was already answered). */
 const MAX_UNSAVED = 1_000;

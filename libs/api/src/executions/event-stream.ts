@@ -1,4 +1,4 @@
-import type { ExecutionEvent } from '@openbot/openbot';
+import type { ExecutionEvent } from '@openbot/features';
 import type { ServerResponse } from 'node:http';
 
 /**

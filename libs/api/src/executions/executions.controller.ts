@@ -2,21 +2,8 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, isFinal, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import {
-  CancelExecution,
-  DecideExecution,
-  GetExecution,
-  GetPlan,
-  ListChildren,
-  ObserveExecution,
-  OpenbotMetrics,
-  OpenEventStream,
-  PauseExecution,
-  ResumeExecution,
-  type EventStreamLease,
-  type ExecutionEvent,
-  type Json,
-} from '@openbot/openbot';
+import { CancelExecution, DecideExecution, GetExecution, GetPlan, ListChildren, ObserveExecution, PauseExecution, ResumeExecution, type ExecutionEvent, type Json } from '@openbot/features';
+import { OpenbotMetrics, OpenEventStream, type EventStreamLease } from '@openbot/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiOrganizationRateLimited } from '../errors/api-errors.decorator';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { FileView } from '@openbot/openbot';
+import type { FileView } from '@openbot/features';
 
 export class FileBody {
   @ApiProperty({ format: 'uuid' })

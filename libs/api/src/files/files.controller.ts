@@ -13,7 +13,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { DeleteFile, GetFile, ListFiles, OpenFileContent, RUNTIME_CONFIG, UploadFile, type RuntimeConfig } from '@openbot/openbot';
+import { DeleteFile, GetFile, ListFiles, OpenFileContent, UploadFile } from '@openbot/features';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '@openbot/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';

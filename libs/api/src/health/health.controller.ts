@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { CheckReadiness } from '@openbot/openbot';
+import { CheckReadiness } from '@openbot/platform';
 import type { FastifyReply } from 'fastify';
 import { Access } from '../auth/access.decorator';
 

@@ -2,7 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { GetOrganizationLimits } from '@openbot/openbot';
+import { GetOrganizationLimits } from '@openbot/platform';
 import { CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 

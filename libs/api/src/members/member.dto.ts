@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MEMBER_ROLES, type MemberRole } from '@openbot/domain';
-import type { MemberView } from '@openbot/openbot';
+import type { MemberView } from '@openbot/platform';
 import { IsIn, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 
 export class AddMemberRequest {

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Qu
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CreateMemoryItem, DeleteMemoryItem, GetMemoryItem, ListMemoryItems, UpdateMemoryItem } from '@openbot/openbot';
+import { CreateMemoryItem, DeleteMemoryItem, GetMemoryItem, ListMemoryItems, UpdateMemoryItem } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors, ApiLimitReached } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

@@ -1,17 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  MAX_MEMORY_CONTENT_CHARS,
-  MAX_MEMORY_SOURCES,
-  MAX_MEMORY_TAGS,
-  MEMORY_SOURCE_TYPES,
-  MEMORY_STATUSES,
-  type MemoryAccess,
-  type MemoryItemView,
-  type MemoryItemWithContent,
-  type MemorySource,
-  type MemorySourceType,
-  type MemoryStatus,
-} from '@openbot/openbot';
+import { MAX_MEMORY_CONTENT_CHARS, MAX_MEMORY_SOURCES, MAX_MEMORY_TAGS, MEMORY_SOURCE_TYPES, MEMORY_STATUSES, type MemoryAccess, type MemoryItemView, type MemoryItemWithContent, type MemorySource, type MemorySourceType, type MemoryStatus } from '@openbot/features';
 import { MEMBER_ROLES, type MemberRole } from '@openbot/domain';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsObject, IsString, Matches, MaxLength, MinLength, ValidateIf, ValidateNested } from 'class-validator';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { isVaultReference, MODEL_PROVIDER_KINDS, type ModelProviderKind, type ModelProviderView, type VaultReference } from '@openbot/openbot';
+import { isVaultReference, MODEL_PROVIDER_KINDS, type ModelProviderKind, type ModelProviderView, type VaultReference } from '@openbot/platform';
 import { IsIn, IsString, Matches, MaxLength, MinLength, ValidateBy, ValidateIf } from 'class-validator';
 import { toVaultReferenceBody, VaultReferenceBody } from '../vaults/vault.dto';
 

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Post, Query } from '@nestjs/co
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type PlatformAdmin } from '@openbot/domain';
-import { CreateOrganization, ListOrganizations } from '@openbot/openbot';
+import { CreateOrganization, ListOrganizations } from '@openbot/platform';
 import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@ne
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type PlatformAdmin } from '@openbot/domain';
-import { CancelExecution, DecideExecution, ListStuckExecutions, UNSETTLED_STATES, type Json, type UnsettledState } from '@openbot/openbot';
+import { CancelExecution, DecideExecution, ListStuckExecutions, UNSETTLED_STATES, type Json, type UnsettledState } from '@openbot/features';
 import { Access, CurrentAdmin } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { DecisionRequest, ExecutionStateBody } from '../executions/execution.dto';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { UNSETTLED_STATES, type UnsettledExecution } from '@openbot/openbot';
+import { UNSETTLED_STATES, type UnsettledExecution } from '@openbot/features';
 import { ResourceRefBody } from '../executions/execution.dto';
 
 export class ScopeBody {

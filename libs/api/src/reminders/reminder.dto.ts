@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { ReminderView } from '@openbot/openbot';
+import type { ReminderView } from '@openbot/features';
 
 export class ReminderBody {
   @ApiProperty({ format: 'uuid' })

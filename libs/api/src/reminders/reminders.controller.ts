@@ -2,7 +2,7 @@ import { Controller, Delete, Get, HttpCode, Inject, Param, Query } from '@nestjs
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { CancelReminder, ListReminders } from '@openbot/openbot';
+import { CancelReminder, ListReminders } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

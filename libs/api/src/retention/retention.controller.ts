@@ -2,7 +2,7 @@ import { Body, Controller, Get, Inject, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { GetRetention, SetRetention } from '@openbot/openbot';
+import { GetRetention, SetRetention } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { RetentionBody, SetRetentionRequest, toRetentionBody } from './retention.dto';

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MAX_RETENTION_DAYS, type RetentionView } from '@openbot/openbot';
+import { type RetentionView } from '@openbot/features';
+import { MAX_RETENTION_DAYS } from '@openbot/platform';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export class SetRetentionRequest {

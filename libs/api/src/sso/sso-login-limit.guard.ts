@@ -1,6 +1,6 @@
 import { applyDecorators, Inject, Injectable, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { CountSsoLogin } from '@openbot/openbot';
+import { CountSsoLogin } from '@openbot/platform';
 import type { FastifyRequest } from 'fastify';
 import { ApiRateLimited } from '../errors/api-errors.decorator';
 

@@ -2,7 +2,8 @@ import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Re
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiNoContentResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Unauthenticated } from '@openbot/domain';
-import { AuthenticateSession, BeginSsoLogin, CompleteSsoLogin, RUNTIME_CONFIG, SignOut, SsoCallbackMoved, type RuntimeConfig } from '@openbot/openbot';
+import { AuthenticateSession, BeginSsoLogin, CompleteSsoLogin, SignOut, SsoCallbackMoved } from '@openbot/features';
+import { RUNTIME_CONFIG, type RuntimeConfig } from '@openbot/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Access } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';

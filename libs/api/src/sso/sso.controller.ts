@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Put } from '@nestjs/co
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { MemberCaller } from '@openbot/domain';
-import { ConfigureSso, DeleteSso, GetSession, GetSsoConfiguration } from '@openbot/openbot';
+import { ConfigureSso, DeleteSso, GetSession, GetSsoConfiguration } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ConfigureSsoRequest, SessionBody, SsoConfigurationBody, toSessionBody, toSsoConfigurationBody } from './sso.dto';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { MEMBER_ROLES, type MemberRole } from '@openbot/domain';
-import { SSO_DEFAULT_ROLES, type SessionView, type SsoConfigurationView, type SsoDefaultRole } from '@openbot/openbot';
+import { SSO_DEFAULT_ROLES, type SessionView, type SsoConfigurationView, type SsoDefaultRole } from '@openbot/features';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 
 /** A lower- or upper-case DNS name of at least two labels, no wildcard. */

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/c
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { InvalidInput, parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { ListUsage, ReleaseUsage, USAGE_GROUPS, UsageSummary, type UsageGroup, type UsageRecordView } from '@openbot/openbot';
+import { ListUsage, ReleaseUsage, USAGE_GROUPS, UsageSummary, type UsageGroup, type UsageRecordView } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { VaultItemView, VaultReference, VaultUsersView, VaultView } from '@openbot/openbot';
+import type { VaultItemView, VaultReference, VaultUsersView, VaultView } from '@openbot/platform';
 import { ArrayMaxSize, IsArray, IsObject, IsString, IsUUID, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 
 const isSent = (_: object, value: unknown): boolean => value !== undefined;

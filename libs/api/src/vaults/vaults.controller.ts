@@ -2,19 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Pu
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import {
-  CreateVault,
-  CreateVaultItem,
-  DeleteVault,
-  DeleteVaultItem,
-  GetVault,
-  GetVaultItem,
-  ListVaultItems,
-  ListVaults,
-  ReplaceVaultItemFields,
-  SetVaultUsers,
-  UpdateVaultItem,
-} from '@openbot/openbot';
+import { CreateVault, CreateVaultItem, DeleteVault, DeleteVaultItem, GetVault, GetVaultItem, ListVaultItems, ListVaults, ReplaceVaultItemFields, SetVaultUsers, UpdateVaultItem } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
 import { ApiPageQuery } from '../openapi/page-query';

@@ -61,7 +61,7 @@ const DEFAULT_MAX_ATTEMPTS = 3;
 /**
  * The standalone in-memory host (PLAT-02, EXE-06): runs a whole Turn in this process — model
  * step, tool step, model step … — with nothing saved and no recovery promise. If the process dies,
- * the Turn is gone. Durable hosts in libs/openbot reuse the same steps with checkpoints in between.
+ * the Turn is gone. Durable hosts in libs/features reuse the same steps with checkpoints in between.
  */
 export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const emit = async (event: TurnEvent): Promise<void> => {

@@ -13,7 +13,7 @@ export type FaultPoint =
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
   | 'phase.started'
-  // Files (libs/openbot/src/files): an upload's bytes are stored, its metadata not yet committed.
+  // Files (libs/features/src/files): an upload's bytes are stored, its metadata not yet committed.
   | 'file.object.written';
 
 export type FaultAction =

@@ -1,6 +1,6 @@
 /**
  * What the engine tells a metrics exporter (docs/decisions/034-metrics.md). The engine knows no
- * exporter: the product implements this port (prom-client in libs/openbot) and the default does
+ * exporter: the product implements this port (prom-client in libs/platform) and the default does
  * nothing, so an engine without metrics pays a no-op call. Labels are workflow names and fixed
  * words, never an execution ID.
  */

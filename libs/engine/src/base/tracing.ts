@@ -1,6 +1,6 @@
 /**
  * What the engine tells a tracer (docs/decisions/040-traces.md). The engine knows no tracing SDK:
- * the product implements this port (OpenTelemetry in libs/openbot) and the default does nothing,
+ * the product implements this port (OpenTelemetry in libs/platform) and the default does nothing,
  * so an engine without traces pays a no-op call per phase and per call attempt. Attributes are
  * IDs, names, counts and fixed words: never prompt text, a secret or a sealed value.
  */

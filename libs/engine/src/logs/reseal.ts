@@ -6,7 +6,7 @@ import { withTransaction } from '../base/tx';
 /**
  * One sealed column: a key-ID column and an envelope column of a table, with what its associated
  * data is made of. Master-key rotation (`openbot rekey`, decision 071) reseals every column of
- * this kind; the full list is `SEALED_COLUMNS` in libs/openbot (the engine declares its own here).
+ * this kind; the full list is `SEALED_COLUMNS` in libs/platform (rekey) (the engine declares its own here).
  */
 export interface SealedColumn {
   readonly table: string;
