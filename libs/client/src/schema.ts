@@ -2113,7 +2113,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description The effective kind: `client` when none was given
+             * @description The effective kind: `client` when none was given (the built-in kinds; a node may register more)
              * @enum {string}
              */
             kind: "client" | "http" | "background" | "delegate" | "plan" | "remind" | "app";
@@ -2181,7 +2181,7 @@ export interface components {
              */
             attached: boolean;
             /**
-             * @description How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; `background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; `plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due
+             * @description How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; `background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; `plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due. These are the built-in kinds; a node may register more. A kind the node does not register is 400 on `tools.<n>.kind`, naming the kinds it does
              * @default client
              * @enum {string}
              */

@@ -76,3 +76,9 @@ export * from './object-store/object-store';
 export * from './object-store/fs-object-store';
 export * from './object-store/s3-object-store';
 export * from './object-store/object-store.module';
+// The Turn core's tool port, for a feature that brings a tool kind of its own (decisions 078, 080).
+export { TurnTools, PhaseScope, routeIssues, type TurnTool, type TurnToolRun, type TurnToolOutcome, type TurnToolKind, type OutsideToolKind, type ToolCallContext } from './turn-core/turn-tool';
+export { answer, toToolAnswer, type ToolAnswer } from './turn-core/tool-answer';
+export { BOT_TOOL_KINDS, type BotTool, type BotToolKind, type BuiltInToolKind } from './turn-core/tool-spec';
+export type { TurnPhaseContext } from './turn-core/turn-contract';
+export type { TurnState } from './turn-core/turn-state';

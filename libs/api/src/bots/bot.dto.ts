@@ -95,10 +95,12 @@ export class BotToolInput {
     description:
       'How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; ' +
       '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; ' +
-      '`plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due',
+      '`plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due. ' +
+      'These are the built-in kinds; a node may register more. A kind the node does not register is 400 on `tools.<n>.kind`, naming the kinds it does',
   })
   @ValidateIf(isSent)
-  @IsIn(BOT_TOOL_KINDS, { message: `kind must be one of ${BOT_TOOL_KINDS.join(', ')}` })
+  // Which names are kinds is the node's (its features register them with TurnTools, decision 080): the create and update commands check it.
+  @IsString({ message: `kind must be one of ${BOT_TOOL_KINDS.join(', ')}` })
   kind?: BotToolKind;
 
   @ApiPropertyOptional({
@@ -364,7 +366,7 @@ export class BotToolBody {
   @ApiProperty({ type: 'object', additionalProperties: true })
   parameters!: Record<string, unknown>;
 
-  @ApiProperty({ enum: BOT_TOOL_KINDS, description: 'The effective kind: `client` when none was given' })
+  @ApiProperty({ enum: BOT_TOOL_KINDS, description: 'The effective kind: `client` when none was given (the built-in kinds; a node may register more)' })
   kind!: BotToolKind;
 
   @ApiPropertyOptional({ description: '`http` and `background` tools: the endpoint called' })

@@ -70,17 +70,23 @@ export function withEffectiveKind(tool: BotTool): BotTool {
  * absolute http or https URL without credentials; a client tool has neither `url` nor `retry`.
  * Each offending field is an InvalidInput issue (`tools.<index>.url`).
  */
-export function checkToolKinds(tools: readonly BotTool[], kinds: { of(kind: BotToolKind): { validate(tool: BotTool, index: number): InputIssue[] } }): void {
+export function checkToolKinds(tools: readonly BotTool[], kinds: { find(kind: BotToolKind): { validate(tool: BotTool, index: number): InputIssue[] } | undefined; names(): readonly string[] }): void {
   const issues: InputIssue[] = approvalIssues(tools);
   tools.forEach((tool, index) => {
     const kind = tool.kind ?? 'client';
+    // The kinds a Bot may declare are those the node's features registered (decision 080), not a closed list.
+    const registered = kinds.find(kind);
+    if (registered === undefined) {
+      issues.push({ path: `tools.${index}.kind`, message: `kind must be one of ${kinds.names().join(', ')}` });
+      return;
+    }
     issues.push(...headerIssues(tool, index));
     if (kind !== 'app' && tool.connectionId !== undefined) issues.push({ path: `tools.${index}.connectionId`, message: 'only an app tool has a connectionId' });
     if (kind !== 'app' && tool.tools !== undefined) issues.push({ path: `tools.${index}.tools`, message: 'only an app tool has tools' });
     if (kind !== 'delegate' && tool.botId !== undefined) issues.push({ path: `tools.${index}.botId`, message: 'only a delegate tool has a botId' });
     if (kind !== 'delegate' && tool.attached !== undefined) issues.push({ path: `tools.${index}.attached`, message: 'only a delegate tool has attached' });
     // The kind's own rules (its route, its target) are the kind's, registered with TurnTools by its feature (decision 078).
-    issues.push(...kinds.of(kind).validate(tool, index));
+    issues.push(...registered.validate(tool, index));
   });
   if (issues.length > 0) throw new InvalidInput(issues);
 }

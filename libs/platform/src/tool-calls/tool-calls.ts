@@ -53,7 +53,8 @@ export class ToolCalls {
 
   /** What the model is told of each tool: its kind's definition, by default name, description and parameters, never its route. */
   definitions(tools: readonly BotTool[]): ToolDefinition[] {
-    return tools.map((tool) => this.tools.of(toolKind(tool)).definition?.(tool) ?? toolDefinition(tool));
+    // A kind no feature of this node registers is described by its saved declaration; its calls are answered with an error (decision 080).
+    return tools.map((tool) => this.tools.find(toolKind(tool))?.definition?.(tool) ?? toolDefinition(tool));
   }
 
   /**
@@ -120,7 +121,12 @@ export class ToolCalls {
       called();
       return { answer: toToolAnswer(answer(`Error: there is no tool named "${call.name}".`, true)) };
     }
-    const kind = this.tools.of(toolKind(tool));
+    const kind = this.tools.find(toolKind(tool));
+    if (kind === undefined) {
+      // Saved while its feature was on the node, answered where it is not (decision 080): the call fails, naming the kind; the Turn goes on.
+      called();
+      return { answer: toToolAnswer(answer(`Error: the tool "${call.name}" is of kind "${toolKind(tool)}", which no feature of this node provides.`, true)) };
+    }
     // Only a kind that runs calls as child executions is handed the child a call started earlier.
     if (kind.answers === 'turn') return kind.answer({ tool, call, context: turn, phase: turn.phase, state: turn.state, child: kind.needsChild ? turn.childOf(call.callId) : undefined, called });
     // The saved declaration and arguments, sent once per attempt under the call's own key (STC-07, STC-12).

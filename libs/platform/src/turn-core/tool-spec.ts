@@ -29,16 +29,23 @@ export interface ApproverPolicy {
 }
 
 /**
- * How a tool call is answered. `client` (the default): the Turn waits until the API caller posts
- * the output. `http`: the platform POSTs the arguments to `url`. `background`: the same HTTP call
- * run as an execution of its own that notifies the Turn when it ends (FW-01, EXE-13). `delegate`:
- * a task, a child Turn of another Bot of the organization in a Chat of its own (decision 025).
- * `plan`: the built-in `update_plan` tool; the plan is saved with the Turn's state. `remind`: the
- * built-in `remind` tool; a durable reminder posts a message into the Chat when due. `app`: the
- * tools of an App connection (decision 031), each saved with its declaration (STC-07).
+ * The built-in tool kinds, those the product's features register. `client` (the default): the
+ * Turn waits until the API caller posts the output. `http`: the platform POSTs the arguments to
+ * `url`. `background`: the same HTTP call run as an execution of its own that notifies the Turn
+ * when it ends (FW-01, EXE-13). `delegate`: a task, a child Turn of another Bot of the
+ * organization in a Chat of its own (decision 025). `plan`: the built-in `update_plan` tool; the
+ * plan is saved with the Turn's state. `remind`: the built-in `remind` tool; a durable reminder
+ * posts a message into the Chat when due. `app`: the tools of an App connection (decision 031),
+ * each saved with its declaration (STC-07).
+ *
+ * The list documents the product and names its kinds in the OpenAPI; it is not the set a node
+ * accepts. A Bot may declare any kind registered with TurnTools on its node (decision 080): a
+ * feature adds a kind in its own folder, with no list to extend here.
  */
 export const BOT_TOOL_KINDS = ['client', 'http', 'background', 'delegate', 'plan', 'remind', 'app'] as const;
-export type BotToolKind = (typeof BOT_TOOL_KINDS)[number];
+export type BuiltInToolKind = (typeof BOT_TOOL_KINDS)[number];
+/** A tool kind's name: a built-in one, or one a feature registers with TurnTools (decision 080). */
+export type BotToolKind = BuiltInToolKind | (string & {});
 
 /** How an http or background tool call is repeated when an attempt fails (see `BotTool.retry`). */
 export const BOT_TOOL_RETRIES = ['safe', 'unsafe'] as const;

@@ -4,7 +4,7 @@ import { modelStepResultCodec, toolCallCodec } from '../models/model-step-codec'
 import type { ApprovalPolicy } from './tool-spec';
 import type { VaultReference } from '../vaults/vault-view';
 import { MEMORY_LEARN_ACCESS } from './tool-spec';
-import { BOT_TOOL_KINDS, BOT_TOOL_RETRIES, type BotTool } from './tool-spec';
+import { BOT_TOOL_RETRIES, type BotTool } from './tool-spec';
 import { TURN_WORKFLOW, type BotSnapshot, type TurnInput, type TurnMessage, type TurnState, type TurnStop, type TurnToolResult } from './turn-state';
 
 /**
@@ -61,7 +61,8 @@ export const botToolCodec: Codec<BotTool> = codec.object({
   name: codec.string,
   description: codec.string,
   parameters: codec.jsonObject,
-  kind: codec.optional(codec.oneOf(BOT_TOOL_KINDS)),
+  // Any kind's name (decision 080): a kind no feature of this node registers fails its call at answer time, naming the kind.
+  kind: codec.optional(codec.string),
   url: codec.optional(codec.string),
   retry: codec.optional(codec.oneOf(BOT_TOOL_RETRIES)),
   headers: codec.optional(headersCodec()),

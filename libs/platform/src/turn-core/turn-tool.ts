@@ -112,6 +112,20 @@ export class TurnTools {
     if (tool === undefined) throw new Error(`no feature registered the tool kind "${kind}"`);
     return tool;
   }
+
+  /**
+   * The kind's implementation, or undefined when no feature of this node registers it: a Bot
+   * saved with such a kind is refused (`tools.<n>.kind`), and a Turn saved with one while its
+   * feature was there answers that call with an error naming the kind (decision 080).
+   */
+  find(kind: BotToolKind): TurnTool | undefined {
+    return this.kinds.get(kind);
+  }
+
+  /** The kinds a Bot on this node may declare, in the order their features registered them. */
+  names(): string[] {
+    return [...this.kinds.keys()];
+  }
 }
 
 /** The issues of a kind that has no route of its own: neither `url` nor `retry` (client, plan, remind, delegate). */
