@@ -24,7 +24,7 @@ import { aad, SealedJson } from '../base/sealed-json';
 import { newExecutionRow } from '../run/new-execution';
 import type { ExecutionRow, NewExecution } from '../base/store';
 import { insertExecutionWithJob, selectExecution, selectIdentity } from '../sql/executions';
-import { endExecution } from '../run/transitions';
+import { end } from '../run/end';
 import { DeadNodeWatch, NodePresence } from './presence';
 import { withTransaction, type Transaction } from '../base/tx';
 import { RecentResults } from '../base/recent-results';
@@ -280,9 +280,8 @@ export class EngineNode implements Engine {
         await tx.query({ ...callSql.callStatus, values: [call.id, 'failed'] });
       }
       const outcomeState = decision.decision === 'stop' ? 'cancelled' : 'failed';
-      await endExecution(this.ctx, tx, {
-        id: executionId,
-        generation: row.generation,
+      await end(this.ctx, { id: executionId, generation: row.generation }, {
+        tx,
         workflow: this.workflows.get(row.workflow),
         data: openData(this.ctx.sealed, row),
         outcome: outcomeState,

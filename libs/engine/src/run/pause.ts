@@ -2,7 +2,7 @@ import { isFinal, type ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
 import type { LocalRun, Stop } from './local-run';
 import type { ExecutionData } from './execution-data';
-import { cancel } from './run-outcomes';
+import { cancel } from './end';
 import type { Json, Workflow } from '../authoring/workflow';
 import type { Queryable } from '../base/ports';
 import { enqueueAdvance } from '../base/queue';

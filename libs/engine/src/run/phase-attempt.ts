@@ -11,7 +11,8 @@ import { RunInbox } from './inbox';
 import type { LocalRun, Stop } from './local-run';
 import { pauseRun } from './pause';
 import { currentState } from './program-start';
-import { cancel, finish, outcomeUnknown } from './run-outcomes';
+import { cancel, end } from './end';
+import { outcomeUnknown } from './run-outcomes';
 import { checkBeforeSend, forbidden } from './run-identity';
 import { backoffMs, GateClosed, RunScope, sleep, type GateReason } from '../base/run-scope';
 import type { PendingEvent } from '../base/store';
@@ -164,7 +165,7 @@ async function failedAttempt(ctx: EngineContext, run: LocalRun, at: PhaseAt, sco
   if (reason === 'pause') return pauseRun(ctx, run, at.workflow, at.data);
   if (error instanceof OutcomeUnknown) return outcomeUnknown(ctx, run, at.data, at.step);
   if (run.identityInvalid !== null) {
-    return finish(ctx, run, at.workflow, at.data, 'failed', undefined, { ...forbidden(run.identityInvalid), later: scope.releaseFailures });
+    return end(ctx, run, { workflow: at.workflow, data: at.data, outcome: 'failed', failure: { ...forbidden(run.identityInvalid), later: scope.releaseFailures } });
   }
   return null;
 }
@@ -175,7 +176,7 @@ function failedPhase(ctx: EngineContext, run: LocalRun, at: PhaseAt, scope: RunS
   const later = scope.releaseFailures.filter((f) => f !== error);
   // A call that failed for good has its error record already: the execution ends with its ID (ERR-01).
   const errorId = error instanceof CallFailed && error.errorId !== null ? { errorId: error.errorId } : {};
-  return finish(ctx, run, at.workflow, at.data, 'failed', undefined, { category: namedCategory(error) ?? 'internal', cause: error, ...errorId, later });
+  return end(ctx, run, { workflow: at.workflow, data: at.data, outcome: 'failed', failure: { category: namedCategory(error) ?? 'internal', cause: error, ...errorId, later } });
 }
 
 /**

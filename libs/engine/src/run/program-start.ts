@@ -5,7 +5,8 @@ import { identityFailure } from './identity-guard';
 import type { LocalRun, Stop } from './local-run';
 import { park } from './pause';
 import { enqueueAdvance } from '../base/queue';
-import { finish, resumeWait } from './run-outcomes';
+import { end } from './end';
+import { resumeWait } from './run-outcomes';
 import { forbidden } from './run-identity';
 import type { ExecutionRow } from '../base/store';
 import { selectExecution } from '../sql/executions';
@@ -33,7 +34,7 @@ export async function startProgram(ctx: EngineContext, run: LocalRun, row: Execu
   try {
     data = openData(ctx.sealed, row);
   } catch (error) {
-    return finish(ctx, run, workflow, { state: null, wake: null, wait: null }, 'failed', undefined, { category: 'internal', cause: error });
+    return end(ctx, run, { workflow, data: { state: null, wake: null, wait: null }, outcome: 'failed', failure: { category: 'internal', cause: error } });
   }
   if (workflow === undefined) return releaseUnknownWorkflow(ctx, run);
   let state: ExecutionState = row.state;
@@ -53,7 +54,7 @@ export async function startProgram(ctx: EngineContext, run: LocalRun, row: Execu
     // Restored or woken work acts again only while its owner, actor and token are valid (IDN-06).
     // A cancel still runs: releasing resources needs no rights.
     const invalid = await identityFailure(ctx, run);
-    if (invalid !== null) return finish(ctx, run, workflow, data, 'failed', undefined, forbidden(invalid));
+    if (invalid !== null) return end(ctx, run, { workflow, data, outcome: 'failed', failure: forbidden(invalid) });
   }
   return { workflow, data, step: row.step, state };
 }

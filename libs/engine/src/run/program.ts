@@ -3,10 +3,10 @@ import type { EngineContext } from './context';
 import { waitSpec, type ExecutionData } from './execution-data';
 import type { LocalRun, Stop } from './local-run';
 import { pauseRun } from './pause';
-import { endSavesPhase, endWithLastPhase } from './phase-end';
 import { runPhase, type PhaseResult } from './phase-attempt';
 import { startProgram } from './program-start';
-import { cancel, finish, saveCheckpoint, waitFor } from './run-outcomes';
+import { cancel, end } from './end';
+import { saveCheckpoint, waitFor } from './run-outcomes';
 import { forbidden } from './run-identity';
 import type { ExecutionRow } from '../base/store';
 import { isConnectionFailure, retryStorage } from '../base/storage-retry';
@@ -47,9 +47,11 @@ export async function runProgram(ctx: EngineContext, run: LocalRun, row: Executi
     }
     const phase = workflow.phases[decision.phase];
     if (!phase) {
-      return finish(ctx, run, workflow, at.data, 'failed', undefined, {
-        category: 'internal',
-        cause: new Error(`workflow ${workflow.name} has no phase "${decision.phase}"`),
+      return end(ctx, run, {
+        workflow,
+        data: at.data,
+        outcome: 'failed',
+        failure: { category: 'internal', cause: new Error(`workflow ${workflow.name} has no phase "${decision.phase}"`) },
       });
     }
     const began = performance.now();
@@ -96,8 +98,8 @@ async function endProgram(
     return 'continue';
   }
   return decision.end === 'completed'
-    ? finish(ctx, run, workflow, at.data, 'completed', decision.result ?? null)
-    : finish(ctx, run, workflow, at.data, 'failed', undefined, { category: decision.category ?? 'internal', cause: decision.cause });
+    ? end(ctx, run, { workflow, data: at.data, outcome: 'completed', result: decision.result ?? null })
+    : end(ctx, run, { workflow, data: at.data, outcome: 'failed', failure: { category: decision.category ?? 'internal', cause: decision.cause } });
 }
 
 /**
@@ -113,7 +115,7 @@ async function savePhaseResult(
   { outcome, events, children, outbox }: PhaseResult,
 ): Promise<Stop | null> {
   // A phase that caught the refusal of its send still does not get its result saved.
-  if (run.identityInvalid !== null) return finish(ctx, run, workflow, at.data, 'failed', undefined, forbidden(run.identityInvalid));
+  if (run.identityInvalid !== null) return end(ctx, run, { workflow, data: at.data, outcome: 'failed', failure: forbidden(run.identityInvalid) });
   const next: ExecutionData = {
     state: outcome.state,
     wake: null,
@@ -122,12 +124,11 @@ async function savePhaseResult(
     ...(at.data.seed !== undefined ? { seed: at.data.seed } : {}),
   };
   if (!('wait' in outcome) && children.length === 0 && next.spawned !== true && phase.after === undefined && nothingAsked(run, at)) {
-    // The workflow ends right after this phase: the end saves its result (phase-end.ts, decision 048).
+    // The workflow ends right after this phase: the end saves its result (end.ts, decisions 048, 056).
     const decision = workflow.next(next.state, null, ctx.clock);
-    const last = { step: at.step + 1, events, outbox };
-    const mode = 'end' in decision && decision.end === 'completed' ? endSavesPhase(workflow, last) : null;
-    if (mode !== null) {
-      const ended = await endWithLastPhase(ctx, run, workflow, next, ('result' in decision ? decision.result : null) ?? null, last, mode);
+    if ('end' in decision && decision.end === 'completed') {
+      const lastPhase = { step: at.step + 1, events, outbox };
+      const ended = await end(ctx, run, { workflow, data: next, outcome: 'completed', result: ('result' in decision ? decision.result : null) ?? null, lastPhase });
       if (ended !== null) return ended;
     }
   }
@@ -140,7 +141,7 @@ async function savePhaseResult(
     // The database refused the checkpoint itself (a constraint, invalid data): a failure of
     // this execution, not an outage to retry forever (CALL-07). Outages were retried above.
     if (isConnectionFailure(error) || !isDatabaseRefusal(error)) throw error;
-    return finish(ctx, run, workflow, at.data, 'failed', undefined, { category: 'internal', cause: error });
+    return end(ctx, run, { workflow, data: at.data, outcome: 'failed', failure: { category: 'internal', cause: error } });
   }
   if (saved === null || saved === 'lost') return 'lost';
   if (saved === 'waiting') {

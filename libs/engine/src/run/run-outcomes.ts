@@ -1,28 +1,27 @@
 /**
- * How a run of an execution leaves a phase: a checkpoint, a wait, a cancel, an unknown
- * outcome, or its end. Used by the program loop (program.ts).
+ * How a run of an execution leaves a phase without ending: a checkpoint, a wait, an unknown
+ * outcome. Used by the program loop (program.ts); its end and its cancel are in end.ts.
  */
-import type { ErrorCategory, ExecutionState } from '@openbot/domain';
+import type { ExecutionState } from '@openbot/domain';
 import type { EngineContext } from './context';
-import { encodeEvent, type ExecutionEvent } from '../logs/event-log';
-import { CorruptExecutionData, initialData, openData, sealData, type ExecutionData } from './execution-data';
-import { announceEvents, announceStored, SIGNALS_CHANNEL } from '../logs/node-listener';
+import { encodeEvent } from '../logs/event-log';
+import { initialData, openData, sealData, type ExecutionData } from './execution-data';
+import { announceEvents } from '../logs/node-listener';
 import { buildAdvanceJob, enqueueAdvance } from '../base/queue';
 import { childIdentityOf } from './identity-guard';
 import type { PendingEvent } from '../base/store';
 import { checkpoint, insertExecutionWithJob, selectExecution } from '../sql/executions';
 import { appendEvents } from '../sql/events';
 import { retryStorage } from '../base/storage-retry';
-import { cascadeCancel, endExecution, endWithoutSideEffects, evaluateWait, lockOpenChildren } from './transitions';
+import { evaluateWait } from './transitions';
 import { withTransaction } from '../base/tx';
 import { AfterCommit, applyCommands, isEmptyOutbox, NO_OUTBOX, type PhaseOutbox } from './commands';
 import { consumeRead } from './inbox';
 import { awaitExecutions } from './waits';
-import type { Json, ResourceRef, Wake, Workflow } from '../authoring/workflow';
+import type { Json, ResourceRef, Wake } from '../authoring/workflow';
 
 import type { LocalRun, Stop } from './local-run';
 import * as executionSql from '../sql/executions';
-import * as signalSql from '../sql/signals';
 import * as timerSql from '../sql/timers';
 
 /** The phase checkpoint; answers the stored state (it may have become `cancelling`) or null when lost. */
@@ -192,55 +191,6 @@ export async function resumeWait(ctx: EngineContext, run: LocalRun, data: Execut
   return waitFor(ctx, run, data, step, data.wait!, []);
 }
 
-/**
- * Cancel (EXE-11, EXE-13): the phase gate is already closed and its resources released;
- * attached children are cancelled too and waited for; then the execution ends `cancelled`.
- */
-export async function cancel(ctx: EngineContext, run: LocalRun, workflow: Workflow<Json, Json> | undefined, data: ExecutionData): Promise<Stop> {
-  const admitted: string[] = [];
-  const notify: string[] = [];
-  const outcome = await retryStorage(
-    () =>
-      withTransaction(ctx.pool, async (tx) => {
-        // The children first, then the own row: the order their ends lock the two in.
-        const open = await lockOpenChildren(tx, run.id);
-        const row = await selectExecution(tx, run.id, true);
-        if (!row || row.generation !== run.generation) return 'lost' as const;
-        await tx.query({
-          ...signalSql.consumeCancel,
-          values: [run.id],
-        });
-        const cancelled = await cascadeCancel(ctx, tx, run.id);
-        if (open > 0 || cancelled.length > 0) {
-          const next: ExecutionData = { ...data, wait: { signals: [], until: null, children: true } };
-          const sealed = sealData(ctx.sealed, run.id, next);
-          await tx.query({
-            ...executionSql.cancelWait,
-            values: [run.id, sealed.keyId, sealed.data],
-          });
-          return { waiting: cancelled };
-        }
-        admitted.length = 0;
-        notify.length = 0;
-        const ended = await endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'cancelled', admitted, notify });
-        return ended ? 'ended' : ('lost' as const);
-      }),
-    undefined,
-  );
-  if (outcome === 'lost') {
-    run.lost = true;
-    return 'lost';
-  }
-  announceEvents(ctx, run.id);
-  if (outcome === 'ended') {
-    for (const id of notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
-    for (const id of admitted) ctx.advanceHere(id);
-    return 'ended';
-  }
-  for (const child of outcome.waiting) ctx.notifier.notify(SIGNALS_CHANNEL, child);
-  return 'waiting';
-}
-
 /** An unsafe write whose result was lost: resources are closed; wait for a result or a decision (CALL-03, RES-02). */
 export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: ExecutionData, step: number): Promise<Stop> {
   const saved = await retryStorage(
@@ -276,85 +226,3 @@ export async function outcomeUnknown(ctx: EngineContext, run: LocalRun, data: Ex
   return 'waiting';
 }
 
-export async function finish(
-  ctx: EngineContext,
-  run: LocalRun,
-  workflow: Workflow<Json, Json> | undefined,
-  data: ExecutionData,
-  outcome: 'completed' | 'failed' | 'cancelled' | 'interrupted',
-  result?: Json,
-  failure?: { category: ErrorCategory; cause: unknown; errorId?: string; later?: readonly unknown[] },
-): Promise<Stop> {
-  const collected = new EndCollected();
-  const { stored } = collected;
-  let ended = false;
-  // False once the feature's end work failed and the execution ended failed instead.
-  let completed = outcome === 'completed';
-  if (!failure && !workflow?.end && !workflow?.endedFacts) {
-    const endedEvent = await retryStorage(() => endWithoutSideEffects(ctx, ctx.pool, { id: run.id, generation: run.generation, data, outcome, result }), undefined);
-    ended = endedEvent !== null;
-    // The transactional path below counts in endExecution.
-    if (endedEvent !== null) {
-      stored.push(endedEvent);
-      ctx.metrics.executionEnded(workflow?.name ?? 'unknown', outcome);
-    }
-  }
-  if (!ended) {
-  try {
-      ended = await retryStorage(
-        () =>
-          withTransaction(ctx.pool, (tx) => {
-            collected.clear();
-            return endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome, result, failure, ...collected });
-          }),
-        undefined,
-      );
-    } catch (error) {
-      if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
-      // Nothing of the rolled-back end is handed to readers.
-      stored.length = 0;
-      completed = false;
-      // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
-      ended = await retryStorage(
-        () =>
-          withTransaction(ctx.pool, (tx) =>
-            endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure: { category: 'internal', cause: error } }),
-          ),
-        undefined,
-      );
-    }
-  }
-  if (!ended) {
-    // A cancel that arrived after the last checkpoint wins over completing (EXE-12).
-    const row = await retryStorage(() => selectExecution(ctx.pool, run.id), undefined);
-    if (row && row.generation === run.generation && row.state === 'cancelling') return cancel(ctx, run, workflow, data);
-    run.lost = true;
-    return 'lost';
-  }
-  if (completed) ctx.recentResults.completed(run.id, result ?? null);
-  announceEnd(ctx, run.id, collected);
-  return 'ended';
-}
-
-/** What an end's transaction collects for after its commit (see `endExecution`); cleared when a retry starts it again. */
-export class EndCollected {
-  readonly admitted: string[] = [];
-  readonly notify: string[] = [];
-  readonly stored: ExecutionEvent[] = [];
-
-  clear(): void {
-    this.admitted.length = 0;
-    this.notify.length = 0;
-    this.stored.length = 0;
-  }
-}
-
-/** After an end committed: its events to readers, its signals and admitted work to their owners. */
-export function announceEnd(ctx: EngineContext, executionId: string, end: EndCollected): void {
-  if (end.stored.length > 0) {
-    // This node's readers get the end from memory, as they got the phase's events; others hear by NOTIFY.
-    announceStored(ctx, executionId, end.stored);
-  } else announceEvents(ctx, executionId);
-  for (const id of end.notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
-  for (const id of end.admitted) ctx.advanceHere(id);
-}
