@@ -101,7 +101,7 @@ describe('architecture rules enforced by the dependency check', () => {
     const d = await probe(`libs/features/src/memory/zz-probe-folder-d-${process.pid}.ts`, 'export const d = 1;\n');
     const bothWays = await cruise([a, b, c, d]);
     expect(bothWays.code).not.toBe(0);
-    expect(bothWays.output).toMatch(/error no-folder-cycle: libs\/openbot\/src\/memory → \s*libs\/openbot\/src\/bots →\s*libs\/openbot\/src\/memory/);
+    expect(bothWays.output).toMatch(/error no-folder-cycle: libs\/features\/src\/memory → \s*libs\/features\/src\/bots →\s*libs\/features\/src\/memory/);
     expect(bothWays.output).not.toMatch(/error no-circular/);
   });
 

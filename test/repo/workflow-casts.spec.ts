@@ -15,7 +15,7 @@ describe('typed workflows', () => {
     const { stdout } = await run('git', ['ls-files', '-co', '--exclude-standard', 'libs'], { cwd: root });
     const workflowCode = stdout
       .split('\n')
-      .filter((path) => /^libs\/openbot\/src\/chats\/(turn|delete)\/[^/]+\.ts$/.test(path) || /\.workflow\.ts$/.test(path) || /^libs\/engine\/src\/authoring\/(define-workflow|codec)\.ts$/.test(path))
+      .filter((path) => /^libs\/features\/src\/chats\/(turn|delete)\/[^/]+\.ts$/.test(path) || /\.workflow\.ts$/.test(path) || /^libs\/engine\/src\/authoring\/(define-workflow|codec)\.ts$/.test(path))
       .filter((path) => !path.endsWith('.spec.ts'));
     expect(workflowCode).toEqual(expect.arrayContaining(['libs/features/src/chats/turn/turn.workflow.ts', 'libs/engine/src/authoring/define-workflow.ts']));
     const casts: string[] = [];
