@@ -1,4 +1,4 @@
-import { addProvider, expectDeclaredStrict, issuePaths } from '../support/api-assertions';
+import { addProvider, expectDeclaredStrict, issuePaths, UNKNOWN_ID } from '../support/api-assertions';
 import { bearer } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -92,6 +92,66 @@ describe('malformed request input', () => {
     expect(await t.database.query(`SELECT name FROM bots WHERE name LIKE '%' || chr(65533) || '%' OR instructions LIKE '%' || chr(65533) || '%'`)).toEqual([]);
     expect(await t.database.query(`SELECT name FROM api_keys WHERE name LIKE '%' || chr(65533) || '%'`)).toEqual([]);
     expect(await t.database.query(`SELECT name FROM organizations WHERE name LIKE '%' || chr(65533) || '%'`)).toEqual([]);
+    expect(await faults()).toEqual([]);
+  });
+
+  /** Every documented operation with a path parameter, read from the served OpenAPI document. */
+  async function pathOperations(): Promise<Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[] }>> {
+    const doc = (await t.http().get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>>;
+    };
+    const operations: Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[] }> = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const params = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
+        if (params.length > 0) operations.push({ method: method as 'get', template, params });
+      }
+    }
+    return operations;
+  }
+
+  function request(method: 'get' | 'post' | 'put' | 'patch' | 'delete', template: string, values: Record<string, string>) {
+    const url = template.replace(/\{(\w+)\}/g, (_all, name: string) => values[name] ?? UNKNOWN_ID);
+    const auth = template.startsWith('/v1/platform/') ? `Bearer ${t.adminToken}` : bearer(org.secret);
+    const req = t.http()[method](url).set('authorization', auth);
+    return method === 'get' || method === 'delete' ? req : req.send({});
+  }
+
+  it('[ERR-02] fuzzing every documented route: a NUL byte in any path parameter is 400 InvalidInput naming it, and a malformed ID is never a fault', async () => {
+    const operations = await pathOperations();
+    // The walk covers the whole API, the memory routes among them.
+    expect(operations.length).toBeGreaterThanOrEqual(80);
+    expect(operations.map((o) => `${o.method} ${o.template}`)).toEqual(
+      expect.arrayContaining(['get /v1/bots/{id}/memories', 'get /v1/bots/{id}/memories/{memoryId}', 'delete /v1/bots/{id}/memories/{memoryId}']),
+    );
+    const answers: Array<{ route: string; param: string; value: string; status: number; type: unknown; paths: string[] }> = [];
+    for (const { method, template, params } of operations) {
+      for (const param of params) {
+        for (const value of ['%00', `${UNKNOWN_ID.slice(0, 8)}%00${UNKNOWN_ID.slice(8)}`, 'not-a-uuid', '%20', '1']) {
+          const res = await request(method, template, { [param]: value });
+          answers.push({ route: `${method} ${template}`, param, value, status: res.status, type: (res.body as { type?: unknown }).type, paths: issuePaths(res) });
+        }
+      }
+    }
+    expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+    const withNul = answers.filter((a) => a.value.includes('%00'));
+    expect(withNul.filter((a) => a.status !== 400 || a.type !== 'InvalidInput' || !a.paths.includes(a.param))).toEqual([]);
+    expect(await faults()).toEqual([]);
+  });
+
+  it('[ERR-02] a NUL byte in a path ID of the memory routes is 400 InvalidInput naming the parameter; a malformed one is 404 as before', async () => {
+    const auth = bearer(org.secret);
+    const bot = (await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'Memo', model: 'fake/gpt' }).expect(201)).body as { id: string };
+    for (const [res, param] of [
+      [await t.http().get('/v1/bots/%00/memories').set('authorization', auth), 'id'],
+      [await t.http().get(`/v1/bots/${bot.id}/memories/%00`).set('authorization', auth), 'memoryId'],
+      [await t.http().delete(`/v1/bots/${bot.id}/memories/a%00b`).set('authorization', auth), 'memoryId'],
+    ] as const) {
+      expectDeclaredStrict(res, 400, 'InvalidInput');
+      expect(issuePaths(res)).toContain(param);
+    }
+    expectDeclaredStrict(await t.http().get(`/v1/bots/${bot.id}/memories/not-a-uuid`).set('authorization', auth), 404, 'MemoryNotFound');
+    expectDeclaredStrict(await t.http().get('/v1/bots/not-a-uuid/memories').set('authorization', auth), 404, 'BotNotFound');
     expect(await faults()).toEqual([]);
   });
 

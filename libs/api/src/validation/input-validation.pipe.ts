@@ -24,13 +24,16 @@ const MAX_BODY_DEPTH = 100;
  * the use cases (body fields at any depth and their keys, and query parameters): too deep a
  * nesting, strings holding U+0000 (which PostgreSQL text and jsonb cannot store) and strings
  * holding a lone UTF-16 surrogate (no Unicode text, so no UTF-8 form: stored it would become
- * U+FFFD, or fail in the sealing layer) are input errors naming the field, not faults (ERR-02). Path parameters are IDs each use case checks for shape
- * (and the router refuses broken percent-encoding, the only way to a lone surrogate in a URL);
- * headers never need it: Node reads them as Latin-1 and refuses NUL.
+ * U+FFFD, or fail in the sealing layer) are input errors naming the field, not faults (ERR-02).
+ * Path parameters (`:id`, `:memoryId`, ...) meet the same rule, named by the parameter, before any
+ * use case sees them: a `%00` in a path ID never reaches SQL (a lock key or a query would fail on
+ * it). Each use case then checks an ID's shape and answers a malformed one like a missing one (404);
+ * the router refuses broken percent-encoding, the only way to a lone surrogate in a URL.
+ * Headers never need it: Node reads them as Latin-1 and refuses NUL.
  */
 class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body' || metadata.type === 'query') {
+    if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
       const issues = rawInputIssues(value, metadata.type === 'body' ? '' : (metadata.data ?? ''));
       if (issues.length > 0) throw new InvalidInput(issues);
     }
