@@ -147,6 +147,16 @@ describe('chats', () => {
     expect(await t.database.query('SELECT id FROM bots WHERE id = $1', [bot])).toEqual([]);
   });
 
+  it('POST /v1/chats/{id}/stop with content-type application/json and no body (what curl sends) stops the Chat: an empty JSON body is no body', async () => {
+    const chat = await create(owner.secret, { botId });
+    const res = await t.http().post(`/v1/chats/${chat.id}/stop`).set('authorization', bearer(owner.secret)).set('content-type', 'application/json').send('');
+    expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 202, body: { executionIds: [] } });
+    // A route that needs a body still says what is missing, naming the body.
+    const create400 = await t.http().post('/v1/chats').set('authorization', bearer(owner.secret)).set('content-type', 'application/json').send('');
+    expectDeclared(create400, 400, 'InvalidInput');
+    expect(issuePaths(create400).length).toBeGreaterThan(0);
+  });
+
   it('without a credential every route answers 401', async () => {
     expectDeclared(await t.http().get('/v1/chats'), 401, 'Unauthenticated');
     expectDeclared(await t.http().post('/v1/chats').send({ botId }), 401, 'Unauthenticated');

@@ -303,9 +303,10 @@ describe('error boundary', () => {
       }
     });
 
-    it('an empty body with content-type application/json is 400 InvalidInput', async () => {
+    it('an empty body with content-type application/json is no body: where one is required it is 400 InvalidInput naming what is missing', async () => {
       const res = await t.http().post('/v1/organizations').set('authorization', admin()).set('content-type', 'application/json').send('');
       expectDeclaredStrict(res, 400, 'InvalidInput');
+      expect([...new Set(issuePaths(res))]).toEqual(['name']);
     });
 
     it('a text/plain body is 415 UnsupportedMediaType', async () => {

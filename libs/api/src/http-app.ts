@@ -8,6 +8,7 @@ import { OpenbotModule } from '@openbot/features';
 import { logFormatFor, OpenbotMetrics, OpenbotTracing, type HttpSpan, type MigrationClass, type RuntimeConfig } from '@openbot/platform';
 import { Logger, LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
+import type { RawServerDefault } from 'fastify';
 import type { DestinationStream } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { ApiModule } from './api.module';
@@ -124,6 +125,14 @@ export async function createHttpApp(options: HttpAppOptions): Promise<NestFastif
   await app.register(fastifyCookie as unknown as Parameters<NestFastifyApplication['register']>[0]);
   // File uploads (POST /v1/files) read their one part as a stream; the route sets the per-request limits.
   await app.register(fastifyMultipart as unknown as Parameters<NestFastifyApplication['register']>[0], { throwFileSizeLimit: true });
+  // A JSON content type with an empty body (what `curl -X POST -H 'content-type: application/json'`
+  // sends) is no body: a route without one (`POST /v1/chats/{id}/stop`) runs, and a route that needs
+  // one answers 400 naming what is missing. Any other body is parsed by Fastify's own JSON parser.
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  app.useBodyParser<RawServerDefault>('application/json', { bodyLimit: config.bodyLimit }, (request, body, done) => {
+    if (body.length === 0) return void done(null, undefined);
+    void json(request, body.toString('utf8'), done);
+  });
   serveOpenApi(app, buildOpenApiDocument(app));
   await app.init();
   // Nest adds a form (urlencoded) parser at init; a form body where JSON is expected is 415 too (docs/http-api.md "Errors").
