@@ -96,15 +96,16 @@ describe('malformed request input', () => {
   });
 
   /** Every documented operation with a path parameter, read from the served OpenAPI document. */
-  async function pathOperations(): Promise<Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[] }>> {
+  async function pathOperations(): Promise<Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[]; ids: string[] }>> {
     const doc = (await t.http().get('/openapi.json').expect(200)).body as {
-      paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>>;
+      paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema?: { format?: string } }> }>>;
     };
-    const operations: Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[] }> = [];
+    const operations: Array<{ method: 'get' | 'post' | 'put' | 'patch' | 'delete'; template: string; params: string[]; ids: string[] }> = [];
     for (const [template, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {
-        const params = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
-        if (params.length > 0) operations.push({ method: method as 'get', template, params });
+        const path = (operation.parameters ?? []).filter((p) => p.in === 'path');
+        const ids = path.filter((p) => p.schema?.format === 'uuid').map((p) => p.name);
+        if (path.length > 0) operations.push({ method: method as 'get', template, params: path.map((p) => p.name), ids });
       }
     }
     return operations;
@@ -124,6 +125,8 @@ describe('malformed request input', () => {
     expect(operations.map((o) => `${o.method} ${o.template}`)).toEqual(
       expect.arrayContaining(['get /v1/bots/{id}/memories', 'get /v1/bots/{id}/memories/{memoryId}', 'delete /v1/bots/{id}/memories/{memoryId}']),
     );
+    // Every resource ID in a path is declared a UUID; only the price's model and an App tool's name are free text.
+    expect([...new Set(operations.flatMap((o) => o.params.filter((p) => !o.ids.includes(p))))].sort()).toEqual(['model', 'name']);
     const answers: Array<{ route: string; param: string; value: string; status: number; type: unknown; paths: string[] }> = [];
     for (const { method, template, params } of operations) {
       for (const param of params) {

@@ -29,10 +29,26 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       description: 'The same-origin session after SSO login; unsafe methods also send its CSRF token as `x-csrf-token`',
     })
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     extraModels: [DeclaredErrorBody, InvalidInputBody, RequestFailedBody],
     operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  declareIdParameters(document);
+  return document;
+}
+
+/** A path parameter named `id` or `<thing>Id` is a resource ID: a UUID (a malformed one answers 404, like an unknown one). */
+const ID_PARAMETER = /^(id|[a-z][A-Za-z]*Id)$/;
+
+/** Declares every resource-ID path parameter as `format: uuid`, so clients and fuzzers see which segments are IDs. */
+function declareIdParameters(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.delete, item.patch]) {
+      for (const parameter of operation?.parameters ?? []) {
+        if ('in' in parameter && parameter.in === 'path' && ID_PARAMETER.test(parameter.name)) parameter.schema = { type: 'string', format: 'uuid' };
+      }
+    }
+  }
 }
 
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
