@@ -96,4 +96,23 @@ describe('credentials only ever narrow', () => {
     expect((await grant(granter.secret)).status).toBe(200);
     expect((await addItem()).status).toBe(201);
   });
+
+  it("a 403 names the role when the member's role lacks the permission, and the key only when its scopes left it out", async () => {
+    const viewer = (await addMember(org.secret, 'viewer')).body as { apiKey: { secret: string } };
+    const byViewer = await t.http().get('/v1/audit-events').set('authorization', bearer(viewer.apiKey.secret));
+    expectDeclaredNoErrorId(byViewer, 403, 'Forbidden');
+    const viewerMessage = (byViewer.body as { message: string }).message;
+    expect(viewerMessage).toContain('"audit.read"');
+    expect(viewerMessage).toContain('your role viewer does not have');
+    expect(viewerMessage).not.toContain('API key');
+    // An admin's key narrowed to bots.read: the role has audit.read, the key's scopes left it out.
+    const admin = (await addMember(org.secret, 'admin')).body as { apiKey: { secret: string } };
+    const narrowed = await keyWith(admin.apiKey.secret, { name: 'bots only', scopes: ['bots.read'] });
+    const byNarrowed = await t.http().get('/v1/audit-events').set('authorization', bearer(narrowed.secret));
+    expectDeclaredNoErrorId(byNarrowed, 403, 'Forbidden');
+    const narrowedMessage = (byNarrowed.body as { message: string }).message;
+    expect(narrowedMessage).toContain('"audit.read"');
+    expect(narrowedMessage).toContain('which this API key does not have');
+    expect(narrowedMessage).toContain('your role admin has it');
+  });
 });

@@ -340,8 +340,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The audit log of security-relevant changes (keys, roles, members, SSO), oldest first
-         * @description Owners and admins.
+         * The audit log of security-relevant changes (keys, roles, members, SSO), oldest first unless `order=desc`
+         * @description Owners and admins. A query parameter other than `after`, `limit` and `order` is a 400 naming it (the log has no filters).
          */
         get: operations["Audit_list"];
         put?: never;
@@ -748,7 +748,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's credits ledger, oldest first: grants, adjustments and one charge per confirmed usage record */
+        /**
+         * The organization's credits ledger, oldest first unless `order=desc`: grants, adjustments and one charge per confirmed usage record
+         * @description An unknown `type` or `order`, or a query parameter other than `after`, `limit`, `order` and `type`, is a 400 naming it.
+         */
         get: operations["Credits_ledger"];
         put?: never;
         post?: never;
@@ -5482,8 +5485,10 @@ export interface operations {
     Audit_list: {
         parameters: {
             query?: {
+                /** @description By creation: `asc` oldest first, `desc` newest first. `next` continues in the same order; send the same `order` with `after`. */
+                order?: "asc" | "desc";
                 /** @description The `next` value of the previous page */
-                after?: string;
+                after?: unknown;
                 limit?: number;
             };
             header?: never;
@@ -8147,8 +8152,12 @@ export interface operations {
     Credits_ledger: {
         parameters: {
             query?: {
+                /** @description Only entries of this kind */
+                type?: "grant" | "charge" | "adjustment";
+                /** @description By creation: `asc` oldest first, `desc` newest first. `next` continues in the same order; send the same `order` with `after`. */
+                order?: "asc" | "desc";
                 /** @description The `next` value of the previous page */
-                after?: string;
+                after?: unknown;
                 limit?: number;
             };
             header?: never;

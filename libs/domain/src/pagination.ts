@@ -54,3 +54,25 @@ export function toPage<T extends { readonly id: string }>(rows: readonly T[], li
   const next = rows.length > limit && data.length > 0 ? data[data.length - 1]!.id : null;
   return { data, next };
 }
+
+/** The order of a list that offers both: by creation, oldest first (`asc`) or newest first (`desc`). */
+export const LIST_ORDERS = ['asc', 'desc'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+
+/** Parses `?order=`; absent or empty is `fallback` (the list's order before `order` existed). */
+export function parseListOrder(order: unknown, fallback: ListOrder): ListOrder {
+  if (order === undefined || order === '') return fallback;
+  if (typeof order === 'string' && (LIST_ORDERS as readonly string[]).includes(order)) return order as ListOrder;
+  throw new InvalidInput([{ path: 'order', message: `order must be one of ${LIST_ORDERS.join(', ')}` }]);
+}
+
+/**
+ * A query parameter a list does not know is refused, never ignored: a misspelled or unsupported
+ * filter would otherwise answer the unfiltered list as if it had applied.
+ */
+export function rejectUnknownQueryParameters(query: Readonly<Record<string, unknown>>, known: readonly string[]): void {
+  const unknown = Object.keys(query).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    throw new InvalidInput(unknown.map((name) => ({ path: name, message: `${name} is not a parameter of this list; it takes ${known.join(', ')}` })));
+  }
+}

@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { parsePageRequest, type MemberCaller } from '@openbot/domain';
+import { parseListOrder, parsePageRequest, rejectUnknownQueryParameters, type MemberCaller } from '@openbot/domain';
 import { ListAuditEvents, type AuditEventView } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../openapi/page-query';
+import { ApiOrderQuery, ApiPageQuery } from '../openapi/page-query';
 
 class AuditActorBody {
   @ApiProperty({ enum: ['member', 'service', 'platform-admin', 'sso'] })
@@ -71,12 +71,17 @@ export class AuditController {
 
   @Get()
   @Requires('audit.read')
-  @ApiOperation({ summary: 'The audit log of security-relevant changes (keys, roles, members, SSO), oldest first', description: 'Owners and admins.' })
+  @ApiOperation({
+    summary: 'The audit log of security-relevant changes (keys, roles, members, SSO), oldest first unless `order=desc`',
+    description: 'Owners and admins. A query parameter other than `after`, `limit` and `order` is a 400 naming it (the log has no filters).',
+  })
   @ApiPageQuery()
+  @ApiOrderQuery('asc')
   @ApiOkResponse({ type: AuditEventPage })
   @ApiErrors(400, 401, 403)
-  async list(@CurrentMember() caller: MemberCaller, @Query('after') after?: string, @Query('limit') limit?: string): Promise<AuditEventPage> {
-    const page = await this.queries.execute(new ListAuditEvents(caller, parsePageRequest(after, limit)));
+  async list(@CurrentMember() caller: MemberCaller, @Query() query: Record<string, unknown>): Promise<AuditEventPage> {
+    rejectUnknownQueryParameters(query, ['after', 'limit', 'order']);
+    const page = await this.queries.execute(new ListAuditEvents(caller, parsePageRequest(query.after, query.limit), parseListOrder(query.order, 'asc')));
     return { data: page.data.map(toAuditEventBody), next: page.next };
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
-import { can, DomainFailure, Forbidden, RateLimited, Unauthenticated, type Caller, type Permission } from '@openbot/domain';
+import { can, DomainFailure, Forbidden, RateLimited, ROLE_PERMISSIONS, Unauthenticated, type Caller, type MemberCaller, type Permission } from '@openbot/domain';
 import { AuthenticateSession } from '@openbot/features';
 import { AuthenticateBearer, CountFailedAuthentication } from '@openbot/platform';
 import { ACCESS_KEY, REQUIRES_KEY, type AuthenticatedRequest, type RouteAccess } from './access.decorator';
@@ -38,7 +38,7 @@ export class BearerGuard implements CanActivate {
       const required = this.reflector.get<Permission | undefined>(REQUIRES_KEY, context.getHandler());
       // A member route that names no permission is a programming error, never an open door.
       if (required === undefined) throw new Error(`route ${request.method} ${request.url} names no permission`);
-      if (!can(caller, required)) throw new Forbidden(`This needs the "${required}" permission, which this ${caller.apiKeyId ? 'API key' : 'session'} does not have.`);
+      if (!can(caller, required)) throw new Forbidden(missingPermissionMessage(caller, required));
     }
     request.caller = caller;
     return true;
@@ -78,6 +78,19 @@ export class BearerGuard implements CanActivate {
     }
     throw new Unauthenticated('Send an API key as "Authorization: Bearer <secret>", or sign in with SSO.');
   }
+}
+
+/**
+ * Why a member may not do what the route needs: its role lacks the permission, or the role has
+ * it and the API key's scopes left it out. Naming the wrong one sends the user to the wrong fix
+ * (a new key cannot help a viewer; a new role cannot help a narrowed key).
+ */
+function missingPermissionMessage(caller: MemberCaller, required: Permission): string {
+  if (!ROLE_PERMISSIONS[caller.role].includes(required)) {
+    return `This needs the "${required}" permission, which your role ${caller.role} does not have.`;
+  }
+  // Only a key's scopes narrow a role (a session has its role's rights).
+  return `This needs the "${required}" permission, which this API key does not have: its scopes leave it out, although your role ${caller.role} has it.`;
 }
 
 /** The secret of an `Authorization: Bearer <secret>` header, or null (absent or malformed). */

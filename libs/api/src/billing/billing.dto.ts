@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, PRICE_SETTERS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceSetter, type PriceView, type RateLimitView } from '@openbot/platform';
+import { BUDGET_PERIODS, BUDGET_SCOPE_KINDS, CREDIT_ENTRY_KINDS, PRICE_SETTERS, type BudgetPeriod, type BudgetScopeKind, type BudgetView, type CreditEntryView, type PriceSetter, type PriceView, type RateLimitView } from '@openbot/platform';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, NotEquals, ValidateNested } from 'class-validator';
 
@@ -98,7 +98,7 @@ export class CreditEntryBody {
   @ApiProperty({ description: 'Micros; a charge is negative' })
   amountMicros!: number;
 
-  @ApiProperty({ enum: ['grant', 'charge', 'adjustment'] })
+  @ApiProperty({ enum: CREDIT_ENTRY_KINDS })
   kind!: string;
 
   @ApiProperty()

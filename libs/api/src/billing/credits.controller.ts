@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { parsePageRequest, type MemberCaller } from '@openbot/domain';
-import { GetCredits, ListCreditEntries } from '@openbot/platform';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { InvalidInput, parseListOrder, parsePageRequest, rejectUnknownQueryParameters, type MemberCaller } from '@openbot/domain';
+import { CREDIT_ENTRY_KINDS, GetCredits, ListCreditEntries, type CreditEntryKind } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
-import { ApiPageQuery } from '../openapi/page-query';
+import { ApiOrderQuery, ApiPageQuery } from '../openapi/page-query';
 import { CreditEntryPage, CreditsBody, toCreditEntryBody } from './billing.dto';
 
 @ApiTags('billing')
@@ -26,12 +26,25 @@ export class CreditsController {
 
   @Get('ledger')
   @Requires('usage.read')
-  @ApiOperation({ summary: "The organization's credits ledger, oldest first: grants, adjustments and one charge per confirmed usage record" })
+  @ApiOperation({
+    summary: "The organization's credits ledger, oldest first unless `order=desc`: grants, adjustments and one charge per confirmed usage record",
+    description: 'An unknown `type` or `order`, or a query parameter other than `after`, `limit`, `order` and `type`, is a 400 naming it.',
+  })
   @ApiPageQuery()
+  @ApiOrderQuery('asc')
+  @ApiQuery({ name: 'type', required: false, description: 'Only entries of this kind', schema: { type: 'string', enum: [...CREDIT_ENTRY_KINDS] } })
   @ApiOkResponse({ type: CreditEntryPage })
   @ApiErrors(400, 401, 403)
-  async ledger(@CurrentMember() caller: MemberCaller, @Query('after') after?: string, @Query('limit') limit?: string): Promise<CreditEntryPage> {
-    const page = await this.queries.execute(new ListCreditEntries(caller, parsePageRequest(after, limit)));
+  async ledger(@CurrentMember() caller: MemberCaller, @Query() query: Record<string, unknown>): Promise<CreditEntryPage> {
+    rejectUnknownQueryParameters(query, ['after', 'limit', 'order', 'type']);
+    const page = await this.queries.execute(new ListCreditEntries(caller, parsePageRequest(query.after, query.limit), parseListOrder(query.order, 'asc'), creditEntryKindOf(query.type)));
     return { data: page.data.map(toCreditEntryBody), next: page.next };
   }
+}
+
+/** `?type=` of the ledger: absent or empty is every kind; anything else must be a kind. */
+function creditEntryKindOf(type: unknown): CreditEntryKind | null {
+  if (type === undefined || type === '') return null;
+  if (typeof type === 'string' && (CREDIT_ENTRY_KINDS as readonly string[]).includes(type)) return type as CreditEntryKind;
+  throw new InvalidInput([{ path: 'type', message: `type must be one of ${CREDIT_ENTRY_KINDS.join(', ')}` }]);
 }

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '@openbot/domain';
+import { DEFAULT_PAGE_LIMIT, LIST_ORDERS, MAX_PAGE_LIMIT, type ListOrder } from '@openbot/domain';
 
 /** The `after` and `limit` query parameters every list route takes (docs/http-api.md). */
 export function ApiPageQuery(): MethodDecorator {
@@ -12,4 +12,14 @@ export function ApiPageQuery(): MethodDecorator {
       schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
     }),
   );
+}
+
+/** The `order` query parameter of a list that can be read either way; `fallback` is its default. */
+export function ApiOrderQuery(fallback: ListOrder): MethodDecorator {
+  return ApiQuery({
+    name: 'order',
+    required: false,
+    description: 'By creation: `asc` oldest first, `desc` newest first. `next` continues in the same order; send the same `order` with `after`.',
+    schema: { type: 'string', enum: [...LIST_ORDERS], default: fallback },
+  });
 }

@@ -25,7 +25,8 @@ export const PRICE_VIEW_COLUMNS = `id, model, input_per_million_micros::float8 A
   output_per_million_micros::float8 AS "outputPerMillionMicros", cached_input_per_million_micros::float8 AS "cachedInputPerMillionMicros",
   effective_from AS "effectiveFrom", set_by AS "setBy", created_at AS "createdAt"`;
 
-export type CreditEntryKind = 'grant' | 'charge' | 'adjustment';
+export const CREDIT_ENTRY_KINDS = ['grant', 'charge', 'adjustment'] as const;
+export type CreditEntryKind = (typeof CREDIT_ENTRY_KINDS)[number];
 
 export interface CreditEntryView {
   readonly id: string;
