@@ -71,7 +71,7 @@ const BODIES: Record<string, unknown> = {
   'put /v1/vaults/{id}/users': { memberIds: [] },
   'post /v1/vaults/{id}/items': { name: 'x', fields: { k: 'v' }, allowedHosts: ['x.test'] },
   'put /v1/vaults/{id}/items/{itemId}': { fields: { k: 'v' } },
-  'put /v1/retention': { textDeltaDays: 7 },
+  'put /v1/retention': { textDeltaDays: 7, callPayloadDays: null },
   // A member may make a connection of its own; an organization connection needs apps.manage.
   'post /v1/apps/{id}/connections': { owner: 'member' },
   'post /v1/apps/{id}/proofs': { domain: 'example.com' },

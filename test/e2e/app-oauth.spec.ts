@@ -39,9 +39,12 @@ describe('App OAuth', () => {
   const post = (secret: string, path: string, body: unknown = {}) => t.http().post(path).set('authorization', bearer(secret)).send(body as object);
   const get = (secret: string, path: string) => t.http().get(path).set('authorization', bearer(secret));
 
-  /** An App on the protected server and one connection of it (the probe finds it needs authorization). */
+  /** The App on the protected server (registered once per organization) and one new connection of it (the probe finds it needs authorization). */
   async function connect(secret: string, url = rs.url, owner: 'organization' | 'member' = 'organization', registeredBy = secret): Promise<string> {
-    const app = (await post(registeredBy, '/v1/apps', { url }).expect(201)).body as { id: string };
+    // A URL the organization registered before answers 409 AppExists naming that App: its connections share it.
+    const registered = await post(registeredBy, '/v1/apps', { url });
+    if (registered.status !== 201) expect({ status: registered.status, type: (registered.body as { type: string }).type }).toEqual({ status: 409, type: 'AppExists' });
+    const app = { id: registered.status === 201 ? (registered.body as { id: string }).id : (registered.body as { appId: string }).appId };
     const created = await post(secret, `/v1/apps/${app.id}/connections`, { owner }).expect(201);
     expect(created.body).toMatchObject({ state: 'needs_authorization' });
     return (created.body as { id: string }).id;

@@ -75,6 +75,29 @@ describe('Apps and connections', () => {
     expect((refused.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['url']);
   });
 
+  it('the same URL again is 409 AppExists naming the existing App, not read again; at once, one of two registrations wins; another organization may register it', async () => {
+    const org = await t.createOrganization('Twice');
+    const url = `${cardBase}/twice`;
+    const first = (await post(org.secret, '/v1/apps', { url }).expect(201)).body as { id: string };
+    const reads = seenHeaders.length;
+    const again = await post(org.secret, '/v1/apps', { url: ` ${url} ` });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ type: 'AppExists', message: `An App with this URL is already registered: ${first.id}.`, appId: first.id });
+    expect(seenHeaders).toHaveLength(reads);
+
+    const raced = `${cardBase}/raced`;
+    const both = await Promise.all([post(org.secret, '/v1/apps', { url: raced }), post(org.secret, '/v1/apps', { url: raced })]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = both.find((r) => r.status === 201)!.body as { id: string };
+    expect(both.find((r) => r.status === 409)!.body).toMatchObject({ type: 'AppExists', appId: winner.id });
+    const listed = (await get(org.secret, '/v1/apps').expect(200)).body as { data: Array<{ id: string; url: string }> };
+    expect(listed.data.map((a) => a.url).sort()).toEqual([raced, url].sort());
+
+    const other = await t.createOrganization('Twice elsewhere');
+    const theirs = (await post(other.secret, '/v1/apps', { url }).expect(201)).body as { id: string };
+    expect(theirs.id).not.toBe(first.id);
+  });
+
   it('[GRANT-06] setup refreshes the card once, checks the selected remote and its values, probes, and saves that prepared connection', async () => {
     const org = await t.createOrganization('Setup');
     const app = (await post(org.secret, '/v1/apps', { url: `${cardBase}/server-card` }).expect(201)).body as { id: string };

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeOpenAiServer, textReply } from '../fakes/fake-openai-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, replyText, sendMessage, type ChatFixture, type EventBody } from '../support/chat-fixture';
 import { openSse } from '../support/sse-client';
+import { expectDeclared } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const clock = new ManualClock();
@@ -91,6 +92,23 @@ describe('retention', () => {
     expect(JSON.stringify(bad.body)).toContain('callPayloadDays');
     // The other organization still has the defaults.
     expect((await t.http().get('/v1/retention').set('authorization', bearer(standard.secret)).expect(200)).body).toMatchObject({ effective: { textDeltaDays: 30, callPayloadDays: 30 } });
+  });
+
+  it('PUT replaces both settings: a field left out is 400 naming it and changes nothing; an explicit null is the platform default', async () => {
+    const org = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const auth = bearer(org.secret);
+    await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 4, callPayloadDays: 5 }).expect(200);
+    const partial = await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 6 });
+    expectDeclared(partial, 400, 'InvalidInput');
+    const partialIssues = (partial.body as { issues: Array<{ path: string; message: string }> }).issues;
+    expect([...new Set(partialIssues.map((i) => i.path))]).toEqual(['callPayloadDays']);
+    expect(partialIssues.map((i) => i.message)).toContain('callPayloadDays is required: send a number of days, or null for the platform default');
+    const empty = await t.http().put('/v1/retention').set('authorization', auth).send({});
+    expectDeclared(empty, 400, 'InvalidInput');
+    expect([...new Set((empty.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path))].sort()).toEqual(['callPayloadDays', 'textDeltaDays']);
+    expect((await t.http().get('/v1/retention').set('authorization', auth).expect(200)).body).toMatchObject({ textDeltaDays: 4, callPayloadDays: 5 });
+    const reset = await t.http().put('/v1/retention').set('authorization', auth).send({ textDeltaDays: 6, callPayloadDays: null }).expect(200);
+    expect(reset.body).toEqual({ textDeltaDays: 6, callPayloadDays: null, effective: { textDeltaDays: 6, callPayloadDays: 30 } });
   });
 
   it('before its retention nothing is pruned', async () => {

@@ -165,7 +165,7 @@ export interface paths {
         put?: never;
         /**
          * Register an App (an MCP server) from its Server Card URL, or a Streamable HTTP endpoint without one
-         * @description The URL is read once through the egress policy. A broken card, or a URL that is refused or cannot be reached, is a 400 on `url`.
+         * @description The URL is read once through the egress policy. A broken card, or a URL that is refused or cannot be reached, is a 400 on `url`. A URL the organization already registered (the same text, after trimming) is 409 `AppExists` with the existing App’s `appId`, and is not read again.
          */
         post: operations["Apps_register"];
         delete?: never;
@@ -1449,7 +1449,7 @@ export interface paths {
         get: operations["Retention_get"];
         /**
          * Set how many days after an execution ended its `text.delta` events and its call results are kept
-         * @description A null or absent field returns that setting to the platform default. The retention run (every 15 minutes by default) applies it, also to executions that ended before the change. Pruned deltas are gone for good: the final `execution.ended` event of such an execution then carries `pruned`. Kept whatever the settings: the execution’s final state and result, every other event, usage and the audit log. Audited.
+         * @description PUT replaces both settings, so the body must name both: null returns a setting to the platform default, and a field left out is a 400 naming it (nothing changes), never a silent reset. The retention run (every 15 minutes by default) applies it, also to executions that ended before the change. Pruned deltas are gone for good: the final `execution.ended` event of such an execution then carries `pruned`. Kept whatever the settings: the execution’s final state and result, every other event, usage and the audit log. Audited.
          */
         put: operations["Retention_set"];
         post?: never;
@@ -1862,6 +1862,21 @@ export interface components {
             version: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        AppExistsBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "AppExists";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /**
+             * Format: uuid
+             * @description The App the organization already registered from this URL
+             */
+            appId: string;
         };
         AppIndexEntryBody: {
             /** Format: uuid */
@@ -3402,15 +3417,15 @@ export interface components {
         };
         SetRetentionRequest: {
             /**
-             * @description Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
+             * @description Days after an execution ended that its `text.delta` events are kept; required; null: the platform default; absent: 400 naming this field. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
              * @example 7
              */
-            textDeltaDays?: number | null;
+            textDeltaDays: number | null;
             /**
-             * @description Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
+             * @description Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; required; null: the platform default; absent: 400 naming this field. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field
              * @example 30
              */
-            callPayloadDays?: number | null;
+            callPayloadDays: number | null;
         };
         SetVaultUsersRequest: {
             /** @description The members granted `vaults.use` on this Vault; replaces the whole list */
@@ -4463,6 +4478,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description AppExists: this URL is already registered as the App `appId` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppExistsBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */

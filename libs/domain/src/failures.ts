@@ -63,11 +63,13 @@ export class NotFound extends DomainFailure {
   }
 }
 
+/** A 409; `fields` are extra public fields of the body (e.g. the existing resource's `appId`), never secrets. */
 export class Conflict extends DomainFailure {
   readonly kind = 'conflict';
   constructor(
     readonly type: string,
     message: string,
+    readonly fields: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CheckConnection, CreateConnection, DeleteApp, DeleteConnection, GetApp, GetConnection, GetToolView, ListApps, ListConnections, ListConnectionTools, RegisterApp } from '@openbot/features';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
+import { AppExistsBody } from '../errors/error-bodies';
 import { ApiPageQuery } from '../openapi/page-query';
 import {
   AppBody,
@@ -39,9 +40,12 @@ export class AppsController {
   @HttpCode(201)
   @ApiOperation({
     summary: 'Register an App (an MCP server) from its Server Card URL, or a Streamable HTTP endpoint without one',
-    description: 'The URL is read once through the egress policy. A broken card, or a URL that is refused or cannot be reached, is a 400 on `url`.',
+    description:
+      'The URL is read once through the egress policy. A broken card, or a URL that is refused or cannot be reached, is a 400 on `url`. ' +
+      'A URL the organization already registered (the same text, after trimming) is 409 `AppExists` with the existing App’s `appId`, and is not read again.',
   })
   @ApiCreatedResponse({ type: AppBody })
+  @ApiResponse({ status: 409, description: 'AppExists: this URL is already registered as the App `appId`', type: AppExistsBody })
   @ApiErrors(400, 401, 403)
   async register(@CurrentMember() caller: MemberCaller, @Body() body: RegisterAppRequest): Promise<AppBody> {
     return toAppBody(await this.commands.execute(new RegisterApp(caller, body.url.trim())));

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { BudgetExceeded, DomainFailure, InvalidInput, isConnectionFailure, LimitReached, ModelNotPriced, RateLimited } from '@openbot/domain';
+import { BudgetExceeded, Conflict, DomainFailure, InvalidInput, isConnectionFailure, LimitReached, ModelNotPriced, RateLimited } from '@openbot/domain';
 import { declared, type PublicError } from './public-error';
 
 /**
@@ -27,7 +27,7 @@ function fromDomain(failure: DomainFailure): PublicError {
     case 'not-found':
       return declared(404, failure.type, failure.message);
     case 'conflict':
-      return declared(409, failure.type, failure.message);
+      return declared(409, failure.type, failure.message, { fields: failure instanceof Conflict ? { ...failure.fields } : {} });
     case 'budget-exceeded':
       return declared(402, failure.type, failure.message, { fields: { budgetId: failure instanceof BudgetExceeded ? failure.budgetId : null } });
     case 'model-not-priced':

@@ -44,6 +44,14 @@ export class BudgetExceededBody extends DeclaredErrorBody {
   budgetId!: string | null;
 }
 
+export class AppExistsBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['AppExists'] })
+  declare type: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The App the organization already registered from this URL' })
+  appId!: string;
+}
+
 export class ModelNotPricedBody extends DeclaredErrorBody {
   @ApiProperty({ enum: ['ModelNotPriced'] })
   declare type: string;

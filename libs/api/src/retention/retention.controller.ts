@@ -36,13 +36,14 @@ export class RetentionController {
   @ApiOperation({
     summary: 'Set how many days after an execution ended its `text.delta` events and its call results are kept',
     description:
-      'A null or absent field returns that setting to the platform default. The retention run (every 15 minutes by default) applies it, ' +
+      'PUT replaces both settings, so the body must name both: null returns a setting to the platform default, and a field left out is a 400 ' +
+      'naming it (nothing changes), never a silent reset. The retention run (every 15 minutes by default) applies it, ' +
       'also to executions that ended before the change. Pruned deltas are gone for good: the final `execution.ended` event of such an ' +
       'execution then carries `pruned`. Kept whatever the settings: the execution’s final state and result, every other event, usage and the audit log. Audited.',
   })
   @ApiOkResponse({ type: RetentionBody })
   @ApiErrors(400, 401, 403)
   async set(@CurrentMember() caller: MemberCaller, @Body() body: SetRetentionRequest): Promise<RetentionBody> {
-    return toRetentionBody(await this.commands.execute(new SetRetention(caller, body.textDeltaDays ?? null, body.callPayloadDays ?? null)));
+    return toRetentionBody(await this.commands.execute(new SetRetention(caller, body.textDeltaDays, body.callPayloadDays)));
   }
 }

@@ -1,36 +1,42 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { type RetentionView } from '@openbot/features';
 import { MAX_RETENTION_DAYS } from '@openbot/platform';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsDefined, IsInt, Max, Min, ValidateIf } from 'class-validator';
 
+/** Validates a field unless it is an explicit null: an absent field fails IsDefined, a number the range checks. */
+const sentUnlessNull = (field: 'textDeltaDays' | 'callPayloadDays') => (body: SetRetentionRequest) => body[field] !== null;
+
+/** `PUT` replaces both settings, so both are required; null returns one to the platform default. */
 export class SetRetentionRequest {
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: 'integer',
     nullable: true,
     minimum: 1,
     maximum: MAX_RETENTION_DAYS,
     example: 7,
-    description: 'Days after an execution ended that its `text.delta` events are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
+    description: 'Days after an execution ended that its `text.delta` events are kept; required; null: the platform default; absent: 400 naming this field. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
   })
-  @IsOptional()
+  @ValidateIf(sentUnlessNull('textDeltaDays'))
+  @IsDefined({ message: 'textDeltaDays is required: send a number of days, or null for the platform default' })
   @IsInt()
   @Min(1)
   @Max(MAX_RETENTION_DAYS)
-  textDeltaDays?: number | null;
+  textDeltaDays!: number | null;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: 'integer',
     nullable: true,
     minimum: 1,
     maximum: MAX_RETENTION_DAYS,
     example: 30,
-    description: 'Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; null or absent: the platform default. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
+    description: 'Days after an execution ended that its calls’ saved results (model answers, tool answers) are kept; required; null: the platform default; absent: 400 naming this field. Above the platform’s ceiling (`OPENBOT_RETENTION_MAX_DAYS`): 400 naming this field',
   })
-  @IsOptional()
+  @ValidateIf(sentUnlessNull('callPayloadDays'))
+  @IsDefined({ message: 'callPayloadDays is required: send a number of days, or null for the platform default' })
   @IsInt()
   @Min(1)
   @Max(MAX_RETENTION_DAYS)
-  callPayloadDays?: number | null;
+  callPayloadDays!: number | null;
 }
 
 export class EffectiveRetentionBody {

@@ -11,6 +11,13 @@ export class AppHasConnections extends Conflict {
   }
 }
 
+/** 409 when the organization already registered this URL; `appId` names the existing App. */
+export class AppExists extends Conflict {
+  constructor(appId: string) {
+    super('AppExists', `An App with this URL is already registered: ${appId}.`, { appId });
+  }
+}
+
 /** An App URL that could not be read as a card or an endpoint: a 400 on `url` with the safe reason. */
 export function unreadableAppUrl(failure: McpFailure): InvalidInput {
   return new InvalidInput([{ path: 'url', message: `url ${failure.reason === 'refused' ? 'is refused: ' : 'could not be registered: '}${failure.message}` }]);
