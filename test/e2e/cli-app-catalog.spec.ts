@@ -54,13 +54,19 @@ describe('openbot CLI: App proofs, developer tests and the App index', () => {
     return run.stdout;
   }
 
+  /** Apps proven so far, by URL: an organization registers a URL once (409 AppExists), so a later test reuses it. */
+  const proven = new Map<string, string>();
+
   /** An App with a verified proof of its domain, made through the CLI. */
   async function provenApp(url: string): Promise<string> {
+    const known = proven.get(url);
+    if (known !== undefined) return known;
     const app = JSON.parse(await ok(['apps', 'add', url, '--json'])) as { id: string };
     const proof = JSON.parse(await ok(['apps', 'proofs', 'create', app.id, proofs.host, '--json'])) as { id: string; token: string; state: string };
     expect(proof.state).toBe('pending');
     proofs.serve(proof.token);
     expect(await ok(['apps', 'proofs', 'verify', app.id, proof.id])).toMatch(/^state:\s+verified$/m);
+    proven.set(url, app.id);
     return app.id;
   }
 
