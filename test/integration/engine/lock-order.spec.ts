@@ -4,6 +4,7 @@ import { renewLeases } from '../../../libs/engine/src/sql/executions';
 import { retryStorage } from '../../../libs/engine/src/base/storage-retry';
 import { withTransaction } from '../../../libs/engine/src/base/tx';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database';
+import { eventually } from './helpers';
 
 /**
  * Statements that lock many execution rows take them in ID order. A batched phase publish shares
@@ -33,6 +34,14 @@ describe('execution row lock order', () => {
     return id;
   }
 
+  /** Until a renewal waits for a row lock another transaction holds (a positive event, not a pause). */
+  async function renewalWaits(): Promise<void> {
+    await eventually(async () => {
+      const waits = await db.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND locktype IN ('transactionid', 'tuple')`);
+      return waits.length > 0;
+    }, 'the renewal to wait for a held row');
+  }
+
   it('a lease renewal listing its executions in any order waits behind a publish that shares them in ID order, and neither fails', async () => {
     const [low, high] = [newId(), newId()].sort();
     // Stored higher first: a scan meets them in the order the renewal lists them, not by ID.
@@ -45,12 +54,11 @@ describe('execution row lock order', () => {
       await publish.query('SELECT 1 FROM executions WHERE id = $1 FOR SHARE', [low]);
       // The renewal lists the higher row first (the order this node started them in).
       const renewal = renewLeases(pool, 'node-l', [{ id: high!, generation: 1 }, { id: low!, generation: 1 }], 15);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await renewalWaits();
       // The publish now shares the higher row: it must not find it held by the waiting renewal.
-      const started = performance.now();
-      await publish.query('SELECT 1 FROM executions WHERE id = $1 FOR SHARE', [high]);
+      // NOWAIT fails at once (55P03) if the renewal held it, the first half of a lock cycle.
+      await publish.query('SELECT 1 FROM executions WHERE id = $1 FOR SHARE NOWAIT', [high]);
       await publish.query('COMMIT');
-      expect(performance.now() - started).toBeLessThan(900);
       expect([...(await renewal)].sort()).toEqual([low, high]);
     } finally {
       publish.release();
@@ -67,7 +75,7 @@ describe('execution row lock order', () => {
       await other.query(`UPDATE executions SET state = 'completed', lease_until = NULL, ended_at = now() WHERE id = $1`, [ended]);
       await other.query(`UPDATE executions SET state = 'waiting', paused = true, lease_until = NULL WHERE id = $1`, [parked]);
       const renewal = renewLeases(pool, 'node-l', [{ id: ended, generation: 1 }, { id: parked, generation: 1 }], 15);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await renewalWaits();
       await other.query('COMMIT');
       expect([...(await renewal)]).toEqual([]);
     } finally {
@@ -88,15 +96,15 @@ describe('execution row lock order', () => {
     const end = await pool.connect();
     try {
       // The child's end holds its own row ...
-      await end.query('BEGIN');
+        await end.query('BEGIN');
       await end.query(`UPDATE executions SET state = 'cancelled' WHERE id = $1`, [child]);
       const renewal = renewLeases(pool, 'node-l', [{ id: parent!, generation: 1 }, { id: child!, generation: 1 }], 15);
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      // ... then wakes its parent: the renewal must not be holding the parent while it waits for the child.
-      const started = performance.now();
+      await renewalWaits();
+      // ... then wakes its parent: the renewal must not be holding the parent while it waits for the
+      // child. NOWAIT fails at once (55P03) if it held the parent, the first half of a lock cycle.
+      await end.query('SELECT 1 FROM executions WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [parent]);
       await end.query(`UPDATE executions SET updated_at = now() WHERE id = $1 AND state = 'running'`, [parent]);
       await end.query('COMMIT');
-      expect(performance.now() - started).toBeLessThan(900);
       // The child ended meanwhile: only the parent's lease is renewed.
       expect([...(await renewal)]).toEqual([parent]);
     } finally {

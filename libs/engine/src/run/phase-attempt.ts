@@ -92,7 +92,8 @@ export async function runPhase(ctx: EngineContext, run: LocalRun, at: PhaseAt): 
       run.inbox = null;
       const stop = await failedAttempt(ctx, run, at, scope, error);
       if (stop !== null) return stop;
-      if (attempt > (at.phase.retries ?? 0)) return failedPhase(ctx, run, at, scope, error);
+      // A resource that would not close blocks every new send (RES-01): no attempt follows it.
+      if (scope.closeFailure !== null || attempt > (at.phase.retries ?? 0)) return failedPhase(ctx, run, at, scope, error);
       const interrupted = await backoff(ctx, run, at, attempt);
       if (interrupted !== null) return interrupted;
     }
