@@ -198,7 +198,7 @@ describe('turn model calls', () => {
     expect(records[0]!.callId).toEqual(expect.any(String));
   });
 
-  it('[USE-04] the usage list filters by Bot and Chat, pages, and refuses malformed filters', async () => {
+  it('[PLAT-08] the usage list filters by Bot and Chat, pages, and refuses malformed filters', async () => {
     fake.fallback = textReply(['ok'], [1, 1]);
     for (const content of ['a', 'b', 'c']) {
       const turn = await sendMessage(t, chat.secret, chat.chatId, content);

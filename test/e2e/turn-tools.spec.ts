@@ -206,6 +206,47 @@ describe('turn tools', () => {
     ]);
   });
 
+  it('[STC-09] a legacy `content` field is never read: beside modelOutput it is dropped, alone it is only part of the raw answer; a later Turn replays the saved modelOutput unchanged', async () => {
+    const chat = await chatWith([{ name: 'lookup', description: 'Looks something up', parameters: PARAMS, kind: 'http', url: tools.url('/lookup') }]);
+    const byCall: Record<string, (res: ServerResponse) => void | Promise<void>> = {
+      call_both: jsonReply(200, { content: 'LEGACY beside', modelOutput: 'From modelOutput' }),
+      call_legacy: jsonReply(200, { content: 'LEGACY alone' }),
+    };
+    tools.fallback = (res) => byCall[(tools.requests.at(-1)!.body as { callId: string }).callId]!(res);
+    model.enqueue(
+      toolCallsReply([
+        ['call_both', 'lookup', '{"city":"A"}'],
+        ['call_legacy', 'lookup', '{"city":"B"}'],
+      ]),
+      textReply(['Done.']),
+      textReply(['Again.']),
+    );
+
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+    expect((await eventsUntilEnd(t, chat.secret, first.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    const answered = [
+      { tool_call_id: 'call_both', content: 'From modelOutput' },
+      // No `content` means no modelOutput: the whole answer is the result, never its `content` read out.
+      { tool_call_id: 'call_legacy', content: '{"content":"LEGACY alone"}' },
+    ];
+    expect(toolMessages(model, 1)).toEqual(answered);
+    expect(JSON.stringify(model.requests[1]!.body)).not.toContain('LEGACY beside');
+
+    // A later Turn replays what was saved, exactly: nothing rewrote it from a `content` field.
+    const second = await sendMessage(t, chat.secret, chat.chatId, 'And again');
+    expect((await eventsUntilEnd(t, chat.secret, second.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect(toolMessages(model, 2)).toEqual(answered);
+    expect(JSON.stringify(model.requests[2]!.body)).not.toContain('LEGACY beside');
+    expect(await roles(chat)).toEqual([
+      ['user', 'Look it up'],
+      ['tool', 'From modelOutput'],
+      ['tool', '{"content":"LEGACY alone"}'],
+      ['assistant', 'Done.'],
+      ['user', 'And again'],
+      ['assistant', 'Again.'],
+    ]);
+  });
+
   it('[CALL-02] a safe http tool that answers 503 is retried with the same Idempotency-Key until it succeeds', async () => {
     const chat = await chatWith([{ name: 'reserve', description: 'Reserves', parameters: PARAMS, kind: 'http', url: tools.url('/reserve'), retry: 'safe' }]);
     tools.enqueue(jsonReply(503, { error: 'busy' }), jsonReply(200, { modelOutput: 'reserved after retry' }));

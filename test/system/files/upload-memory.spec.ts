@@ -74,8 +74,8 @@ function streamUpload(node: ServerNode, secret: string, total: number): Promise<
  * process, so its memory does not count) grows the server process's resident memory by less
  * than 64 MB. The server is a real `openbot serve` process; its memory is read from /proc.
  */
-describe('[PLAT-03] a 200 MB upload through the API', () => {
-  it('[PLAT-03] keeps the server RSS growth under 64 MB, and stores every byte (sha256 matches)', async () => {
+describe('a 200 MB upload through the API', () => {
+  it('keeps the server RSS growth under 64 MB, and stores every byte (sha256 matches)', async () => {
     const node = await startServerNode({
       databaseUrl: db!.url,
       nodeId: 'files-memory',
