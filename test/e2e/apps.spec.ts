@@ -5,6 +5,8 @@ import { addMember, bearer } from '../support/chat-fixture';
 import { expectDeclared } from '../support/api-assertions';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
+import { eventually } from '../integration/engine/helpers';
+import { Engine } from '@openbot/engine';
 import { startSdkServer, startServerEverything, type RunningMcpServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
 
 /**
@@ -168,6 +170,108 @@ describe('Apps and connections', () => {
     expect((await get(org.secret, `/v1/connections/${connection.id}`).expect(200)).body).toMatchObject({ state: 'ready', revision: 2 });
     const tools = await get(org.secret, `/v1/connections/${connection.id}/tools`).expect(200);
     expect((tools.body as { data: Array<{ description: string }> }).data[0]!.description).toBe('adds two numbers, now differently');
+  });
+
+  it('[CONN-01] a check proposes from its saved read; the final transaction refuses it when a concurrent check raised the revision; the result stays readable after the connection is removed', async () => {
+    const org = await t.createOrganization('Check race');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    const connection = (await post(org.secret, `/v1/apps/${app.id}/connections`, {}).expect(201)).body as { id: string };
+    await get(org.secret, `/v1/connections/${connection.id}/tools`).expect(200);
+    const engine = t.app.get(Engine);
+    const check = async (): Promise<string> => ((await post(org.secret, `/v1/connections/${connection.id}/check`, {}).expect(202)).body as { executionId: string }).executionId;
+    sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
+    try {
+      // The first check saves its read (revision 1, a changed tool list) and is held before its end.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
+      const slow = await check();
+      await eventually(async () => {
+        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
+        return calls.length === 1 && calls[0]!.status === 'succeeded';
+      }, 'the held check to save its read');
+      // Meanwhile a second check applies the same change: revision 2.
+      const fast = await check();
+      await waitForExecutionState(t, org.secret, fast, 'completed');
+      expect((await get(org.secret, `/v1/connections/${connection.id}`).expect(200)).body).toMatchObject({ revision: 2 });
+      release();
+      await waitForExecutionState(t, org.secret, slow, 'completed');
+      // Its proposal named revision 1: the final transaction applied nothing (no revision 3, no third tool list).
+      expect(await engine.result(slow)).toEqual({ connectionId: connection.id, state: 'ready', checkedRevision: 1, changed: true });
+      expect((await get(org.secret, `/v1/connections/${connection.id}`).expect(200)).body).toMatchObject({ state: 'ready', revision: 2 });
+      const cached = await t.database.query<{ revision: number }>('SELECT revision FROM app_connection_tools WHERE connection_id = $1 ORDER BY revision', [connection.id]);
+      expect(cached.map((c) => c.revision)).toEqual([1, 2]);
+
+      // Removing the connection keeps both checks and their results readable.
+      const deleted = await t.http().delete(`/v1/connections/${connection.id}`).set('authorization', bearer(org.secret)).expect(202);
+      await waitForExecutionState(t, org.secret, (deleted.body as { executionId: string }).executionId, 'completed');
+      expect(await t.database.query('SELECT 1 FROM app_connections WHERE id = $1', [connection.id])).toEqual([]);
+      expect(await waitForExecutionState(t, org.secret, slow, 'completed')).toMatchObject({ state: 'completed' });
+      expect(await engine.result(slow)).toEqual({ connectionId: connection.id, state: 'ready', checkedRevision: 1, changed: true });
+      expect(await engine.result(fast)).toEqual({ connectionId: connection.id, state: 'ready', checkedRevision: 1, changed: true });
+    } finally {
+      sdkTools = [add];
+    }
+  });
+
+  it('[CONN-01] the final transaction checks the caller: a check whose member was removed while it read changes nothing', async () => {
+    const org = await t.createOrganization('Check caller');
+    const member = await addMember(t, org.organizationId, 'admin');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    const connection = (await post(org.secret, `/v1/apps/${app.id}/connections`, {}).expect(201)).body as { id: string };
+    await get(org.secret, `/v1/connections/${connection.id}/tools`).expect(200);
+    const engine = t.app.get(Engine);
+    sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
+      const slow = ((await post(member.secret, `/v1/connections/${connection.id}/check`, {}).expect(202)).body as { executionId: string }).executionId;
+      await eventually(async () => {
+        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
+        return calls.length === 1 && calls[0]!.status === 'succeeded';
+      }, 'the held check to save its read');
+      await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(org.secret)).expect(200);
+      release();
+      await eventually(async () => {
+        const [row] = await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [slow]);
+        return ['completed', 'failed', 'cancelled', 'interrupted'].includes(row!.state);
+      }, 'the held check to end');
+      expect((await get(org.secret, `/v1/connections/${connection.id}`).expect(200)).body).toMatchObject({ revision: 1 });
+      const cached = await t.database.query<{ revision: number }>('SELECT revision FROM app_connection_tools WHERE connection_id = $1 ORDER BY revision', [connection.id]);
+      expect(cached.map((c) => c.revision)).toEqual([1]);
+    } finally {
+      sdkTools = [add];
+    }
+  });
+
+  it('[CONN-01] the final transaction checks the grant generation: a check whose connection got a new grant while it read changes nothing', async () => {
+    const org = await t.createOrganization('Check generation');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    const connection = (await post(org.secret, `/v1/apps/${app.id}/connections`, {}).expect(201)).body as { id: string };
+    await get(org.secret, `/v1/connections/${connection.id}/tools`).expect(200);
+    const engine = t.app.get(Engine);
+    sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
+      const slow = ((await post(org.secret, `/v1/connections/${connection.id}/check`, {}).expect(202)).body as { executionId: string }).executionId;
+      await eventually(async () => {
+        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
+        return calls.length === 1 && calls[0]!.status === 'succeeded';
+      }, 'the held check to save its read');
+      // What installing a new grant does to the connection (code-exchange.workflow.ts): its generation rises.
+      await t.database.query('UPDATE app_connections SET generation = generation + 1 WHERE id = $1', [connection.id]);
+      release();
+      await waitForExecutionState(t, org.secret, slow, 'completed');
+      expect(await engine.result(slow)).toMatchObject({ checkedRevision: 1, changed: true });
+      expect((await get(org.secret, `/v1/connections/${connection.id}`).expect(200)).body).toMatchObject({ revision: 1 });
+      const cached = await t.database.query<{ revision: number }>('SELECT revision FROM app_connection_tools WHERE connection_id = $1 ORDER BY revision', [connection.id]);
+      expect(cached.map((c) => c.revision)).toEqual([1]);
+    } finally {
+      sdkTools = [add];
+    }
   });
 
   it('a member connection is seen only by its member, owners and admins; an organization connection needs apps.manage', async () => {

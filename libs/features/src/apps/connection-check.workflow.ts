@@ -121,7 +121,8 @@ export function connectionCheckWorkflow(deps: { readonly db: Database; readonly 
       const { proposal, connectionId, organizationId, memberId } = context.state;
       if (context.outcome !== 'completed' || proposal === null || proposal.revision === 0) return;
       // The caller must still be a member of the organization (CONN-01: the final transaction checks caller, revision and generation).
-      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2', [memberId, organizationId]);
+      // A removed member keeps its row (removed_at): it is no caller any more.
+      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2 AND removed_at IS NULL', [memberId, organizationId]);
       if (member === 0) return;
       const { rows } = await context.tx.query(
         `UPDATE app_connections SET state = $4, era = COALESCE($5, era), protocol_version = COALESCE($6, protocol_version), category = $7, error_id = $8,
