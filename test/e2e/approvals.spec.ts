@@ -2,6 +2,7 @@ import { chunks, FakeOpenAiServer, streamReply, textReply, toolCallReply } from 
 import { FakeToolServer, jsonReply, type Reply } from '../fakes/fake-tool-server';
 import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, waitForEvent, type ChatFixture, type EventBody } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { startSdkServer, type TestTool } from '../fakes/mcp-test-servers';
 import { waitForExecutionState } from '../support/tool-probes';
 
 /**
@@ -58,6 +59,8 @@ function indexOf(events: readonly EventBody[], type: string, match: (e: EventBod
   if (i < 0) throw new Error(`no ${type} event in ${events.map((e) => e.type).join(', ')}`);
   return i;
 }
+
+const echoTool: TestTool = { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, handler: async (a) => ({ text: String(a.text) }) };
 
 describe('approvals', () => {
   let t: TestApp;
@@ -301,6 +304,53 @@ describe('approvals', () => {
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
     expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'forbidden' });
     expect(tools.requests).toHaveLength(0);
+  });
+
+  it('[STC-11] a restored host tool call finds its handler from its saved definition and runs no App discovery: the Bot moved the tool and its App changed meanwhile', async () => {
+    let lists = 0;
+    let appTools: TestTool[] = [echoTool];
+    // Counts every tools/list answer the App server gives (discovery), whatever asks for it.
+    const app = await startSdkServer({ era: 'modern', tools: () => appTools, rewrite: (body) => (body.includes('"tools":[') ? ((lists += 1), body) : body) });
+    servers.push(app);
+    const chat = await chatWith([pay()]);
+    const auth = bearer(chat.secret);
+    const registered = (await t.http().post('/v1/apps').set('authorization', auth).send({ url: app.url }).expect(201)).body as { id: string };
+    const connection = (await t.http().post(`/v1/apps/${registered.id}/connections`).set('authorization', auth).send({}).expect(201)).body as { id: string };
+    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth).send({ tools: [pay(), { kind: 'app', connectionId: connection.id }] }).expect(200);
+    model.enqueue(toolCallReply('call_pay', 'pay', ['{"amount":5,"to":"Ann"}']), textReply(['Paid.']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay Ann');
+    const [approval] = await pendingOf(chat, turn.executionId);
+
+    // While the call waits, the Bot's tool moves to another route and the App's tools change.
+    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', auth).send({ tools: [{ ...pay(), url: tools.url('/moved') }, { kind: 'app', connectionId: connection.id }] }).expect(200);
+    appTools = [{ ...echoTool, description: 'echoes, changed' }];
+    const listsBefore = lists;
+    // The counter sees discovery: setting up the connection and the Bot's App tool listed its tools.
+    expect(listsBefore).toBeGreaterThan(0);
+    await decide(chat.secret, approval!.id, 'approve').expect(200);
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+
+    // The restored phase sent the saved definition's route, and asked the App for no tool list.
+    expect(tools.requests.map((r) => [r.path, (r.body as { callId: string }).callId])).toEqual([['/pay', 'call_pay']]);
+    expect(lists).toBe(listsBefore);
+    expect(toolMessages(model, 1)).toEqual([{ tool_call_id: 'call_pay', content: 'ran call_pay' }]);
+  });
+
+  it('[STC-11] a restored host tool call checks current rights: its author removed while it waited, the approved call is never sent', async () => {
+    const chat = await chatWith([pay()]);
+    const author = await addMember(t, chat.organizationId, 'member');
+    const own = (await t.http().post('/v1/chats').set('authorization', bearer(author.secret)).send({ botId: chat.botId }).expect(201)).body as { id: string };
+    model.enqueue(toolCallReply('call_pay', 'pay', ['{"amount":5,"to":"Ann"}']), textReply(['Paid.']));
+    const turn = await sendMessage(t, author.secret, own.id, 'Pay Ann');
+    await waitForEvent(t, author.secret, turn.executionId, 'approval.requested');
+    const [approval] = await approvals(chat.secret, `executionId=${turn.executionId}&state=pending`);
+    await t.http().delete(`/v1/members/${author.memberId}`).set('authorization', bearer(chat.secret)).expect(200);
+    // The owner may still decide; the restored call then checks the author's rights, which are gone.
+    await decide(chat.secret, approval!.id, 'approve');
+    const ended = await waitForExecutionState(t, chat.secret, turn.executionId, 'failed');
+    expect(ended).toMatchObject({ state: 'failed', category: 'forbidden' });
+    expect(tools.requests).toEqual([]);
+    expect(model.requests).toHaveLength(1);
   });
 
   it('[FW-02] a cancelled Turn cancels its pending approvals; a late decision is 409 and runs nothing', async () => {
