@@ -1,4 +1,4 @@
-import { FsObjectStore, S3ObjectStore, type ObjectStore } from '@openbot/platform';
+import { FsObjectStore, OBJECT_STORE, S3ObjectStore, type ObjectStore } from '@openbot/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -102,6 +102,18 @@ describe.each(['fs', 's3'] as const)('[PLAT-03] files on the %s object store', (
     // The bytes are in the object store, the metadata in PostgreSQL.
     expect(await store.head(objectKeyOf(owner.organizationId, file.id))).toEqual({ bytes: PNG.length });
     expect(await rowsOf(owner.organizationId)).toContainEqual({ id: file.id, state: 'ready' });
+  });
+
+  it('[ARCH-04] the file routes use only the object-store port: the app holds the configured adapter, whose own storage keeps the bytes; a delete removes them there', async () => {
+    expect(t.app.get(OBJECT_STORE)).toBeInstanceOf(kind === 's3' ? S3ObjectStore : FsObjectStore);
+    const bytes = randomBytes(4096);
+    const file = (await upload(owner.secret, bytes, 'port.bin', 'application/octet-stream').expect(201)).body as FileBody;
+    // Another instance of the same adapter, on the same storage, reads what the app stored through the port.
+    const stored: Buffer[] = [];
+    for await (const chunk of (await store.get(objectKeyOf(owner.organizationId, file.id)))!) stored.push(chunk as Buffer);
+    expect(Buffer.compare(Buffer.concat(stored), bytes)).toBe(0);
+    await t.http().delete(`/v1/files/${file.id}`).set('authorization', bearer(owner.secret)).expect(202);
+    await waitUntil(async () => ((await store.head(objectKeyOf(owner.organizationId, file.id))) === null ? true : undefined), 'the bytes to be deleted from the adapter');
   });
 
   it('a content type is kept in lower case; no content type is application/octet-stream', async () => {
