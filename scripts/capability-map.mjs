@@ -20,9 +20,9 @@ const target = join(root, 'docs', 'capability-map.md');
 const NOTES = {
   'PLAT-04': 'not built yet: node-to-node RPC arrives with Computers and Live sessions',
   'PLAT-07': 'not built yet: the ChatGPT OAuth provider',
-  'ARCH-04': 'partly: the model, Vault and object-store ports are built; the Computer port is not built yet',
+  'ARCH-04': 'partly: the model and object-store adapters are swapped in tests; the Vault port has one adapter (sealed in PostgreSQL), and the Computer port is not built yet',
   'RES-05': 'not built yet: Live sessions',
-  'RES-06': 'partly: App sessions keep their close results (also through retention); physical leases of Computers and Live sessions are not built yet',
+  'RES-06': 'partly: App sessions keep their close results (also through retention) and close on lease loss; physical leases of Computers and Live sessions, with their interactive writes and audio, are not built yet',
   'IDN-03': 'not built yet: Channels',
   'FW-04': 'not built yet: Code Mode (its base, a seeded random per execution, is tested in test/integration/engine/seeded-random.spec.ts)',
   'FW-05': 'partly: App calls, connection checks and Views are workflows; OAuth, proof verification, indexing and developer tests are workflows too',
