@@ -151,7 +151,7 @@ describe('App sessions (legacy Streamable HTTP)', () => {
     await t.http().post(`/v1/chats/${chat.chatId}/stop`).set('authorization', bearer(chat.secret)).send({});
   });
 
-  it('[RES-07] deleting a connection ends the open session of the node that holds it (DELETE), and the cleanup waits for that close', async () => {
+  it('[RES-07] [RES-06] deleting a connection ends the open session of the node that holds it (DELETE); the cleanup, which gets no reply from that node, reads the close result it stored and sends no second DELETE', async () => {
     const chat = await appChat(['note']);
     const from = server.requests.length;
     fake.enqueue(toolCallReply('c1', 'note', ['{"text":"a"}']), textReply(['Noted.']));
@@ -160,9 +160,12 @@ describe('App sessions (legacy Streamable HTTP)', () => {
     const [open] = await scopes(chat.connectionId);
     expect(open).toMatchObject({ session_id: expect.any(String), close_result: null });
     const deleted = await t.http().delete(`/v1/connections/${chat.connectionId}`).set('authorization', bearer(chat.secret)).expect(202);
-    await waitForExecutionState(t, chat.secret, (deleted.body as { executionId: string }).executionId, 'completed', 30_000);
+    const cleanup = (deleted.body as { executionId: string }).executionId;
+    await waitForExecutionState(t, chat.secret, cleanup, 'completed', 30_000);
     expect(server.requests.slice(from).filter((r) => r.method === 'DELETE').map((r) => r.sessionId)).toEqual([open!.session_id]);
     expect(server.openSessions()).toBe(0);
+    // The owner closed it; the cleanup made no close call of its own: it read the stored result (RES-06).
+    expect(await t.database.query(`SELECT call_key FROM execution_calls WHERE execution_id = $1 AND call_key LIKE '%close:%'`, [cleanup])).toEqual([]);
   });
 
   it('[RES-01] a session dropped mid-call: an unsafe call waits in outcome_unknown (sent once), and the next call opens a new session', async () => {
