@@ -1,14 +1,14 @@
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
+import { chromiumForTests } from '../support/chromium';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The API explorer (Swagger UI at /docs) in a real browser, as many users first meet the API:
- * Debian's Chromium, headless, driven by playwright-core. `.ci/run` installs the browser when it is
- * missing; without it this test fails, it does not skip.
+ * Chromium, headless, driven by playwright-core. Debian's /usr/bin/chromium when the machine has
+ * it, otherwise the one the npm package @sparticuz/chromium ships (test/support/chromium.ts), so a
+ * fresh clone's `npm test` brings its own browser. Without either this test fails, it does not skip.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const HOST = 'openbot.test';
 /** Headless, no sandbox (CI runs as root), and nothing of Chromium's own traffic to the network. */
 const CHROMIUM_ARGS = [
@@ -43,10 +43,10 @@ describe('the API explorer at /docs in Chromium', () => {
   });
 
   it('authorizes with an API key, runs "Try it out" on GET /v1/me, and shows the 200 answer', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
+    const browserBinary = chromiumForTests();
     const { secret, organizationId } = await t.createOrganization('Explorer Org');
     // A fresh temporary profile per launch (Playwright's default), removed when the browser closes.
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: browserBinary.executablePath, env: browserBinary.env, headless: true, args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     page.setDefaultTimeout(20_000);
     // The page may reach this server only (no third-party script, font or validator): anything else is refused and recorded.

@@ -252,6 +252,13 @@ describe('OpenAPI document', () => {
     await t.http().get('/v1/me').set('authorization', `Bearer ${secret}`).expect(200);
   });
 
+  it("[PLAT-01] a Bot tool's kind documents the http tool's wire format: what OpenBot POSTs and what it reads back", () => {
+    const kind = (doc.components.schemas.BotToolInput as { properties: Record<string, { description?: string }> }).properties.kind!.description!;
+    for (const part of ['`{ callId, name, arguments }`', '`content-type: application/json`', '`Idempotency-Key`', 'the same on every attempt', '`modelOutput`', 'the raw answer as text']) {
+      expect({ part, documented: kind.includes(part) }).toEqual({ part, documented: true });
+    }
+  });
+
   it('[PLAT-01] GET /docs serves the Swagger UI as HTML', async () => {
     const res = await t.http().get('/docs').redirects(2);
     expect(res.status).toBe(200);

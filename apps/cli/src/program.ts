@@ -11,6 +11,7 @@ import { filesCommand } from './commands/files';
 import { appsCommand } from './commands/apps';
 import { keysCommand } from './commands/keys';
 import { limitsCommand } from './commands/limits';
+import { membersCommand } from './commands/members';
 import { orgsCommand } from './commands/orgs';
 import { adminCommand } from './commands/admin';
 import { providersCommand } from './commands/providers';
@@ -41,6 +42,7 @@ export function buildProgram(context: Context): Command {
   configCommand(program, context);
   orgsCommand(program, context);
   adminCommand(program, context);
+  membersCommand(program, context);
   keysCommand(program, context);
   limitsCommand(program, context);
   providersCommand(program, context);

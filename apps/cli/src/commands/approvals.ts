@@ -6,7 +6,7 @@ import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 
 /** An Approval as the API answers it (GET /v1/approvals/{id}). */
-interface Approval {
+export interface Approval {
   readonly id: string;
   readonly executionId: string;
   readonly chatId: string;

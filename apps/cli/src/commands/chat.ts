@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type Context } from '../context/context';
 import { ReplyPrinter } from '../context/reply-printer';
+import { approvalNote } from './chat-approvals';
 import { followExecution } from './follow';
 
 const SEND_ATTEMPTS = 3;
@@ -13,7 +14,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 export function chatCommand(program: Command, context: Context): void {
   program
     .command('chat <chatId> <message>')
-    .description('send a message and print the reply as it streams (exit 4 when the Turn does not complete)')
+    .description('send a message and print the reply as it streams; a tool call waiting for approval is shown on stderr with the commands that decide it (exit 4 when the Turn does not complete)')
     .option('--idempotency-key <key>', 'the command key (default: a new one); the same key and message never send twice')
     .option('--file <fileId>', 'a file (from `openbot files upload`) the model gets with the message (repeat for several; the message may then be "")', collect)
     .option('--json', 'print the admission, then every event, as JSON lines')
@@ -27,8 +28,12 @@ export function chatCommand(program: Command, context: Context): void {
       }
       const printer = new ReplyPrinter(context.io);
       try {
-        await followExecution(client, admission.executionId, (item) => {
-          if (item.seq !== null) printer.push(item);
+        await followExecution(client, admission.executionId, async (item) => {
+          if (item.seq === null) return;
+          printer.push(item);
+          // A Turn waiting for a person's decision says so (on stderr: stdout stays the reply).
+          const note = await approvalNote(client, item);
+          if (note !== undefined) printer.note(note);
         });
       } finally {
         printer.end();

@@ -109,3 +109,31 @@ describe('rowsSpanned', () => {
     expect(rowsSpanned('a\nb\n', 5, 10)).toBe(2);
   });
 });
+
+describe('ReplyPrinter.note', () => {
+  const both = (interactive: boolean) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { out, err, io: { out: (text: string) => void out.push(text), err: (text: string) => void err.push(text), interactive, columns: 80 } };
+  };
+  const step = [started(1, 1), delta(1, 1, 'Checking'), completed(1, 1)];
+
+  it('into a pipe: the note goes to stderr and stdout stays exactly the reply', () => {
+    const { out, err, io: pipe } = both(false);
+    const printer = new ReplyPrinter(pipe);
+    for (const event of step) printer.push(event);
+    printer.note('Waiting for approval.\n');
+    printer.end();
+    expect(out.join('')).toBe('Checking\n');
+    expect(err).toEqual(['Waiting for approval.\n']);
+  });
+
+  it('on a terminal: the reply line is ended before the note, so the two never share a line', () => {
+    const { out, err, io: terminal } = both(true);
+    const printer = new ReplyPrinter(terminal);
+    for (const event of step) printer.push(event);
+    printer.note('Waiting for approval.\n');
+    expect(out.join('')).toBe('Checking\n');
+    expect(err).toEqual(['Waiting for approval.\n']);
+  });
+});

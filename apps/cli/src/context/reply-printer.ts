@@ -44,6 +44,21 @@ export class ReplyPrinter {
     }
   }
 
+  /**
+   * A note for the person (on stderr) between steps, such as a tool call waiting for approval.
+   * On a terminal the reply's line is ended first and the cursor is then at the start of a line;
+   * into a pipe or a file stdout is untouched, so it stays the reply byte for byte.
+   */
+  note(text: string): void {
+    this.commit();
+    if (this.io.interactive && this.last !== '' && this.last !== '\n') this.write('\n');
+    this.io.err(text);
+    if (this.io.interactive) {
+      this.column = 0;
+      this.startColumn = 0;
+    }
+  }
+
   /** The Turn ended: write what is left (a Turn stopped mid-step keeps its partial text) and end the line. */
   end(): void {
     this.commit();

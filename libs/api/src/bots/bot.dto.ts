@@ -93,7 +93,11 @@ export class BotToolInput {
     enum: BOT_TOOL_KINDS,
     default: 'client',
     description:
-      'How a call is answered: `client` (default) waits for the API caller to post the output; `http` POSTs the arguments to `url`; ' +
+      'How a call is answered: `client` (default) waits for the API caller to post the output; ' +
+      '`http` POSTs `{ callId, name, arguments }` (`arguments` parsed as JSON) to `url` with `content-type: application/json`, the call\'s ' +
+      '`Idempotency-Key` (a UUID, the same on every attempt) and the tool\'s `headers`, and gives the model the answer\'s `modelOutput` ' +
+      '(with the files its `fileIds` names) when it is JSON with a string `modelOutput`, else the raw answer as text; a 4xx is an error result the model reads, ' +
+      'a 5xx or 429 a failed attempt (sent again only with `retry: "safe"`); ' +
       '`background` makes the same HTTP call as an execution of its own that notifies the Turn when it ends; `delegate` starts a task of another Bot; ' +
       '`plan` is the built-in `update_plan` tool; `remind` is the built-in `remind` tool (`{ message, at | inSeconds }`), a durable reminder posted into the Chat when due. ' +
       'These are the built-in kinds; a node may register more. A kind the node does not register is 400 on `tools.<n>.kind`, naming the kinds it does',
