@@ -1,0 +1,2 @@
+import { ApiModule } from '../../../api/src/api.module';
+export const probe = ApiModule;

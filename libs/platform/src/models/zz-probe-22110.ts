@@ -1,0 +1,2 @@
+import { BotsModule } from '../../../features/src/bots/bots.module';
+export const probe = BotsModule;
