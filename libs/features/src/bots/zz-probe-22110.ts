@@ -1,2 +1,0 @@
-import { ApiModule } from '../../../api/src/api.module';
-export const probe = ApiModule;

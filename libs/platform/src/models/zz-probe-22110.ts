@@ -1,2 +1,0 @@
-import { BotsModule } from '../../../features/src/bots/bots.module';
-export const probe = BotsModule;
