@@ -205,11 +205,15 @@ describe('openbot CLI (compiled) against a listening server', () => {
     expect(Number(streams[1]!.lastEventId)).toBeLessThanOrEqual(3);
   });
 
-  it('a Turn that fails exits 4 with its errorId', async () => {
-    fake.enqueue(statusReply(400, { error: { message: 'bad request' } }));
+  it('a Turn that fails exits 4 with its category, what the provider answered and its errorId', async () => {
+    fake.enqueue(statusReply(400, { error: { message: 'bad request from https://llm.test/v1?key=sk-abcdef123456', code: 'invalid_value' } }));
     const run = await cli(['chat', chatId, 'This will fail']);
     expect(run.code).toBe(4);
-    expect(run.stderr).toMatch(/^Error: ExecutionNotCompleted: the execution ended failed \(internal\)\nerrorId: [0-9a-f-]{36}\n$/);
+    expect(run.stderr).toMatch(/^Error: ExecutionNotCompleted: the execution ended failed \(invalid-request\)\nprovider: 400 invalid_value: bad request from \[url\]\nerrorId: [0-9a-f-]{36}\n$/);
+    const errorId = /errorId: (\S+)/.exec(run.stderr)![1]!;
+    const executionId = (await t.database.query<{ id: string }>('SELECT id FROM executions WHERE error_id = $1', [errorId]))[0]!.id;
+    const shown = await cli(['executions', 'get', executionId]);
+    expect(shown.stdout).toMatch(/^category: +invalid-request\nprovider: +400 invalid_value: bad request from \[url\]\nerrorId: +[0-9a-f-]{36}\n$/m);
   });
 
   it('an API error prints its type and exits 2; a usage error exits 1', async () => {

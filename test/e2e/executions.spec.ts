@@ -481,7 +481,7 @@ describe('Executions API', () => {
 
       const get = op('/v1/executions/{id}', 'get');
       expect(statuses(get)).toEqual(expect.arrayContaining(['200', '401', '404']));
-      expect(Object.keys(schemaOf(get, '200').properties ?? {}).sort()).toEqual(['category', 'errorId', 'generation', 'id', 'kind', 'limits', 'paused', 'resource', 'spent', 'state', 'stop']);
+      expect(Object.keys(schemaOf(get, '200').properties ?? {}).sort()).toEqual(['category', 'detail', 'errorId', 'generation', 'id', 'kind', 'limits', 'paused', 'resource', 'spent', 'state', 'stop']);
       expect(schemaOf(get, '200').required ?? []).not.toContain('errorId');
 
       const cancel = op('/v1/executions/{id}/cancel', 'post');

@@ -50,7 +50,7 @@ describe('rate limits', () => {
     expect(fake.requests).toHaveLength(2);
   });
 
-  it('[LIM-01] mid-Turn a model call whose token bucket is empty waits durably on a timer, then sends; its confirmed usage corrected the shared bucket', async () => {
+  it('[LIM-01] mid-Turn a model call whose token bucket is empty waits durably on a timer, announced by model.waiting (not a model.failed), then sends; its confirmed usage corrected the shared bucket', async () => {
     const chat = await createChatFixture(a, { baseUrl: fake.baseUrl, tools: [lookup()] });
     // 6,000 tokens a minute (100 a second): the first answer's confirmed 6,705 tokens overdraw the
     // bucket by about 700, some 7 s of refill, so the second step finds it empty even when the tool
@@ -69,6 +69,15 @@ describe('rate limits', () => {
       [turn.executionId],
     );
     expect(calls.map((c) => c.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+    // The wait is said as a wait with its reason and end, never as a failed attempt (decision 082).
+    expect(events.filter((e) => e.type === 'model.failed')).toEqual([]);
+    const waits = events.filter((e) => e.type === 'model.waiting');
+    expect(waits).toEqual([expect.objectContaining({ step: 2, attempt: 1, reason: 'rate-limit', until: expect.any(String), retryAfter: expect.any(Number) })]);
+    expect(waits[0]!.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(new Date(waits[0]!.until as string).toISOString()).toBe(waits[0]!.until);
+    // The step that waited starts after its wait: its only model.started comes after model.waiting.
+    const types = events.map((e) => (e.type === 'model.started' ? `started:${e.step}` : e.type));
+    expect(types.indexOf('started:2')).toBeGreaterThan(types.indexOf('model.waiting'));
   });
 
   it('[IDN-06] a model call that waited for its rate limit checks the Turn’s identity again before it sends: a key revoked during the wait stops it', async () => {

@@ -101,8 +101,9 @@ describe('turn model calls', () => {
     fake.enqueue(statusReply(400, { error: { message: 'bad request' } }));
     const failing = await sendMessage(t, chat.secret, chat.chatId, 'Again');
     const events = await eventsUntilEnd(t, chat.secret, failing.executionId);
-    expect(events.find((e) => e.type === 'model.failed')).toMatchObject({ category: 'invalid-request', retrying: false });
-    expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'internal', errorId: expect.any(String) });
+    expect(events.find((e) => e.type === 'model.failed')).toMatchObject({ category: 'invalid-request', retrying: false, detail: { status: 400, code: null, message: 'bad request' } });
+    // The Turn fails with the provider's own category, not `internal` (decision 082).
+    expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'invalid-request', errorId: expect.any(String), detail: { status: 400, code: null, message: 'bad request' } });
     expect(fake.requests).toHaveLength(3);
   });
 

@@ -844,7 +844,7 @@ export interface paths {
         };
         /**
          * Read the event log: Server-Sent Events or JSON long poll
-         * @description With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); the stream ends after `execution.ended`; a comment line is sent every 15 s; the response has `Connection: close` and no chunked framing (its body ends when the connection closes). Otherwise a JSON long poll: answers as soon as one event after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. Closing a stream never cancels the execution. Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`) or when its node shuts down: resume it with `Last-Event-ID`. A long poll that waits when its node shuts down answers at once with the events it has.
+         * @description With `Accept: text/event-stream`: SSE where `id:` is the sequence number; resume with `Last-Event-ID` (it wins over `after`); the stream ends after `execution.ended`; a comment line is sent every 15 s; the response has `Connection: close` and no chunked framing (its body ends when the connection closes). Otherwise a JSON long poll: answers as soon as one event after `after` exists, or after `wait` seconds (at most 30) with none; `ended` is true once the page holds `execution.ended`, and at once, without waiting, as `{ events: [], next: after, ended: true }` when `after` is at or past the final event of an ended execution. Closing a stream never cancels the execution. Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`) or when its node shuts down: resume it with `Last-Event-ID`. A long poll that waits when its node shuts down answers at once with the events it has. A model call that failed an attempt emits `model.failed { step, attempt, category, retrying, detail? }` (`detail`: what the provider answered, scrubbed); one that waits for a rate limit and then goes on emits `model.waiting { step, attempt, reason, until, retryAfter }` (decision 082).
          */
         get: operations["Executions_events"];
         put?: never;
@@ -2792,10 +2792,12 @@ export interface components {
              */
             errorId?: string;
             /**
-             * @description `forbidden`: its identity stopped being valid (a revoked key, a removed member, a lost permission)
+             * @description Set when it failed. `forbidden`: its identity stopped being valid (a revoked key, a removed member, a lost permission); `unavailable`, `timeout`, `rate-limited`, `invalid-request`, `context-too-long`: a model call failed for that reason after its retries (then `detail` says what the provider answered); `timeout` with `stop: "max-seconds"`: its own time limit; `internal`: anything else
              * @enum {string}
              */
-            category?: "internal" | "unavailable" | "timeout" | "forbidden";
+            category?: "internal" | "unavailable" | "timeout" | "forbidden" | "invalid-request" | "context-too-long" | "rate-limited";
+            /** @description Set when a model provider answered the call it failed of: what it said, scrubbed (decision 082) */
+            detail?: components["schemas"]["FailureDetailBody"];
         };
         ExecutionEventBody: {
             /** @description Starts at 1 and rises by exactly 1 within an execution, except where retention removed `text.delta` events of an ended execution (its `execution.ended` event then carries `pruned`) */
@@ -2806,6 +2808,27 @@ export interface components {
             at: string;
             step?: number;
             attempt?: number;
+            /**
+             * @description On `model.failed`: why the attempt failed (`unavailable`, `timeout`, `rate-limited`, `invalid-request`, `context-too-long`); on a failed `execution.ended`: the execution’s category, the model call’s own category when it failed of one (decision 082)
+             * @enum {string}
+             */
+            category?: "internal" | "unavailable" | "timeout" | "forbidden" | "invalid-request" | "context-too-long" | "rate-limited";
+            /** @description On `model.failed`: true when the call is tried again as a new attempt (a new `model.started` follows) */
+            retrying?: boolean;
+            /** @description On `model.failed` and a failed `execution.ended`: what the model provider answered (status, its error code, the first line of its message), scrubbed; absent when it did not answer */
+            detail?: components["schemas"]["FailureDetailBody"];
+            /**
+             * @description On `model.waiting`: why the model call waits before it sends again. `rate-limit`: a rate limit of the organization (`/v1/rate-limits`) has no room yet, nothing was sent; `provider-rate-limit`: the provider answered 429 (see the `model.failed` just before) and its `Retry-After` (at most 30 s) is waited out
+             * @enum {string}
+             */
+            reason?: "rate-limit" | "provider-rate-limit";
+            /**
+             * Format: date-time
+             * @description On `model.waiting`: when the call is sent again, at the earliest
+             */
+            until?: string;
+            /** @description On `model.waiting`: the same wait in whole seconds from the event’s `at` */
+            retryAfter?: number;
             /** @description Only on `execution.ended`, when retention removed some of this execution’s events (docs: "Operating > Retention") */
             pruned?: components["schemas"]["PrunedMarkerBody"];
         };
@@ -2835,6 +2858,23 @@ export interface components {
             id: string;
             /** @enum {string} */
             state: "queued" | "running" | "waiting" | "cancelling" | "outcome_unknown" | "completed" | "failed" | "cancelled" | "interrupted";
+        };
+        FailureDetailBody: {
+            /**
+             * @description The HTTP status the provider answered; null for an error inside its stream
+             * @example 404
+             */
+            status: number | null;
+            /**
+             * @description The provider’s own error code or type; null when it named none
+             * @example model_not_found
+             */
+            code: string | null;
+            /**
+             * @description The first line of the provider’s message, at most 200 characters, with keys, tokens, URLs and e-mail addresses replaced by `[redacted]`, `[url]`, `[email]`
+             * @example The model `gpt-4o-mnii` does not exist or you do not have access to it.
+             */
+            message: string | null;
         };
         FileBody: {
             /** Format: uuid */

@@ -1,5 +1,6 @@
 export * from './model/chat';
 export * from './model/model-provider';
+export * from './model/provider-error';
 export * from './http/capped-body';
 export * from './http/streaming-post';
 export * from './http/read-pacer';

@@ -1,7 +1,7 @@
 import { unwrap, type StreamItem } from '@openbot/client';
 import type { Command } from 'commander';
 import { connect, type Context } from '../context/context';
-import { UsageError } from '../context/exit-codes';
+import { formatProviderAnswer, UsageError } from '../context/exit-codes';
 import { formatFields, formatJson, type Column } from '../context/output';
 import { pageOptions, pageQuery, printPage, type PageOptions } from './pages';
 import { followExecution } from './follow';
@@ -25,6 +25,7 @@ export function executionsCommand(program: Command, context: Context): void {
           ['generation', execution.generation],
           ['resource', execution.resource === null ? null : `${execution.resource.type} ${execution.resource.id}`],
           ['category', execution.category],
+          ['provider', execution.detail === undefined ? undefined : formatProviderAnswer(execution.detail)],
           ['errorId', execution.errorId],
         ]),
       );

@@ -1,5 +1,5 @@
 import { streamEvents, type ExecutionEvent, type OpenbotClient, type StreamItem } from '@openbot/client';
-import { ExecutionNotCompleted } from '../context/exit-codes';
+import { ExecutionNotCompleted, type ProviderAnswer } from '../context/exit-codes';
 
 /**
  * Reads an execution's events until `execution.ended`, handing each to `onItem` (awaited, so the
@@ -18,7 +18,8 @@ export async function followExecution(
     if (item.seq !== null && item.type === 'execution.ended') {
       const state = typeof item.state === 'string' ? item.state : 'unknown';
       if (state !== 'completed') {
-        throw new ExecutionNotCompleted(state, typeof item.errorId === 'string' ? item.errorId : undefined, typeof item.category === 'string' ? item.category : undefined);
+        const detail = item.detail !== null && typeof item.detail === 'object' ? (item.detail as ProviderAnswer) : undefined;
+        throw new ExecutionNotCompleted(state, typeof item.errorId === 'string' ? item.errorId : undefined, typeof item.category === 'string' ? item.category : undefined, detail);
       }
       return item;
     }

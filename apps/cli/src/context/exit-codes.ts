@@ -18,6 +18,20 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** What a model provider answered when it refused the call an execution failed of, scrubbed by the server (decision 082). */
+export interface ProviderAnswer {
+  readonly status?: unknown;
+  readonly code?: unknown;
+  readonly message?: unknown;
+}
+
+/** `404 model_not_found: The model … does not exist`: the parts the server sent, in one line. */
+export function formatProviderAnswer(detail: ProviderAnswer): string {
+  const head = [detail.status, detail.code].filter((part) => typeof part === 'number' || typeof part === 'string').join(' ');
+  const message = typeof detail.message === 'string' ? detail.message : '';
+  return head !== '' && message !== '' ? `${head}: ${message}` : head + message;
+}
+
 /** An execution that ended `failed`, `cancelled` or `interrupted`: exit 4. */
 export class ExecutionNotCompleted extends Error {
   override readonly name = 'ExecutionNotCompleted';
@@ -25,6 +39,8 @@ export class ExecutionNotCompleted extends Error {
     readonly state: string,
     readonly errorId?: string,
     readonly category?: string,
+    /** What the model provider answered, when it refused the call the execution failed of. */
+    readonly detail?: ProviderAnswer,
   ) {
     super(`the execution ended ${state}`);
   }
@@ -41,6 +57,7 @@ export function describeFailure(error: unknown): { code: number; lines: string[]
   if (error instanceof OpenbotConnectionError) return { code: EXIT.failed, lines: [`Error: Unreachable: ${error.message}`] };
   if (error instanceof ExecutionNotCompleted) {
     const lines = [`Error: ExecutionNotCompleted: ${error.message}${error.category !== undefined ? ` (${error.category})` : ''}`];
+    if (error.detail !== undefined) lines.push(`provider: ${formatProviderAnswer(error.detail)}`);
     if (error.errorId !== undefined) lines.push(`errorId: ${error.errorId}`);
     return { code: EXIT.notCompleted, lines };
   }

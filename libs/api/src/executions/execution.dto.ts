@@ -42,6 +42,23 @@ export class ExecutionSpentBody {
   unknownCostCalls!: number | null;
 }
 
+/** What a model provider answered when it refused a call, safe to show (decision 082). */
+export class FailureDetailBody {
+  @ApiProperty({ type: 'integer', nullable: true, example: 404, description: 'The HTTP status the provider answered; null for an error inside its stream' })
+  status!: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: 'model_not_found', description: 'The provider’s own error code or type; null when it named none' })
+  code!: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'The model `gpt-4o-mnii` does not exist or you do not have access to it.',
+    description: 'The first line of the provider’s message, at most 200 characters, with keys, tokens, URLs and e-mail addresses replaced by `[redacted]`, `[url]`, `[email]`',
+  })
+  message!: string | null;
+}
+
 export class ExecutionBody {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -78,8 +95,17 @@ export class ExecutionBody {
   @ApiPropertyOptional({ format: 'uuid', description: 'Set when it failed: the sealed error record' })
   errorId?: string;
 
-  @ApiPropertyOptional({ enum: ERROR_CATEGORIES, description: '`forbidden`: its identity stopped being valid (a revoked key, a removed member, a lost permission)' })
+  @ApiPropertyOptional({
+    enum: ERROR_CATEGORIES,
+    description:
+      'Set when it failed. `forbidden`: its identity stopped being valid (a revoked key, a removed member, a lost permission); ' +
+      '`unavailable`, `timeout`, `rate-limited`, `invalid-request`, `context-too-long`: a model call failed for that reason after its retries (then `detail` says what the provider answered); ' +
+      '`timeout` with `stop: "max-seconds"`: its own time limit; `internal`: anything else',
+  })
   category?: string;
+
+  @ApiPropertyOptional({ type: FailureDetailBody, description: 'Set when a model provider answered the call it failed of: what it said, scrubbed (decision 082)' })
+  detail?: FailureDetailBody;
 }
 
 export class ExecutionStateBody {
@@ -159,6 +185,37 @@ export class ExecutionEventBody {
 
   @ApiPropertyOptional()
   attempt?: number;
+
+  @ApiPropertyOptional({
+    enum: ERROR_CATEGORIES,
+    description:
+      'On `model.failed`: why the attempt failed (`unavailable`, `timeout`, `rate-limited`, `invalid-request`, `context-too-long`); ' +
+      'on a failed `execution.ended`: the execution’s category, the model call’s own category when it failed of one (decision 082)',
+  })
+  category?: string;
+
+  @ApiPropertyOptional({ description: 'On `model.failed`: true when the call is tried again as a new attempt (a new `model.started` follows)' })
+  retrying?: boolean;
+
+  @ApiPropertyOptional({
+    type: FailureDetailBody,
+    description: 'On `model.failed` and a failed `execution.ended`: what the model provider answered (status, its error code, the first line of its message), scrubbed; absent when it did not answer',
+  })
+  detail?: FailureDetailBody;
+
+  @ApiPropertyOptional({
+    enum: ['rate-limit', 'provider-rate-limit'],
+    description:
+      'On `model.waiting`: why the model call waits before it sends again. `rate-limit`: a rate limit of the organization (`/v1/rate-limits`) has no room yet, nothing was sent; ' +
+      '`provider-rate-limit`: the provider answered 429 (see the `model.failed` just before) and its `Retry-After` (at most 30 s) is waited out',
+  })
+  reason?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'On `model.waiting`: when the call is sent again, at the earliest' })
+  until?: string;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'On `model.waiting`: the same wait in whole seconds from the event’s `at`' })
+  retryAfter?: number;
 
   @ApiPropertyOptional({
     type: PrunedMarkerBody,

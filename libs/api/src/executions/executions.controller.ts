@@ -51,6 +51,7 @@ export class ExecutionsController {
       stop: e.stop,
       ...(e.errorId !== null ? { errorId: e.errorId } : {}),
       ...(e.category !== null ? { category: e.category } : {}),
+      ...(e.detail !== null ? { detail: { status: e.detail.status, code: e.detail.code, message: e.detail.message } } : {}),
     };
   }
 
@@ -147,7 +148,9 @@ export class ExecutionsController {
       'Closing a stream never cancels the execution. ' +
       'Open streams (SSE, and long polls while they wait) are capped per API key or session and per node (429 with `Retry-After`); ' +
       'an SSE stream ends cleanly after its maximum lifetime (`OPENBOT_STREAM_MAX_SECONDS`) or when its node shuts down: resume it with `Last-Event-ID`. ' +
-      'A long poll that waits when its node shuts down answers at once with the events it has.',
+      'A long poll that waits when its node shuts down answers at once with the events it has. ' +
+      'A model call that failed an attempt emits `model.failed { step, attempt, category, retrying, detail? }` (`detail`: what the provider answered, scrubbed); ' +
+      'one that waits for a rate limit and then goes on emits `model.waiting { step, attempt, reason, until, retryAfter }` (decision 082).',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0, default: 0 } })

@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolDefinition } from './chat';
+import type { ProviderErrorDetail } from './provider-error';
 
 /**
  * The model port: every provider adapter (openai-compatible, anthropic, test fakes) implements it.
@@ -32,16 +33,35 @@ export type ModelFailureCategory = 'rate-limited' | 'unavailable' | 'invalid-req
 
 const SAFE_TO_RETRY: ReadonlySet<ModelFailureCategory> = new Set(['rate-limited', 'unavailable', 'timeout']);
 
-/** A provider call failed; `category` is the only detail callers branch on. */
+/**
+ * A provider call failed; `category` is the only detail callers branch on. Its message may quote
+ * the provider's whole answer and stays in the sealed error record; `detail` is the part safe to
+ * show (decision 082), set when the provider itself answered with an error.
+ */
 export class ModelFailure extends Error {
   override readonly name = 'ModelFailure';
 
   constructor(
     readonly category: ModelFailureCategory,
     message: string,
-    readonly options: { readonly retryAfterSeconds?: number; readonly status?: number; readonly cause?: unknown } = {},
+    readonly options: { readonly retryAfterSeconds?: number; readonly status?: number; readonly cause?: unknown; readonly detail?: ProviderErrorDetail } = {},
   ) {
     super(message, { cause: options.cause });
+  }
+
+  /** What the provider answered, scrubbed and bounded (status, its error code, its message's first line); undefined when it did not answer. */
+  get detail(): ProviderErrorDetail | undefined {
+    return this.options.detail;
+  }
+
+  /** The category an execution that fails of it ends with (the engine reads `failureCategory` on a failure and its causes). */
+  get failureCategory(): ModelFailureCategory {
+    return this.category;
+  }
+
+  /** The safe detail an execution that fails of it shows (the engine reads `failureDetail`, decision 082). */
+  get failureDetail(): ProviderErrorDetail | undefined {
+    return this.options.detail;
   }
 
   get retryAfterSeconds(): number | undefined {

@@ -249,6 +249,13 @@ describe('AnthropicProvider against a local Messages API server', () => {
     expect(failure.safeToRetry).toBe(false);
   });
 
+  it('[ERR-01] keeps what the provider answered as a safe detail: status, error type and first line, a key in it scrubbed; an in-stream error has no status', async () => {
+    server.enqueue(statusReply(401, 'authentication_error', 'invalid x-api-key sk-ant-api03-AbCdEf0123456789xyz\nsecond line'));
+    expect((await failureOf(provider.stream(request()))).failure.detail).toEqual({ status: 401, code: 'authentication_error', message: 'invalid x-api-key [redacted]' });
+    server.enqueue(streamReply([ev.messageStart(1), ev.error('overloaded_error', 'Overloaded')]));
+    expect((await failureOf(provider.stream(request()))).failure.detail).toEqual({ status: null, code: 'overloaded_error', message: 'Overloaded' });
+  });
+
   it('maps a refused connection to unavailable', async () => {
     const url = server.baseUrl;
     await server.close();

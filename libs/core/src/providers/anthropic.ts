@@ -6,6 +6,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
+import { providerErrorDetail } from '../model/provider-error';
 import { errorOfBody, parseRetryAfter, SseEndpoint, type SseEndpointOptions } from './sse-request';
 
 /** The adapter's options: those of every SSE endpoint (`baseUrl` gets `/messages`), and `max_tokens`. */
@@ -286,15 +287,17 @@ function toFinishReason(reason: string): FinishReason {
 /** An `error` event inside a 200 stream. */
 function streamFailure(error: AnthropicError | undefined): ModelFailure {
   const message = `Model provider stream error: ${error?.message ?? 'no details'}`;
+  // What is safe to show of the answer (decision 082); the message above stays sealed.
+  const detail = providerErrorDetail(null, error?.type, error?.message);
   switch (error?.type) {
     case 'overloaded_error':
     case 'api_error':
-      return new ModelFailure('unavailable', message);
+      return new ModelFailure('unavailable', message, { detail });
     case 'rate_limit_error':
-      return new ModelFailure('rate-limited', message);
+      return new ModelFailure('rate-limited', message, { detail });
     default:
-      if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message);
-      return new ModelFailure('invalid-request', message);
+      if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message, { detail });
+      return new ModelFailure('invalid-request', message, { detail });
   }
 }
 
@@ -302,12 +305,13 @@ async function httpFailure(response: Response, limitBytes: number): Promise<Mode
   const error = await errorOfBody<AnthropicError>(response, limitBytes);
   const status = response.status;
   const message = `Model provider error ${status}: ${error?.message ?? 'no details'}`;
+  const detail = providerErrorDetail(status, error?.type, error?.message);
   if (status === 429) {
-    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')) });
+    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')), detail });
   }
-  if (status === 408) return new ModelFailure('timeout', message, { status });
+  if (status === 408) return new ModelFailure('timeout', message, { status, detail });
   // 529 is Anthropic's "overloaded".
-  if (status >= 500) return new ModelFailure('unavailable', message, { status });
-  if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message, { status });
-  return new ModelFailure('invalid-request', message, { status });
+  if (status >= 500) return new ModelFailure('unavailable', message, { status, detail });
+  if (CONTEXT_TOO_LONG.test(error?.message ?? '')) return new ModelFailure('context-too-long', message, { status, detail });
+  return new ModelFailure('invalid-request', message, { status, detail });
 }

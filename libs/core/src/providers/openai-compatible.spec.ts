@@ -166,6 +166,15 @@ describe('OpenAiCompatibleProvider against a local OpenAI-compatible HTTP server
     expect(failure.safeToRetry).toBe(false);
   });
 
+  it('[ERR-01] keeps what the provider answered as a safe detail: status, error code and first line, a URL in it scrubbed; a refused connection has none', async () => {
+    server.enqueue(statusReply(404, { error: { message: 'The model `gpt-tset` does not exist; see https://docs.llm.test/models', type: 'invalid_request_error', code: 'model_not_found' } }));
+    expect((await failureOf(provider.stream(request()))).failure.detail).toEqual({ status: 404, code: 'model_not_found', message: 'The model `gpt-tset` does not exist; see [url]' });
+    const url = server.baseUrl;
+    await server.close();
+    expect((await failureOf(new OpenAiCompatibleProvider({ baseUrl: url }).stream(request()))).failure.detail).toBeUndefined();
+    server = await FakeOpenAiServer.start();
+  });
+
   it('maps a refused connection to unavailable', async () => {
     const url = server.baseUrl;
     await server.close();

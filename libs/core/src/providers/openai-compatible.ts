@@ -6,6 +6,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '../model/model-provider';
+import { providerErrorDetail } from '../model/provider-error';
 import { errorOfBody, parseRetryAfter, SseEndpoint, type SseEndpointOptions } from './sse-request';
 
 /** The adapter's options: those of every SSE endpoint (`baseUrl` gets `/chat/completions`). */
@@ -237,14 +238,16 @@ async function httpFailure(response: Response, limitBytes: number): Promise<Mode
 function bodyFailure(status: number | undefined, error: OpenAiChunk['error'], retryAfter: string | null | undefined): ModelFailure {
   const message = `Model provider error${status ? ` ${status}` : ''}: ${error?.message ?? 'no details'}`;
   const code = String(error?.code ?? error?.type ?? '');
+  // What is safe to show of the answer (decision 082); the message above stays sealed.
+  const detail = providerErrorDetail(status, error?.code ?? error?.type, error?.message);
   if (status === 429 || code === 'rate_limit_exceeded') {
-    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(retryAfter) });
+    return new ModelFailure('rate-limited', message, { status, retryAfterSeconds: parseRetryAfter(retryAfter), detail });
   }
-  if (status === 408) return new ModelFailure('timeout', message, { status });
-  if (status === undefined || status >= 500) return new ModelFailure('unavailable', message, { status });
+  if (status === 408) return new ModelFailure('timeout', message, { status, detail });
+  if (status === undefined || status >= 500) return new ModelFailure('unavailable', message, { status, detail });
   if (CONTEXT_TOO_LONG.test(code) || CONTEXT_TOO_LONG.test(error?.message ?? '')) {
-    return new ModelFailure('context-too-long', message, { status });
+    return new ModelFailure('context-too-long', message, { status, detail });
   }
-  return new ModelFailure('invalid-request', message, { status });
+  return new ModelFailure('invalid-request', message, { status, detail });
 }
 

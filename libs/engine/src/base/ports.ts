@@ -13,9 +13,12 @@ export interface EngineSealer {
   open(envelope: { keyId: string; data: Buffer }, associatedData: string): Buffer;
 }
 
-/** Saves a full failure cause as a sealed error record inside the given transaction (ERR-01). */
+/**
+ * Saves a full failure cause as a sealed error record inside the given transaction (ERR-01).
+ * `detail`: what the failure says of itself that is safe to show (decision 082), kept in clear beside the category.
+ */
 export interface FailureRecorder {
-  record(tx: Queryable, failure: { errorId: ErrorId; category: ErrorCategory; origin: string; cause: unknown; executionId?: string }): Promise<void>;
+  record(tx: Queryable, failure: { errorId: ErrorId; category: ErrorCategory; origin: string; cause: unknown; executionId?: string; detail?: { readonly [key: string]: Json } }): Promise<void>;
 }
 
 /**

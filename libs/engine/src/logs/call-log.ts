@@ -2,6 +2,7 @@ import { newId, type ErrorId } from '@openbot/domain';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { FaultPoints } from '../base/fault-points';
+import { namedCategory, namedDetail } from '../base/failure-facts';
 import type { FailureRecorder, Queryable } from '../base/ports';
 import { backoffMs, sleep, type RunScope } from '../base/run-scope';
 import { aad, type SealedJson } from '../base/sealed-json';
@@ -75,8 +76,11 @@ export interface CallOptions {
    * for it too, so both must be idempotent by `callId` (USE-04: unknown, then settled).
    */
   readonly onAbandonedAttempt?: (tx: Queryable, abandoned: { readonly callId: string; readonly attempt: number }) => Promise<void>;
-  /** Runs when a failed attempt is recorded (it may publish a failure event). */
-  readonly onFailedAttempt?: (failure: { readonly attempt: number; readonly error: unknown; readonly retrying: boolean }) => Promise<void> | void;
+  /**
+   * Runs when a failed attempt is recorded (it may publish a failure event). `retryInMs`: with
+   * `retrying`, how long the call log waits before the next attempt (the sender's Retry-After or the backoff).
+   */
+  readonly onFailedAttempt?: (failure: { readonly attempt: number; readonly error: unknown; readonly retrying: boolean; readonly retryInMs?: number }) => Promise<void> | void;
 }
 
 /** A short fixed description of a failure for a span: the sender's category, else the error's class. */
@@ -311,9 +315,10 @@ export class CallLog {
         const retrying = options.safe && attempt < maxAttempts && !scope.gateClosed && retryable(error) && !unsent;
         const errorId = retrying || unsent ? null : await this.failForGood(id, callKey, error);
         if (retrying || unsent) await this.setStatus(id, 'failed');
-        await options.onFailedAttempt?.({ attempt, error, retrying });
+        const retryInMs = retryDelay(attempt, error);
+        await options.onFailedAttempt?.({ attempt, error, retrying, ...(retrying ? { retryInMs } : {}) });
         if (!retrying) throw new CallFailed(callKey, error, errorId);
-        await sleep(retryDelay(attempt, error), scope.signal);
+        await sleep(retryInMs, scope.signal);
         continue;
       }
       await this.saveResult(id, result, callKey, attempt, options.commit);
@@ -373,7 +378,16 @@ export class CallLog {
             ...callSql.callFailed,
             values: [id, errorId],
           });
-          await failures.record(tx, { errorId, category: 'internal', origin: `call ${callKey}`, cause, executionId: this.deps.executionId });
+          // The category and safe detail the cause names (a model provider's refusal, decision 082), else `internal`.
+          const detail = namedDetail(cause);
+          await failures.record(tx, {
+            errorId,
+            category: namedCategory(cause) ?? 'internal',
+            origin: `call ${callKey}`,
+            cause,
+            executionId: this.deps.executionId,
+            ...(detail !== null ? { detail } : {}),
+          });
         }),
       undefined,
     );

@@ -36,6 +36,8 @@ export interface EndFailure {
   readonly category: ErrorCategory;
   readonly cause: unknown;
   readonly errorId?: string;
+  /** What the failure says of itself that is safe to show (a model provider's scrubbed answer, decision 082): on `execution.ended` and its error record. */
+  readonly detail?: { readonly [key: string]: Json };
   readonly later?: readonly unknown[];
 }
 
@@ -388,6 +390,7 @@ async function endExecution(
       origin: `execution ${e.workflow?.name ?? 'unknown'}`,
       cause: e.failure.cause,
       executionId: e.id,
+      ...(e.failure.detail !== undefined ? { detail: e.failure.detail } : {}),
     });
   }
   for (const cause of e.failure?.later ?? []) {
@@ -395,7 +398,8 @@ async function endExecution(
     await ctx.failures.record(tx, { errorId: newId(), category: 'internal', origin: `release ${e.workflow?.name ?? 'unknown'}`, cause, executionId: e.id });
   }
   const facts = e.workflow?.endedFacts?.({ state: e.data.state, outcome: e.outcome, result: e.result ?? null }) ?? {};
-  const payload: Json = { ...facts, state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category } : {}) };
+  const detail = e.failure?.detail;
+  const payload: Json = { ...facts, state: e.outcome, ...(errorId !== null ? { errorId, category: e.failure!.category, ...(detail !== undefined ? { detail } : {}) } : {}) };
   // Events the feature's end emits go just before `execution.ended`, in the same transaction.
   const endEvents: PendingEvent[] = [];
   const endPayloads: Json[] = [];

@@ -1,4 +1,5 @@
-import { ERROR_CATEGORIES, newId, type ErrorCategory, type ExecutionId } from '@openbot/domain';
+import { newId, type ExecutionId } from '@openbot/domain';
+import { namedCategory, namedDetail } from '../base/failure-facts';
 import { CallFailed, CallLog, OutcomeUnknown } from '../logs/call-log';
 import { seededRandom } from '../base/clock';
 import { collectCommands, type OutgoingCommand, type PhaseOutbox } from './commands';
@@ -177,19 +178,14 @@ function failedPhase(ctx: EngineContext, run: LocalRun, at: PhaseAt, scope: RunS
   const later = scope.releaseFailures.filter((f) => f !== error);
   // A call that failed for good has its error record already: the execution ends with its ID (ERR-01).
   const errorId = error instanceof CallFailed && error.errorId !== null ? { errorId: error.errorId } : {};
-  return end(ctx, run, { workflow: at.workflow, data: at.data, outcome: 'failed', failure: { category: namedCategory(error) ?? 'internal', cause: error, ...errorId, later } });
-}
-
-/**
- * The category a failure names for itself (`failureCategory`, on it or a cause), e.g. `forbidden`
- * for a refused Vault reference (SEC-02); anything else is `internal`.
- */
-function namedCategory(error: unknown): ErrorCategory | null {
-  for (let at = error, depth = 0; at !== null && typeof at === 'object' && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
-    const named = (at as { failureCategory?: unknown }).failureCategory;
-    if ((ERROR_CATEGORIES as readonly unknown[]).includes(named)) return named as ErrorCategory;
-  }
-  return null;
+  // A failure that names its category and a safe detail (a model provider's refusal) ends with them (decision 082).
+  const detail = namedDetail(error);
+  return end(ctx, run, {
+    workflow: at.workflow,
+    data: at.data,
+    outcome: 'failed',
+    failure: { category: namedCategory(error) ?? 'internal', cause: error, ...errorId, ...(detail !== null ? { detail } : {}), later },
+  });
 }
 
 /** Waits before the next attempt; a cancel, pause, drain or lost lease during the wait stops the run. */

@@ -71,7 +71,9 @@ export async function executionSpend(
   }
   const outputTokens = Number(row.output_tokens);
   let stop: ExecutionStop | null = null;
-  if (execution.state === 'failed' && execution.category === 'timeout') stop = 'max-seconds';
+  // Its own time limit ends a Turn `failed`/`timeout` with the counted time saved at or past it; a model
+  // provider's timeout has the same category (decision 082) but is sent only before the limit is reached.
+  if (execution.state === 'failed' && execution.category === 'timeout' && Number(row.active_ms) >= row.max_seconds * 1000) stop = 'max-seconds';
   else if (execution.state === 'completed') {
     if (row.final_stop === 'max-cost' || row.final_stop === 'budget') stop = row.final_stop;
     else if (row.final_stop === null) stop = row.steps >= row.max_steps ? 'max-steps' : outputTokens >= row.max_output_tokens ? 'max-output-tokens' : null;

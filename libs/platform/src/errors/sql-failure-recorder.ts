@@ -21,8 +21,8 @@ export class SqlFailureRecorder implements FailureRecorder {
     });
     await tx.query({
       name: 'openbot.insert_error_record',
-      text: 'INSERT INTO error_records (id, category, origin, cause_id, execution_id) VALUES ($1, $2, $3, $4, $5)',
-      values: [failure.errorId, failure.category, failure.origin, causeId, failure.executionId ?? null],
+      text: 'INSERT INTO error_records (id, category, origin, cause_id, execution_id, detail) VALUES ($1, $2, $3, $4, $5, $6)',
+      values: [failure.errorId, failure.category, failure.origin, causeId, failure.executionId ?? null, failure.detail === undefined ? null : JSON.stringify(failure.detail)],
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ANTHROPIC_FILE_PARTS, OPENAI_FILE_PARTS, runModelStep, type ChatMessage, type FilePartType, type ModelStepResult, type ToolDefinition } from '@openbot/core';
+import { ANTHROPIC_FILE_PARTS, ModelFailure, OPENAI_FILE_PARTS, runModelStep, type ChatMessage, type FilePartType, type ModelStepResult, type ProviderErrorDetail, type ToolDefinition } from '@openbot/core';
 import type { ExecutionId } from '@openbot/domain';
-import type { CallOptions, CallRequest, PhaseEvents, Queryable } from '@openbot/engine';
+import type { CallOptions, CallRequest, Json, PhaseEvents, Queryable } from '@openbot/engine';
 import { rateBuckets } from '../billing/rate-buckets';
 import { LimitsUnreadable } from '../billing/limits-unreadable';
 import { reserve } from '../billing/reservations';
@@ -150,7 +150,7 @@ export class RateLimitWait extends Error {
  *   call ID committed with the result and `model.completed` (USE-01), unknown with the estimate
  *   when no usage came (USE-02), when a new owner closed the attempt (USE-04), or when its own
  *   gate cut it off after it sent (a cancel, a pause, a lost lease), settled once by a late result;
- * - the `model.started`, `model.failed` and `model.completed` events.
+ * - the `model.started`, `model.failed`, `model.waiting` and `model.completed` events (decision 082).
  */
 @Injectable()
 export class ModelCalls {
@@ -198,11 +198,11 @@ export class ModelCalls {
           safe: true,
           kind: 'model',
           attempts: MODEL_ATTEMPTS,
-          onFailedAttempt: async ({ attempt, error, retrying }) => {
+          onFailedAttempt: async ({ attempt, error, retrying, retryInMs }) => {
             await usageHolds.release(this.db, executionId, callKey);
             // A refused or unreadable reservation sent nothing: no model attempt started, so none failed.
             if (error instanceof BudgetStop || error instanceof LimitsUnreadable) return;
-            publisher.publish('model.failed', { category: failureCategory(error), retrying }, position(attempt));
+            for (const event of attemptEvents(error, retrying, retryInMs, Date.now())) publisher.publish(event.type, event.payload, position(attempt));
             await publisher.flush();
           },
           // An attempt sent and never answered (an earlier owner's, or one its gate cut off) may still finish late: unknown until it does (USE-04).
@@ -277,6 +277,33 @@ export class ModelCalls {
     publisher.announce();
     return result;
   }
+}
+
+/** A `model.failed` or `model.waiting` event's payload. */
+type AttemptEvent = { readonly type: 'model.failed' | 'model.waiting'; readonly payload: { readonly [key: string]: Json } };
+
+/**
+ * The events of an attempt that did not answer (decision 082). A rate limit's empty bucket sent
+ * nothing and only waits: `model.waiting` with the organization's `rate-limit` as its reason. Any
+ * other attempt failed: `model.failed` with its category and, when the provider itself answered,
+ * the provider's scrubbed `detail`; a provider's rate limit that is retried adds the wait it asked
+ * for, `model.waiting` with the reason `provider-rate-limit`.
+ */
+export function attemptEvents(error: unknown, retrying: boolean, retryInMs: number | undefined, now: number): AttemptEvent[] {
+  if (error instanceof RateLimitWait) return [waiting('rate-limit', error.waitMs, now)];
+  const category = failureCategory(error);
+  const detail = error instanceof ModelFailure ? error.detail : undefined;
+  const failed: AttemptEvent = { type: 'model.failed', payload: { category, retrying, ...(detail !== undefined ? { detail: detailJson(detail) } : {}) } };
+  return retrying && category === 'rate-limited' && retryInMs !== undefined ? [failed, waiting('provider-rate-limit', retryInMs, now)] : [failed];
+}
+
+function detailJson(detail: ProviderErrorDetail): Json {
+  return { status: detail.status, code: detail.code, message: detail.message };
+}
+
+/** `model.waiting`: until when the call waits (ISO 8601), the same in whole seconds from now, and why. */
+function waiting(reason: 'rate-limit' | 'provider-rate-limit', waitMs: number, now: number): AttemptEvent {
+  return { type: 'model.waiting', payload: { reason, until: new Date(now + waitMs).toISOString(), retryAfter: Math.ceil(waitMs / 1000) } };
 }
 
 function failureCategory(error: unknown): string {

@@ -3,6 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { ExecutionState, MemberCaller } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
 import { Database } from '../../../../platform/src/database/sql';
+import { failureDetailOf, type FailureDetail } from '../../../../platform/src/errors/error-detail';
 import { visibleExecution } from '../execution-access';
 import { executionSpend, type ExecutionSpend } from '../execution-spend';
 
@@ -15,6 +16,8 @@ export interface ExecutionDetails extends ExecutionSpend {
   readonly paused: boolean;
   readonly errorId: string | null;
   readonly category: string | null;
+  /** A failure a model provider answered: its status, error code and scrubbed message (decision 082); null otherwise. */
+  readonly detail: FailureDetail | null;
 }
 
 /** `GET /v1/executions/{id}`: safe fields only, read through the engine's read API (ARCH-05: no service in between) with the access rule in its SQL. */
@@ -36,7 +39,10 @@ export class GetExecutionHandler implements IQueryHandler<GetExecution> {
 
   async execute({ caller, executionId }: GetExecution): Promise<ExecutionDetails> {
     const { id, kind, state, generation, resource, paused, errorId, category } = await visibleExecution(this.db, caller, executionId);
-    const spend = await executionSpend(this.db, { id, state, category }, this.engine.clock.now());
-    return { id, kind, state, generation, resource, paused, errorId, category, ...spend };
+    const [spend, detail] = await Promise.all([
+      executionSpend(this.db, { id, state, category }, this.engine.clock.now()),
+      state === 'failed' && errorId !== null ? failureDetailOf(this.db, errorId) : null,
+    ]);
+    return { id, kind, state, generation, resource, paused, errorId, category, detail, ...spend };
   }
 }

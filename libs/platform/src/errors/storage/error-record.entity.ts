@@ -22,6 +22,13 @@ export class ErrorRecordEntity {
   @JoinColumn({ name: 'cause_id', foreignKeyConstraintName: 'error_records_cause_id_fkey' })
   cause?: SealedRecordEntity;
 
+  /**
+   * What the failure says of itself that is safe to show, in clear (decision 082): a model
+   * provider's `{ status, code, message }`, scrubbed. Null for every other failure.
+   */
+  @Column('jsonb', { nullable: true })
+  detail!: Record<string, unknown> | null;
+
   /** The execution whose failure this is, when it happened in one (ERR-04 links release failures). */
   @Index('error_records_execution_id_idx')
   @Column('uuid', { name: 'execution_id', nullable: true })
