@@ -1,6 +1,7 @@
 import type { OpenbotClient } from './client';
 import { OpenbotApiError, OpenbotConnectionError, faultError, toApiError, type RequestFailed } from './errors';
 import { SseParser, type SseMessage } from './sse';
+import { ReplyText } from './reply-text';
 
 /**
  * One event of an execution (docs/http-api.md "Executions and events"): `seq` starts at 1 and rises by exactly 1,
@@ -115,15 +116,11 @@ export async function* streamEvents(client: OpenbotClient, executionId: string, 
   }
 }
 
-/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md). */
+/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md); `ReplyText` folds them as they arrive. */
 export function replyText(events: Iterable<StreamItem>): string {
-  const all = [...events].filter((e): e is ExecutionEvent => e.seq !== null);
-  const lastAttempt = new Map<number, number>();
-  for (const e of all) if (e.type === 'model.started' && e.step !== undefined) lastAttempt.set(e.step, e.attempt ?? 1);
-  return all
-    .filter((e) => e.type === 'text.delta' && e.step !== undefined && lastAttempt.get(e.step) === (e.attempt ?? 1) && typeof e.text === 'string')
-    .map((e) => e.text as string)
-    .join('');
+  const reply = new ReplyText();
+  for (const event of events) reply.push(event);
+  return reply.text;
 }
 
 /** Decoded SSE messages of a response body; a connection silent for `idleMs` is aborted. */
