@@ -540,7 +540,7 @@ export interface paths {
         };
         /**
          * List a Chat's messages, oldest first
-         * @description A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published.
+         * @description A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published. A Turn a limit stopped ends with its partial reply, an assistant message whose `stop` names the limit.
          */
         get: operations["ChatMessages_list"];
         put?: never;
