@@ -1,7 +1,6 @@
 import type { OpenbotClient } from './client';
 import { OpenbotApiError, OpenbotConnectionError, faultError, toApiError, type RequestFailed } from './errors';
 import { SseParser, type SseMessage } from './sse';
-import { ReplyText } from './reply-text';
 
 /**
  * One event of an execution (docs/http-api.md "Executions and events"): `seq` starts at 1 and rises by exactly 1,
@@ -114,13 +113,6 @@ export async function* streamEvents(client: OpenbotClient, executionId: string, 
     options.onReconnect?.({ attempt: failures, after: cursor, delayMs, error: failure });
     await sleep(delayMs, options.signal);
   }
-}
-
-/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md); `ReplyText` folds them as they arrive. */
-export function replyText(events: Iterable<StreamItem>): string {
-  const reply = new ReplyText();
-  for (const event of events) reply.push(event);
-  return reply.text;
 }
 
 /** Decoded SSE messages of a response body; a connection silent for `idleMs` is aborted. */

@@ -1,5 +1,5 @@
-import { replyText, type StreamItem } from './events';
-import { ReplyText } from './reply-text';
+import type { StreamItem } from './events';
+import { ReplyText, replyText } from './reply-text';
 
 /**
  * A Turn whose first model attempt broke mid-stream and was asked again, as a server sent it

@@ -1,4 +1,4 @@
-import type { ExecutionEvent, StreamFault } from './events';
+import type { ExecutionEvent, StreamFault, StreamItem } from './events';
 
 /**
  * A Turn's reply folded from its events as they arrive (docs/http-api.md "Executions and events").
@@ -43,4 +43,11 @@ export class ReplyText {
       .map(([, folded]) => folded.text)
       .join('');
   }
+}
+
+/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md), folded by `ReplyText`. */
+export function replyText(events: Iterable<StreamItem>): string {
+  const reply = new ReplyText();
+  for (const event of events) reply.push(event);
+  return reply.text;
 }
