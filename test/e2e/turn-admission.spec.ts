@@ -211,6 +211,25 @@ describe('turn admission', () => {
     ]);
   });
 
+  it('[STC-03] a Turn whose output tokens are spent takes no steering while its last tools run: the input is queued with its own Turn', async () => {
+    chat = await createChatFixture(t, {
+      baseUrl: fake.baseUrl,
+      tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
+      limits: { maxOutputTokens: 50 },
+    });
+    tools.enqueue(delayedJsonReply(800, 200, { modelOutput: 'found it' }));
+    fake.enqueue(toolCallReply('call-1', 'lookup', ['{}'], [10, 60]), textReply(['About your note']));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+    await waitForEvent(t, chat.secret, first.executionId, 'tool.called');
+    const late = await sendMessage(t, chat.secret, chat.chatId, 'also check y');
+    expect(late.admission).toBe('queued');
+    expect(late.executionId).not.toBe(first.executionId);
+    expect((await eventsUntilEnd(t, chat.secret, first.executionId)).at(-1)).toMatchObject({ state: 'completed', stop: 'max-output-tokens' });
+    expect(replyText(await eventsUntilEnd(t, chat.secret, late.executionId))).toBe('About your note');
+    expect(promptOf(fake.requests[1]!.body as never).at(-1)).toBe('user:also check y');
+    expect((await listMessages(t, chat.secret, chat.chatId)).find((m) => m.content === 'also check y')?.turnId).toBe(late.turnId);
+  });
+
   it('[STC-04] the next queued Turn is admitted in the transaction that ends the previous one, after its reply is committed: at every moment the old Turn or the queued one is active, never none', async () => {
     const witness = await installAdmissionWitness();
     try {

@@ -136,11 +136,12 @@ export function modelPhase(deps: {
       const usage = result.usage;
       const outputTokens = state.outputTokens + (usage?.outputTokens ?? 0);
       let stop: TurnState['stop'] = result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop';
-      // A final answer: steering input that came during the call is read by one more step when the
-      // limits leave one; otherwise the Turn takes no more (decision 083). The last step closed it already.
-      if (stop !== null && step < bot.limits.maxSteps) {
-        const more = outputTokens < bot.limits.maxOutputTokens;
-        if ((await closeSteering(deps.db, state, more)) === 'unread') stop = null;
+      // No later model step (its output tokens are spent): the Turn takes no more steering. A final
+      // answer: steering input that came during the call is read by one more step, or the Turn takes
+      // no more (decision 083). The last step the Bot allows closed it already.
+      if (step < bot.limits.maxSteps) {
+        if (outputTokens >= bot.limits.maxOutputTokens) await closeSteering(deps.db, state, false);
+        else if (stop !== null && (await closeSteering(deps.db, state, true)) === 'unread') stop = null;
       }
       // Only a step with a gated call reads the Turn's rights: its approvals keep them for the approver rule (decision 075).
       const gatedTools = gatedCalls(state, result.toolCalls.slice(0, deps.toolCallsPerStep));
