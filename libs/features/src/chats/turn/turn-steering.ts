@@ -1,10 +1,22 @@
 import type { Database } from '../../../../platform/src/database/sql';
 import type { TurnState } from '../../../../platform/src/turn-core/turn-state';
-import { readNewInputs } from './turn-reads';
 
 /** The Chat's row lock, which orders every input (PostMessage takes it first too). */
 const LOCK_CHAT = { name: 'turn.steering_lock_chat', text: 'SELECT 1 FROM chats WHERE id = $1 FOR UPDATE' };
-const CLOSE_STEERING = { name: 'turn.close_steering', text: 'UPDATE chat_turns SET steering_closed = true WHERE id = $1' };
+
+/**
+ * With `$3` (it may still read), the Turn's unread steering input (as `readNewInputs` reads it)
+ * keeps it open; otherwise it closes. Answers whether it found such input.
+ */
+const CLOSE_STEERING = {
+  name: 'turn.close_steering',
+  text: `WITH u AS (
+           SELECT $3::boolean AND EXISTS (
+             SELECT 1 FROM chat_messages WHERE turn_id = $1 AND role = 'user' AND author IS DISTINCT FROM 'task' AND position > $2::bigint
+           ) AS unread
+         ), c AS (UPDATE chat_turns SET steering_closed = true WHERE id = $1 AND NOT (SELECT unread FROM u))
+         SELECT unread FROM u`,
+};
 
 /**
  * Whether a Turn that would make no more model calls takes the steering input admitted meanwhile
@@ -19,8 +31,7 @@ export async function closeSteering(db: Database, state: TurnState, readMore: bo
   return db.transaction(async (tx) => {
     await tx.query({ ...LOCK_CHAT, values: [state.chatId] });
     // A statement of its own after the lock: it sees every admission that committed before it.
-    if (readMore && (await readNewInputs(tx, state.turnId, state.consumed)).length > 0) return 'unread';
-    await tx.query({ ...CLOSE_STEERING, values: [state.turnId] });
-    return 'closed';
+    const { rows } = await tx.query<{ unread: boolean }>({ ...CLOSE_STEERING, values: [state.turnId, state.consumed, readMore] });
+    return rows[0]!.unread ? 'unread' : 'closed';
   });
 }
