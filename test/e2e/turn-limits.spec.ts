@@ -109,6 +109,20 @@ describe('turn limits', () => {
     ]);
   });
 
+  it('a Turn a budget stopped before its first model call still leaves a reply in the Chat: an empty partial reply marked `budget`', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    // Something is left, so the message is admitted; too little for any call, so none is sent.
+    await t.http().post('/v1/budgets').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, period: 'day', limitTokens: 100 }).expect(201);
+    fake.enqueue(textReply(['never asked']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'hello');
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed', stop: 'budget' });
+    expect(fake.requests).toHaveLength(0);
+    expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => [m.role, m.content, m.stop, m.turnId])).toEqual([
+      ['user', 'hello', null, turn.turnId],
+      ['assistant', '', 'budget', turn.turnId],
+    ]);
+  });
+
   it('a final answer ends with `stop: null` on `execution.ended` and on the view', async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     fake.enqueue(textReply(['done']));
