@@ -192,8 +192,10 @@ async function submitLearning(context: WorkflowEndContext<TurnState>, state: Tur
 }
 
 /**
- * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
- * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
+ * Steering input the Turn took but never read would otherwise go unanswered: it moves to a new
+ * Turn of the same identity, admitted at once, ahead of queued input. A Turn stops taking steering
+ * once it makes no more model calls (decision 083), so this is input a limit it could not foresee
+ * (a budget, its time, the output tokens of its last call) left unread.
  */
 async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState, messageIds: readonly string[]): Promise<string> {
   const turnId = newId();
