@@ -2801,7 +2801,7 @@ export interface components {
             /** @description Starts at 1 and rises by exactly 1 within an execution, except where retention removed `text.delta` events of an ended execution (its `execution.ended` event then carries `pruned`) */
             seq: number;
             /**
-             * @description What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume took effect, and last `execution.ended`
+             * @description What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume is recorded, and last `execution.ended`
              * @example execution.ended
              */
             type: string;

@@ -150,7 +150,7 @@ export class ExecutionEventBody {
 
   @ApiProperty({
     example: 'execution.ended',
-    description: 'What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume took effect, and last `execution.ended`',
+    description: 'What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume is recorded, and last `execution.ended`',
   })
   type!: string;
 
