@@ -38,6 +38,7 @@ import { PriceSetBy1767840000000 } from './1767840000000-price-set-by';
 import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approvers';
 import { OrganizationLimits1767870000000 } from './1767870000000-organization-limits';
 import { ErrorRecordDetail1767890000000 } from './1767890000000-error-record-detail';
+import { TurnEnds1767900000000 } from './1767900000000-turn-ends';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -80,4 +81,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ApprovalApprovers1767860000000,
   OrganizationLimits1767870000000,
   ErrorRecordDetail1767890000000,
+  TurnEnds1767900000000,
 ];

@@ -2,6 +2,7 @@ import {
   OpenbotApiError,
   OpenbotConnectionError,
   createOpenbotClient,
+  ReplyText,
   replyText,
   sendMessage,
   streamEvents,
@@ -11,7 +12,7 @@ import {
   type StreamItem,
 } from '@openbot/client';
 import type { AddressInfo } from 'node:net';
-import { chunks, heldStreamReply, textReply, FakeOpenAiServer } from '../fakes/fake-openai-server';
+import { chunks, heldStreamReply, streamReply, textReply, FakeOpenAiServer } from '../fakes/fake-openai-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { eventTypes } from '../support/chat-fixture';
 
@@ -99,6 +100,25 @@ describe('libs/client against a listening server', () => {
     // A stream opened after the end replays every event from `after`, then ends.
     const tail = await collect(admission.executionId, { after: items.length - 2 });
     expect(tail.map((i) => i.seq)).toEqual([items.length - 1, items.length]);
+  });
+
+  it('[EVT-01] ReplyText folds a live stream into the stored reply: the text of an attempt that broke is dropped when the next attempt of its step starts', async () => {
+    fake.enqueue(streamReply([chunks.role(), chunks.text('Abandoned '), chunks.text('draft'), chunks.finish('stop')], { dropAfter: 3 }), textReply(['Kept ', 'answer'], [9, 2]));
+    const admission = await sendMessage(client, chatId, 'Retry me');
+    const reply = new ReplyText();
+    const dropped: string[] = [];
+    const items = await collect(admission.executionId, {}, (item) => {
+      const gone = reply.push(item);
+      if (gone !== '') dropped.push(gone);
+    });
+    expectContiguous(items);
+    // The first attempt streamed text that the second one replaced.
+    expect(items.filter((i) => i.seq !== null && i.type === 'model.started').map((i) => (i.seq === null ? null : i.attempt))).toEqual([1, 2]);
+    expect(dropped).toEqual(['Abandoned draft']);
+    expect(reply.text).toBe('Kept answer');
+    expect(replyText(items)).toBe('Kept answer');
+    const messages = await unwrap(client.GET('/v1/chats/{id}/messages', { params: { path: { id: chatId }, query: { limit: 200 } } }));
+    expect(messages.data.at(-1)).toMatchObject({ role: 'assistant', content: reply.text, stop: null });
   });
 
   it('a declared error surfaces as OpenbotApiError with its type and message (and issues for InvalidInput)', async () => {

@@ -55,6 +55,27 @@ describe('pause, resume and counted time', () => {
     expect(tools.requests).toHaveLength(1);
   });
 
+  it("[TASK-02] a pause and a resume show in the Turn's event stream: one `execution.paused`, then one `execution.resumed`, in order with its other events", async () => {
+    const chat = await createChatFixture(t, { baseUrl: model.baseUrl, tools: [ask] });
+    model.enqueue(toolCallReply('c1', 'ask_user', ['{}'], [5, 1]), textReply(['Thanks.']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'ask me');
+    await waitForEvent(t, chat.secret, turn.executionId, 'tool.called');
+    // Repeating a pause or a resume changes nothing, and adds no event.
+    await post(chat, `/v1/executions/${turn.executionId}/pause`).expect(202);
+    await post(chat, `/v1/executions/${turn.executionId}/pause`).expect(202);
+    const whilePaused = await waitForEvent(t, chat.secret, turn.executionId, 'execution.paused');
+    expect(whilePaused.at(-1)).toMatchObject({ type: 'execution.paused', seq: whilePaused.length, at: expect.any(String) });
+    await post(chat, `/v1/executions/${turn.executionId}/resume`).expect(202);
+    await post(chat, `/v1/executions/${turn.executionId}/resume`).expect(202);
+    await answer(chat, 'c1');
+    const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+    expect(events.filter((e) => e.type.startsWith('execution.')).map((e) => e.type)).toEqual(['execution.paused', 'execution.resumed', 'execution.ended']);
+    const order = events.map((e) => e.type).filter((type) => ['tool.called', 'execution.paused', 'execution.resumed', 'tool.result'].includes(type));
+    expect(order).toEqual(['tool.called', 'execution.paused', 'execution.resumed', 'tool.result']);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+  });
+
   it('[TASK-03] a paused Turn\'s time does not count, and the time before and after the pause adds up', async () => {
     // 20 s, a paused hour, 20 s: 40 s of a 60 s limit.
     const chat = await createChatFixture(t, { baseUrl: model.baseUrl, tools: [ask], limits: { maxSeconds: 60 } });

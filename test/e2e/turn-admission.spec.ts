@@ -163,27 +163,71 @@ describe('turn admission', () => {
     ]);
   });
 
-  it('[STC-04] steering that arrives after the last model step is not lost: it starts the next Turn with the end of this one', async () => {
+  it("[STC-03] steering that arrives during the Turn's final model call is read by one more step of that Turn: the 202 names the Turn that answers it", async () => {
     const release = deferred();
     fake.enqueue(heldText(['Final'], release.promise), textReply(['About your note']));
     const first = await sendMessage(t, chat.secret, chat.chatId, 'Hello');
     await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
     const steer = await sendMessage(t, chat.secret, chat.chatId, 'one more thing');
-    expect(steer.admission).toBe('steered');
+    expect(steer).toMatchObject({ admission: 'steered', turnId: first.turnId, executionId: first.executionId });
     release.resolve();
-    await eventsUntilEnd(t, chat.secret, first.executionId);
-    const turns = await t.database.query<{ id: string; execution_id: string; state: string }>(`SELECT id, execution_id, state FROM chat_turns WHERE chat_id = $1 ORDER BY seq`, [chat.chatId]);
-    expect(turns).toHaveLength(2);
-    const next = await eventsUntilEnd(t, chat.secret, turns[1]!.execution_id);
-    expect(replyText(next)).toBe('About your note');
+    const events = await eventsUntilEnd(t, chat.secret, first.executionId);
+    expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', stop: null });
+    // The Turn the answer named made the second model call, and that call read the steering input.
+    expect(events.filter((e) => e.type === 'model.started').map((e) => e.step)).toEqual([1, 2]);
+    expect(promptOf(fake.requests[1]!.body as never).slice(-3)).toEqual(['user:Hello', 'assistant:Final', 'user:one more thing']);
+    const turns = await t.database.query<{ id: string }>(`SELECT id FROM chat_turns WHERE chat_id = $1`, [chat.chatId]);
+    expect(turns.map((turn) => turn.id)).toEqual([first.turnId]);
     const messages = await listMessages(t, chat.secret, chat.chatId);
-    expect(messages.map((m) => [m.role, m.content])).toEqual([
-      ['user', 'Hello'],
-      ['user', 'one more thing'],
-      ['assistant', 'Final'],
-      ['assistant', 'About your note'],
+    expect(messages.map((m) => [m.role, m.content, m.turnId === first.turnId])).toEqual([
+      ['user', 'Hello', true],
+      ['user', 'one more thing', true],
+      ['assistant', 'Final', true],
+      ['assistant', 'About your note', true],
     ]);
-    expect(messages[1]!.turnId).toBe(turns[1]!.id);
+  });
+
+  it('[STC-03] a Turn in its last allowed step takes no steering: the input is queued with its own Turn and execution, which answer it', async () => {
+    chat = await createChatFixture(t, { baseUrl: fake.baseUrl, limits: { maxSteps: 1 } });
+    const release = deferred();
+    fake.enqueue(heldText(['Final'], release.promise), textReply(['About your note']));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Hello');
+    await waitForEvent(t, chat.secret, first.executionId, 'text.delta');
+    const late = await sendMessage(t, chat.secret, chat.chatId, 'one more thing');
+    expect(late.admission).toBe('queued');
+    expect(late.turnId).not.toBe(first.turnId);
+    expect(late.executionId).not.toBe(first.executionId);
+    release.resolve();
+    expect(replyText(await eventsUntilEnd(t, chat.secret, first.executionId))).toBe('Final');
+    // The execution the answer named runs the Turn that reads it, with the first Turn's reply as history.
+    expect(replyText(await eventsUntilEnd(t, chat.secret, late.executionId))).toBe('About your note');
+    expect(promptOf(fake.requests[1]!.body as never).slice(-3)).toEqual(['user:Hello', 'assistant:Final', 'user:one more thing']);
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.map((m) => [m.role, m.content, m.turnId])).toEqual([
+      ['user', 'Hello', first.turnId],
+      ['user', 'one more thing', late.turnId],
+      ['assistant', 'Final', first.turnId],
+      ['assistant', 'About your note', late.turnId],
+    ]);
+  });
+
+  it('[STC-03] a Turn whose output tokens are spent takes no steering while its last tools run: the input is queued with its own Turn', async () => {
+    chat = await createChatFixture(t, {
+      baseUrl: fake.baseUrl,
+      tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, kind: 'http', url: tools.url('/lookup'), retry: 'safe' }],
+      limits: { maxOutputTokens: 50 },
+    });
+    tools.enqueue(delayedJsonReply(800, 200, { modelOutput: 'found it' }));
+    fake.enqueue(toolCallReply('call-1', 'lookup', ['{}'], [10, 60]), textReply(['About your note']));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'Look it up');
+    await waitForEvent(t, chat.secret, first.executionId, 'tool.called');
+    const late = await sendMessage(t, chat.secret, chat.chatId, 'also check y');
+    expect(late.admission).toBe('queued');
+    expect(late.executionId).not.toBe(first.executionId);
+    expect((await eventsUntilEnd(t, chat.secret, first.executionId)).at(-1)).toMatchObject({ state: 'completed', stop: 'max-output-tokens' });
+    expect(replyText(await eventsUntilEnd(t, chat.secret, late.executionId))).toBe('About your note');
+    expect(promptOf(fake.requests[1]!.body as never).at(-1)).toBe('user:also check y');
+    expect((await listMessages(t, chat.secret, chat.chatId)).find((m) => m.content === 'also check y')?.turnId).toBe(late.turnId);
   });
 
   it('[STC-04] the next queued Turn is admitted in the transaction that ends the previous one, after its reply is committed: at every moment the old Turn or the queued one is active, never none', async () => {

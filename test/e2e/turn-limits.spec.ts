@@ -1,4 +1,4 @@
-import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai-server';
+import { chunks, FakeOpenAiServer, streamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
 import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, waitForEvent } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -67,10 +67,60 @@ describe('turn limits', () => {
     await waitForEvent(t, chat.secret, turn.executionId, 'tool.called');
     const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
     expect(events.at(-1)).toMatchObject({ state: 'failed', category: 'timeout', errorId: expect.any(String), stop: 'max-seconds' });
-    // The unanswered call is left out of the stored history; the user input stays.
-    expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => m.role)).toEqual(['user']);
+    // The unanswered call is left out of the stored history; the user input stays, and the Turn
+    // ends with its (empty) partial reply marked with the limit that stopped it.
+    expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => [m.role, m.content, m.stop])).toEqual([
+      ['user', 'wait for me', null],
+      ['assistant', '', 'max-seconds'],
+    ]);
     const late = await t.http().post(`/v1/chats/${chat.chatId}/tool-outputs`).set('authorization', bearer(chat.secret)).send({ callId: 'c1', output: 'too late' });
     expect(late.status).toBe(404);
+  });
+
+  it('a Turn a limit stopped keeps what it said as a partial reply marked `stop`, which the next Turn reads as history', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [lookup()], limits: { maxOutputTokens: 50 } });
+    tools.fallback = jsonReply(200, { modelOutput: 'data' });
+    const saidThenCalled = streamReply([chunks.role(), chunks.text('Partial thoughts'), chunks.toolCallStart(0, 'c1', 'lookup'), chunks.toolCallArgs(0, '{}'), chunks.finish('tool_calls'), chunks.usage(5, 60)]);
+    const heldBack = streamReply([chunks.role(), chunks.text('So far I found data'), chunks.toolCallStart(0, 'c2', 'ask_user'), chunks.toolCallArgs(0, '{}'), chunks.finish('tool_calls'), chunks.usage(5, 1)]);
+    fake.enqueue(saidThenCalled, textReply(['Next answer']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'expensive');
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed', stop: 'max-output-tokens' });
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.map((m) => [m.role, m.content, m.stop, m.turnId === turn.turnId])).toEqual([
+      ['user', 'expensive', null, true],
+      ['assistant', 'Partial thoughts', null, true],
+      ['tool', 'data', null, true],
+      ['assistant', '', 'max-output-tokens', true],
+    ]);
+    // The next Turn reads what was said as history; an empty partial reply tells the model nothing.
+    const next = await sendMessage(t, chat.secret, chat.chatId, 'go on');
+    await eventsUntilEnd(t, chat.secret, next.executionId);
+    const prompt = (fake.requests[1]!.body as { messages: Array<{ role: string; content: string | null }> }).messages.map((m) => `${m.role}:${m.content ?? ''}`);
+    expect(prompt.slice(1)).toEqual(['user:expensive', 'assistant:Partial thoughts', 'tool:data', 'user:go on']);
+
+    // A Turn stopped while a call of its last step waited keeps that step's text, marked.
+    const asking = await createChatFixture(t, { baseUrl: fake.baseUrl, tools: [{ name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } }], limits: { maxSeconds: 1 } });
+    fake.enqueue(heldBack);
+    const waiting = await sendMessage(t, asking.secret, asking.chatId, 'ask me');
+    expect((await eventsUntilEnd(t, asking.secret, waiting.executionId)).at(-1)).toMatchObject({ state: 'failed', stop: 'max-seconds' });
+    expect((await listMessages(t, asking.secret, asking.chatId)).map((m) => [m.role, m.content, m.stop])).toEqual([
+      ['user', 'ask me', null],
+      ['assistant', 'So far I found data', 'max-seconds'],
+    ]);
+  });
+
+  it('a Turn a budget stopped before its first model call still leaves a reply in the Chat: an empty partial reply marked `budget`', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    // Something is left, so the message is admitted; too little for any call, so none is sent.
+    await t.http().post('/v1/budgets').set('authorization', bearer(chat.secret)).send({ scope: { kind: 'bot', id: chat.botId }, period: 'day', limitTokens: 100 }).expect(201);
+    fake.enqueue(textReply(['never asked']));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'hello');
+    expect((await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)).toMatchObject({ state: 'completed', stop: 'budget' });
+    expect(fake.requests).toHaveLength(0);
+    expect((await listMessages(t, chat.secret, chat.chatId)).map((m) => [m.role, m.content, m.stop, m.turnId])).toEqual([
+      ['user', 'hello', null, turn.turnId],
+      ['assistant', '', 'budget', turn.turnId],
+    ]);
   });
 
   it('a final answer ends with `stop: null` on `execution.ended` and on the view', async () => {

@@ -94,9 +94,9 @@ export async function waitForEvent(t: TestApp, secret: string, executionId: stri
   return events;
 }
 
-export async function listMessages(t: TestApp, secret: string, chatId: string): Promise<Array<{ id: string; role: string; content: string; turnId: string }>> {
+export async function listMessages(t: TestApp, secret: string, chatId: string): Promise<Array<{ id: string; role: string; content: string; turnId: string; stop: string | null }>> {
   const res = await t.http().get(`/v1/chats/${chatId}/messages?limit=200`).set('authorization', bearer(secret)).expect(200);
-  return (res.body as { data: Array<{ id: string; role: string; content: string; turnId: string }> }).data;
+  return (res.body as { data: Array<{ id: string; role: string; content: string; turnId: string; stop: string | null }> }).data;
 }
 
 /** The reply as docs/http-api.md defines it: the `text.delta` texts of the last attempt of each step. */

@@ -1,6 +1,7 @@
 import { createOpenbotClient } from './client';
 import { OpenbotApiError } from './errors';
-import { replyText, streamEvents, type ReconnectInfo, type StreamEventsOptions, type StreamItem } from './events';
+import { streamEvents, type ReconnectInfo, type StreamEventsOptions, type StreamItem } from './events';
+import { replyText } from './reply-text';
 import { SseParser } from './sse';
 
 /** One scripted answer of the fake server: SSE text pieces (then the body ends or breaks), or an error answer. */

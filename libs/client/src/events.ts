@@ -115,17 +115,6 @@ export async function* streamEvents(client: OpenbotClient, executionId: string, 
   }
 }
 
-/** The assistant's reply in a list of events: the `text.delta` texts of the last attempt of each step (docs/http-api.md). */
-export function replyText(events: Iterable<StreamItem>): string {
-  const all = [...events].filter((e): e is ExecutionEvent => e.seq !== null);
-  const lastAttempt = new Map<number, number>();
-  for (const e of all) if (e.type === 'model.started' && e.step !== undefined) lastAttempt.set(e.step, e.attempt ?? 1);
-  return all
-    .filter((e) => e.type === 'text.delta' && e.step !== undefined && lastAttempt.get(e.step) === (e.attempt ?? 1) && typeof e.text === 'string')
-    .map((e) => e.text as string)
-    .join('');
-}
-
 /** Decoded SSE messages of a response body; a connection silent for `idleMs` is aborted. */
 async function* messagesOf(body: ReadableStream<Uint8Array>, connection: AbortController, idleMs: number): AsyncGenerator<SseMessage> {
   const reader = body.getReader();

@@ -6,5 +6,6 @@
 export * from './client';
 export * from './errors';
 export * from './events';
+export { ReplyText, replyText } from './reply-text';
 export { SseParser, type SseMessage } from './sse';
 export type { components, operations, paths } from './schema';

@@ -540,7 +540,7 @@ export interface paths {
         };
         /**
          * List a Chat's messages, oldest first
-         * @description A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published.
+         * @description A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published. A Turn a limit stopped ends with its partial reply, an assistant message whose `stop` names the limit.
          */
         get: operations["ChatMessages_list"];
         put?: never;
@@ -2802,11 +2802,15 @@ export interface components {
         ExecutionEventBody: {
             /** @description Starts at 1 and rises by exactly 1 within an execution, except where retention removed `text.delta` events of an ended execution (its `execution.ended` event then carries `pruned`) */
             seq: number;
-            /** @example execution.ended */
+            /**
+             * @description What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume is recorded, and last `execution.ended`
+             * @example execution.ended
+             */
             type: string;
             /** Format: date-time */
             at: string;
             step?: number;
+            /** @description The model call's attempt within its `step`, from 1. A new `model.started` of the same step with a higher attempt replaces the earlier attempt's `text.delta` texts: drop them (the typed client's `ReplyText` does) */
             attempt?: number;
             /**
              * @description On `model.failed`: why the attempt failed (`unavailable`, `timeout`, `rate-limited`, `invalid-request`, `context-too-long`); on a failed `execution.ended`: the execution’s category, the model call’s own category when it failed of one (decision 082)
@@ -3087,7 +3091,7 @@ export interface components {
              */
             executionId: string;
             /**
-             * @description `started`: a new Turn runs now. `queued`: a new Turn waits (execution state `queued`) behind the running one. `steered`: the input joined the running Turn of the same caller and is read at its next model step.
+             * @description `started`: a new Turn runs now. `queued`: a new Turn waits (execution state `queued`) behind the running one. `steered`: the input joined the running Turn of the same caller and is read at its next model step. A Turn that makes no more model calls (its final answer came, or its last step began) takes no steering: the input then `queued` with its own IDs.
              * @enum {string}
              */
             admission: "started" | "queued" | "steered";
@@ -3107,6 +3111,11 @@ export interface components {
              * @enum {string|null}
              */
             author: "task" | "reminder" | null;
+            /**
+             * @description On the last assistant message of a Turn a limit stopped: that limit (as the execution's `stop`). The message is the Turn's partial reply (empty when it said nothing after its tool calls) and later Turns read it as history; null on every other message
+             * @enum {string|null}
+             */
+            stop: "max-steps" | "max-seconds" | "max-output-tokens" | "max-cost" | "budget" | null;
             /** Format: date-time */
             createdAt: string;
         };

@@ -59,7 +59,9 @@ export class ChatMessagesController {
   @Requires('chats.read')
   @ApiOperation({
     summary: "List a Chat's messages, oldest first",
-    description: "A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published.",
+    description:
+      "A Turn's assistant and tool messages appear when the Turn ends: they commit with its end, before `execution.ended` is published. " +
+      'A Turn a limit stopped ends with its partial reply, an assistant message whose `stop` names the limit.',
   })
   @ApiPageQuery()
   @ApiOkResponse({ type: MessagePage })

@@ -56,7 +56,8 @@ export class MessageAdmissionBody {
     enum: ['started', 'queued', 'steered'],
     description:
       '`started`: a new Turn runs now. `queued`: a new Turn waits (execution state `queued`) behind the running one. ' +
-      '`steered`: the input joined the running Turn of the same caller and is read at its next model step.',
+      '`steered`: the input joined the running Turn of the same caller and is read at its next model step. ' +
+      'A Turn that makes no more model calls (its final answer came, or its last step began) takes no steering: the input then `queued` with its own IDs.',
   })
   admission!: MessageAdmission['admission'];
 }
@@ -88,6 +89,16 @@ export class MessageBody {
   })
   author!: MessageView['author'];
 
+  @ApiProperty({
+    enum: ['max-steps', 'max-seconds', 'max-output-tokens', 'max-cost', 'budget'],
+    nullable: true,
+    type: String,
+    description:
+      "On the last assistant message of a Turn a limit stopped: that limit (as the execution's `stop`). The message is the Turn's partial reply " +
+      '(empty when it said nothing after its tool calls) and later Turns read it as history; null on every other message',
+  })
+  stop!: MessageView['stop'];
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 }
@@ -108,6 +119,7 @@ export function toMessageBody(message: MessageView): MessageBody {
     fileIds: [...message.fileIds],
     turnId: message.turnId,
     author: message.author,
+    stop: message.stop,
     createdAt: new Date(message.createdAt).toISOString(),
   };
 }

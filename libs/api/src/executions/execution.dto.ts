@@ -174,7 +174,10 @@ export class ExecutionEventBody {
   })
   seq!: number;
 
-  @ApiProperty({ example: 'execution.ended' })
+  @ApiProperty({
+    example: 'execution.ended',
+    description: 'What happened. Every execution: `execution.paused` and `execution.resumed` when a pause or a resume is recorded, and last `execution.ended`',
+  })
   type!: string;
 
   @ApiProperty({ format: 'date-time' })
@@ -183,7 +186,11 @@ export class ExecutionEventBody {
   @ApiPropertyOptional()
   step?: number;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    description:
+      "The model call's attempt within its `step`, from 1. A new `model.started` of the same step with a higher attempt replaces the earlier attempt's " +
+      '`text.delta` texts: drop them (the typed client\'s `ReplyText` does)',
+  })
   attempt?: number;
 
   @ApiPropertyOptional({

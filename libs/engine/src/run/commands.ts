@@ -2,11 +2,12 @@ import { isFinal, newId, type ExecutionId, type ExecutionState } from '@openbot/
 import type { EngineContext } from './context';
 import { openIdentity, identityOf } from './identity-guard';
 import { insertQueued } from './new-execution';
-import { SIGNALS_CHANNEL } from '../logs/node-listener';
+import { announceEvents, SIGNALS_CHANNEL } from '../logs/node-listener';
 import type { Queryable } from '../base/ports';
 import { enqueueAdvance } from '../base/queue';
 import { aad } from '../base/sealed-json';
-import { pause as pauseSql, selectExecution, selectIdentity } from '../sql/executions';
+import { selectExecution, selectIdentity } from '../sql/executions';
+import { pauseLocked } from './pause-events';
 import type { ExecutionCommands, Json, SubmittedWork } from '../authoring/workflow';
 import * as signalSql from '../sql/signals';
 import { runStatement, type Statement } from '../sql/statement';
@@ -22,14 +23,18 @@ import { runStatement, type Statement } from '../sql/statement';
 export class AfterCommit {
   readonly advance: string[] = [];
   readonly notify: string[] = [];
+  /** Executions other than the committing one whose event logs it appended to (a pause's `execution.paused`). */
+  readonly announce: string[] = [];
 
   clear(): void {
     this.advance.length = 0;
     this.notify.length = 0;
+    this.announce.length = 0;
   }
 
   run(ctx: EngineContext): void {
     for (const id of this.notify) ctx.notifier.notify(SIGNALS_CHANNEL, id);
+    for (const id of this.announce) announceEvents(ctx, id);
     for (const id of this.advance) ctx.advanceHere(id);
   }
 }
@@ -120,7 +125,10 @@ export async function applyCommands(ctx: EngineContext, tx: Queryable, fromId: s
       await runStatement(tx, command.sql, [...command.params]);
     } else if (command.kind === 'pause') {
       const row = await selectExecution(tx, command.executionId, true);
-      if (row && !isFinal(row.state) && row.state !== 'cancelling' && !row.paused) await tx.query({ ...pauseSql, values: [command.executionId] });
+      if (row && !isFinal(row.state) && row.state !== 'cancelling' && !row.paused) {
+        await pauseLocked(ctx, tx, command.executionId);
+        if (command.executionId !== fromId) after.announce.push(command.executionId);
+      }
     } else {
       // Work submitted by a phase acts with the phase's identity unless told otherwise (IDN-01).
       const identity = command.command.identity ?? (await identityToContinue(ctx, tx, fromId));

@@ -3,7 +3,7 @@ import { cancelIn, signalIn } from './commands';
 import type { EngineContext } from './context';
 import type { EngineInTransaction } from '../authoring/engine-in-transaction';
 import { newExecutionRow } from './new-execution';
-import { SIGNALS_CHANNEL } from '../logs/node-listener';
+import { announceEvents, SIGNALS_CHANNEL } from '../logs/node-listener';
 import { pauseIn, resumeIn } from './pause';
 import { buildAdvanceJob } from '../base/queue';
 import { insertExecution, insertExecutionWithJob } from '../sql/executions';
@@ -51,15 +51,17 @@ export function engineIn(ctx: EngineContext, runOwned: (row: ExecutionRow & NewE
     },
 
     async pause(executionId) {
-      const outcome = await pauseIn(tx, executionId);
+      const outcome = await pauseIn(ctx, tx, executionId);
       if (outcome === null) return null;
       if (outcome.notify) tx.afterCommit(() => ctx.notifier.notify(SIGNALS_CHANNEL, executionId));
+      if (outcome.announce) tx.afterCommit(() => announceEvents(ctx, executionId));
       return { state: outcome.state, paused: outcome.paused };
     },
 
     async resume(executionId) {
       const outcome = await resumeIn(ctx, tx, executionId);
       if (outcome === null) return null;
+      if (outcome.resumed) tx.afterCommit(() => announceEvents(ctx, executionId));
       if (outcome.wake) tx.afterCommit(() => ctx.advanceHere(executionId));
       return { state: outcome.state, resumed: outcome.resumed };
     },

@@ -10,6 +10,8 @@ import { selectExecution } from '../sql/executions';
 import { retryStorage } from '../base/storage-retry';
 import { withTransaction } from '../base/tx';
 import * as executionSql from '../sql/executions';
+import { pauseLocked, resumedEvent } from './pause-events';
+import { appendEvents } from '../sql/events';
 
 /**
  * Pause and resume (TASK-02). A pause is a flag (`executions.paused`) on an execution that then
@@ -23,16 +25,22 @@ import * as executionSql from '../sql/executions';
  * interrupted phase runs again and reuses its saved call results, CALL-01).
  */
 
-/** In the caller's transaction. `notify`: it runs on some node, whose owner must close the gate. */
-export async function pauseIn(tx: Queryable, executionId: string): Promise<{ state: ExecutionState; paused: boolean; notify: boolean } | null> {
+/**
+ * In the caller's transaction. `notify`: it runs on some node, whose owner must close the gate.
+ * `announce`: the pause appended `execution.paused` to the event log (readers are told after commit).
+ */
+export async function pauseIn(ctx: EngineContext, tx: Queryable, executionId: string): Promise<{ state: ExecutionState; paused: boolean; notify: boolean; announce: boolean } | null> {
   const row = await selectExecution(tx, executionId, true);
   if (!row) return null;
-  if (isFinal(row.state) || row.state === 'cancelling') return { state: row.state, paused: false, notify: false };
-  if (!row.paused) await tx.query({ ...executionSql.pause, values: [executionId] });
-  return { state: row.state, paused: true, notify: row.state === 'running' };
+  if (isFinal(row.state) || row.state === 'cancelling') return { state: row.state, paused: false, notify: false, announce: false };
+  if (!row.paused) await pauseLocked(ctx, tx, executionId);
+  return { state: row.state, paused: true, notify: row.state === 'running', announce: !row.paused };
 }
 
-/** In the caller's transaction. `wake`: it was parked, so it needs a claim (its job is enqueued here). */
+/**
+ * In the caller's transaction. `wake`: it was parked, so it needs a claim (its job is enqueued here).
+ * A resume appends `execution.resumed` to the event log under the row lock.
+ */
 export async function resumeIn(ctx: EngineContext, tx: Queryable, executionId: string): Promise<{ state: ExecutionState; resumed: boolean; wake: boolean } | null> {
   const row = await selectExecution(tx, executionId, true);
   if (!row) return null;
@@ -41,6 +49,7 @@ export async function resumeIn(ctx: EngineContext, tx: Queryable, executionId: s
     ...executionSql.resume,
     values: [executionId],
   });
+  await appendEvents(tx, executionId, [resumedEvent(ctx, executionId)]);
   const wake = row.state === 'waiting';
   if (wake) await enqueueAdvance(ctx.boss, tx, executionId);
   return { state: rows[0]!.state, resumed: true, wake };

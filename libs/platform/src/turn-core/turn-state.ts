@@ -177,6 +177,15 @@ export function nextTurnDecision(state: TurnState, _wake: unknown, _now: number)
 }
 
 
+/**
+ * The limit that ended a Turn, from its final state, as nextTurnDecision decided it (null: none
+ * did): the `stop` of its partial reply (decision 084).
+ */
+export function endedByLimit(state: TurnState, outcome: string): TurnLimitStop | null {
+  const stop = state.stop ?? (state.bot === null ? null : state.step >= state.bot.limits.maxSteps ? 'max-steps' : state.outputTokens >= state.bot.limits.maxOutputTokens ? 'max-output-tokens' : null);
+  return turnLimitStop(state, outcome, stop ?? undefined);
+}
+
 /** The limits a Turn can end on, as `stop` shows them: a final answer, a length cut-off or a cancel is none. */
 export type TurnLimitStop = 'max-steps' | 'max-seconds' | 'max-output-tokens' | 'max-cost' | 'budget';
 

@@ -18,7 +18,8 @@ export type { Admission, InputToAdmit, MessageAdmission } from '../../../../plat
 /**
  * A user message (EXE-02, STC-02, STC-03). Under the Chat's row lock, which orders every input:
  * with no advancing Turn a new Turn starts; input of the identity whose Turn is advancing steers
- * it (read at its next model step); anyone else's input queues as a Turn of its own, behind the
+ * it (read at its next model step) while that Turn still takes steering (decision 083); anyone
+ * else's input, and input the Turn no longer takes, queues as a Turn of its own, behind the
  * ones already waiting. Each needs something left on its budgets and credits (BudgetExceeded
  * otherwise) and, under credits, a platform price for the Bot's model (ModelNotPriced); a retry
  * of an admitted command still answers as before. With an `Idempotency-Key` the command and its answer are stored with the
@@ -99,7 +100,7 @@ export async function admitInput(tx: TransactionSql, engine: Engine, input: Inpu
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */
   let newTurn: { readonly seq: number; readonly state: 'queued' | 'running' } | null = null;
   const messageId = newId();
-  if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false) {
+  if (active !== null && active.scope_kind === scope.kind && active.scope_id === scope.id && active.cancelling === false && active.steering_closed === false) {
     admission = { messageId, turnId: active.id, executionId: active.execution_id, admission: 'steered' };
   } else {
     const turnId = newId();
@@ -192,11 +193,14 @@ async function readCommand(tx: Queryable, scope: { kind: string; id: string }, c
   return rows[0] ?? null;
 }
 
-/** The advancing Turn; `cancelling` when a stop reached its execution (it takes no steering then). */
+/**
+ * The advancing Turn; it takes no steering when a stop reached its execution (`cancelling`) or
+ * when it makes no more model calls (`steering_closed`, set under this same row lock, decision 083).
+ */
 async function readTurn(tx: Queryable, turnId: string) {
-  const { rows } = await tx.query<{ id: string; execution_id: string; scope_kind: string; scope_id: string }>({
-    name: 'chats.active_turn',
-    text: 'SELECT id, execution_id, scope_kind, scope_id FROM chat_turns WHERE id = $1',
+  const { rows } = await tx.query<{ id: string; execution_id: string; scope_kind: string; scope_id: string; steering_closed: boolean }>({
+    name: 'chats.active_turn_steering',
+    text: 'SELECT id, execution_id, scope_kind, scope_id, steering_closed FROM chat_turns WHERE id = $1',
     values: [turnId],
   });
   const turn = rows[0];

@@ -13,12 +13,15 @@ export interface MessageView {
   readonly turnId: string;
   /** `task` (a detached task's notice) or `reminder`; null: its caller's input or the Turn's reply. */
   readonly author: 'task' | 'reminder' | null;
+  /** On a Turn's partial reply: the limit that stopped it (decision 084); null otherwise. */
+  readonly stop: 'max-steps' | 'max-seconds' | 'max-output-tokens' | 'max-cost' | 'budget' | null;
   readonly createdAt: Date;
 }
 
 /**
  * A Chat's messages in order, oldest first. A model step that only asked for tools has no text
- * and shows no assistant message; its tool results do show. A Turn's reply appears when the
+ * and shows no assistant message; its tool results do show. A Turn a limit stopped ends with its
+ * partial reply, marked `stop` (empty when it said nothing after its tools). A Turn's reply appears when the
  * Turn ends (it commits with the end, before `execution.ended` is published).
  */
 export class ListMessages extends Query<Page<MessageView>> {
@@ -38,11 +41,11 @@ export class ListMessagesHandler implements IQueryHandler<ListMessages> {
   async execute({ caller, chatId, page }: ListMessages): Promise<Page<MessageView>> {
     if (!isUuid(chatId)) throw new NotFound('Chat');
     const rows = await this.db.rows<MessageView & { chat: string; id: string | null }>(
-      `SELECT c.id AS chat, m.id, m.role, m.content, m.file_ids::text[] AS "fileIds", m.turn_id AS "turnId", m.author, m.created_at AS "createdAt"
+      `SELECT c.id AS chat, m.id, m.role, m.content, m.file_ids::text[] AS "fileIds", m.turn_id AS "turnId", m.author, m.stop, m.created_at AS "createdAt"
          FROM chats c
          LEFT JOIN LATERAL (
-           SELECT id, role, content, file_ids, turn_id, author, created_at FROM chat_messages
-            WHERE chat_id = c.id AND NOT (role = 'assistant' AND content = '')
+           SELECT id, role, content, file_ids, turn_id, author, stop, created_at FROM chat_messages
+            WHERE chat_id = c.id AND NOT (role = 'assistant' AND content = '' AND stop IS NULL)
               AND position > COALESCE((SELECT position FROM chat_messages WHERE id = $3::uuid AND chat_id = c.id), 0)
             ORDER BY position LIMIT $4
          ) m ON true

@@ -52,6 +52,10 @@ export class ChatMessageEntity {
   @Column('text', { nullable: true })
   author!: string | null;
 
+  /** The limit that stopped the Turn (`max-steps`, `max-seconds`, `max-output-tokens`, `max-cost`, `budget`) on its partial reply; null otherwise (decision 084). */
+  @Column('text', { nullable: true })
+  stop!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

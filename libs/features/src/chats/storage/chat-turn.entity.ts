@@ -37,6 +37,13 @@ export class ChatTurnEntity {
   @Column('uuid', { name: 'scope_id' })
   scopeId!: string;
 
+  /**
+   * The Turn makes no more model calls: it takes no steering input from then on, so the input of
+   * its identity queues a Turn of its own (decision 083). Set under the Chat's row lock.
+   */
+  @Column('boolean', { name: 'steering_closed', default: false })
+  steeringClosed!: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -16,6 +16,7 @@ import { countFrom, pastTimeLimit, startCounting } from './turn-clock';
 import { pausedMsOf } from '../../executions/pause-time';
 import { LimitsUnreadable } from '../../../../platform/src/billing/limits-unreadable';
 import { pausedForRecovery } from './recovery-pause';
+import { closeSteering } from './turn-steering';
 
 /**
  * One model step of a Turn. The prompt is the Chat's history, the Turn's input (steering input
@@ -85,11 +86,13 @@ export function modelPhase(deps: {
       state = counted;
       if (pastTimeLimit(state, context.clock.now())) return { state: { ...state, timedOut: true } };
       const bot = state.bot!;
-      if (inputs.length > 0) {
-        const messages = inputs.map((input): TurnMessage => (input.fileIds.length > 0 ? { ...userMessage(input.content), fileIds: input.fileIds } : userMessage(input.content)));
-        state = { ...state, added: [...state.added, ...messages], consumed: inputs.at(-1)!.position };
-      }
       const step = state.step + 1;
+      // The last step its Bot allows: steering closes before its input is read, so all it took is read here (decision 083).
+      const stepInputs = step >= bot.limits.maxSteps ? await closeSteering(deps.db, state, false).then(() => readNewInputs(deps.db, state.turnId, state.consumed)) : inputs;
+      if (stepInputs.length > 0) {
+        const messages = stepInputs.map((input): TurnMessage => (input.fileIds.length > 0 ? { ...userMessage(input.content), fileIds: input.fileIds } : userMessage(input.content)));
+        state = { ...state, added: [...state.added, ...messages], consumed: stepInputs.at(-1)!.position };
+      }
       const definitions = deps.tools.definitions(bot.tools);
       const prefix: TurnMessage[] = [...(bot.instructions ? [systemMessage(bot.instructions)] : []), ...memoryMessages(state.memory)];
       const fitted = fitToContext([...prefix, ...history, ...state.added], modelLimits(bot.model), definitions);
@@ -113,7 +116,10 @@ export function modelPhase(deps: {
         });
       } catch (error) {
         // Nothing left to reserve: the call did not send, and the Turn ends here (PLAT-08).
-        if (error instanceof BudgetStop) return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
+        if (error instanceof BudgetStop) {
+          await closeSteering(deps.db, state, false);
+          return { state: { ...state, pending: [], results: [], stop: error.maxCost ? 'max-cost' : 'budget' } };
+        }
         // A rate limit's bucket is empty: wait for it on a durable timer, then this step runs again (LIM-01).
         // The wait is not the Turn's own work, so its time does not count (TASK-03): the step's start counts again.
         if (error instanceof RateLimitWait) {
@@ -128,6 +134,15 @@ export function modelPhase(deps: {
       await deps.hooks.run('model.completed', { ...hookFacts(state, context.executionId, step), message: result.message });
 
       const usage = result.usage;
+      const outputTokens = state.outputTokens + (usage?.outputTokens ?? 0);
+      let stop: TurnState['stop'] = result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop';
+      // No later model step (its output tokens are spent): the Turn takes no more steering. A final
+      // answer: steering input that came during the call is read by one more step, or the Turn takes
+      // no more (decision 083). The last step the Bot allows closed it already.
+      if (step < bot.limits.maxSteps) {
+        if (outputTokens >= bot.limits.maxOutputTokens) await closeSteering(deps.db, state, false);
+        else if (stop !== null && (await closeSteering(deps.db, state, true)) === 'unread') stop = null;
+      }
       // Only a step with a gated call reads the Turn's rights: its approvals keep them for the approver rule (decision 075).
       const gatedTools = gatedCalls(state, result.toolCalls.slice(0, deps.toolCallsPerStep));
       const turnPermissions = gatedTools.length > 0 && deps.turnPermissions !== undefined ? await deps.turnPermissions(context.executionId) : null;
@@ -139,8 +154,8 @@ export function modelPhase(deps: {
         results: [],
         children: [],
         gated: requestApprovals(deps.approvals, context, state, step, gatedTools, turnPermissions),
-        outputTokens: state.outputTokens + (usage?.outputTokens ?? 0),
-        stop: result.toolCalls.length > 0 ? null : result.finishReason === 'length' ? 'length' : 'stop',
+        outputTokens,
+        stop,
       };
       return { state: next };
     },

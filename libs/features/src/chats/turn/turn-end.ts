@@ -2,7 +2,7 @@ import { isUuid, newId } from '@openbot/domain';
 import type { WorkflowEndContext } from '@openbot/engine';
 import { MEMORY_LEARN } from '../../memory/learning/memory-learn.workflow';
 import { TURN } from '../../../../platform/src/turn-core/turn-contract';
-import type { TurnInput, TurnMessage, TurnState } from '../../../../platform/src/turn-core/turn-state';
+import { endedByLimit, type TurnInput, type TurnLimitStop, type TurnMessage, type TurnState } from '../../../../platform/src/turn-core/turn-state';
 
 /**
  * A Turn's end, in the transaction of its final state (STC-01, STC-04): the engine runs it after
@@ -89,7 +89,7 @@ const UNREAD_STEERING = { name: 'turns.unread_steering', text: unreadSteering('$
 
 /** writeReply's one statement: positions taken, messages written and the Chat handed on. */
 const WRITE_REPLY = {
-  name: 'turns.write_reply',
+  name: 'turns.write_reply_stop',
   text: `WITH steer AS (${unreadSteering('$2', '$10', '$11::boolean')}),
      n AS (${startOldestQueued('$1', '$12::boolean AND NOT EXISTS (SELECT 1 FROM steer)')}),
      c AS (
@@ -98,9 +98,9 @@ const WRITE_REPLY = {
         WHERE id = $1 RETURNING last_position
      ),
      reply AS (
-       INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids)
-       SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[]
-         FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, ord)
+       INSERT INTO chat_messages (id, chat_id, turn_id, position, role, content, tool_calls, tool_call_id, file_ids, stop)
+       SELECT m.id, $1, $2, c.last_position - $3 + m.ord, m.role, m.content, m.tool_calls, m.tool_call_id, ARRAY(SELECT jsonb_array_elements_text(m.file_ids))::uuid[], m.stop
+         FROM c, unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::text[], $9::jsonb[], $13::text[]) WITH ORDINALITY AS m(id, role, content, tool_calls, tool_call_id, file_ids, stop, ord)
      )
      SELECT ARRAY(SELECT id FROM steer)::text[] AS steering, (SELECT execution_id FROM n) AS admitted`,
 };
@@ -108,7 +108,8 @@ const WRITE_REPLY = {
 /**
  * The assistant and tool messages of the Turn, in order. A tool call whose result never came
  * (the Turn stopped or failed in between) is left out of its assistant message, so the history
- * never shows the model a call without its result.
+ * never shows the model a call without its result. The last one of a Turn a limit stopped is
+ * its partial reply, marked with the limit (`stop`).
  *
  * The same statement runs after the Chat's lock, so nothing committed before it is missed. It
  * reads the Turn's unread steering input (with `steering`). When there is none it hands the Chat
@@ -117,7 +118,7 @@ const WRITE_REPLY = {
  */
 async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnState, steering: boolean, admit: boolean): Promise<AfterReply | null> {
   const answered = new Set(state.added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
-  const messages: TurnMessage[] = [];
+  const messages: Array<TurnMessage & { stop?: TurnLimitStop }> = [];
   for (const message of state.added) {
     if (message.role === 'assistant') {
       const toolCalls = (message.toolCalls ?? []).filter((call) => answered.has(call.callId));
@@ -126,6 +127,14 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
     } else if (message.role === 'tool') {
       messages.push(message);
     }
+  }
+  // A Turn a limit stopped keeps what it said as a partial reply marked with that limit: its last
+  // text, or an empty reply when its last step said nothing but tool calls (decision 084).
+  const limit = endedByLimit(state, context.outcome);
+  if (limit !== null) {
+    const last = messages.at(-1);
+    if (last?.role === 'assistant' && last.toolCalls === undefined) messages[messages.length - 1] = { ...last, stop: limit };
+    else messages.push({ role: 'assistant', content: '', stop: limit });
   }
   if (messages.length === 0) {
     if (!steering) return null;
@@ -150,6 +159,7 @@ async function writeReply(context: WorkflowEndContext<TurnState>, state: TurnSta
       state.consumed,
       steering,
       admit,
+      messages.map((m) => m.stop ?? null),
     ],
   );
   const row = rows[0] as { steering: string[]; admitted: string | null };
@@ -182,8 +192,10 @@ async function submitLearning(context: WorkflowEndContext<TurnState>, state: Tur
 }
 
 /**
- * Steering input that arrived after the Turn's last model step would otherwise go unanswered:
- * it moves to a new Turn of the same identity, admitted at once, ahead of queued input.
+ * Steering input the Turn took but never read would otherwise go unanswered: it moves to a new
+ * Turn of the same identity, admitted at once, ahead of queued input. A Turn stops taking steering
+ * once it makes no more model calls (decision 083), so this is input a limit it could not foresee
+ * (a budget, its time, the output tokens of its last call) left unread.
  */
 async function carryOverSteering(context: WorkflowEndContext<TurnState>, state: TurnState, messageIds: readonly string[]): Promise<string> {
   const turnId = newId();

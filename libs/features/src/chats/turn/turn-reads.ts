@@ -52,7 +52,8 @@ export async function readHistory(db: Queryable, chatId: string, turnId: string)
             ORDER BY t.ended_at, t.seq, m.position`,
     values: [chatId, turnId],
   });
-  return rows.map((row) => {
+  // An empty partial reply (a Turn a limit stopped before it said anything) tells the model nothing.
+  return rows.filter((row) => !(row.role === 'assistant' && row.content === '' && (row.tool_calls ?? []).length === 0)).map((row) => {
     // Files are named, not read: their bytes are read at the model call's send (decision 036).
     const files = row.file_ids.length > 0 ? { fileIds: row.file_ids } : {};
     return row.role === 'tool'
