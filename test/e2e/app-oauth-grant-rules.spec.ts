@@ -1,3 +1,4 @@
+import { Engine } from '@openbot/engine';
 import { Client } from 'pg';
 import { bearer } from '../support/chat-fixture';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
@@ -140,6 +141,178 @@ describe('App OAuth grant rules', () => {
         }
       }));
   });
-});
 
-export type { Client };
+  /** The registration a connection's sign-ins use. */
+  const registrationOf = async (connectionId: string): Promise<string> =>
+    (await t.database.query<{ id: string }>('SELECT registration_id AS id FROM app_oauth_authorizations WHERE connection_id = $1 LIMIT 1', [connectionId]))[0]!.id;
+
+  /** Some backend of the app waits for a lock that the transaction of backend `pid` holds. */
+  const blockedBy = (pid: number): Promise<boolean> =>
+    until(`a backend waiting on a lock of backend ${pid}`, async () => {
+      const rows = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, [pid]);
+      return rows[0]!.n > 0;
+    });
+
+  describe('[GRANT-05] the grant-use table', () => {
+    it('[GRANT-05] records a pending send before the code goes out and drops it with the end that records the holder', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('Pending send');
+        const connectionId = await connect(org.secret, rs.url);
+        let release: () => void = () => undefined;
+        as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
+        try {
+          const answer = completeByLoopback(t, org.secret, await signIn(org.secret, connectionId));
+          await until('the code exchange at the server', () => Promise.resolve(as.requests.includes('/token')));
+          const exchangeId = await exchangeOf(connectionId);
+          // While the code is at the server: its send is recorded, for its registration and its lineage (the connection).
+          const registrationId = await registrationOf(connectionId);
+          expect(await t.database.query('SELECT kind, holder_type, registration_id, lineage_id FROM app_oauth_grant_uses WHERE id = $1', [exchangeId])).toEqual([
+            { kind: 'send', holder_type: 'execution', registration_id: registrationId, lineage_id: connectionId },
+          ]);
+          release();
+          expect((await answer).status).toBe(200);
+          expect(await ended(exchangeId)).toBe('completed');
+          const [grant] = await t.database.query<{ id: string }>('SELECT id FROM app_oauth_grants WHERE connection_id = $1', [connectionId]);
+          expect(await t.database.query('SELECT id, kind FROM app_oauth_grant_uses WHERE id = ANY($1::uuid[]) ORDER BY kind', [[exchangeId, grant!.id]])).toEqual([{ id: grant!.id, kind: 'holder' }]);
+        } finally {
+          as.hold('/token', null);
+          release();
+        }
+      }));
+
+    it('[GRANT-05] cleanup decides from the table alone and opens no secret: with the pair it would revoke unreadable, it keeps waiting for the holder of its lineage instead of failing', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('No secret');
+        const connectionId = await connect(org.secret, rs.url);
+        await authorized(org.secret, connectionId);
+        // Signing in again replaces the pair: the old one goes to cleanup, which waits while the connection holds the lineage.
+        await authorized(org.secret, connectionId);
+        const [replaced] = await t.database.query<{ cleanup_execution_id: string; tokens_record_id: string }>(
+          `SELECT cleanup_execution_id, tokens_record_id FROM app_oauth_grant_results WHERE kind = 'replaced' AND lineage_id = $1`,
+          [connectionId],
+        );
+        // The sealed pair becomes unreadable: its purpose is bound into the envelope.
+        await t.database.query(`UPDATE sealed_records SET purpose = purpose || '.unreadable' WHERE id = $1`, [replaced!.tokens_record_id]);
+        try {
+          // Two looks at the table, each on its durable timer, while the pair cannot be opened: still waiting, nothing sent.
+          await until('two looks at the grant-use table', async () => {
+            const [timers] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_timers WHERE execution_id = $1 AND fired_at IS NOT NULL', [replaced!.cleanup_execution_id]);
+            return timers!.n >= 2;
+          });
+          expect(await stateOf(replaced!.cleanup_execution_id)).toBe('waiting');
+          expect(await t.database.query('SELECT 1 FROM error_records WHERE execution_id = $1', [replaced!.cleanup_execution_id])).toEqual([]);
+          expect(as.revocations).toEqual([]);
+          expect(await t.database.query(`SELECT 1 FROM app_oauth_grant_uses WHERE kind = 'revocation' AND registration_id = $1`, [await registrationOf(connectionId)])).toEqual([]);
+        } finally {
+          await t.database.query(`UPDATE sealed_records SET purpose = replace(purpose, '.unreadable', '') WHERE id = $1`, [replaced!.tokens_record_id]);
+        }
+      }));
+  });
+
+  describe('[GRANT-07] the shared lock and the revocation intent', () => {
+    it('[GRANT-07] a code exchange waits on the lock cleanup takes, both before it sends the code and before it installs the pair', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('Shared lock');
+        const first = await connect(org.secret, rs.url);
+        await authorized(org.secret, first);
+        const registrationId = await registrationOf(first);
+        const cleanup = new Client({ connectionString: t.database.url });
+        await cleanup.connect();
+        const cleanupPid = (await cleanup.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        try {
+          // 1. Cleanup holds the registration's lock (as its reserve step does): a new sign-in sends no code until it is released.
+          const second = await connect(org.secret, rs.url);
+          const callback = await signIn(org.secret, second);
+          const codesBefore = as.tokenRequests.filter((r) => r.grantType === 'authorization_code').length;
+          await cleanup.query('BEGIN');
+          await cleanup.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR UPDATE', [registrationId]);
+          const answer = completeByLoopback(t, org.secret, callback);
+          await blockedBy(cleanupPid);
+          expect(as.tokenRequests.filter((r) => r.grantType === 'authorization_code')).toHaveLength(codesBefore);
+          await cleanup.query('COMMIT');
+          expect((await answer).body).toMatchObject({ state: 'ready' });
+
+          // 2. The code is at the server when cleanup takes the lock: the answer comes, but the pair is saved and installed only after the release.
+          const third = await connect(org.secret, rs.url);
+          let release: () => void = () => undefined;
+          as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
+          const thirdCallback = await signIn(org.secret, third);
+          const tokenRequestsBefore = as.requests.filter((path) => path === '/token').length;
+          const exchanged = completeByLoopback(t, org.secret, thirdCallback);
+          await until('the code exchange at the server', () => Promise.resolve(as.requests.filter((path) => path === '/token').length > tokenRequestsBefore));
+          await cleanup.query('BEGIN');
+          await cleanup.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR UPDATE', [registrationId]);
+          release();
+          as.hold('/token', null);
+          await blockedBy(cleanupPid);
+          expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [third])).toEqual([]);
+          await cleanup.query('COMMIT');
+          expect((await exchanged).body).toMatchObject({ state: 'ready' });
+          expect(await t.database.query('SELECT 1 FROM app_oauth_grants WHERE connection_id = $1', [third])).toHaveLength(1);
+        } finally {
+          await cleanup.query('ROLLBACK').catch(() => undefined);
+          await cleanup.end();
+        }
+      }));
+
+    it('[GRANT-07] a saved revocation intent holds new sends back while its revocation is in flight and after another node takes its cleanup over; they go on once it ends', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('Reservation');
+        const removedId = await connect(org.secret, rs.url);
+        await authorized(org.secret, removedId);
+        const registrationId = await registrationOf(removedId);
+        let release: () => void = () => undefined;
+        as.hold('/token/revocation', new Promise<void>((resolve) => (release = resolve)));
+        const t2 = await startTestApp({ database: t.database, masterKey: t.config.masterKey, env: { OPENBOT_PUBLIC_URL: PUBLIC_URL } });
+        try {
+          const deleted = await t.http().delete(`/v1/connections/${removedId}`).set('authorization', bearer(org.secret)).expect(202);
+          expect(await ended((deleted.body as { executionId: string }).executionId)).toBe('completed');
+          const [removed] = await t.database.query<{ id: string; cleanup_execution_id: string }>(`SELECT id, cleanup_execution_id FROM app_oauth_grant_results WHERE kind = 'removed' AND lineage_id = $1`, [removedId]);
+          const cleanupId = removed!.cleanup_execution_id;
+          // The intent is saved, then the revocation is sent (and held at the server).
+          await until('the revocation at the server', () => Promise.resolve(as.requests.includes('/token/revocation')));
+          const reservation = async (): Promise<unknown[]> => t.database.query('SELECT kind, registration_id FROM app_oauth_grant_uses WHERE id = $1', [removed!.id]);
+          expect(await reservation()).toEqual([{ kind: 'revocation', registration_id: registrationId }]);
+
+          // Another node takes the cleanup over (the first one's lease is given up): the intent stays.
+          const [before] = await t.database.query<{ generation: number }>('SELECT generation FROM executions WHERE id = $1', [cleanupId]);
+          const runner = (t2.app.get(Engine) as unknown as { runner: { onJobs(jobs: ReadonlyArray<{ data: { executionId: string } }>): Promise<void> } }).runner;
+          await until('a takeover of the cleanup', async () => {
+            await t.database.query(`UPDATE executions SET lease_until = now() - interval '1 second' WHERE id = $1 AND generation = $2`, [cleanupId, before!.generation]);
+            await runner.onJobs([{ data: { executionId: cleanupId } }]);
+            const [now] = await t.database.query<{ generation: number; owner_node: string | null }>('SELECT generation, owner_node FROM executions WHERE id = $1', [cleanupId]);
+            return now!.generation > before!.generation;
+          });
+          expect(await reservation()).toEqual([{ kind: 'revocation', registration_id: registrationId }]);
+
+          // A new sign-in of the same registration: its exchange looks, finds the intent, and waits on its timer; no code is sent.
+          const codesBefore = as.tokenRequests.filter((r) => r.grantType === 'authorization_code').length;
+          const next = await connect(org.secret, rs.url);
+          const answer = completeByLoopback(t, org.secret, await signIn(org.secret, next));
+          const exchangeId = await exchangeOf(next);
+          await until('the exchange looked twice', async () => {
+            const [timers] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_timers WHERE execution_id = $1 AND fired_at IS NOT NULL', [exchangeId]);
+            return timers!.n >= 1;
+          });
+          expect(as.tokenRequests.filter((r) => r.grantType === 'authorization_code')).toHaveLength(codesBefore);
+          expect(await t.database.query('SELECT 1 FROM app_oauth_grant_uses WHERE id = $1', [exchangeId])).toEqual([]);
+          expect(await reservation()).toEqual([{ kind: 'revocation', registration_id: registrationId }]);
+
+          // The revocation answers: the cleanup ends, the intent goes, the waiting exchange sends its code and installs.
+          release();
+          as.hold('/token/revocation', null);
+          expect(await ended(cleanupId)).toBe('completed');
+          expect(await reservation()).toEqual([]);
+          expect(as.revocations.length).toBeGreaterThan(0);
+          expect(await ended(exchangeId)).toBe('completed');
+          expect(as.tokenRequests.filter((r) => r.grantType === 'authorization_code')).toHaveLength(codesBefore + 1);
+          expect((await t.http().get(`/v1/connections/${next}`).set('authorization', bearer(org.secret)).expect(200)).body).toMatchObject({ state: 'ready' });
+          await answer;
+        } finally {
+          as.hold('/token/revocation', null);
+          release();
+          await t2.close();
+        }
+      }));
+  });
+});
