@@ -80,7 +80,7 @@ describe('App tools in Turns', () => {
     expect((res.body as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual(['tools.0.connectionId']);
   });
 
-  it("a member's own connection serves only that member's work: another member's Turn with the same Bot gets an error result", async () => {
+  it("[IDN-05] a member's own connection serves only that member's work, by HTTP and by tool alike: another member may not name it in a Bot over HTTP, and their Turn with the same Bot gets an error result", async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     const app = (await post(chat.secret, '/v1/apps', { url: everything.url }).expect(201)).body as { id: string };
     const alice = await addMember(t, chat.organizationId);

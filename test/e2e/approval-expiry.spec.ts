@@ -62,4 +62,40 @@ describe('approval expiry', () => {
     const records = (audit.body as { data: Array<{ action: string; actor: { kind: string }; target: { id: string } }> }).data.filter((e) => e.target.id === approval.id);
     expect(records.map((e) => [e.action, e.actor.kind])).toEqual([['approval.expired', 'platform']]);
   });
+
+  it("[APPR-01] each Turn closes only its own due request, one at a time and with no global scan: another Turn's request, past due as well, stays pending until that Turn looks at it", async () => {
+    const toolsOf = () => [
+      { name: 'pay', description: 'Pays', parameters: { type: 'object' }, kind: 'http', url: tools.url('/pay'), approval: 'always', approvalExpiresInSeconds: 60 },
+      { name: 'ask_user', description: 'Asks the user', parameters: { type: 'object' } },
+    ];
+    const first = await createChatFixture(t, { baseUrl: model.baseUrl, tools: toolsOf(), limits: { maxSeconds: 86_400 } });
+    const second = await createChatFixture(t, { baseUrl: model.baseUrl, tools: toolsOf(), limits: { maxSeconds: 86_400 } });
+    const payAndAsk = (suffix: string) =>
+      streamReply([chunks.role(), chunks.toolCallStart(0, `call_pay_${suffix}`, 'pay'), chunks.toolCallArgs(0, '{}'), chunks.toolCallStart(1, `call_ask_${suffix}`, 'ask_user'), chunks.toolCallArgs(1, '{}'), chunks.finish('tool_calls'), chunks.usage(5, 2)]);
+    model.enqueue(payAndAsk('a'));
+    const turnA = await sendMessage(t, first.secret, first.chatId, 'Pay and ask');
+    await waitForEvent(t, first.secret, turnA.executionId, 'tool.called');
+    model.enqueue(payAndAsk('b'));
+    const turnB = await sendMessage(t, second.secret, second.chatId, 'Pay and ask');
+    await waitForEvent(t, second.secret, turnB.executionId, 'tool.called');
+    const stateOf = async (executionId: string): Promise<string> =>
+      ((await t.database.query<{ state: string }>('SELECT state FROM approvals WHERE execution_id = $1', [executionId]))[0]!).state;
+
+    // Both requests are past due on the engine's clock; only Turn A looks (its client output wakes it).
+    clock.advance(61 * 1000);
+    model.enqueue(textReply(['A: not approved in time.']));
+    await t.http().post(`/v1/chats/${first.chatId}/tool-outputs`).set('authorization', bearer(first.secret)).send({ callId: 'call_ask_a', output: 'ok' }).expect(202);
+    expect((await eventsUntilEnd(t, first.secret, turnA.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect(await stateOf(turnA.executionId)).toBe('expired');
+    // Nothing scanned the other Turn's request: it is still pending, though past due, and its Turn has not ended.
+    expect(await stateOf(turnB.executionId)).toBe('pending');
+    expect(['running', 'waiting']).toContain((await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [turnB.executionId]))[0]!.state);
+
+    // Its own Turn closes it when it looks.
+    model.enqueue(textReply(['B: not approved in time.']));
+    await t.http().post(`/v1/chats/${second.chatId}/tool-outputs`).set('authorization', bearer(second.secret)).send({ callId: 'call_ask_b', output: 'ok' }).expect(202);
+    expect((await eventsUntilEnd(t, second.secret, turnB.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    expect(await stateOf(turnB.executionId)).toBe('expired');
+    expect(tools.requests).toHaveLength(0);
+  });
 });

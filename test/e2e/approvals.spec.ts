@@ -106,6 +106,46 @@ describe('approvals', () => {
   };
   const toolCallIds = (): string[] => tools.requests.map((r) => (r.body as { callId: string }).callId);
 
+  it('[APPR-01] the request, the saved tool call and the notification commit in one transaction: the approval row and approval.requested carry one transaction ID, with the Turn\'s checkpoint', async () => {
+    const chat = await chatWith([pay()]);
+    model.enqueue(toolCallReply('call_tx', 'pay', ['{"amount":5,"to":"bo"}'], [10, 5]));
+    const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay Bo 5');
+    const [approval] = await pendingOf(chat, turn.executionId);
+    const [rows] = await t.database.query<{ approval: string; requested: string }>(
+      `SELECT (SELECT xmin::text FROM approvals WHERE id = $2) AS approval,
+              (SELECT xmin::text FROM execution_events WHERE execution_id = $1 AND type = 'approval.requested') AS requested`,
+      [turn.executionId, approval!.id],
+    );
+    expect(rows!.requested).toBe(rows!.approval);
+    // The checkpoint that saved the call committed (the failure test below shows it goes with them).
+    expect((await t.database.query<{ step: number }>('SELECT step FROM executions WHERE id = $1', [turn.executionId]))[0]!.step).toBeGreaterThanOrEqual(1);
+    expect(tools.requests).toHaveLength(0);
+  });
+
+  it('[APPR-01] a failure in that transaction leaves none of them: no approval, no approval.requested, no tool call sent, and the Turn fails with its cause sealed', async () => {
+    const chat = await chatWith([pay()]);
+    await t.database.query(`CREATE FUNCTION refuse_approval() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.chat_id = '${chat.chatId}' THEN RAISE EXCEPTION 'approval refused by the test'; END IF; RETURN NEW; END $$`);
+    await t.database.query('CREATE TRIGGER refuse_approval BEFORE INSERT ON approvals FOR EACH ROW EXECUTE FUNCTION refuse_approval()');
+    try {
+      model.enqueue(toolCallReply('call_fail', 'pay', ['{"amount":7,"to":"cy"}'], [10, 5]), textReply(['never']));
+      const turn = await sendMessage(t, chat.secret, chat.chatId, 'Pay Cy 7');
+      const events = await eventsUntilEnd(t, chat.secret, turn.executionId);
+      expect(events.at(-1)).toMatchObject({ type: 'execution.ended', state: 'failed', category: 'internal', errorId: expect.any(String) });
+      expect(events.map((e) => e.type)).not.toContain('approval.requested');
+      expect(events.map((e) => e.type)).not.toContain('tool.called');
+      expect(await t.database.query('SELECT 1 FROM approvals WHERE chat_id = $1', [chat.chatId])).toEqual([]);
+      expect(await t.database.query(`SELECT 1 FROM execution_events WHERE execution_id = $1 AND type = 'approval.requested'`, [turn.executionId])).toEqual([]);
+      expect(tools.requests).toHaveLength(0);
+      // The Turn's checkpoint that would have saved the call did not commit either: its step stayed 0.
+      expect(await t.database.query('SELECT step, state FROM executions WHERE id = $1', [turn.executionId])).toEqual([{ step: 0, state: 'failed' }]);
+      expect(await approvals(chat.secret, `executionId=${turn.executionId}`)).toEqual([]);
+    } finally {
+      await t.database.query('DROP TRIGGER refuse_approval ON approvals');
+      await t.database.query('DROP FUNCTION refuse_approval()');
+    }
+  });
+
   it('[APPR-01] an approval request is a durable record committed with the saved tool call and its approval.requested event, after model.completed and before any tool.called', async () => {
     const chat = await chatWith([pay()]);
     model.enqueue(toolCallReply('call_pay', 'pay', ['{"amount":', '40,"to":"ana"}'], [10, 5]), textReply(['Paid.']));

@@ -1,5 +1,5 @@
 import { chunks, FakeOpenAiServer, heldStreamReply, textReply } from '../fakes/fake-openai-server';
-import { addMember, bearer, createChatFixture, eventsUntilEnd, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, waitForEvent, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -30,6 +30,52 @@ describe('chat stop and delete', () => {
   const held = () => heldStreamReply([chunks.role(), chunks.text('streaming…'), chunks.text(' more'), chunks.finish('stop')], { holdAfter: 2, release: never });
   const state = async (id: string): Promise<string> =>
     ((await t.http().get(`/v1/executions/${id}`).set('authorization', bearer(chat.secret)).expect(200)).body as { state: string }).state;
+
+  it('[EXE-01] a Turn and a deletion keep IDs of their own and point to their executions, stored work whose IDs stay the same and stay readable after the Chat is gone', async () => {
+    const auth = bearer(chat.secret);
+    fake.enqueue(textReply(['First answer.'], [5, 2]), textReply(['Second answer.'], [5, 2]));
+    const first = await sendMessage(t, chat.secret, chat.chatId, 'First', 'exe-01-first');
+    expect((await eventsUntilEnd(t, chat.secret, first.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    // The same command again answers the same Turn and the same execution, after its end too.
+    expect(await sendMessage(t, chat.secret, chat.chatId, 'First', 'exe-01-first')).toEqual(first);
+    const second = await sendMessage(t, chat.secret, chat.chatId, 'Second');
+    expect((await eventsUntilEnd(t, chat.secret, second.executionId)).at(-1)).toMatchObject({ state: 'completed' });
+    const ids = [first.turnId, first.executionId, second.turnId, second.executionId];
+    expect(new Set(ids).size).toBe(4);
+
+    // The Turn's own row points to its execution; the execution names the Turn as its resource.
+    const turns = await t.database.query<{ id: string; execution_id: string }>('SELECT id, execution_id FROM chat_turns WHERE chat_id = $1 ORDER BY seq', [chat.chatId]);
+    expect(turns).toEqual([
+      { id: first.turnId, execution_id: first.executionId },
+      { id: second.turnId, execution_id: second.executionId },
+    ]);
+    for (const turn of [first, second]) {
+      const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', auth).expect(200);
+      expect(view.body).toMatchObject({ id: turn.executionId, state: 'completed', resource: { type: 'turn', id: turn.turnId } });
+    }
+    // Its messages carry the Turn's ID, not the execution's.
+    const messages = await listMessages(t, chat.secret, chat.chatId);
+    expect(messages.map((m) => [m.role, m.content, m.turnId])).toEqual([
+      ['user', 'First', first.turnId],
+      ['assistant', 'First answer.', first.turnId],
+      ['user', 'Second', second.turnId],
+      ['assistant', 'Second answer.', second.turnId],
+    ]);
+
+    // A deletion: the Chat keeps its ID, the deletion is an execution of its own that names it.
+    const deleted = await t.http().delete(`/v1/chats/${chat.chatId}`).set('authorization', auth).expect(202);
+    const deleteId = (deleted.body as { executionId: string }).executionId;
+    expect([chat.chatId, ...ids]).not.toContain(deleteId);
+    expect((await eventsUntilEnd(t, chat.secret, deleteId)).at(-1)).toMatchObject({ state: 'completed' });
+    await t.http().get(`/v1/chats/${chat.chatId}`).set('authorization', auth).expect(404);
+    const deletion = await t.http().get(`/v1/executions/${deleteId}`).set('authorization', auth).expect(200);
+    expect(deletion.body).toMatchObject({ id: deleteId, kind: 'chat.delete', state: 'completed', resource: { type: 'chat', id: chat.chatId } });
+    // The Turns' executions outlive the Chat's rows under the same IDs, still naming their Turns.
+    for (const turn of [first, second]) {
+      const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', auth).expect(200);
+      expect(view.body).toMatchObject({ id: turn.executionId, state: 'completed', resource: { type: 'turn', id: turn.turnId } });
+    }
+  });
 
   it('[RES-04] delete during a stream: admission closes at once, the Turn is cancelled and released, then the Chat is gone', async () => {
     fake.enqueue(held());

@@ -2,7 +2,8 @@ import { Engine } from '@openbot/engine';
 import { TurnHooks, type TurnHookContext } from '@openbot/features';
 import { chunks, FakeOpenAiServer, heldStreamReply, textReply, toolCallReply } from '../fakes/fake-openai-server';
 import { FakeToolServer, jsonReply } from '../fakes/fake-tool-server';
-import { bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage } from '../support/chat-fixture';
+import { addMember, bearer, createChatFixture, eventsUntilEnd, listMessages, sendMessage, type EventBody } from '../support/chat-fixture';
+import { startServerEverything } from '../fakes/mcp-test-servers';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -125,5 +126,45 @@ describe('turn recovery', () => {
     // The failing plugin has error records of its own; the Turn completed regardless.
     const errors = await t.database.query<{ n: number }>(`SELECT count(*)::int AS n FROM error_records WHERE execution_id = $1 AND origin LIKE 'turn plugin broken%'`, [turn.executionId]);
     expect(errors[0]!.n).toBeGreaterThanOrEqual(2);
+  });
+
+  it("[IDN-05] restored work goes through the same access rule as live work: a Turn taken over after its model step still refuses another member's own App connection, and still serves its member's", async () => {
+    const everything = await startServerEverything();
+    try {
+      const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+      const app = (await t.http().post('/v1/apps').set('authorization', bearer(chat.secret)).send({ url: everything.url }).expect(201)).body as { id: string };
+      const alice = await addMember(t, chat.organizationId);
+      const bob = await addMember(t, chat.organizationId);
+      const own = (await t.http().post(`/v1/apps/${app.id}/connections`).set('authorization', bearer(alice.secret)).send({ owner: 'member' }).expect(201)).body as { id: string };
+      await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(alice.secret)).send({ tools: [{ kind: 'app', connectionId: own.id, tools: ['echo'] }] }).expect(200);
+      const engine = t.app.get(Engine);
+
+      /** A Turn of `member` whose model asks for echo; its step-1 checkpoint fails once, so a takeover restores it. */
+      const restoredTurn = async (member: { secret: string }, text: string): Promise<EventBody[]> => {
+        const chatId = ((await t.http().post('/v1/chats').set('authorization', bearer(member.secret)).send({ botId: chat.botId }).expect(201)).body as { id: string }).id;
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        const echo = [chunks.role(), chunks.toolCallStart(0, 'call-echo', 'echo'), chunks.toolCallArgs(0, JSON.stringify({ message: text })), chunks.finish('tool_calls'), chunks.usage(10, 2)];
+        fake.enqueue(heldStreamReply(echo, { holdAfter: 0, release: held }), textReply(['Done'], [20, 3]));
+        const turn = await sendMessage(t, member.secret, chatId, 'Echo');
+        engine.faults.arm('checkpoint.before-commit', { kind: 'throw', error: new Error('injected checkpoint failure') }, { when: (c) => c.executionId === turn.executionId });
+        release();
+        const events = await eventsUntilEnd(t, member.secret, turn.executionId, 30_000);
+        const view = await t.http().get(`/v1/executions/${turn.executionId}`).set('authorization', bearer(member.secret)).expect(200);
+        expect(view.body).toMatchObject({ state: 'completed', generation: 2 });
+        return events;
+      };
+
+      // Bob's restored Turn: the connection is Alice's own, refused as in live work (app-tools.spec.ts).
+      const bobs = await restoredTurn(bob, 'from bob');
+      expect(bobs.find((e) => e.type === 'tool.result')).toMatchObject({ isError: true, category: 'forbidden', errorId: expect.any(String) });
+      // Alice's restored Turn: her own connection serves her work.
+      const alices = await restoredTurn(alice, 'from alice');
+      expect(alices.find((e) => e.type === 'tool.result')).toMatchObject({ isError: false });
+      const lastToolMessage = (fake.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool').at(-1)!;
+      expect(lastToolMessage.content).toContain('from alice');
+    } finally {
+      await everything.close();
+    }
   });
 });

@@ -108,6 +108,17 @@ describe('checkpoints', () => {
     releaseFirst();
   });
 
+  it('[EXE-05] the engine starts knowing no workflow: a feature\'s workflow exists only once that feature registers it, and only once', async () => {
+    const bare = await t.node('node-e');
+    await expect(bare.engine.submit({ workflow: 'chat.turn', input: null, scope: SERVICE })).rejects.toThrow('no workflow named "chat.turn" is registered');
+    await expect(bare.engine.submit({ workflow: leaf.name, input: null, scope: SERVICE })).rejects.toThrow(`no workflow named "${leaf.name}" is registered`);
+    bare.engine.register(leaf as unknown as Workflow);
+    expect(() => bare.engine.register(leaf as unknown as Workflow)).toThrow(`workflow "${leaf.name}" is registered twice`);
+    await bare.engine.start();
+    const { executionId } = await bare.engine.submit({ workflow: leaf.name, input: null, scope: SERVICE, commandKey: 'registered-by-its-feature' });
+    expect(await bare.engine.waitForEnd(executionId)).toBe('completed');
+  });
+
   it('[EXE-05] a node that lacks a workflow hands its execution back instead of ending it', async () => {
     const registered = await t.node('node-c');
     const bare = await t.node('node-d');

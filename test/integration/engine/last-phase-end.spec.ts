@@ -6,15 +6,16 @@ interface Last {
   [key: string]: Json;
   done: boolean;
   failEnd: boolean;
+  failRelease: boolean;
 }
 
 /**
  * One phase whose checkpoint would carry a command (a row of its own) and an event, then an end
  * with end work: the end saves the phase's result (decision 048).
  */
-const lastPhase: Workflow<Last, { failEnd: boolean }> = {
+const lastPhase: Workflow<Last, { failEnd: boolean; failRelease?: boolean }> = {
   name: 'test.last-phase',
-  initial: ({ failEnd }) => ({ done: false, failEnd }),
+  initial: ({ failEnd, failRelease }) => ({ done: false, failEnd, failRelease: failRelease === true }),
   next: (s) => (s.done ? { end: 'completed', result: 'ended' } : { phase: 'work' }),
   phases: {
     work: {
@@ -26,7 +27,12 @@ const lastPhase: Workflow<Last, { failEnd: boolean }> = {
     },
   },
   async end({ executionId, state, outcome, tx }) {
-    if (outcome !== 'completed') return;
+    if (outcome !== 'completed') {
+      // What a failed end releases (a pending send, held cleanups): its own row here.
+      await tx.query('INSERT INTO last_phase_rows (execution_id, what) VALUES ($1, $2)', [executionId, `released:${outcome}`]);
+      if (state.failRelease) throw new Error('release refused by the test');
+      return;
+    }
     await tx.query('INSERT INTO last_phase_rows (execution_id, what) VALUES ($1, $2)', [executionId, 'end']);
     if (state.failEnd) throw new Error('end work refused by the test');
   },
@@ -64,14 +70,22 @@ describe('an end right after a phase', () => {
     expect(events.map((e) => e.type)).toEqual(['probe.phase', 'execution.ended']);
   });
 
-  it('[ERR-01] end work that fails leaves the phase’s result saved once, by its checkpoint, and fails the execution with its cause', async () => {
+  it('[ERR-01] end work that fails leaves the phase’s result saved once, by its checkpoint, and fails the execution with its cause; the feature’s end runs again for the failed outcome and releases what it holds', async () => {
     const { executionId } = await t.engine.submit({ workflow: lastPhase.name, input: { failEnd: true }, scope: SERVICE });
     expect(await t.engine.waitForEnd(executionId)).toBe('failed');
-    // The end's transaction rolled back whole (its row with it); the checkpoint saved the phase's command.
-    expect((await rowsOf(executionId)).map((r) => r.what)).toEqual(['phase']);
+    // The end's transaction rolled back whole (its row with it); the checkpoint saved the phase's command; the failed end released.
+    expect((await rowsOf(executionId)).map((r) => r.what)).toEqual(['phase', 'released:failed']);
     const [execution] = await t.database.query<{ step: number; error_id: string | null }>('SELECT step, error_id FROM executions WHERE id = $1', [executionId]);
     expect(execution!.step).toBe(1);
     expect(execution!.error_id).not.toBeNull();
+    const events = await t.database.query<{ type: string }>('SELECT type FROM execution_events WHERE execution_id = $1 ORDER BY seq', [executionId]);
+    expect(events.map((e) => e.type)).toEqual(['probe.phase', 'execution.ended']);
+  });
+
+  it('[ERR-01] when the feature’s end fails for the failed outcome too, the execution still ends failed, without its end work', async () => {
+    const { executionId } = await t.engine.submit({ workflow: lastPhase.name, input: { failEnd: true, failRelease: true }, scope: SERVICE });
+    expect(await t.engine.waitForEnd(executionId)).toBe('failed');
+    expect((await rowsOf(executionId)).map((r) => r.what)).toEqual(['phase']);
     const events = await t.database.query<{ type: string }>('SELECT type FROM execution_events WHERE execution_id = $1 ORDER BY seq', [executionId]);
     expect(events.map((e) => e.type)).toEqual(['probe.phase', 'execution.ended']);
   });

@@ -3,7 +3,10 @@
  * pause, throw or kill the process at the intent, sending and result commits of a call and at
  * checkpoint commits. In production no fault is ever armed: `hit` is one Map lookup on an empty map.
  */
-export type FaultPoint =
+export type FaultPoint = EngineFaultPoint | FeatureFaultPoint;
+
+/** The engine's own fault points. */
+export type EngineFaultPoint =
   | 'call.intent.committed'
   | 'call.sending.committed'
   | 'call.result.before-commit'
@@ -12,9 +15,13 @@ export type FaultPoint =
   | 'schedule.fired.committed'
   | 'checkpoint.before-commit'
   | 'checkpoint.committed'
-  | 'phase.started'
-  // Files (libs/features/src/files): an upload's bytes are stored, its metadata not yet committed.
-  | 'file.object.written';
+  | 'phase.started';
+
+/**
+ * A point a feature names in its own code (e.g. `file.object.written` of the files feature): the
+ * engine knows none of them (EXE-05), it only arms and hits them by name.
+ */
+export type FeatureFaultPoint = `${string}.${string}`;
 
 export type FaultAction =
   | { readonly kind: 'throw'; readonly error?: Error }

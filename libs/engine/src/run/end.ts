@@ -167,16 +167,29 @@ async function finish(ctx: EngineContext, run: LocalRun, request: RunEnd, mode: 
     } catch (error) {
       if (error instanceof CorruptExecutionData || outcome !== 'completed') throw error;
       // Nothing of the rolled-back end is handed to readers.
-      stored.length = 0;
+      collected.clear();
       completed = false;
-      // The feature's end work failed: the execution fails with its own sealed cause (ERR-01).
-      ended = await retryStorage(
-        () =>
-          withTransaction(ctx.pool, (tx) =>
-            endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure: { category: 'internal', cause: error } }),
-          ),
-        undefined,
-      );
+      // The feature's end work failed: the execution fails with its own sealed cause (ERR-01). The
+      // feature's end runs again for that failed outcome, as after a failed phase, so it still
+      // releases what the execution holds (a pending send, the cleanups its end admits: GRANT-02,
+      // GRANT-03); only when that fails too does it end without the feature's end.
+      const endFailed = (withFeature: boolean): Promise<boolean> =>
+        retryStorage(
+          () =>
+            withTransaction(ctx.pool, (tx) => {
+              collected.clear();
+              const failure: EndFailure = { category: 'internal', cause: error };
+              return withFeature
+                ? endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow, data, outcome: 'failed', failure, ...collected })
+                : endExecution(ctx, tx, { id: run.id, generation: run.generation, workflow: undefined, data, outcome: 'failed', failure });
+            }),
+          undefined,
+        );
+      ended = await endFailed(true).catch((again: unknown) => {
+        if (again instanceof CorruptExecutionData) throw again;
+        collected.clear();
+        return endFailed(false);
+      });
     }
   }
   if (!ended) {
