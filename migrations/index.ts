@@ -37,6 +37,7 @@ import { AppOAuthBoundSignIns1767800000000 } from './1767800000000-app-oauth-bou
 import { PriceSetBy1767840000000 } from './1767840000000-price-set-by';
 import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approvers';
 import { OrganizationLimits1767870000000 } from './1767870000000-organization-limits';
+import { AppProofFailureReason1767910000000 } from './1767910000000-app-proof-failure-reason';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -78,4 +79,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   PriceSetBy1767840000000,
   ApprovalApprovers1767860000000,
   OrganizationLimits1767870000000,
+  AppProofFailureReason1767910000000,
 ];
