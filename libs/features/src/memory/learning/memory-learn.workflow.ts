@@ -171,7 +171,9 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
             const access = learned.length === 0 ? null : await learnedAccess(tx, { ...state, learnAccess: state.learnAccess ?? 'member', read: state.read ?? [] }, rows.map((row) => row.turnId));
             if (access !== null) {
               const seen = new Set<string>();
-              for (const [index, item] of learned.slice(0, room).entries()) {
+              for (const [index, item] of learned.entries()) {
+                // What does not fit the organization's room is not stored; a duplicate takes no room.
+                if (added.length >= room) break;
                 const id = learnedItemId(context.executionId, last, index);
                 // Equal to an item of this answer or of the Bot's memory with the same access rule: kept once (decision 086).
                 const normalized = normalizedContent(item.content);
