@@ -28,6 +28,8 @@ describe('App proofs and index', () => {
   let proofHost: string;
   /** What the proof server answers at /.well-known/openbot-app-proof. */
   let served = '';
+  /** The status it answers there. */
+  let servedStatus = 200;
   const add: TestTool = { name: 'add_numbers', inputSchema: { type: 'object', properties: { a: { type: 'number' } } }, handler: async (a) => ({ text: String(a.a) }) };
 
   beforeAll(async () => {
@@ -37,7 +39,7 @@ describe('App proofs and index', () => {
     as = await startAuthorizationServer();
     rs = await startProtectedMcpServer(as);
     proofServer = createServer({ cert: readFileSync(join(TLS, 'localhost-cert.pem')), key: readFileSync(join(TLS, 'localhost-key.pem')) }, (req, res) => {
-      if (req.url === '/.well-known/openbot-app-proof') res.writeHead(200, { 'content-type': 'text/plain' }).end(`${served}\n`);
+      if (req.url === '/.well-known/openbot-app-proof') res.writeHead(servedStatus, { 'content-type': 'text/plain' }).end(`${served}\n`);
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => proofServer.listen(0, '127.0.0.1', resolve));
@@ -120,9 +122,41 @@ describe('App proofs and index', () => {
     const proof = (await post(org.secret, `/v1/apps/${app.id}/proofs`, { domain: proofHost }).expect(201)).body as { id: string; token: string };
     served = 'someone-else';
     await started(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}/verify`);
-    expect((await get(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}`).expect(200)).body).toMatchObject({ state: 'failed' });
+    const failed = (await get(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}`).expect(200)).body as Record<string, unknown>;
+    expect(failed).toMatchObject({ state: 'failed', failureReason: "the answer at /.well-known/openbot-app-proof is not the proof's token" });
+    // The reason never repeats what the domain answered.
+    expect(JSON.stringify(failed)).not.toContain('someone-else');
     await started(org.secret, `/v1/apps/${app.id}/index`);
     expect((await get(org.secret, '/v1/app-index').expect(200)).body).toEqual({ data: [], next: null });
+  });
+
+  it('a failed verification says why: the HTTP status, or that the domain could not be reached; a later success clears it', async () => {
+    const org = await t.createOrganization('Proof reasons');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    const proof = (await post(org.secret, `/v1/apps/${app.id}/proofs`, { domain: proofHost }).expect(201)).body as { id: string; token: string; failureReason: unknown };
+    expect(proof.failureReason).toBeNull();
+    const read = async (id: string) => (await get(org.secret, `/v1/apps/${app.id}/proofs/${id}`).expect(200)).body as { state: string; failureReason: string | null };
+    served = proof.token;
+    servedStatus = 404;
+    try {
+      await started(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}/verify`);
+    } finally {
+      servedStatus = 200;
+    }
+    expect(await read(proof.id)).toMatchObject({ state: 'failed', failureReason: 'the domain answered HTTP 404 at /.well-known/openbot-app-proof' });
+    const listed = (await get(org.secret, `/v1/apps/${app.id}/proofs`).expect(200)).body as { data: Array<{ id: string; failureReason: string | null }> };
+    expect(listed.data.find((p) => p.id === proof.id)!.failureReason).toBe('the domain answered HTTP 404 at /.well-known/openbot-app-proof');
+    await started(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}/verify`);
+    expect(await read(proof.id)).toMatchObject({ state: 'verified', failureReason: null });
+
+    // Nothing listens on the port: the connection is refused.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedHost = `127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const unreachable = (await post(org.secret, `/v1/apps/${app.id}/proofs`, { domain: closedHost }).expect(201)).body as { id: string };
+    await started(org.secret, `/v1/apps/${app.id}/proofs/${unreachable.id}/verify`);
+    expect(await read(unreachable.id)).toMatchObject({ state: 'failed', failureReason: 'the domain refused the connection' });
   });
 
   it('[DEVT-01] a developer test runs as an execution of its original caller, streamed as events, and ends only after its connection closed', async () => {

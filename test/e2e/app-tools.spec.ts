@@ -72,6 +72,23 @@ describe('App tools in Turns', () => {
     expect(scopes).toEqual([{ session_id: expect.any(String), close_result: null }]);
   });
 
+  it('an app entry reads as its tools in the Bot list and the Bot alike: its declarations with their descriptions, never an empty name, description or parameters', async () => {
+    const chat = await appChat(everything.url, ['echo', 'get-sum']);
+    const listed = ((await t.http().get('/v1/bots').set('authorization', bearer(chat.secret)).expect(200)).body as { data: Array<{ id: string; tools: Array<Record<string, unknown>> }> }).data.find(
+      (b) => b.id === chat.botId,
+    )!;
+    const one = (await t.http().get(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).expect(200)).body as { tools: Array<Record<string, unknown>> };
+    for (const tools of [listed.tools, one.tools]) {
+      expect(tools).toHaveLength(1);
+      expect(Object.keys(tools[0]!).sort()).toEqual(['connectionId', 'declarations', 'kind', 'tools']);
+      expect(tools[0]!.declarations).toEqual([
+        { name: 'echo', serverName: 'echo', revision: 1, description: expect.stringMatching(/\S/) },
+        { name: 'get-sum', serverName: 'get-sum', revision: 1, description: expect.stringMatching(/\S/) },
+      ]);
+    }
+    expect(listed.tools).toEqual(one.tools);
+  });
+
   it("[IDN-08] another organization's connection cannot be named in a Bot's tools (400 on its connectionId)", async () => {
     const mine = await appChat(everything.url, ['echo']);
     const other = await createChatFixture(t, { baseUrl: fake.baseUrl });

@@ -59,6 +59,32 @@ describe('billing', () => {
     expect(prices).toHaveLength(2);
   });
 
+  it('[PLAT-08] the price list marks the version in force for each model: the latest not dated in the future, across pages; under credits only the platform’s', async () => {
+    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
+    const put = async (name: string, body: Record<string, unknown>, path = `/v1/prices/${encodeURIComponent(name)}`, auth = as(chat)): Promise<string> =>
+      ((await t.http().put(path).set('authorization', auth).send(body).expect(200)).body as { id: string }).id;
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    const older = await put('fake/gpt-test', { inputPerMillionMicros: 1, outputPerMillionMicros: 1 });
+    const current = await put('fake/gpt-test', { inputPerMillionMicros: 2, outputPerMillionMicros: 2 });
+    const future = await put('fake/gpt-test', { inputPerMillionMicros: 3, outputPerMillionMicros: 3, effectiveFrom: tomorrow });
+    const other = await put('fake/other-model', { inputPerMillionMicros: 4, outputPerMillionMicros: 4 });
+    const inForce = async (): Promise<Record<string, boolean>> => {
+      const listed = (await t.http().get('/v1/prices').set('authorization', as(chat)).expect(200)).body.data as Array<{ id: string; inForce: boolean }>;
+      return Object.fromEntries(listed.map((p) => [p.id, p.inForce]));
+    };
+    expect(await inForce()).toEqual({ [older]: false, [current]: true, [future]: false, [other]: true });
+    // A page holding only an old version still says it is not in force: the mark is the model's, not the page's.
+    const firstPage = (await t.http().get('/v1/prices?limit=1').set('authorization', as(chat)).expect(200)).body as { data: Array<{ id: string; inForce: boolean }> };
+    expect(firstPage.data).toEqual([expect.objectContaining({ id: older, inForce: false })]);
+    // Tomorrow arrives: the future version takes over.
+    await t.database.query('UPDATE prices SET effective_from = now() WHERE id = $1', [future]);
+    expect(await inForce()).toEqual({ [older]: false, [current]: false, [future]: true, [other]: true });
+    // With credits only the platform's versions price calls: the organization's own are no longer in force.
+    await t.http().post(`/v1/platform/organizations/${chat.organizationId}/credits`).set('authorization', admin()).send({ amountMicros: 1_000, reason: 'test credits' }).expect(201);
+    const platform = await put('fake/gpt-test', { inputPerMillionMicros: 5, outputPerMillionMicros: 5 }, `/v1/platform/organizations/${chat.organizationId}/prices/${model}`, admin());
+    expect(await inForce()).toEqual({ [older]: false, [current]: false, [future]: false, [other]: false, [platform]: true });
+  });
+
   it('[PLAT-08] bad amounts, unknown scopes and models, a budget with both or neither limit, a past effectiveFrom, an empty rate, bad summary parameters: each is 400 naming the field', async () => {
     const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
     const issuesOf = async (method: 'put' | 'post', url: string, body: unknown, auth = as(chat)) => {

@@ -155,7 +155,9 @@ describe('bots', () => {
     expect(Object.keys(botSchema.properties!).sort()).toEqual(Object.keys(bot).sort());
     // Every field of an http tool, the two only a delegate tool has, the Vault-referenced headers an http tool may have, and the three only an app tool has.
     expect(Object.keys(toolSchema.properties!).sort()).toEqual([...Object.keys(bot.tools[0]!), 'attached', 'botId', 'headers', 'connectionId', 'tools', 'declarations'].sort());
-    expect([...(toolSchema.required ?? [])].sort()).toEqual(Object.keys(bot.tools[1]!).sort());
+    // Only `kind` is on every entry: an app entry has no name, description or parameters of its own (its tools are its declarations); every other tool has them.
+    expect([...(toolSchema.required ?? [])]).toEqual(['kind']);
+    expect(Object.keys(bot.tools[1]!).sort()).toEqual(['description', 'kind', 'name', 'parameters']);
     expect(Object.keys(limitsSchema.properties!).sort()).toEqual(Object.keys(bot.limits).sort());
     expect([...(limitsSchema.required ?? [])].sort()).toEqual(Object.keys(bot.limits).sort());
   });

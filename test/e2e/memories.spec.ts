@@ -163,6 +163,27 @@ describe('memories', () => {
     expect(await ids(adminSecret, '?tag=plans')).toEqual([ownerOnly.id, forMembers.id, forEveryone.id]);
   });
 
+  it('[IDN-08] [MEM-01] a roles rule includes the roles above those it names, in list, search and read alike', async () => {
+    const forViewers = await add({ content: 'Canteen menu for viewers and up', tags: ['canteen'], access: { kind: 'roles', roles: ['viewer'] } });
+    const forMembers = await add({ content: 'Canteen budget for members and up', tags: ['canteen'], access: { kind: 'roles', roles: ['member'] } });
+    const forAdmins = await add({ content: 'Canteen contract for admins and up', tags: ['canteen'], access: { kind: 'roles', roles: ['admin'] } });
+    const ids = async (secret: string, query: string): Promise<string[]> => {
+      const res = await t.http().get(url(query)).set('authorization', auth(secret)).expect(200);
+      return (res.body as { data: MemoryBody[] }).data.map((m) => m.id);
+    };
+    // A member is above a viewer: a viewer item is theirs too, an admin item is not.
+    expect(await ids(memberSecret, '?tag=canteen')).toEqual([forViewers.id, forMembers.id]);
+    expect(await ids(memberSecret, '?q=canteen%20menu')).toEqual([forViewers.id]);
+    expect(await ids(memberSecret, '?q=canteen%20contract')).toEqual([]);
+    expect((await t.http().get(url(`/${forViewers.id}`)).set('authorization', auth(memberSecret)).expect(200)).body).toMatchObject({ content: 'Canteen menu for viewers and up' });
+    expectDeclared(await t.http().get(url(`/${forAdmins.id}`)).set('authorization', auth(memberSecret)), 404, 'MemoryNotFound');
+    // A viewer is below a member.
+    expect(await ids(viewerSecret, '?tag=canteen')).toEqual([forViewers.id]);
+    expectDeclared(await t.http().get(url(`/${forMembers.id}`)).set('authorization', auth(viewerSecret)), 404, 'MemoryNotFound');
+    // A member may change an item its role is included in.
+    await t.http().patch(url(`/${forViewers.id}`)).set('authorization', auth(memberSecret)).send({ tags: ['canteen', 'menu'] }).expect(200);
+  });
+
   it('[IDN-08] a member the access rule excludes cannot archive, retag or delete the item: 404, and it stays as it was', async () => {
     const ownerOnly = await add({ content: 'Salary bands for 2027', tags: ['hr'], access: { kind: 'members', ids: [owner.memberId] } });
     const mine = await add({ content: 'M may tidy this one', tags: ['hr'], access: { kind: 'members', ids: [memberId] } });

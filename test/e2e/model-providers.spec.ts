@@ -1,4 +1,5 @@
 import type { SealedRecordId } from '@openbot/domain';
+import { Client } from 'pg';
 import { SealedRecords } from '@openbot/platform';
 import { expectDeclared, issuePaths, UUID_V7 } from '../support/api-assertions';
 import { bearer } from '../support/chat-fixture';
@@ -267,6 +268,105 @@ describe('model providers', () => {
       expectDeclared(await t.http().delete(`/v1/model-providers/${id}`).set('authorization', bearer(owner.secret)), 404, 'ModelProviderNotFound');
     },
   );
+
+  describe('a provider that Bots use', () => {
+    async function addBot(secret: string, name: string, model: string): Promise<{ id: string; name: string }> {
+      const res = await t.http().post('/v1/bots').set('authorization', bearer(secret)).send({ name, model });
+      expect({ status: res.status, body: res.body as unknown }).toEqual({ status: 201, body: expect.anything() });
+      return res.body as { id: string; name: string };
+    }
+
+    it('[ERR-02] DELETE is 409 ModelProviderInUse naming every Bot whose model names it, deletes nothing, and succeeds once they moved away', async () => {
+      const org = await t.createOrganization('Providers In Use');
+      const used = await create(org.secret, { name: 'used', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1', apiKey: 'sk-used' });
+      await create(org.secret, { name: 'other', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
+      const first = await addBot(org.secret, 'First', 'used/gpt-a');
+      const second = await addBot(org.secret, 'Second', 'used/gpt-b/with-slash');
+      await addBot(org.secret, 'Elsewhere', 'other/gpt-a');
+      // Another organization's Bot naming a provider of the same name never counts (IDN-08).
+      const foreign = await t.createOrganization('Providers Elsewhere');
+      await create(foreign.secret, { name: 'used', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
+      await addBot(foreign.secret, 'Foreign', 'used/gpt-a');
+
+      const refused = await t.http().delete(`/v1/model-providers/${used.id}`).set('authorization', bearer(org.secret));
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        type: 'ModelProviderInUse',
+        message: expect.stringContaining('"used" is used by 2 Bots'),
+        bots: [first, second].map(({ id, name }) => ({ id, name })).sort((a, b) => a.id.localeCompare(b.id)),
+        botCount: 2,
+      });
+      expect(refused.headers['openbot-error-id']).toBeUndefined();
+      await t.http().get(`/v1/model-providers/${used.id}`).set('authorization', bearer(org.secret)).expect(200);
+      const [key] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM model_providers p JOIN sealed_records s ON s.id = p.api_key_record_id WHERE p.id = $1', [used.id]);
+      expect(key!.n).toBe(1);
+
+      await t.http().patch(`/v1/bots/${first.id}`).set('authorization', bearer(org.secret)).send({ model: 'other/gpt-a' }).expect(200);
+      const stillUsed = await t.http().delete(`/v1/model-providers/${used.id}`).set('authorization', bearer(org.secret));
+      expect(stillUsed.status).toBe(409);
+      expect(stillUsed.body).toMatchObject({ bots: [{ id: second.id, name: 'Second' }], botCount: 1 });
+      await t.http().delete(`/v1/bots/${second.id}`).set('authorization', bearer(org.secret)).expect(200);
+      await t.http().delete(`/v1/model-providers/${used.id}`).set('authorization', bearer(org.secret)).expect(200);
+    });
+
+    it('a Bot create or model change that runs beside the delete waits for it and is refused with 400 on model: no Bot names a deleted provider', async () => {
+      const org = await t.createOrganization('Providers Racing');
+      const racing = await create(org.secret, { name: 'racing', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
+      await create(org.secret, { name: 'stays', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
+      const moving = await addBot(org.secret, 'Moving', 'stays/gpt');
+      // A delete of the provider is under way: its transaction holds the row lock a delete takes.
+      const deleter = new Client({ connectionString: t.database.url });
+      await deleter.connect();
+      try {
+        await deleter.query('BEGIN');
+        await deleter.query('SELECT 1 FROM model_providers WHERE id = $1 FOR UPDATE', [racing.id]);
+        const created = t.http().post('/v1/bots').set('authorization', bearer(org.secret)).send({ name: 'Late', model: 'racing/gpt' }).then((res) => res);
+        const changed = t.http().patch(`/v1/bots/${moving.id}`).set('authorization', bearer(org.secret)).send({ model: 'racing/gpt' }).then((res) => res);
+        let settled = 0;
+        void created.finally(() => settled++);
+        void changed.finally(() => settled++);
+        // Both requests reach the provider's row and wait on the delete's lock (or, without that lock, finish at once).
+        for (;;) {
+          const [waiting] = await t.database.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%model_providers%'`,
+          );
+          if (waiting!.n === 2 || settled === 2) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        await deleter.query('DELETE FROM model_providers WHERE id = $1', [racing.id]);
+        await deleter.query('COMMIT');
+        const [createRes, changeRes] = await Promise.all([created, changed]);
+        expectDeclared(createRes, 400, 'InvalidInput');
+        expect(issuePaths(createRes)).toEqual(['model']);
+        expectDeclared(changeRes, 400, 'InvalidInput');
+        expect(issuePaths(changeRes)).toEqual(['model']);
+      } finally {
+        await deleter.end();
+      }
+      const orphans = await t.database.query(
+        `SELECT b.id FROM bots b WHERE b.organization_id = $1 AND NOT EXISTS (SELECT 1 FROM model_providers p WHERE p.organization_id = b.organization_id AND p.name = split_part(b.model, '/', 1))`,
+        [org.organizationId],
+      );
+      expect(orphans).toEqual([]);
+    });
+
+    it('concurrent deletes and Bot creates naming one provider: either the delete is 409 naming the Bot, or the Bot is refused', async () => {
+      const org = await t.createOrganization('Providers Concurrent');
+      for (let round = 0; round < 6; round++) {
+        const provider = await create(org.secret, { name: `concurrent-${round}`, kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9999/v1' });
+        const [deleted, bot] = await Promise.all([
+          t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', bearer(org.secret)),
+          t.http().post('/v1/bots').set('authorization', bearer(org.secret)).send({ name: `Bot ${round}`, model: `concurrent-${round}/gpt` }),
+        ]);
+        if (bot.status === 201) {
+          expect(deleted.status).toBe(409);
+          expect(deleted.body).toMatchObject({ type: 'ModelProviderInUse', bots: [{ id: (bot.body as { id: string }).id }], botCount: 1 });
+        } else {
+          expect({ deleted: deleted.status, bot: bot.status, paths: issuePaths(bot) }).toEqual({ deleted: 200, bot: 400, paths: ['model'] });
+        }
+      }
+    });
+  });
 
   it('without a credential every route answers 401', async () => {
     expectDeclared(await t.http().get('/v1/model-providers'), 401, 'Unauthenticated');

@@ -82,6 +82,28 @@ describe('turn memory', () => {
     expect(system).not.toContain('9000');
   });
 
+  it("[MEM-01] a roles rule includes the roles above it: an owner's Turn selects admin, member and viewer items, a member's Turn only member and viewer ones", async () => {
+    await setMemory({ enabled: true, learn: false });
+    const forAdmins = await remember({ content: 'Quarterly targets: admins see the forecast', tags: ['forecast'], access: { kind: 'roles', roles: ['admin'] } });
+    const forMembers = await remember({ content: 'Forecast reviews happen on Thursdays', tags: ['forecast'], access: { kind: 'roles', roles: ['member'] } });
+    const forViewers = await remember({ content: 'The forecast dashboard is read-only', tags: ['forecast'], access: { kind: 'roles', roles: ['viewer'] } });
+    const forOwners = await remember({ content: 'Forecast sign-off is by the owners', tags: ['forecast'], access: { kind: 'roles', roles: ['owner'] } });
+    // The fixture's member is the organization's owner.
+    fake.enqueue(textReply(['Here is the forecast.'], [20, 4]));
+    const asOwner = await sendMessage(t, chat.secret, chat.chatId, 'What about the forecast?');
+    const ownerEvents = (await eventsUntilEnd(t, chat.secret, asOwner.executionId)) as ExecutionEvent[];
+    expect([...ownerEvents.find((e) => e.type === 'memory.read')!.ids!].sort()).toEqual([forAdmins, forMembers, forViewers, forOwners].sort());
+    expect(systemText(fake.requests.length - 1)).toContain('admins see the forecast');
+    // A member is neither an admin nor an owner.
+    const member = await addMember(t, chat.organizationId, 'member');
+    const memberChat = await t.http().post('/v1/chats').set('authorization', bearer(member.secret)).send({ botId: chat.botId }).expect(201);
+    fake.enqueue(textReply(['Thursdays.'], [20, 4]));
+    const asMember = await sendMessage(t, member.secret, (memberChat.body as { id: string }).id, 'What about the forecast?');
+    const memberEvents = (await eventsUntilEnd(t, member.secret, asMember.executionId)) as ExecutionEvent[];
+    expect([...memberEvents.find((e) => e.type === 'memory.read')!.ids!].sort()).toEqual([forMembers, forViewers].sort());
+    expect(systemText(fake.requests.length - 1)).not.toContain('admins see the forecast');
+  });
+
   it('a Bot without memory enabled emits no memory.read and its prompt holds no memories', async () => {
     await remember({ content: 'Invoices go to billing@acme.test' , tags: ['invoice'] });
     fake.enqueue(textReply(['Ok.'], [5, 1]));
@@ -186,6 +208,52 @@ describe('turn memory', () => {
     const other = await addMember(t, chat.organizationId);
     const found = await t.http().get(`/v1/bots/${chat.botId}/memories?q=berlin`).set('authorization', bearer(other.secret)).expect(200);
     expect((found.body as { data: unknown[] }).data).toEqual([]);
+  });
+
+  it('[FW-03] a learned item equal to an active item with the same access rule is not stored again, and the learning execution says how many it skipped', async () => {
+    await setMemory({ enabled: false, learn: true });
+    const first = await learnFrom(chat.secret, chat.chatId, 'My badge number is 4471.', 'The user badge number is 4471.');
+    expect(await learnedAccess(first.turnId)).toHaveLength(1);
+    // The same fact again (other case, spaces and no full stop), twice in one answer, beside a new one.
+    fake.enqueue(textReply(['Noted again.'], [10, 2]));
+    fake.enqueue(
+      textReply([JSON.stringify({ memories: [{ content: '  the USER badge   number is 4471 ' }, { content: 'The user badge number is 4471' }, { content: 'The user parks on level 2' }] })], [20, 8]),
+    );
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Again: badge 4471, and I park on level 2.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learning = (await eventsUntilEnd(t, chat.secret, events.at(-2)!.executionId!)) as ExecutionEvent[];
+    expect(learning.at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed', learned: 1, duplicates: 2, unreadable: false, reason: null });
+    const badge = await t.http().get(`/v1/bots/${chat.botId}/memories?q=badge%204471`).set('authorization', auth()).expect(200);
+    expect((badge.body as { data: unknown[] }).data).toHaveLength(1);
+    const parking = await t.http().get(`/v1/bots/${chat.botId}/memories?q=parks`).set('authorization', auth()).expect(200);
+    expect((parking.body as { data: unknown[] }).data).toHaveLength(1);
+    // Another access rule is another scope: the fact stored for a different member is not a duplicate of this one.
+    const other = await addMember(t, chat.organizationId);
+    const otherChat = (await t.http().post('/v1/chats').set('authorization', bearer(other.secret)).send({ botId: chat.botId }).expect(201)).body as { id: string };
+    const theirs = await learnFrom(other.secret, otherChat.id, 'My badge number is 4471 too.', 'The user badge number is 4471');
+    expect(await learnedAccess(theirs.turnId)).toEqual([{ kind: 'members', ids: [other.memberId] }]);
+  });
+
+  it('an unreadable learner answer ends completed but says so: execution.ended carries unreadable and the reason, and nothing is stored', async () => {
+    await setMemory({ enabled: false, learn: true });
+    fake.enqueue(textReply(['Sure.'], [10, 2]));
+    fake.enqueue(textReply(['I would remember that the user likes green tea.'], [20, 8]));
+    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'I like green tea.');
+    const events = (await eventsUntilEnd(t, chat.secret, admitted.executionId)) as ExecutionEvent[];
+    const learning = (await eventsUntilEnd(t, chat.secret, events.at(-2)!.executionId!)) as ExecutionEvent[];
+    const ended = learning.at(-1)!;
+    expect(ended).toMatchObject({ type: 'execution.ended', state: 'completed', learned: 0, duplicates: 0, unreadable: true, reason: 'the answer holds no JSON object' });
+    // The reason is a fixed phrase: the model's text is not repeated in it.
+    expect(JSON.stringify(ended)).not.toContain('green tea');
+    const found = await t.http().get(`/v1/bots/${chat.botId}/memories?q=green%20tea`).set('authorization', auth()).expect(200);
+    expect((found.body as { data: unknown[] }).data).toEqual([]);
+    // An answer that is read but holds no facts is no unreadable answer.
+    fake.enqueue(textReply(['Ok.'], [10, 2]));
+    fake.enqueue(textReply(['{"memories":[]}'], [20, 2]));
+    const quiet = await sendMessage(t, chat.secret, chat.chatId, 'Nothing to remember.');
+    const quietEvents = (await eventsUntilEnd(t, chat.secret, quiet.executionId)) as ExecutionEvent[];
+    const quietLearning = (await eventsUntilEnd(t, chat.secret, quietEvents.at(-2)!.executionId!)) as ExecutionEvent[];
+    expect(quietLearning.at(-1)).toMatchObject({ state: 'completed', learned: 0, unreadable: false, reason: null });
   });
 
   it('[MEM-02] the learning model call runs with no memory lock held: changes go ahead while it is in flight', async () => {

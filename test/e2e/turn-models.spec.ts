@@ -55,11 +55,14 @@ describe('turn model calls', () => {
     return (res.body as { data: UsageBody[] }).data;
   };
 
-  it('a Turn whose Bot names a provider deleted since the Bot was saved ends failed with an error ID, and nothing is sent', async () => {
+  it('a Turn whose Bot names a provider that no longer exists ends failed with an error ID, and nothing is sent', async () => {
     const auth = bearer(chat.secret);
     const providers = await t.http().get('/v1/model-providers').set('authorization', auth).expect(200);
     const provider = (providers.body as { data: Array<{ id: string; name: string }> }).data.find((p) => p.name === 'fake')!;
-    await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', auth).expect(200);
+    // The API refuses to delete a provider a Bot names (409 ModelProviderInUse); a row removed beneath it still fails the Turn cleanly.
+    const refused = await t.http().delete(`/v1/model-providers/${provider.id}`).set('authorization', auth);
+    expect({ status: refused.status, type: (refused.body as { type: string }).type }).toEqual({ status: 409, type: 'ModelProviderInUse' });
+    await t.database.query('DELETE FROM model_providers WHERE id = $1', [provider.id]);
     const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Anyone there?');
     expect(admitted.admission).toBe('started');
     const events = await eventsUntilEnd(t, chat.secret, admitted.executionId);

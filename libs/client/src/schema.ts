@@ -1094,7 +1094,10 @@ export interface paths {
         get: operations["ModelProviders_get"];
         put?: never;
         post?: never;
-        /** Delete a model provider and its sealed API key; answers 200 with the deleted provider */
+        /**
+         * Delete a model provider and its sealed API key; answers 200 with the deleted provider
+         * @description A provider that a Bot’s model names is not deleted: 409 `ModelProviderInUse` lists those Bots (`bots`, `botCount`). Change their model or delete them first. A Bot created or changed at the same time to name the provider is either in that list or refused with 400 on `model`.
+         */
         delete: operations["ModelProviders_delete"];
         options?: never;
         head?: never;
@@ -1329,7 +1332,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organization's price versions, oldest first */
+        /**
+         * List the organization's price versions, oldest first
+         * @description Each version says whether it is in force (`inForce`): the one a call of its model starting now is priced at, at most one per model.
+         */
         get: operations["Prices_list"];
         put?: never;
         post?: never;
@@ -1906,6 +1912,8 @@ export interface components {
             serverName: string;
             /** @description The connection revision the declaration was saved at */
             revision: number;
+            /** @description The tool’s description as the server gave it when the declaration was saved (what the model reads) */
+            description: string;
         };
         ApprovalBody: {
             /** Format: uuid */
@@ -2125,9 +2133,12 @@ export interface components {
             next: string | null;
         };
         BotToolBody: {
-            name: string;
-            description: string;
-            parameters: {
+            /** @description Absent on an `app` entry, which stands for several tools: they are in its `declarations` */
+            name?: string;
+            /** @description Absent on an `app` entry, which stands for several tools: they are in its `declarations` */
+            description?: string;
+            /** @description JSON Schema of the arguments. Absent on an `app` entry, which stands for several tools: they are in its `declarations` */
+            parameters?: {
                 [key: string]: unknown;
             };
             /**
@@ -2242,6 +2253,11 @@ export interface components {
             approvalExpiresInSeconds?: number;
             /** @description Who may decide this tool's calls. By default the member whose message started the Turn, owners and admins; `roles` and `members` name more approvers, and `secondPerson: true` asks for someone other than the Turn's own member (who then cannot decide it). Whatever this names, nobody decides a call of a Turn that runs with rights wider than their own (the Turn's role and key scopes, its Vaults): they get 403 */
             approvers?: components["schemas"]["ApproversBody"];
+        };
+        BotUsingProviderBody: {
+            /** Format: uuid */
+            id: string;
+            name: string;
         };
         BudgetBody: {
             /** Format: uuid */
@@ -2970,6 +2986,26 @@ export interface components {
             /** @description How much the organization uses now; null where nothing is held between requests */
             used: number | null;
         };
+        ListedPriceBody: {
+            /** Format: uuid */
+            id: string;
+            /** @example local/gpt-test */
+            model: string;
+            inputPerMillionMicros: number;
+            outputPerMillionMicros: number;
+            cachedInputPerMillionMicros: number;
+            /** Format: date-time */
+            effectiveFrom: string;
+            /**
+             * @description Who set the version: the organization, the platform administrator, or the operator’s default price (`OPENBOT_DEFAULT_PRICE`, written when it first priced a call). Once the organization has credits only `platform` and `default` versions price its calls.
+             * @enum {string}
+             */
+            setBy: "organization" | "platform" | "default";
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Whether this is the version a call of its model starting now is priced at (at most one per model): the latest `effectiveFrom` not after now; once the organization has credits only a `platform` version, else the latest `default` one. A version dated in the future is not in force yet. */
+            inForce: boolean;
+        };
         LoopbackAuthorizationBody: {
             /** @description The authorization server’s URL to open in any browser; its answer comes back to your listener through OpenBot’s callback */
             authorizationUrl: string;
@@ -3145,6 +3181,20 @@ export interface components {
             /** @description Only when the key is a Vault reference: the reference as given. A literal key is never answered in any form */
             apiKey?: components["schemas"]["VaultReferenceBody"];
         };
+        ModelProviderInUseBody: {
+            /**
+             * @description Stable error type name
+             * @example ApiKeyNotFound
+             * @enum {string}
+             */
+            type: "ModelProviderInUse";
+            /** @description Human-readable explanation, safe to show */
+            message: string;
+            /** @description Bots whose model names this provider (at most 20, by ID); change their model or delete them first */
+            bots: components["schemas"]["BotUsingProviderBody"][];
+            /** @description How many Bots name this provider */
+            botCount: number;
+        };
         ModelProviderPage: {
             data: components["schemas"]["ModelProviderBody"][];
             next: string | null;
@@ -3294,7 +3344,7 @@ export interface components {
             createdAt: string;
         };
         PricePage: {
-            data: components["schemas"]["PriceBody"][];
+            data: components["schemas"]["ListedPriceBody"][];
             next: string | null;
         };
         ProofBody: {
@@ -3307,6 +3357,11 @@ export interface components {
             token: string;
             /** @enum {string} */
             state: "pending" | "verified" | "failed";
+            /**
+             * @description With `failed`: why, as a fixed phrase (the HTTP status, an answer that is not the token, an answer over the size cap, or why the domain could not be reached: the egress policy, the connection, the TLS certificate); never the domain’s answer. Null otherwise
+             * @example the domain answered HTTP 404 at /.well-known/openbot-app-proof
+             */
+            failureReason: string | null;
             /** Format: date-time */
             verifiedAt: string | null;
             /** Format: date-time */
@@ -10186,6 +10241,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeclaredErrorBody"];
+                };
+            };
+            /** @description ModelProviderInUse: Bots name this provider in their model */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelProviderInUseBody"];
                 };
             };
             /** @description RateLimited: too many failed authentications with this API key ID or from this client address (a valid credential still gets in); retry after the `Retry-After` seconds */

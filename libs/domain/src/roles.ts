@@ -58,6 +58,15 @@ export function isMemberRole(value: string): value is MemberRole {
   return (MEMBER_ROLES as readonly string[]).includes(value);
 }
 
+/**
+ * The roles `role` includes: itself and every role below it in MEMBER_ROLES (an owner holds
+ * everything an admin holds, an admin what a member holds, a member what a viewer holds). What is
+ * given to a role is given to the roles above it too (decision 085).
+ */
+export function includedRoles(role: MemberRole): readonly MemberRole[] {
+  return MEMBER_ROLES.slice(MEMBER_ROLES.indexOf(role));
+}
+
 /** A role's permissions narrowed to a key's scopes (`null`: the key has the role's full rights). */
 export function effectivePermissions(role: MemberRole, scopes: readonly string[] | null): readonly Permission[] {
   const granted = ROLE_PERMISSIONS[role];

@@ -25,6 +25,7 @@ export * from './api-keys/commands/create-api-key.command';
 export * from './api-keys/commands/revoke-api-key.command';
 export * from './api-keys/queries/list-api-keys.query';
 export * from './model-providers/model-provider-view';
+export * from './model-providers/model-provider-in-use';
 export * from './model-providers/commands/create-model-provider.command';
 export * from './model-providers/commands/delete-model-provider.command';
 export * from './model-providers/queries/get-model-provider.query';

@@ -67,6 +67,7 @@ function printProof(context: Context, proof: Proof, json: boolean | undefined): 
       ['app', proof.appId],
       ['domain', proof.domain],
       ['state', proof.state],
+      ['why', proof.failureReason ?? undefined],
       ['token', proof.token],
       ['verified', proof.verifiedAt],
     ]),

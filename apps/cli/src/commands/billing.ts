@@ -13,6 +13,8 @@ interface Price {
   outputPerMillionMicros: number;
   cachedInputPerMillionMicros: number;
   effectiveFrom: string;
+  /** Listed versions only: the one a call starting now is priced at. */
+  inForce?: boolean;
 }
 interface Budget {
   id: string;
@@ -60,6 +62,7 @@ const PRICE_COLUMNS: ReadonlyArray<Column<Price>> = [
   ['cached/M', (p) => money(p.cachedInputPerMillionMicros)],
   ['output/M', (p) => money(p.outputPerMillionMicros)],
   ['effective from', (p) => p.effectiveFrom],
+  ['in force', (p) => (p.inForce === true ? 'yes' : '')],
 ];
 
 const BUDGET_COLUMNS: ReadonlyArray<Column<Budget>> = [

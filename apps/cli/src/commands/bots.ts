@@ -12,7 +12,7 @@ const COLUMNS: ReadonlyArray<Column<Bot>> = [
   ['id', (b) => b.id],
   ['name', (b) => b.name],
   ['model', (b) => b.model],
-  ['tools', (b) => b.tools.map((t) => t.name)],
+  ['tools', (b) => b.tools.flatMap(toolNames)],
   ['updated', (b) => b.updatedAt],
 ];
 
@@ -63,11 +63,16 @@ function describe(bot: Bot): string {
     ['name', bot.name],
     ['model', bot.model],
     ['instructions', bot.instructions === '' ? undefined : bot.instructions],
-    ['tools', bot.tools.map((t) => `${t.name} (${t.kind})`)],
+    ['tools', bot.tools.flatMap((t) => toolNames(t).map((name) => `${name} (${t.kind})`))],
     ['limits', `${bot.limits.maxSteps} steps, ${bot.limits.maxSeconds} s, ${bot.limits.maxOutputTokens} output tokens`],
     ['created', bot.createdAt],
     ['updated', bot.updatedAt],
   ]);
+}
+
+/** The names the model sees: an `app` entry stands for the tools of its declarations. */
+function toolNames(tool: Bot['tools'][number]): string[] {
+  return tool.kind === 'app' ? (tool.declarations ?? []).map((d) => d.name) : [tool.name ?? ''];
 }
 
 function parseJson(text: string, option: string): unknown {

@@ -28,6 +28,15 @@ export class ProofBody {
   @ApiProperty({ enum: ['pending', 'verified', 'failed'] })
   state!: string;
 
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'the domain answered HTTP 404 at /.well-known/openbot-app-proof',
+    description:
+      'With `failed`: why, as a fixed phrase (the HTTP status, an answer that is not the token, an answer over the size cap, or why the domain could not be reached: the egress policy, the connection, the TLS certificate); never the domain’s answer. Null otherwise',
+  })
+  failureReason!: string | null;
+
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   verifiedAt!: string | null;
 
@@ -72,7 +81,16 @@ export class AppIndexPage {
 }
 
 export function toProofBody(view: ProofView): ProofBody {
-  return { id: view.id, appId: view.appId, domain: view.domain, token: view.token, state: view.state, verifiedAt: view.verifiedAt?.toISOString() ?? null, createdAt: view.createdAt.toISOString() };
+  return {
+    id: view.id,
+    appId: view.appId,
+    domain: view.domain,
+    token: view.token,
+    state: view.state,
+    failureReason: view.failureReason,
+    verifiedAt: view.verifiedAt?.toISOString() ?? null,
+    createdAt: view.createdAt.toISOString(),
+  };
 }
 
 export function toAppIndexEntryBody(view: AppIndexEntryView): AppIndexEntryBody {

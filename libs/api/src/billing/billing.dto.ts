@@ -64,9 +64,18 @@ export class PriceBody {
   createdAt!: string;
 }
 
+export class ListedPriceBody extends PriceBody {
+  @ApiProperty({
+    description:
+      'Whether this is the version a call of its model starting now is priced at (at most one per model): the latest `effectiveFrom` not after now; ' +
+      'once the organization has credits only a `platform` version, else the latest `default` one. A version dated in the future is not in force yet.',
+  })
+  inForce!: boolean;
+}
+
 export class PricePage {
-  @ApiProperty({ type: [PriceBody] })
-  data!: PriceBody[];
+  @ApiProperty({ type: [ListedPriceBody] })
+  data!: ListedPriceBody[];
 
   @ApiProperty({ type: String, nullable: true })
   next!: string | null;

@@ -49,12 +49,15 @@ export class PricesController {
 
   @Get()
   @Requires('usage.read')
-  @ApiOperation({ summary: "List the organization's price versions, oldest first" })
+  @ApiOperation({
+    summary: "List the organization's price versions, oldest first",
+    description: 'Each version says whether it is in force (`inForce`): the one a call of its model starting now is priced at, at most one per model.',
+  })
   @ApiPageQuery()
   @ApiOkResponse({ type: PricePage })
   @ApiErrors(400, 401, 403)
   async list(@CurrentMember() caller: MemberCaller, @Query('after') after?: string, @Query('limit') limit?: string): Promise<PricePage> {
     const page = await this.queries.execute(new ListPrices(caller, parsePageRequest(after, limit)));
-    return { data: page.data.map(toPriceBody), next: page.next };
+    return { data: page.data.map((price) => ({ ...toPriceBody(price), inForce: price.inForce })), next: page.next };
   }
 }

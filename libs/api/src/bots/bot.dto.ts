@@ -358,17 +358,22 @@ export class AppToolDeclarationBody {
 
   @ApiProperty({ description: 'The connection revision the declaration was saved at' })
   revision!: number;
+
+  @ApiProperty({ description: 'The tool’s description as the server gave it when the declaration was saved (what the model reads)' })
+  description!: string;
 }
 
+const NOT_ON_APP_ENTRIES = 'Absent on an `app` entry, which stands for several tools: they are in its `declarations`';
+
 export class BotToolBody {
-  @ApiProperty()
-  name!: string;
+  @ApiPropertyOptional({ description: NOT_ON_APP_ENTRIES })
+  name?: string;
 
-  @ApiProperty()
-  description!: string;
+  @ApiPropertyOptional({ description: NOT_ON_APP_ENTRIES })
+  description?: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true })
-  parameters!: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: `JSON Schema of the arguments. ${NOT_ON_APP_ENTRIES}` })
+  parameters?: Record<string, unknown>;
 
   @ApiProperty({ enum: BOT_TOOL_KINDS, description: 'The effective kind: `client` when none was given (the built-in kinds; a node may register more)' })
   kind!: BotToolKind;
@@ -502,14 +507,12 @@ export function toBotLimits(limits: BotLimitsInput): BotLimits {
 
 function toBotToolBody(tool: BotTool): BotToolBody {
   if (tool.kind === 'app') {
+    // An app entry has no name, description or parameters of its own (saved empty): its tools are its declarations.
     return {
-      name: tool.name,
-      description: tool.description,
-      parameters: tool.parameters,
       kind: 'app',
       connectionId: tool.connectionId!,
       ...(tool.tools === undefined ? {} : { tools: [...tool.tools] }),
-      declarations: (tool.declarations ?? []).map((d) => ({ name: d.modelName, serverName: d.serverName, revision: d.revision })),
+      declarations: (tool.declarations ?? []).map((d) => ({ name: d.modelName, serverName: d.serverName, revision: d.revision, description: d.description })),
       ...(tool.approval === undefined ? {} : { approval: tool.approval }),
       ...(tool.approvalExpiresInSeconds === undefined ? {} : { approvalExpiresInSeconds: tool.approvalExpiresInSeconds }),
       ...(tool.approvers === undefined ? {} : { approvers: toApproversBody(tool.approvers) }),

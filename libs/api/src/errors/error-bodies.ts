@@ -52,6 +52,25 @@ export class AppExistsBody extends DeclaredErrorBody {
   appId!: string;
 }
 
+export class BotUsingProviderBody {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty()
+  name!: string;
+}
+
+export class ModelProviderInUseBody extends DeclaredErrorBody {
+  @ApiProperty({ enum: ['ModelProviderInUse'] })
+  declare type: string;
+
+  @ApiProperty({ type: [BotUsingProviderBody], description: 'Bots whose model names this provider (at most 20, by ID); change their model or delete them first' })
+  bots!: BotUsingProviderBody[];
+
+  @ApiProperty({ description: 'How many Bots name this provider' })
+  botCount!: number;
+}
+
 export class ModelNotPricedBody extends DeclaredErrorBody {
   @ApiProperty({ enum: ['ModelNotPriced'] })
   declare type: string;

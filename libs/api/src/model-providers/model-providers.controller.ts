@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { parsePageRequest, type MemberCaller } from '@openbot/domain';
 import { CreateModelProvider, DeleteModelProvider, GetModelProvider, ListModelProviders } from '@openbot/platform';
 import { Access, CurrentMember, Requires } from '../auth/access.decorator';
 import { ApiErrors } from '../errors/api-errors.decorator';
+import { ModelProviderInUseBody } from '../errors/error-bodies';
 import { ApiPageQuery } from '../openapi/page-query';
 import { CreateModelProviderRequest, ModelProviderBody, ModelProviderPage, toModelProviderBody } from './model-provider.dto';
 
@@ -60,8 +61,13 @@ export class ModelProvidersController {
 
   @Delete(':id')
   @Requires('models.write')
-  @ApiOperation({ summary: 'Delete a model provider and its sealed API key; answers 200 with the deleted provider' })
+  @ApiOperation({
+    summary: 'Delete a model provider and its sealed API key; answers 200 with the deleted provider',
+    description:
+      'A provider that a Bot’s model names is not deleted: 409 `ModelProviderInUse` lists those Bots (`bots`, `botCount`). Change their model or delete them first. A Bot created or changed at the same time to name the provider is either in that list or refused with 400 on `model`.',
+  })
   @ApiOkResponse({ type: ModelProviderBody })
+  @ApiResponse({ status: 409, description: 'ModelProviderInUse: Bots name this provider in their model', type: ModelProviderInUseBody })
   @ApiErrors(401, 403, 404)
   async delete(@CurrentMember() caller: MemberCaller, @Param('id') id: string): Promise<ModelProviderBody> {
     return toModelProviderBody(await this.commands.execute(new DeleteModelProvider(caller, id)));

@@ -7,10 +7,12 @@ export interface ProofView {
   readonly domain: string;
   readonly token: string;
   readonly state: 'pending' | 'verified' | 'failed';
+  /** Why the last verification failed; null unless `failed` (and for proofs that failed before reasons were kept). */
+  readonly failureReason: string | null;
   readonly verifiedAt: Date | null;
   readonly createdAt: Date;
 }
 
-export const PROOF_VIEW_COLUMNS = 'id, app_id AS "appId", domain, token, state, verified_at AS "verifiedAt", created_at AS "createdAt"';
+export const PROOF_VIEW_COLUMNS = 'id, app_id AS "appId", domain, token, state, failure_reason AS "failureReason", verified_at AS "verifiedAt", created_at AS "createdAt"';
 
 export const proofNotFound = (): NotFound => new NotFound('Proof');

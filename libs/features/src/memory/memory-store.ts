@@ -17,6 +17,7 @@ import {
   type MemorySource,
   type MemoryStatus,
 } from './memory-view';
+import { equalCandidatesStatement, normalizedContent } from './equal-content';
 import { selectionStatement } from './selection-sql';
 import { WordIndexes } from './word-index';
 
@@ -130,6 +131,24 @@ export class MemoryStore {
       values: [botId, id, this.words.current.hashes(botId, item.content)],
     });
     return inserted;
+  }
+
+  /**
+   * The ID of an active item of this Bot with this access rule whose content equals `content`
+   * (decision 086), or null; `exceptId` is left out (a replayed learning step's own item). The
+   * caller holds the exclusive lock. Only items with exactly the same indexed words are opened.
+   */
+  async equalItem(tx: Queryable, organizationId: string, botId: string, item: { readonly content: string; readonly access: MemoryAccess }, exceptId: string): Promise<string | null> {
+    const wanted = normalizedContent(item.content);
+    for (const { keyId, hashes } of this.words.byKey(botId, item.content)) {
+      const { rows } = await tx.query<{ id: string; keyId: string; content: Buffer }>({
+        ...equalCandidatesStatement,
+        values: [botId, organizationId, JSON.stringify(item.access), keyId, hashes, exceptId],
+      });
+      const equal = rows.find((row) => normalizedContent(this.open(row.id, row.keyId, row.content)) === wanted);
+      if (equal !== undefined) return equal.id;
+    }
+    return null;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { InvalidInput, isMemberRole, isUuid, type InputIssue, type MemberRole } from '@openbot/domain';
+import { includedRoles, InvalidInput, isMemberRole, isUuid, MEMBER_ROLES, type InputIssue, type MemberRole } from '@openbot/domain';
 
 // A Bot's memory switches are part of the Bot (bots/bot-memory.ts: memory sits above bots and reads them, never the reverse).
 export { DEFAULT_BOT_MEMORY, MEMORY_LEARN_ACCESS, type BotMemorySettings, type MemoryLearnAccess } from '../bots/bot-memory';
@@ -50,14 +50,24 @@ const TAG = /^[\p{L}\p{N}_.:-]{1,64}$/u;
 export const MEMORY_VIEW_COLUMNS = `id, bot_id AS "botId", tags, access, sources, status, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
+ * The roles the reader's role (the SQL text `role`) includes, as a text[] (decision 085): a
+ * `roles: ["admin"]` item is for admins and owners. NULL for a service (its role is null).
+ */
+function includedRolesSql(role: string): string {
+  const cases = MEMBER_ROLES.map((r) => `WHEN '${r}' THEN '{${includedRoles(r).join(',')}}'::text[]`).join(' ');
+  return `(CASE ${role}::text ${cases} END)`;
+}
+
+/**
  * The access rule as an SQL condition on the `access` column of `alias` (IDN-08: applied in the
  * query, never after it): `member` and `role` name the parameters with the reader's member ID
- * and role (both null for a service, which reads only `bot` items).
+ * and role (both null for a service, which reads only `bot` items). A `roles` rule admits a
+ * reader whose role is one of them or above one of them (decision 085).
  */
 export function accessAdmitsSql(alias: string, member: string, role: string): string {
   return `(${alias}.access->>'kind' = 'bot'
             OR (${alias}.access->>'kind' = 'members' AND ${member}::text IS NOT NULL AND ${alias}.access->'ids' ? ${member}::text)
-            OR (${alias}.access->>'kind' = 'roles' AND ${role}::text IS NOT NULL AND ${alias}.access->'roles' ? ${role}::text))`;
+            OR (${alias}.access->>'kind' = 'roles' AND ${role}::text IS NOT NULL AND ${alias}.access->'roles' ?| ${includedRolesSql(role)}))`;
 }
 
 /** Tags are trimmed, lower-cased and deduplicated, in the order first given. */

@@ -41,12 +41,17 @@ describe('memory word indexes of several keys', () => {
 
 describe('learning answers', () => {
   it('takes well-formed items from the JSON in the answer and ignores the rest', () => {
-    expect(parseLearned('Sure! {"memories":[{"content":" Likes tea ","tags":["Drinks","bad tag!"]},{"content":""},{"tags":[]}]} done')).toEqual([
-      { content: 'Likes tea', tags: ['drinks'] },
-    ]);
-    expect(parseLearned('no json here')).toEqual([]);
-    expect(parseLearned('{"memories": "nope"}')).toEqual([]);
-    expect(parseLearned('{broken')).toEqual([]);
+    expect(parseLearned('Sure! {"memories":[{"content":" Likes tea ","tags":["Drinks","bad tag!"]},{"content":""},{"tags":[]}]} done')).toEqual({
+      items: [{ content: 'Likes tea', tags: ['drinks'] }],
+      unreadable: null,
+    });
+    expect(parseLearned('{"memories":[]}')).toEqual({ items: [], unreadable: null });
+  });
+
+  it('an answer without a readable memories list teaches nothing and says why, in a fixed phrase without the answer', () => {
+    expect(parseLearned('no json here')).toEqual({ items: [], unreadable: 'the answer holds no JSON object' });
+    expect(parseLearned('{"memories": "nope"}')).toEqual({ items: [], unreadable: 'the answer has no "memories" list' });
+    expect(parseLearned('{broken}')).toEqual({ items: [], unreadable: 'the answer is not valid JSON' });
   });
 
   it('derives item IDs from the execution and position: a replay inserts the same IDs', () => {

@@ -49,6 +49,11 @@ export class WordIndexes {
     this.all = [this.current, ...old.filter((key) => key.id !== current.id).map((key) => new WordIndex(key))];
   }
 
+  /** A text's entries under each key apart, with the key's ID: an item's words are compared under the key its `words_key_id` names. */
+  byKey(botId: string, text: string): Array<{ readonly keyId: string; readonly hashes: string[] }> {
+    return this.all.map((index) => ({ keyId: index.keyId, hashes: index.hashes(botId, text) }));
+  }
+
   /** A query's entries under every key, and how many distinct words it has (an item matching all of them matches that many). */
   query(botId: string, text: string): { readonly hashes: string[]; readonly words: number } {
     const hashes = this.all.flatMap((index) => index.hashes(botId, text));

@@ -28,6 +28,10 @@ export class AppProofEntity {
   @Column('text')
   state!: string;
 
+  /** Why the last verification failed (a fixed phrase, never the domain's answer); null unless `failed`. */
+  @Column('text', { name: 'failure_reason', nullable: true })
+  failureReason!: string | null;
+
   @Column('timestamptz', { name: 'verified_at', nullable: true })
   verifiedAt!: Date | null;
 

@@ -69,10 +69,12 @@ export class CreateBotHandler implements ICommandHandler<CreateBot> {
       // Literal header values are sealed in this transaction: a refused Bot leaves no record behind.
       const sealedTools = (await sealToolHeaders(tx, this.sealed, tools, [])).tools;
       // The organization is in the provider lookup, so another organization's provider never counts (IDN-08).
+      // The key-share lock waits for a concurrent delete of the provider, which then answers no row:
+      // a Bot is never saved naming a provider deleted beside it (ModelProviderInUse).
       const row = await tx.one<BotView>(
         `INSERT INTO bots (id, organization_id, name, model, instructions, tools, limits, memory)
          SELECT $1, $2, $3, $4, $5, $6::jsonb, $8::jsonb, $9::jsonb
-          WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7)
+          WHERE EXISTS (SELECT 1 FROM model_providers WHERE organization_id = $2 AND name = $7 FOR KEY SHARE)
          RETURNING ${BOT_VIEW_COLUMNS}`,
         [id, caller.organizationId, name, model, instructions, JSON.stringify(sealedTools.map(withEffectiveKind)), provider, JSON.stringify(limits), JSON.stringify(memory)],
       );

@@ -89,7 +89,8 @@ export class UpdateBotHandler implements ICommandHandler<UpdateBot> {
         obsolete = sealedHeaders.obsolete;
       }
       if (provider !== null) {
-        const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2', [caller.organizationId, provider]);
+        // The key-share lock waits for a concurrent delete of the provider, which then answers no row (ModelProviderInUse).
+        const providers = await tx.count('SELECT 1 FROM model_providers WHERE organization_id = $1 AND name = $2 FOR KEY SHARE', [caller.organizationId, provider]);
         if (providers === 0) throw unknownModelProvider(provider);
       }
       const row = await tx.one<BotView>(

@@ -16,22 +16,30 @@ export function learningPrompt(messages: ReadonlyArray<{ readonly role: string; 
   return [systemMessage(INSTRUCTIONS), userMessage(transcript)];
 }
 
+/** A learner's answer as read: its well-formed items, and why it could not be read at all (null when it could). */
+export interface LearnerAnswer {
+  readonly items: Array<{ content: string; tags: string[] }>;
+  /** A fixed phrase, never the model's text: the execution's result shows it. */
+  readonly unreadable: string | null;
+}
+
 /**
- * The items a model answered, as far as they are well-formed: anything else in the answer is
- * ignored (a model that answers prose teaches nothing, and fails nothing).
+ * The items a model answered, as far as they are well-formed: malformed entries are ignored. An
+ * answer without a readable `{"memories": [...]}` teaches nothing and fails nothing, but says why
+ * in `unreadable`, so the learning execution's result can tell it from an answer with no facts.
  */
-export function parseLearned(text: string): Array<{ content: string; tags: string[] }> {
+export function parseLearned(text: string): LearnerAnswer {
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return [];
+  if (start < 0 || end <= start) return { items: [], unreadable: 'the answer holds no JSON object' };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text.slice(start, end + 1));
   } catch {
-    return [];
+    return { items: [], unreadable: 'the answer is not valid JSON' };
   }
   const list = (parsed as { memories?: unknown } | null)?.memories;
-  if (!Array.isArray(list)) return [];
+  if (!Array.isArray(list)) return { items: [], unreadable: 'the answer has no "memories" list' };
   const out: Array<{ content: string; tags: string[] }> = [];
   for (const entry of list) {
     const content = (entry as { content?: unknown } | null)?.content;
@@ -43,5 +51,5 @@ export function parseLearned(text: string): Array<{ content: string; tags: strin
     out.push({ content: content.trim().slice(0, MAX_MEMORY_CONTENT_CHARS), tags });
     if (out.length >= MAX_LEARNED_ITEMS) break;
   }
-  return out;
+  return { items: out, unreadable: null };
 }

@@ -3,6 +3,7 @@ import { codec, defineWorkflow, type Codec } from '@openbot/engine';
 import type { Sql } from '../../../../platform/src/database/sql';
 import { BudgetStop, RateLimitWait, type ModelCalls } from '../../../../platform/src/models/model-calls';
 import { modelStepResultCodec } from '../../../../platform/src/models/model-step-codec';
+import { normalizedContent } from '../equal-content';
 import type { MemoryStore } from '../memory-store';
 import { MEMORY_LEARN_ACCESS, type MemoryLearnAccess } from '../memory-view';
 import { learnedAccess } from './learned-access';
@@ -31,6 +32,10 @@ export interface MemoryLearnState extends MemoryLearnInput {
   readonly done: boolean;
   /** The items this execution added. */
   readonly learned: readonly string[];
+  /** Items the model answered that equal an active item with the same access rule (decision 086): not stored again. Absent on older states: 0. */
+  readonly duplicates?: number;
+  /** Why a model answer could not be read (a fixed phrase, never the answer), the first such; absent or null: every answer was read. */
+  readonly unreadable?: string | null;
 }
 
 /** How long a learner without a free permit waits before it asks again (a durable timer). */
@@ -54,8 +59,20 @@ export const MEMORY_LEARN = defineWorkflow({
   // Member work: it acts for the Turn's member and is billed to them (IDN-11).
   audience: 'member',
   input: codec.object(inputFields) satisfies Codec<MemoryLearnInput>,
-  state: codec.object({ ...inputFields, permit: codec.boolean, done: codec.boolean, learned: codec.array(codec.string) }) satisfies Codec<MemoryLearnState>,
-  result: codec.object({ learned: codec.array(codec.string) }),
+  state: codec.object({
+    ...inputFields,
+    permit: codec.boolean,
+    done: codec.boolean,
+    learned: codec.array(codec.string),
+    duplicates: codec.optional(codec.number),
+    unreadable: codec.optional(codec.nullable(codec.string)),
+  }) satisfies Codec<MemoryLearnState>,
+  result: codec.object({
+    learned: codec.array(codec.string),
+    duplicates: codec.optional(codec.number),
+    unreadable: codec.optional(codec.boolean),
+    reason: codec.optional(codec.nullable(codec.string)),
+  }),
   calls: { model: modelStepResultCodec },
 });
 
@@ -73,13 +90,26 @@ export interface MemoryLearnDeps {
  * the learning cursor, asks the Bot's model through ModelCalls, the one model-call path with the
  * call log, billing and rate limits (FW-03, PLAT-06), with no memory lock held (MEM-02), then
  * adds the items and moves the cursor forward in one transaction under the exclusive lock. Item
- * IDs derive from the execution, so a replayed step adds nothing twice. The permit goes back in
- * the end transaction, whatever the outcome.
+ * IDs derive from the execution, so a replayed step adds nothing twice; an item equal to an active
+ * one of the Bot with the same access rule is not added again (decision 086). The permit goes
+ * back in the end transaction, whatever the outcome. Its `execution.ended` (and result) says how
+ * many items it learned, how many were duplicates, and whether an answer was unreadable and why.
  */
 export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
   return MEMORY_LEARN.implement({
     initial: (input) => ({ ...input, permit: false, done: false, learned: [] }),
-    next: (state) => (state.done ? { end: 'completed', result: { learned: [...state.learned] } } : state.permit ? { phase: 'learn' } : { phase: 'permit' }),
+    next: (state) =>
+      state.done
+        ? { end: 'completed', result: { learned: [...state.learned], duplicates: state.duplicates ?? 0, unreadable: (state.unreadable ?? null) !== null, reason: state.unreadable ?? null } }
+        : state.permit
+          ? { phase: 'learn' }
+          : { phase: 'permit' },
+    endedFacts: ({ state }) => ({
+      learned: state.learned.length,
+      duplicates: state.duplicates ?? 0,
+      unreadable: (state.unreadable ?? null) !== null,
+      reason: state.unreadable ?? null,
+    }),
     phases: {
       permit: {
         async run(context) {
@@ -126,29 +156,49 @@ export function memoryLearnWorkflow(deps: MemoryLearnDeps) {
             if (error instanceof PermitLost) return { state: { ...state, permit: false } };
             throw error;
           }
-          const learned = parseLearned(result.text);
+          const answer = parseLearned(result.text);
+          const learned = answer.items;
           const last = rows.at(-1)!.position;
           const sources = [
             { type: 'chat' as const, id: state.chatId },
             { type: 'turn' as const, id: state.turnId },
           ];
-          const ids = await deps.memory.changing(state.botId, async (tx) => {
+          const { ids, duplicates } = await deps.memory.changing(state.botId, async (tx) => {
             const added: string[] = [];
+            let equal = 0;
             // The organization's memory items are limited (decision 076): what does not fit is not stored.
             const room = await deps.memory.room(tx, state.organizationId);
             const access = learned.length === 0 ? null : await learnedAccess(tx, { ...state, learnAccess: state.learnAccess ?? 'member', read: state.read ?? [] }, rows.map((row) => row.turnId));
             if (access !== null) {
-              for (const [index, item] of learned.slice(0, room).entries()) {
+              const seen = new Set<string>();
+              for (const [index, item] of learned.entries()) {
+                // What does not fit the organization's room is not stored; a duplicate takes no room.
+                if (added.length >= room) break;
                 const id = learnedItemId(context.executionId, last, index);
+                // Equal to an item of this answer or of the Bot's memory with the same access rule: kept once (decision 086).
+                const normalized = normalizedContent(item.content);
+                if (seen.has(normalized) || (await deps.memory.equalItem(tx, state.organizationId, state.botId, { content: item.content, access }, id)) !== null) {
+                  equal++;
+                  continue;
+                }
+                seen.add(normalized);
                 // Null: the ID holds an item this learner did not write; it is neither changed nor answered.
                 const stored = await deps.memory.insert(tx, state.organizationId, state.botId, id, { content: item.content, tags: item.tags, access, sources });
                 if (stored !== null) added.push(id);
               }
             }
             await memoryCursors.commit(tx, state.botId, state.chatId, last);
-            return added;
+            return { ids: added, duplicates: equal };
           });
-          return { state: { ...state, learned: [...state.learned, ...ids], done: rows.length < MESSAGES_PER_STEP } };
+          return {
+            state: {
+              ...state,
+              learned: [...state.learned, ...ids],
+              duplicates: (state.duplicates ?? 0) + duplicates,
+              unreadable: state.unreadable ?? answer.unreadable,
+              done: rows.length < MESSAGES_PER_STEP,
+            },
+          };
         },
       },
     },
