@@ -45,7 +45,7 @@ export function appIndexWorkflow(deps: { readonly db: Sql; readonly client: AppC
     async end(context) {
       const { appId, organizationId, memberId, crawl } = context.state;
       if (context.outcome !== 'completed' || !isCrawl(crawl)) return;
-      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2', [memberId, organizationId]);
+      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2 AND removed_at IS NULL', [memberId, organizationId]);
       if (member === 0) return;
       await context.tx.query(
         `INSERT INTO app_index_entries (app_id, organization_id, name, title, description, tools, needs_authorization, indexed_at)

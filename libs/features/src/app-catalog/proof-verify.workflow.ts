@@ -67,7 +67,7 @@ export function proofVerifyWorkflow(deps: { readonly db: Sql; readonly fetch: Fe
     async end(context) {
       const { proofId, organizationId, memberId, outcome, reason } = context.state;
       if (context.outcome !== 'completed' || (outcome !== 'verified' && outcome !== 'failed')) return;
-      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2', [memberId, organizationId]);
+      const { rowCount: member } = await context.tx.query('SELECT 1 FROM members WHERE id = $1 AND organization_id = $2 AND removed_at IS NULL', [memberId, organizationId]);
       if (member === 0) return;
       await context.tx.query(
         `UPDATE app_proofs SET state = $2, failure_reason = CASE WHEN $2 = 'failed' THEN $3 ELSE NULL END, verified_at = CASE WHEN $2 = 'verified' THEN now() ELSE NULL END WHERE id = $1`,
