@@ -7,6 +7,8 @@ import { expectDeclared } from '../support/api-assertions';
 import { startAuthorizationServer, type TestAuthorizationServer } from '../support/oauth-authorization-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitForExecutionState } from '../support/tool-probes';
+import { eventually } from '../integration/engine/helpers';
+import { Engine } from '@openbot/engine';
 import { startSdkServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-protected-server';
 
@@ -69,6 +71,32 @@ describe('App proofs and index', () => {
     await started(secret, `/v1/apps/${appId}/proofs/${proof.id}/verify`);
     expect((await get(secret, `/v1/apps/${appId}/proofs/${proof.id}`).expect(200)).body).toMatchObject({ state: 'verified', domain: proofHost });
     return proof.id;
+  }
+
+  /**
+   * Starts a workflow as `member` at `path` and removes the member while it runs: the workflow saves
+   * its outside read (`call`), is held there by a pause until the member is removed over the API,
+   * then goes on to its end: it completes, and only its end transaction decides what is applied.
+   */
+  async function removedWhileRunning(ownerSecret: string, member: { memberId: string; secret: string }, path: string, call: 'crawl' | 'fetch'): Promise<void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.app.get(Engine).faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith(`:${call}`) === true });
+    const executionId = ((await post(member.secret, path).expect(202)).body as { executionId: string }).executionId;
+    try {
+      await eventually(async () => {
+        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [executionId]);
+        return calls.length === 1 && calls[0]!.status === 'succeeded';
+      }, `the held ${call} to save its read`);
+      await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(ownerSecret)).expect(200);
+    } finally {
+      release();
+    }
+    const ended = await eventually(async () => {
+      const [row] = await t.database.query<{ state: string }>('SELECT state FROM executions WHERE id = $1', [executionId]);
+      return ['completed', 'failed', 'cancelled', 'interrupted'].includes(row!.state) ? row!.state : null;
+    }, `the held ${call} to end`);
+    expect(ended).toBe('completed');
   }
 
   it('[MIG-04] the index shows a crawled App only while it has a verified proof: a removed proof hides it again', async () => {
@@ -157,6 +185,48 @@ describe('App proofs and index', () => {
     const unreachable = (await post(org.secret, `/v1/apps/${app.id}/proofs`, { domain: closedHost }).expect(201)).body as { id: string };
     await started(org.secret, `/v1/apps/${app.id}/proofs/${unreachable.id}/verify`);
     expect(await read(unreachable.id)).toMatchObject({ state: 'failed', failureReason: 'the domain refused the connection' });
+  });
+
+  it('[IDN-06] a crawl whose member was removed while it read writes no index entry and updates none', async () => {
+    const org = await t.createOrganization('Index caller');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    await prove(org.secret, app.id);
+    const entries = () => t.database.query<{ indexedAt: Date }>('SELECT indexed_at AS "indexedAt" FROM app_index_entries WHERE app_id = $1', [app.id]);
+
+    // Never crawled: the removed member's crawl adds no entry.
+    await removedWhileRunning(org.secret, await addMember(t, org.organizationId, 'admin'), `/v1/apps/${app.id}/index`, 'crawl');
+    expect(await entries()).toEqual([]);
+    expect((await get(org.secret, '/v1/app-index').expect(200)).body).toEqual({ data: [], next: null });
+
+    // A crawl of a current member writes it; another removed member's crawl leaves it as it was.
+    await started(org.secret, `/v1/apps/${app.id}/index`);
+    const [written] = await entries();
+    expect(written).toEqual({ indexedAt: expect.any(Date) });
+    await removedWhileRunning(org.secret, await addMember(t, org.organizationId, 'admin'), `/v1/apps/${app.id}/index`, 'crawl');
+    expect(await entries()).toEqual([written]);
+  });
+
+  it('[IDN-06] a verification whose member was removed while it fetched marks the proof neither verified nor failed', async () => {
+    const org = await t.createOrganization('Proof caller');
+    const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
+    const proof = (await post(org.secret, `/v1/apps/${app.id}/proofs`, { domain: proofHost }).expect(201)).body as { id: string; token: string };
+    const read = async () => (await get(org.secret, `/v1/apps/${app.id}/proofs/${proof.id}`).expect(200)).body as Record<string, unknown>;
+    const verify = `/v1/apps/${app.id}/proofs/${proof.id}/verify`;
+
+    // The domain serves the token: the fetch found it verified, but the proof stays pending.
+    served = proof.token;
+    await removedWhileRunning(org.secret, await addMember(t, org.organizationId, 'admin'), verify, 'fetch');
+    expect(await read()).toMatchObject({ state: 'pending', failureReason: null });
+    // The domain serves another token: the fetch found it failed, and the proof still stays pending.
+    served = 'someone-else';
+    await removedWhileRunning(org.secret, await addMember(t, org.organizationId, 'admin'), verify, 'fetch');
+    expect(await read()).toMatchObject({ state: 'pending', failureReason: null });
+    expect(await t.database.query('SELECT verified_at AS "verifiedAt" FROM app_proofs WHERE id = $1', [proof.id])).toEqual([{ verifiedAt: null }]);
+
+    // A current member's verification applies its result.
+    served = proof.token;
+    await started(org.secret, verify);
+    expect(await read()).toMatchObject({ state: 'verified', failureReason: null });
   });
 
   it('[DEVT-01] a developer test runs as an execution of its original caller, streamed as events, and ends only after its connection closed', async () => {
