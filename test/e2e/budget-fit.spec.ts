@@ -107,6 +107,32 @@ describe('budget fit', () => {
     expect((await t.http().get('/v1/credits').set('authorization', as(chat)).expect(200)).body).toEqual({ balanceMicros: 0, reservedMicros: 0 });
   });
 
+  it('[DLG-01] a money budget and a run’s cost cap lower max_tokens to the most whose price with the input estimate fits the tighter one', async () => {
+    // 1 micro per input token, 2 per output token; "Write a long story." to a brief Bot is estimated at 16 input tokens.
+    const price = { inputPerMillionMicros: 1_000_000, outputPerMillionMicros: 2_000_000 };
+    const budgeted = await createChatFixture(t, { baseUrl: fake.baseUrl, limits: { maxCostMicros: 1_500 } });
+    await t.http().put(`/v1/prices/${model}`).set('authorization', as(budgeted)).send(price).expect(200);
+    await t.http().post('/v1/budgets').set('authorization', as(budgeted)).send({ scope: { kind: 'organization' }, period: 'month', limitMicros: 1_000 }).expect(201);
+    fake.enqueue(textReply(['Once'], [16, 4]));
+    const first = await sendMessage(t, budgeted.secret, budgeted.chatId, 'Write a long story.');
+    await eventsUntilEnd(t, budgeted.secret, first.executionId);
+    expect(await stopOf(first.executionId)).toBe('stop');
+    // The budget is the tighter: (1,000 − 16) / 2 = 492, priced 16 + 984 = 1,000 micros at most.
+    expect(fake.requests[0]!.body.max_tokens).toBe(492);
+
+    const capped = await createChatFixture(t, { baseUrl: fake.baseUrl, limits: { maxCostMicros: 600 } });
+    await t.http().put(`/v1/prices/${model}`).set('authorization', as(capped)).send(price).expect(200);
+    await t.http().post('/v1/budgets').set('authorization', as(capped)).send({ scope: { kind: 'organization' }, period: 'month', limitMicros: 1_000 }).expect(201);
+    fake.enqueue(textReply(['Once'], [16, 4]));
+    const second = await sendMessage(t, capped.secret, capped.chatId, 'Write a long story.');
+    await eventsUntilEnd(t, capped.secret, second.executionId);
+    expect(await stopOf(second.executionId)).toBe('stop');
+    // The run's own cap is the tighter: (600 − 16) / 2 = 292.
+    expect(fake.requests[1]!.body.max_tokens).toBe(292);
+    const held = await t.database.query<{ reserved_micros: string }>(`SELECT reserved_micros::text FROM usage_records WHERE execution_id = $1`, [second.executionId]);
+    expect(held).toEqual([{ reserved_micros: '600' }]);
+  });
+
   it('[PLAT-08] the floor: a budget that affords 255 output tokens after the estimate refuses the call as before; one that affords 256 sends max_tokens 256', async () => {
     // The same Bot and message in three organizations: the same input estimate.
     const probe = await createChatFixture(t, { baseUrl: fake.baseUrl });
