@@ -93,8 +93,11 @@ describe('budget fit', () => {
     for (let i = 1; i < 12; i += 1) chats.push(((await t.http().post('/v1/chats').set('authorization', as(chat)).send({ botId: chat.botId }).expect(201)).body as { id: string }).id);
 
     const turns = await Promise.all(chats.map((id) => sendMessage(t, chat.secret, id, 'race')));
-    await Promise.all(turns.map((turn) => eventsUntilEnd(t, chat.secret, turn.executionId)));
+    const ends = await Promise.all(turns.map(async (turn) => (await eventsUntilEnd(t, chat.secret, turn.executionId)).at(-1)));
     const stops = await Promise.all(turns.map((turn) => stopOf(turn.executionId)));
+    // Every Turn ends cleanly: completed, no fault recorded.
+    expect(ends.map((end) => end?.state)).toEqual(Array.from({ length: 12 }, () => 'completed'));
+    expect(await t.database.query('SELECT 1 FROM error_records WHERE execution_id = ANY($1::uuid[])', [turns.map((turn) => turn.executionId)])).toEqual([]);
 
     // Whatever the order, each reservation takes min(1,000, what is left): 1,000 three times, then the 500 left.
     expect(fake.requests.map((r) => (r.body as { max_tokens: number }).max_tokens).sort((a, b) => b - a)).toEqual([1_000, 1_000, 1_000, 500]);
