@@ -146,6 +146,34 @@ export const budgetUsage = {
     return rows.map(toStanding);
   },
 
+  /**
+   * What a reservation reads once it holds its locks, in one statement: the standings of these
+   * budgets and, when `withCredits`, the organization's credits (null without). Its snapshot
+   * sees every reservation committed before the locks were granted.
+   */
+  async lockedStanding(
+    tx: Queryable,
+    organizationId: string,
+    ids: readonly string[],
+    withCredits: boolean,
+  ): Promise<{ readonly budgets: BudgetStanding[]; readonly credits: CreditStanding | null }> {
+    if (ids.length === 0 && !withCredits) return { budgets: [], credits: null };
+    const { rows } = await tx.query<{ budgets: StandingRow[]; credits: { balance: string; reserved: string } | null }>({
+      name: 'billing.locked_standing',
+      text: `WITH b AS (SELECT * FROM budgets WHERE organization_id = $1 AND id = ANY($2::uuid[])),
+                  standing AS (SELECT ${STANDING_COLUMNS} FROM b ${STANDING_JOINS}),
+                  credits AS (${CREDITS_SQL} FROM credit_accounts WHERE organization_id = $1 AND $3::boolean)
+             SELECT (SELECT coalesce(json_agg(standing ORDER BY standing.id), '[]'::json) FROM standing) AS budgets,
+                    (SELECT row_to_json(credits) FROM credits) AS credits`,
+      values: [organizationId, ids, withCredits],
+    });
+    const row = rows[0]!;
+    return {
+      budgets: row.budgets.map(toStanding),
+      credits: row.credits === null ? null : { balanceMicros: BigInt(row.credits.balance), reservedMicros: BigInt(row.credits.reserved) },
+    };
+  },
+
   /** Locks the organization's credit account, after the budgets; false when it has no credits. */
   async lockCredits(tx: Queryable, organizationId: string): Promise<boolean> {
     const { rows } = await tx.query({

@@ -94,9 +94,8 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
     const capped = request.maxCostMicros !== undefined && request.maxCostMicros !== null;
     const caps = capped ? [...(await ancestorCaps(tx, request.executionId)), { executionId: request.executionId, maxCostMicros: BigInt(request.maxCostMicros!) }] : [];
     const capRoomMicros = await capRoom(tx, caps);
-    // Read after the locks: every reservation committed before them is counted.
-    const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
-    const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
+    // Read after the locks, in one statement: every reservation committed before them is counted.
+    const { budgets, credits } = await budgetUsage.lockedStanding(tx, request.organizationId, locked, hasCredits);
     // The most every limit affords after the input estimate, never below the floor (decision 081).
     const fit = fitOutput(
       { price, estimatedInputTokens: request.estimatedInputTokens, maxTokens: request.maxTokens, minTokens: request.minTokens ?? request.maxTokens },
