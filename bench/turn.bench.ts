@@ -52,6 +52,13 @@ const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 /** `BENCH_BILLING=1`: one organization budget and one rate limit that never bind, so every call reserves and every message is checked (decision 024). */
 const BILLING = process.env.BENCH_BILLING === '1';
+/**
+ * Turns of the billing comparison, run after the measured window (0: none): half on an
+ * organization with a budget per kind and credits (none of them binding), half on one without,
+ * interleaved, the same workload. Prints one `turn billing:` line: admission and Turn times with
+ * and without (decision 081: fitting `max_tokens` to what the limits afford must not slow them).
+ */
+const BILLING_COMPARE = Number(process.env.BENCH_BILLING_COMPARE ?? 200);
 /** `BENCH_METRICS=1`: the server records metrics (OPENBOT_METRICS_PORT, any free port; decision 034), to compare with them off. */
 const METRICS = process.env.BENCH_METRICS === '1';
 /** `BENCH_TRACES=1`: the server exports traces (OTEL_EXPORTER_OTLP_ENDPOINT) to a sink here that accepts and drops them. */
@@ -69,6 +76,8 @@ interface Turn {
   readonly k: number;
   readonly marker: string;
   readonly chatId: string;
+  /** The API key of the Chat's organization, when it is not the bench organization's. */
+  readonly secret?: string;
   postAt: number;
   admittedAt: number;
   admission: string;
@@ -161,6 +170,7 @@ async function main(): Promise<number> {
     const failures = check(turns, fake);
     report(turns, wallS, rss, before, after, logLines, fake, cpu);
     await stats.end();
+    if (BILLING_COMPARE > 0) failures.push(...(await compareBilling(base, adminToken, fake)));
     if (failures.length > 0) {
       process.stderr.write(`${failures.length} Turn(s) failed:\n${failures.slice(0, 20).join('\n')}\n`);
       return 1;
@@ -178,11 +188,12 @@ async function main(): Promise<number> {
 
 // ---- the Turns ---------------------------------------------------------------------------------
 
-function newTurn(k: number, marker: string, chatId: string): Turn {
+function newTurn(k: number, marker: string, chatId: string, secret?: string): Turn {
   return {
     k,
     marker,
     chatId,
+    ...(secret === undefined ? {} : { secret }),
     postAt: Number.NaN,
     admittedAt: Number.NaN,
     admission: '',
@@ -229,13 +240,80 @@ async function runTurns(base: string, secret: string, turns: Turn[], width: numb
   await Promise.all(Array.from({ length: width }, async (_, i) => (i === 0 ? lane() : sleep(i * staggerMs).then(lane))));
 }
 
-async function runTurn(base: string, secret: string, turn: Turn): Promise<void> {
+async function runTurn(base: string, benchSecret: string, turn: Turn): Promise<void> {
+  const secret = turn.secret ?? benchSecret;
   turn.postAt = nowMs();
   const admitted = await api<{ executionId: string; admission: string }>(base, 'POST', `/v1/chats/${turn.chatId}/messages`, secret, { content: turn.marker }, 202);
   turn.admittedAt = nowMs();
   turn.admission = admitted.admission;
   turn.executionId = admitted.executionId;
   await observe(base, secret, turn);
+}
+
+// ---- the billing comparison ----------------------------------------------------------------------
+
+interface BenchOrganization {
+  readonly id: string;
+  readonly secret: string;
+  readonly botId: string;
+  readonly chats: string[];
+}
+
+/** An organization with the fake model, a Bot and `chats` Chats, through the public API. */
+async function benchOrganization(base: string, adminToken: string, fake: FakeModelServer, name: string, chats: number): Promise<BenchOrganization> {
+  const org = await api<{ organization: { id: string }; apiKey: { secret: string } }>(base, 'POST', '/v1/organizations', adminToken, { name }, 201);
+  const secret = org.apiKey.secret;
+  await api(base, 'POST', '/v1/model-providers', secret, { name: 'fake', kind: 'openai-compatible', baseUrl: fake.baseUrl }, 201);
+  const bot = await api<{ id: string }>(base, 'POST', '/v1/bots', secret, { name: 'Bench bot', model: 'fake/gpt-bench', instructions: 'x' }, 201);
+  const ids: string[] = [];
+  for (let i = 0; i < chats; i++) ids.push((await api<{ id: string }>(base, 'POST', '/v1/chats', secret, { botId: bot.id }, 201)).id);
+  return { id: org.organization.id, secret, botId: bot.id, chats: ids };
+}
+
+/**
+ * The same workload on two organizations, interleaved Turn by Turn: one with credits (priced by
+ * the platform), a money budget for the organization and a token budget for its Bot, none of
+ * them binding, so every message runs the admission checks and every model call fits its
+ * `max_tokens` to all three (decision 081); the other with none. Unmeasured Turns of both warm
+ * the billed path first. Prints the `turn billing:` line; returns the failed Turns.
+ */
+async function compareBilling(base: string, adminToken: string, fake: FakeModelServer): Promise<string[]> {
+  const plain = await benchOrganization(base, adminToken, fake, 'Bench without billing', C);
+  const billed = await benchOrganization(base, adminToken, fake, 'Bench with billing', C);
+  await api(base, 'POST', `/v1/platform/organizations/${billed.id}/credits`, adminToken, { amountMicros: Number.MAX_SAFE_INTEGER, reason: 'bench' }, 201);
+  await api(base, 'PUT', `/v1/platform/organizations/${billed.id}/prices/${encodeURIComponent('fake/gpt-bench')}`, adminToken, { inputPerMillionMicros: 1_000, outputPerMillionMicros: 2_000 }, 200);
+  await api(base, 'POST', '/v1/budgets', billed.secret, { scope: { kind: 'organization' }, period: 'month', limitMicros: Number.MAX_SAFE_INTEGER }, 201);
+  await api(base, 'POST', '/v1/budgets', billed.secret, { scope: { kind: 'bot', id: billed.botId }, period: 'day', limitTokens: Number.MAX_SAFE_INTEGER }, 201);
+  const interleaved = (prefix: string, n: number): Turn[] =>
+    Array.from({ length: n }, (_, k) => {
+      const org = k % 2 === 0 ? plain : billed;
+      return newTurn(k, `${prefix}-${k}`, org.chats[Math.floor(k / 2) % org.chats.length]!, org.secret);
+    });
+  const warm = interleaved('billing-warmup', 10 * C);
+  await runTurns(base, plain.secret, warm, C, 0);
+  const turns = interleaved('billing', BILLING_COMPARE);
+  const stagger = ARRIVALS === 'staggered' ? (50 + 5 * TOKENS) / C : 0;
+  await runTurns(base, plain.secret, turns, C, stagger);
+  const failures = [...check(warm, fake), ...check(turns, fake)];
+  const side = (org: BenchOrganization) => turns.filter((t) => t.secret === org.secret && t.timing !== undefined && !t.timing.aborted);
+  const figures = (of: Turn[]) => ({
+    admit: of.map((t) => t.admittedAt - t.postAt),
+    toModel: of.map((t) => t.timing!.receivedAt - t.postAt),
+    total: of.map((t) => t.endedAt - t.postAt),
+  });
+  const without = figures(side(plain));
+  const withBilling = figures(side(billed));
+  const pair = (name: string, a: number[], b: number[], digits: number) =>
+    `${name} p50 without=${pct(a, 50).toFixed(digits)} with=${pct(b, 50).toFixed(digits)} p99 without=${pct(a, 99).toFixed(digits)} with=${pct(b, 99).toFixed(digits)}`;
+  process.stdout.write(
+    [
+      `turn billing: turns=${turns.length} (interleaved; with = credits, a money and a token budget, none binding)`,
+      pair('post_202_ms', without.admit, withBilling.admit, 1),
+      pair('post_to_model_request_ms', without.toModel, withBilling.toModel, 1),
+      pair('turn_ms', without.total, withBilling.total, 0),
+    ].join(' ') + '\n',
+  );
+  return failures;
 }
 
 /** Follows the execution's SSE stream to `execution.ended`, timing the first delta and the end. */

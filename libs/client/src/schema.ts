@@ -462,7 +462,7 @@ export interface paths {
         put?: never;
         /**
          * Create a budget of the organization, a Bot or a member
-         * @description Money (`limitMicros`) or a token quota (`limitTokens`), exactly one; per UTC day, month or in total, counting spending from before it was created. Every model call reserves its estimate against it before sending; a Turn whose next call cannot reserve ends with `stop: "budget"`, and a message finding it exhausted answers 402 BudgetExceeded.
+         * @description Money (`limitMicros`) or a token quota (`limitTokens`), exactly one; per UTC day, month or in total, counting spending from before it was created. Every model call reserves its estimate against it before sending, with `max_tokens` lowered to what this budget, the others that apply and the credits still afford (never below OPENBOT_MODEL_CALL_MIN_TOKENS); a Turn whose next call cannot reserve even that ends with `stop: "budget"`, and a message finding it exhausted answers 402 BudgetExceeded.
          */
         post: operations["Budgets_create"];
         delete?: never;

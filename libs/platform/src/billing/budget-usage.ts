@@ -33,11 +33,12 @@ const MATCHES = (x: string) =>
 export const PERIOD_START = `CASE b.period WHEN 'day' THEN date_trunc('day', now(), 'UTC') WHEN 'month' THEN date_trunc('month', now(), 'UTC')
                              ELSE '-infinity'::timestamptz END`;
 
-const STANDING_COLUMNS = `b.id, b.limit_micros::text AS limit_micros, b.limit_tokens::text AS limit_tokens,
+/** A budget's standing as `BudgetStanding` reads it (`StandingRow`), over a budgets row `b` joined with `STANDING_JOINS`. */
+export const STANDING_COLUMNS = `b.id, b.limit_micros::text AS limit_micros, b.limit_tokens::text AS limit_tokens,
        s.spent_micros::text AS spent_micros, s.spent_tokens::text AS spent_tokens,
        (s.unknown_micros + hh.micros)::text AS reserved_micros, (s.unknown_tokens + hh.tokens)::text AS reserved_tokens`;
 
-const STANDING_JOINS = `
+export const STANDING_JOINS = `
   CROSS JOIN LATERAL (
     SELECT coalesce(sum(r.cost_micros), 0) AS spent_micros,
            -- A released unknown record was charged its reservation: its reserved tokens are spent (decision 072).
@@ -54,7 +55,7 @@ const STANDING_JOINS = `
      WHERE h.organization_id = b.organization_id AND h.released_at IS NULL AND ${MATCHES('h')}
   ) hh`;
 
-interface StandingRow {
+export interface StandingRow {
   id: string;
   limit_micros: string | null;
   limit_tokens: string | null;
@@ -64,7 +65,7 @@ interface StandingRow {
   reserved_tokens: string;
 }
 
-function toStanding(row: StandingRow): BudgetStanding {
+export function toStanding(row: StandingRow): BudgetStanding {
   return {
     id: row.id,
     limitMicros: row.limit_micros === null ? null : BigInt(row.limit_micros),
@@ -99,6 +100,12 @@ export function anyLimitSql(s: LimitScopeSql): string {
 
 export const ANY_LIMIT_SQL = anyLimitSql({ organizationId: '$1', scopeKind: '$2', scopeId: '$3::uuid', botId: '$4::uuid' });
 
+/** The credits' `balance` and `reserved` of organization $1 (text), selected from its `credit_accounts` row. */
+export const CREDITS_SQL = `SELECT (SELECT coalesce(sum(amount_micros), 0) FROM credit_entries WHERE organization_id = $1)::text AS balance,
+                    ((SELECT coalesce(sum(reserved_micros), 0) FROM usage_holds WHERE organization_id = $1 AND released_at IS NULL)
+                     + (SELECT coalesce(sum(reserved_micros), 0) FROM usage_records
+                         WHERE organization_id = $1 AND status = 'unknown' AND released_at IS NULL))::text AS reserved`;
+
 /** Who a call is billed to: the budgets of the organization, its Bot and its member apply. */
 export interface BillingScope {
   readonly organizationId: string;
@@ -128,22 +135,6 @@ export const budgetUsage = {
     return rows.map((row) => row.id);
   },
 
-  /** The budgets that apply to a call, unlocked (admission reads them without reserving). */
-  async applicable(db: Queryable, scope: BillingScope): Promise<BudgetStanding[]> {
-    const { rows } = await db.query<StandingRow>({
-      name: 'billing.budgets_applicable',
-      text: `WITH b AS (
-               SELECT * FROM budgets
-                WHERE organization_id = $1
-                  AND (scope_kind = 'organization' OR (scope_kind = 'bot' AND scope_id = $4::uuid)
-                       OR (scope_kind = 'member' AND $2 = 'member' AND scope_id = $3::uuid))
-             )
-             SELECT ${STANDING_COLUMNS} FROM b ${STANDING_JOINS} ORDER BY b.id`,
-      values: [scope.organizationId, scope.scopeKind, scope.scopeId, scope.botId],
-    });
-    return rows.map(toStanding);
-  },
-
   /** Budgets of an organization (all, or these IDs) with what they spent and hold in their current period. */
   async ofOrganization(db: Queryable, organizationId: string, ids: readonly string[] | null): Promise<BudgetStanding[]> {
     const { rows } = await db.query<StandingRow>({
@@ -153,6 +144,34 @@ export const budgetUsage = {
       values: [organizationId, ids],
     });
     return rows.map(toStanding);
+  },
+
+  /**
+   * What a reservation reads once it holds its locks, in one statement: the standings of these
+   * budgets and, when `withCredits`, the organization's credits (null without). Its snapshot
+   * sees every reservation committed before the locks were granted.
+   */
+  async lockedStanding(
+    tx: Queryable,
+    organizationId: string,
+    ids: readonly string[],
+    withCredits: boolean,
+  ): Promise<{ readonly budgets: BudgetStanding[]; readonly credits: CreditStanding | null }> {
+    if (ids.length === 0 && !withCredits) return { budgets: [], credits: null };
+    const { rows } = await tx.query<{ budgets: StandingRow[]; credits: { balance: string; reserved: string } | null }>({
+      name: 'billing.locked_standing',
+      text: `WITH b AS (SELECT * FROM budgets WHERE organization_id = $1 AND id = ANY($2::uuid[])),
+                  standing AS (SELECT ${STANDING_COLUMNS} FROM b ${STANDING_JOINS}),
+                  credits AS (${CREDITS_SQL} FROM credit_accounts WHERE organization_id = $1 AND $3::boolean)
+             SELECT (SELECT coalesce(json_agg(standing ORDER BY standing.id), '[]'::json) FROM standing) AS budgets,
+                    (SELECT row_to_json(credits) FROM credits) AS credits`,
+      values: [organizationId, ids, withCredits],
+    });
+    const row = rows[0]!;
+    return {
+      budgets: row.budgets.map(toStanding),
+      credits: row.credits === null ? null : { balanceMicros: BigInt(row.credits.balance), reservedMicros: BigInt(row.credits.reserved) },
+    };
   },
 
   /** Locks the organization's credit account, after the budgets; false when it has no credits. */
@@ -169,11 +188,7 @@ export const budgetUsage = {
   async credits(db: Queryable, organizationId: string): Promise<CreditStanding | null> {
     const { rows } = await db.query<{ balance: string; reserved: string }>({
       name: 'billing.credits',
-      text: `SELECT (SELECT coalesce(sum(amount_micros), 0) FROM credit_entries WHERE organization_id = $1)::text AS balance,
-                    ((SELECT coalesce(sum(reserved_micros), 0) FROM usage_holds WHERE organization_id = $1 AND released_at IS NULL)
-                     + (SELECT coalesce(sum(reserved_micros), 0) FROM usage_records
-                         WHERE organization_id = $1 AND status = 'unknown' AND released_at IS NULL))::text AS reserved
-               FROM credit_accounts WHERE organization_id = $1`,
+      text: `${CREDITS_SQL} FROM credit_accounts WHERE organization_id = $1`,
       values: [organizationId],
     });
     const row = rows[0];

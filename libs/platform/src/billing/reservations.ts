@@ -2,11 +2,12 @@ import { newId } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
 import type { DefaultPrice } from '../config/config';
 import type { Database } from '../database/sql';
-import { ANY_LIMIT_SQL, budgetUsage, exhausted, type BillingScope } from './budget-usage';
+import { ANY_LIMIT_SQL, budgetUsage, type BillingScope } from './budget-usage';
 import { LimitsUnreadable } from './limits-unreadable';
+import { fitOutput } from './output-fit';
 import { COST_SQL, costOf, prices, type Price } from './prices';
 import { rateBuckets } from './rate-buckets';
-import { ancestorCaps, passedCap } from './tree-cost';
+import { ancestorCaps, capRoom } from './tree-cost';
 
 /** One attempt of a model call about to send (USE-02, USE-03). */
 export interface ReservationRequest extends BillingScope {
@@ -15,8 +16,14 @@ export interface ReservationRequest extends BillingScope {
   readonly attempt: number;
   readonly model: string;
   readonly estimatedInputTokens: number;
-  /** The `max_tokens` the request sends: the reservation's output part. */
+  /** The most `max_tokens` the request may send (the per-call cap within the run's output limit): the reservation's output part when every limit affords it. */
   readonly maxTokens: number;
+  /**
+   * The fewest output tokens worth sending (OPENBOT_MODEL_CALL_MIN_TOKENS, used up to `maxTokens`):
+   * when a limit affords less than `maxTokens`, the reservation lowers it down to this floor, and
+   * below it refuses (decision 081). Absent: the call reserves its whole `maxTokens` or nothing.
+   */
+  readonly minTokens?: number;
   /** The run's cost cap (a Bot's `limits.maxCostMicros`, a task's at most what its parent had left): its tree's saved usage plus reservations stay within it, and within every ancestor's (DLG-01). */
   readonly maxCostMicros?: number | null;
   /** The operator's default price (OPENBOT_DEFAULT_PRICE): what prices a call under credits whose model the platform has not priced (decision 072). */
@@ -24,8 +31,12 @@ export interface ReservationRequest extends BillingScope {
 }
 
 export type Reservation =
-  /** `bucketsTook`: the rate limits' buckets took the estimate (confirmed usage corrects them then, and only then). */
-  | { readonly reserved: true; readonly bucketsTook: boolean }
+  /**
+   * `maxTokens`: what the request sends and the hold reserves, at most the request's own, lowered to
+   * what the tightest limit affords (decision 081). `bucketsTook`: the rate limits' buckets took the
+   * estimate (confirmed usage corrects them then, and only then).
+   */
+  | { readonly reserved: true; readonly maxTokens: number; readonly bucketsTook: boolean }
   | { readonly reserved: false; readonly budgetId: string | null }
   /** The run's own cost cap has no room for this call. */
   | { readonly reserved: false; readonly maxCost: true }
@@ -40,7 +51,10 @@ export type Reservation =
  * or the operator's default, else refused: decision 072), the applicable budgets locked
  * in ID order, then the organization's credit account: one lock order for every reservation, so
  * concurrent reservations queue instead of deadlocking, and twenty calls racing for the last
- * credits cannot together reserve more than is left. Last, the rate limits' buckets (LIM-01).
+ * credits cannot together reserve more than is left. What every limit still affords, read after
+ * those locks, sets the attempt's `max_tokens`: the request's own, lowered to the tightest
+ * limit's room after the input estimate, never below the floor (decision 081). Last, the rate
+ * limits' buckets (LIM-01).
  * Refused, nothing is reserved and nothing is sent. Granted, the hold row carries the price, the reserved micros and tokens, and releases
  * the holds earlier attempts of the same call left open (a takeover's old owner is gone).
  */
@@ -57,7 +71,7 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
   // Most organizations have no budget, credits or rate limit: one read says so and finds the
   // price, and the hold is written on its own, with no lock taken. A limit created while this call
   // starts applies from the next call on.
-  if (await holdUnlimited(db, request)) return { reserved: true, bucketsTook: false };
+  if (await holdUnlimited(db, request)) return { reserved: true, maxTokens: request.maxTokens, bucketsTook: false };
   return db.transaction(async (tx) => {
     const locked = await budgetUsage.lockApplicable(tx, request);
     const hasCredits = await budgetUsage.lockCredits(tx, request.organizationId);
@@ -74,32 +88,33 @@ async function reserveChecked(db: Database, request: ReservationRequest): Promis
       ? await prices.forCredits(tx, request.organizationId, request.model, request.defaultPrice ?? null)
       : await prices.inForce(tx, request.organizationId, request.model);
     if (hasCredits && price === null) return { reserved: false, unpriced: true };
-    const need = needOf(price, request);
     // The run's cap and its ancestors', from what their trees saved and hold: a takeover or a
     // restart sees the same sums (DLG-01). A task under a capped parent always has a cap of its
     // own (it inherits what is left), so a run without one has no capped ancestor either.
-    if (request.maxCostMicros !== undefined && request.maxCostMicros !== null) {
-      const caps = [...(await ancestorCaps(tx, request.executionId)), { executionId: request.executionId, maxCostMicros: BigInt(request.maxCostMicros) }];
-      if ((await passedCap(tx, caps, need.micros)) !== null) return { reserved: false, maxCost: true };
-    }
-    // Read after the locks: every reservation committed before them is counted.
-    const budgets = locked.length === 0 ? [] : await budgetUsage.ofOrganization(tx, request.organizationId, locked);
-    const credits = hasCredits ? await budgetUsage.credits(tx, request.organizationId) : null;
-    const refused = exhausted(budgets, credits, need);
-    if (refused !== undefined) return { reserved: false, budgetId: refused.budgetId };
+    const capped = request.maxCostMicros !== undefined && request.maxCostMicros !== null;
+    const caps = capped ? [...(await ancestorCaps(tx, request.executionId)), { executionId: request.executionId, maxCostMicros: BigInt(request.maxCostMicros!) }] : [];
+    const capRoomMicros = await capRoom(tx, caps);
+    // Read after the locks, in one statement: every reservation committed before them is counted.
+    const { budgets, credits } = await budgetUsage.lockedStanding(tx, request.organizationId, locked, hasCredits);
+    // The most every limit affords after the input estimate, never below the floor (decision 081).
+    const fit = fitOutput(
+      { price, estimatedInputTokens: request.estimatedInputTokens, maxTokens: request.maxTokens, minTokens: request.minTokens ?? request.maxTokens },
+      { capRoomMicros, budgets, credits },
+    );
+    if ('refused' in fit) return { reserved: false, ...fit.refused };
     // The rate limits' buckets last, in ID order; a refusal rolls back everything taken above.
     const wait = await rateBuckets.take(tx, request, request.estimatedInputTokens, true);
     if (wait !== null) return { reserved: false, waitMs: wait.waitMs };
-    await openHold(tx, request, price, need);
-    return { reserved: true, bucketsTook: true };
+    await openHold(tx, request, price, needOf(price, request.estimatedInputTokens, fit.maxTokens));
+    return { reserved: true, maxTokens: fit.maxTokens, bucketsTook: true };
   });
 }
 
-/** What an attempt reserves: its input estimate plus `max_tokens`, priced and in tokens. */
-function needOf(price: Price | null, request: ReservationRequest): { readonly micros: bigint; readonly tokens: bigint } {
+/** What an attempt reserves: its input estimate plus the `max_tokens` it sends, priced and in tokens. */
+function needOf(price: Price | null, estimatedInputTokens: number, maxTokens: number): { readonly micros: bigint; readonly tokens: bigint } {
   return {
-    micros: costOf(price, { inputTokens: request.estimatedInputTokens, outputTokens: request.maxTokens }),
-    tokens: BigInt(request.estimatedInputTokens + request.maxTokens),
+    micros: costOf(price, { inputTokens: estimatedInputTokens, outputTokens: maxTokens }),
+    tokens: BigInt(estimatedInputTokens + maxTokens),
   };
 }
 

@@ -77,14 +77,17 @@ export async function lockCostTree(db: Queryable, topmost: string): Promise<void
 }
 
 /**
- * The first cap the call would pass (its need added to the capped subtree's cost), or null when
- * it fits them all: its own and each ancestor's.
+ * What is left under the tightest cap that applies to a call (its own and each ancestor's): the
+ * least of each cap minus its subtree's cost, which a call's reservation may take at most
+ * (decision 081). Null when no cap applies.
  */
-export async function passedCap(db: Queryable, caps: readonly CostCap[], need: bigint): Promise<CostCap | null> {
+export async function capRoom(db: Queryable, caps: readonly CostCap[]): Promise<bigint | null> {
   if (caps.length === 0) return null;
   await lockCostTree(db, caps[0]!.executionId);
+  let room: bigint | null = null;
   for (const cap of caps) {
-    if ((await subtreeCost(db, cap.executionId)) + need > cap.maxCostMicros) return cap;
+    const left = cap.maxCostMicros - (await subtreeCost(db, cap.executionId));
+    if (room === null || left < room) room = left;
   }
-  return null;
+  return room;
 }

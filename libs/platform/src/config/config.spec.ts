@@ -67,7 +67,7 @@ describe('parseConfig defaults', () => {
       appOAuthMetadataDocuments: true,
       publicUrl: 'http://127.0.0.1:8080',
       cookieSecure: false,
-      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
+      limits: { streamsPerCredential: 500, streamsPerNode: 2_000, streamMaxSeconds: 900, ssoLoginsPerWindow: 60, authFailuresPerWindow: 30, windowSeconds: 60, modelCallMaxTokens: 4_096, modelCallMinTokens: 256, memoryHelperPermits: 4, memoryContextTokens: 2_000 },
       organizationLimits: { apiKeys: 100, streams: 1_000, queuedTurnsPerChat: 20, toolCallsPerStep: 32, runningTurns: 200, fileBytes: 10 * 1024 * 1024 * 1024, memoryItems: 100_000 },
       trustedProxies: [],
       metrics: null,
@@ -439,7 +439,7 @@ describe('limits and trusted proxies (docs/decisions/017)', () => {
       OPENBOT_MEMORY_HELPER_PERMITS: '2',
       OPENBOT_MEMORY_CONTEXT_TOKENS: '500',
     });
-    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096, memoryHelperPermits: 2, memoryContextTokens: 500 });
+    expect(config.limits).toEqual({ streamsPerCredential: 3, streamsPerNode: 40, streamMaxSeconds: 5, ssoLoginsPerWindow: 7, authFailuresPerWindow: 9, windowSeconds: 120, modelCallMaxTokens: 4_096, modelCallMinTokens: 256, memoryHelperPermits: 2, memoryContextTokens: 500 });
     expect(config.trustedProxies).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
   });
 

@@ -184,6 +184,8 @@ export interface Limits {
   readonly windowSeconds: number;
   /** The most output tokens one model call may ask for (`max_tokens`, with the Bot's remaining output limit): what a reservation bounds. */
   readonly modelCallMaxTokens: number;
+  /** The fewest output tokens a call lowered to fit a budget, the credits or a cost cap still asks for; below it the call is refused (decision 081). */
+  readonly modelCallMinTokens: number;
   /** Shared permits for memory helper calls (learning), across all nodes (LIM-01). */
   readonly memoryHelperPermits: number;
   /** The token budget of the memories a Turn's context may hold. */
@@ -371,6 +373,7 @@ function limitsOf(env: Env): Pick<Config, 'limits' | 'trustedProxies'> {
       authFailuresPerWindow: integer(env, 'OPENBOT_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
       windowSeconds: integer(env, 'OPENBOT_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
       modelCallMaxTokens: integer(env, 'OPENBOT_MODEL_CALL_MAX_TOKENS', 4_096, 1, 1_000_000),
+      modelCallMinTokens: integer(env, 'OPENBOT_MODEL_CALL_MIN_TOKENS', 256, 1, 1_000_000),
       memoryHelperPermits: integer(env, 'OPENBOT_MEMORY_HELPER_PERMITS', 4, 1, 10_000),
       memoryContextTokens: integer(env, 'OPENBOT_MEMORY_CONTEXT_TOKENS', 2_000, 1, 1_000_000),
     },

@@ -27,6 +27,9 @@ export const MODEL_ATTEMPTS = 3;
 /** `max_tokens` of a call when the node's config does not say (OPENBOT_MODEL_CALL_MAX_TOKENS). */
 export const DEFAULT_MODEL_CALL_MAX_TOKENS = 4_096;
 
+/** The fewest output tokens a call lowered to fit a limit still sends, when the node's config does not say (OPENBOT_MODEL_CALL_MIN_TOKENS, decision 081). */
+export const DEFAULT_MODEL_CALL_MIN_TOKENS = 256;
+
 /** Call-log options whose `commit` sees the saved model step. */
 export interface ModelCallOptions extends Omit<CallOptions, 'commit'> {
   readonly commit?: (tx: Queryable, saved: { readonly callId: string; readonly attempt: number; readonly result: ModelStepResult }) => Promise<void>;
@@ -143,7 +146,8 @@ export class RateLimitWait extends Error {
  *   idempotency key (CALL-02, CALL-04), the execution's identity is checked again before each
  *   send (IDN-06), and a takeover reuses a saved result instead of asking again (STC-05);
  * - `max_tokens` on every request, and a reservation per attempt before it sends, against every
- *   budget that applies and the credits (USE-02); a call that cannot reserve does not send and
+ *   budget that applies and the credits (USE-02); `max_tokens` is lowered to what the tightest
+ *   of them affords, down to a floor (decision 081); a call that cannot reserve does not send and
  *   throws BudgetStop, as does a call under credits whose model the platform has not priced
  *   (decision 072); a rate limit's empty bucket throws RateLimitWait (LIM-01);
  * - a usage hold per attempt, released however the attempt ends (USE-03); one usage record per
@@ -182,6 +186,8 @@ export class ModelCalls {
     const resolved = ahead?.resolved != null && ahead.model === request.model ? ahead.resolved : await this.registry.resolve(request.organizationId, request.model);
     const cap = this.config?.limits.modelCallMaxTokens ?? DEFAULT_MODEL_CALL_MAX_TOKENS;
     const maxTokens = Math.max(1, Math.min(cap, request.remainingOutputTokens ?? cap));
+    // A limit with less room lowers `max_tokens`, down to this floor (never above what the call asks for).
+    const minTokens = Math.min(maxTokens, this.config?.limits.modelCallMinTokens ?? DEFAULT_MODEL_CALL_MIN_TOKENS);
     const scope = { organizationId: request.organizationId, scopeKind: request.billing.scopeKind, scopeId: request.billing.scopeId, botId: request.billing.botId ?? null };
 
     // Labels of this call's metrics: the provider's kind and the model's name, never an ID (decision 034).
@@ -235,6 +241,7 @@ export class ModelCalls {
             model: request.model,
             estimatedInputTokens: request.estimatedInputTokens,
             maxTokens,
+            minTokens,
             maxCostMicros: request.maxCostMicros ?? null,
             defaultPrice: this.config?.defaultPrice ?? null,
           });
@@ -244,15 +251,17 @@ export class ModelCalls {
             throw 'maxCost' in reservation ? new BudgetStop(null, true) : new BudgetStop(reservation.budgetId);
           }
           bucketsTook = reservation.bucketsTook;
+          // What the reservation holds is what the request asks for: never more than the limits afford (decision 081).
+          const sentMaxTokens = reservation.maxTokens;
           publisher.publish('model.started', null, position(call.attempt));
-          describeModelCall(call.span, { providerKind: resolved.kind, model: resolved.modelId, maxTokens });
+          describeModelCall(call.span, { providerKind: resolved.kind, model: resolved.modelId, maxTokens: sentMaxTokens });
           const onText = request.onText;
           const sent = performance.now();
           let firstText: number | null = null;
           // Each attempt builds its text from nothing: a dropped attempt's text is never joined to this one (CALL-04).
           const stepResult = await runModelStep(
             provider,
-            { model: resolved.modelId, messages, tools: request.tools, maxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
+            { model: resolved.modelId, messages, tools: request.tools, maxTokens: sentMaxTokens, idempotencyKey: call.idempotencyKey, signal: call.signal },
             (text) => {
               firstText ??= performance.now();
               onText?.(text, position(call.attempt));
