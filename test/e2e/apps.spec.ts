@@ -411,8 +411,8 @@ describe('bad servers', () => {
       .expect(201);
     const prefix = connection.id.replace(/-/g, '').slice(-8);
     expect((bot.body as { tools: Array<{ declarations: Array<{ name: string; serverName: string }> }> }).tools[0]!.declarations).toEqual([
-      { name: `${prefix}_files_read`, serverName: 'files.read', revision: 1 },
-      { name: 't000', serverName: 't000', revision: 1 },
+      { name: `${prefix}_files_read`, serverName: 'files.read', description: 'files.read', revision: 1 },
+      { name: 't000', serverName: 't000', description: 't000', revision: 1 },
     ]);
     const refused = await t.http().post('/v1/bots').set('authorization', auth).send({ name: 'Refused', model: 'fake/m', instructions: '', tools: [{ kind: 'app', connectionId: connection.id, tools: ['not-an-object'] }] });
     expectDeclared(refused, 400, 'InvalidInput');
