@@ -14,8 +14,8 @@ import { startProtectedMcpServer, type ProtectedMcpServer } from '../fakes/mcp-p
  *   transaction, and a fault between them leaves none of the three;
  * - GRANT-05: the grant-use table records holders, pending sends and revocations in the
  *   transactions of what they describe, and cleanup decides from it without opening a secret;
- * - GRANT-07: sends and installation wait on the lock cleanup holds; a saved revocation intent
- *   holds new sends back and survives a takeover of its cleanup.
+ * - GRANT-07: sends and installation (code exchanges and token refreshes alike) wait on the lock
+ *   cleanup holds; a saved revocation intent holds new sends back and survives a takeover of its cleanup.
  */
 describe('App OAuth grant rules', () => {
   const PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -312,6 +312,122 @@ describe('App OAuth grant rules', () => {
           as.hold('/token/revocation', null);
           release();
           await t2.close();
+        }
+      }));
+
+    /** A check of the connection: its App request, refused with a token the resource server saw before, makes the grant refresh. */
+    const check = async (secret: string, connectionId: string): Promise<string> =>
+      ((await post(secret, `/v1/connections/${connectionId}/check`).expect(202)).body as { executionId: string }).executionId;
+    const refreshesAt = (as: TestAuthorizationServer): number => as.tokenRequests.filter((r) => r.grantType === 'refresh_token').length;
+    const refreshOf = (connectionId: string): Promise<string> =>
+      until('the refresh execution', async () => {
+        const [row] = await t.database.query<{ id: string }>(
+          `SELECT e.id FROM executions e JOIN app_oauth_grants g ON e.resource_id = g.id::text WHERE e.workflow = 'app.oauth.refresh' AND g.connection_id = $1 ORDER BY e.created_at DESC LIMIT 1`,
+          [connectionId],
+        );
+        return row?.id ?? null;
+      });
+    const grantOf = async (connectionId: string): Promise<unknown> =>
+      (await t.database.query('SELECT version, state, refresh_intent FROM app_oauth_grants WHERE connection_id = $1', [connectionId]))[0];
+
+    it('[GRANT-07] a token refresh is a grant send too: it waits on the lock cleanup takes, both before it sends the refresh token and before it installs the rotated pair', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('Refresh lock');
+        const connectionId = await connect(org.secret, rs.url);
+        await authorized(org.secret, connectionId);
+        expect(await ended(await check(org.secret, connectionId))).toBe('completed');
+        const registrationId = await registrationOf(connectionId);
+        const cleanup = new Client({ connectionString: t.database.url });
+        await cleanup.connect();
+        const cleanupPid = (await cleanup.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        try {
+          // 1. Cleanup holds the registration's lock (as its reserve step does): the refresh sends nothing until it is released.
+          rs.refuseTokensSeenSoFar();
+          const before = refreshesAt(as);
+          const tokenPosts = (): number => as.requests.filter((path) => path === '/token').length;
+          const postsBefore = tokenPosts();
+          await cleanup.query('BEGIN');
+          await cleanup.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR UPDATE', [registrationId]);
+          const firstCheck = await check(org.secret, connectionId);
+          await refreshOf(connectionId);
+          await blockedBy(cleanupPid);
+          expect({ posts: tokenPosts(), refreshes: refreshesAt(as) }).toEqual({ posts: postsBefore, refreshes: before });
+          expect(await grantOf(connectionId)).toMatchObject({ version: 1, state: 'active' });
+          await cleanup.query('COMMIT');
+          expect(await ended(firstCheck)).toBe('completed');
+          expect(refreshesAt(as)).toBe(before + 1);
+          expect(await grantOf(connectionId)).toEqual({ version: 2, state: 'active', refresh_intent: null });
+
+          // 2. The refresh token is at the server when cleanup takes the lock: the answer comes, but the rotated pair is installed only after the release.
+          rs.refuseTokensSeenSoFar();
+          let release: () => void = () => undefined;
+          as.hold('/token', new Promise<void>((resolve) => (release = resolve)));
+          const secondCheck = await check(org.secret, connectionId);
+          await until('the second refresh at the server', () => Promise.resolve(tokenPosts() > postsBefore + 1));
+          await cleanup.query('BEGIN');
+          await cleanup.query('SELECT 1 FROM app_oauth_registrations WHERE id = $1 FOR UPDATE', [registrationId]);
+          release();
+          as.hold('/token', null);
+          await blockedBy(cleanupPid);
+          expect(await grantOf(connectionId)).toMatchObject({ version: 2, refresh_intent: expect.any(String) });
+          await cleanup.query('COMMIT');
+          expect(await ended(secondCheck)).toBe('completed');
+          expect(await grantOf(connectionId)).toEqual({ version: 3, state: 'active', refresh_intent: null });
+          expect(refreshesAt(as)).toBe(before + 2);
+        } finally {
+          await cleanup.query('ROLLBACK').catch(() => undefined);
+          await cleanup.end();
+        }
+      }));
+
+    it('[GRANT-07] a saved revocation intent holds a token refresh back: the refresh looks on its durable timer and sends no refresh token while the revocation is in flight; it refreshes once the revocation ends', () =>
+      servers(async ({ as, rs }) => {
+        const org = await t.createOrganization('Refresh reservation');
+        const removedId = await connect(org.secret, rs.url);
+        await authorized(org.secret, removedId);
+        const keptId = await connect(org.secret, rs.url);
+        await authorized(org.secret, keptId);
+        expect(await ended(await check(org.secret, keptId))).toBe('completed');
+        const registrationId = await registrationOf(keptId);
+        expect(await registrationOf(removedId)).toBe(registrationId);
+        let release: () => void = () => undefined;
+        as.hold('/token/revocation', new Promise<void>((resolve) => (release = resolve)));
+        try {
+          // Removing one connection saves the revocation intent of its pair, then sends the revocation (held at the server).
+          const deleted = await t.http().delete(`/v1/connections/${removedId}`).set('authorization', bearer(org.secret)).expect(202);
+          expect(await ended((deleted.body as { executionId: string }).executionId)).toBe('completed');
+          const [removed] = await t.database.query<{ id: string; cleanup_execution_id: string }>(`SELECT id, cleanup_execution_id FROM app_oauth_grant_results WHERE kind = 'removed' AND lineage_id = $1`, [removedId]);
+          await until('the revocation at the server', () => Promise.resolve(as.requests.includes('/token/revocation')));
+          const reservation = async (): Promise<unknown[]> => t.database.query('SELECT kind, registration_id FROM app_oauth_grant_uses WHERE id = $1', [removed!.id]);
+          expect(await reservation()).toEqual([{ kind: 'revocation', registration_id: registrationId }]);
+
+          // The other connection's token is refused: its refresh looks, finds the intent and waits on its timer; no refresh token is sent.
+          rs.refuseTokensSeenSoFar();
+          const before = refreshesAt(as);
+          const checkId = await check(org.secret, keptId);
+          const refreshId = await refreshOf(keptId);
+          await until('the refresh looked again', async () => {
+            const [timers] = await t.database.query<{ n: number }>('SELECT count(*)::int AS n FROM execution_timers WHERE execution_id = $1 AND fired_at IS NOT NULL', [refreshId]);
+            return timers!.n >= 1;
+          });
+          expect(refreshesAt(as)).toBe(before);
+          expect(await t.database.query('SELECT 1 FROM execution_calls WHERE execution_id = $1', [refreshId])).toEqual([]);
+          expect(await grantOf(keptId)).toEqual({ version: 1, state: 'active', refresh_intent: refreshId });
+          expect(await reservation()).toEqual([{ kind: 'revocation', registration_id: registrationId }]);
+
+          // The revocation answers: the cleanup ends, the intent goes, the refresh sends its refresh token and installs the rotated pair.
+          release();
+          as.hold('/token/revocation', null);
+          expect(await ended(removed!.cleanup_execution_id)).toBe('completed');
+          expect(await reservation()).toEqual([]);
+          expect(await ended(refreshId)).toBe('completed');
+          expect(await ended(checkId)).toBe('completed');
+          expect(refreshesAt(as)).toBe(before + 1);
+          expect(await grantOf(keptId)).toEqual({ version: 2, state: 'active', refresh_intent: null });
+          expect((await t.http().get(`/v1/connections/${keptId}`).set('authorization', bearer(org.secret)).expect(200)).body).toMatchObject({ state: 'ready' });
+        } finally {
+          as.hold('/token/revocation', null);
+          release();
         }
       }));
   });

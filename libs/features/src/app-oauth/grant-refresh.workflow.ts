@@ -1,8 +1,9 @@
 import { codec, defineWorkflow, executionReads, type Engine, type Json, type Queryable } from '@openbot/engine';
 import { isOAuthFailure, refreshTokens, type Fetch, type TokenSet } from '@openbot/protocol';
-import type { Sql } from '../../../platform/src/database/sql';
+import type { Database } from '../../../platform/src/database/sql';
 import type { Sealer } from '../../../platform/src/sealing/sealer';
 import type { SealedRecords } from '../../../platform/src/sealing/sealed-records';
+import { CLEANUP_RECHECK_MS } from './grant-cleanup.workflow';
 import { saveGrantResult, sealTokensIn } from './grant-cleanup-command';
 import { lockGrant, needsAuthorization, type GrantRow } from './grant-rows';
 import { jsonOf } from './oauth-codecs';
@@ -47,8 +48,26 @@ const ours = (row: GrantRow | undefined, executionId: string, version: number): 
  *   refresh token may be spent, and trying it again could revoke the whole grant family.
  * A refresh that ends otherwise (failed, stopped) while its intent stands leaves the grant
  * `needs_authorization` for the same reason.
+ * A refresh is a grant send like a code exchange (GRANT-07): before sending, under the shared
+ * lock of its registration that cleanup takes, it waits on its durable timer while a saved
+ * revocation intent reserves the grant scope (keeping its refresh intent fresh meanwhile: nothing
+ * was sent, so nothing is lost); the commit that installs the rotated pair takes the same lock.
+ * Its lineage's holder record stands for its pending send (GRANT-05).
  */
-export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
+export function grantRefreshWorkflow(deps: { readonly db: Database; readonly fetch: Fetch; readonly sealed: SealedRecords; readonly sealer: Sealer; readonly engine: () => Engine }) {
+  /**
+   * Whether a saved revocation intent of the grant's registration holds this refresh back; looked
+   * at under the registration's shared lock (GRANT-07). While it waits, its intent stays fresh.
+   */
+  const revocationReserves = (grantId: string, executionId: string): Promise<boolean> =>
+    deps.db.transaction(async (tx) => {
+      const registrationId = await shareRegistrationLock(tx, grantId);
+      if (registrationId === null) return false;
+      const { rows } = await tx.query(`SELECT 1 FROM app_oauth_grant_uses WHERE registration_id = $1 AND kind = 'revocation' LIMIT 1`, [registrationId]);
+      if (rows.length === 0) return false;
+      await tx.query('UPDATE app_oauth_grants SET refresh_intent_at = now() WHERE id = $1 AND refresh_intent = $2', [grantId, executionId]);
+      return true;
+    });
   return GRANT_REFRESH.implement({
     initial: (input) => ({ ...input, outcome: null }),
     next: (state) => (state.outcome === null ? { phase: 'refresh' } : { end: 'completed', result: { outcome: state.outcome } }),
@@ -59,6 +78,7 @@ export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: F
         async run(context) {
           const { grantId, version } = context.state;
           const executionId = context.executionId;
+          if (await revocationReserves(grantId, executionId)) return { state: context.state, wait: { until: new Date(context.clock.now() + CLEANUP_RECHECK_MS) } };
           const answer = (await context.call(
             'refresh',
             {
@@ -67,6 +87,7 @@ export function grantRefreshWorkflow(deps: { readonly db: Sql; readonly fetch: F
               commit: async (tx, saved) => {
                 const result = saved.result as RefreshAnswer;
                 if ('notSent' in result) return;
+                await shareRegistrationLock(tx, grantId);
                 const row = await lockGrant(tx, grantId);
                 if ('tokens' in result) {
                   const installed = ours(row, executionId, version);
@@ -145,7 +166,18 @@ async function install(tx: Queryable, row: GrantRow, tokensRecordId: string): Pr
   await tx.query('DELETE FROM sealed_records WHERE id = $1', [row.tokens_record_id]);
 }
 
-/** A grant removed meanwhile: its organization and registration, from the result it was handed over as. */
+/**
+ * Takes the lock grant sends and installation share with cleanup (GRANT-07): its registration's,
+ * in share mode, before the grant's row lock. Answers the registration, or null when the grant is gone.
+ */
+async function shareRegistrationLock(tx: Queryable, grantId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ registration_id: string }>(
+    'SELECT r.id AS registration_id FROM app_oauth_registrations r JOIN app_oauth_grants g ON g.registration_id = r.id WHERE g.id = $1 FOR SHARE OF r',
+    [grantId],
+  );
+  return rows[0]?.registration_id ?? null;
+}
+
 /** The grant's organization, registration and lineage (its connection or developer test): from its row, or from the result it became when it was removed meanwhile. */
 async function grantOfResult(tx: Queryable, grantId: string): Promise<{ organization_id: string; registration_id: string; lineage_id: string | null } | null> {
   const { rows: live } = await tx.query<{ organization_id: string; registration_id: string; lineage_id: string | null }>(

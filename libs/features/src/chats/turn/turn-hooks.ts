@@ -41,7 +41,8 @@ type HookFacts = Omit<TurnHookContext, 'once' | 'point'>;
 /**
  * The plugins of this node's Turns, run in registration order. A plugin cannot change the
  * execution's lifecycle: it gets no engine handle, its return value is ignored, and a plugin that
- * throws is recorded with its own error record while the Turn goes on.
+ * throws is recorded with its own error record while the Turn goes on. Its context is frozen and
+ * carries no actor, token or scope: the Turn's identity is the engine's, whatever order plugins run in.
  */
 @Injectable()
 export class TurnHooks {
@@ -61,7 +62,8 @@ export class TurnHooks {
   async run(point: TurnHookPoint, facts: HookFacts): Promise<void> {
     for (const plugin of this.plugins) {
       if (!plugin.points.includes(point)) continue;
-      const context: TurnHookContext = { ...facts, point, once: (key, write) => this.once(plugin.name, point, facts, key, write) };
+      // Frozen: a plugin cannot set or change what it is told (an organization, an actor, a scope); identity never comes from plugins (IDN-04).
+      const context: TurnHookContext = Object.freeze({ ...facts, point, once: (key: string, write: (tx: Queryable) => Promise<void>) => this.once(plugin.name, point, facts, key, write) });
       try {
         await plugin.run(context);
       } catch (cause) {
