@@ -39,6 +39,7 @@ import { ApprovalApprovers1767860000000 } from './1767860000000-approval-approve
 import { OrganizationLimits1767870000000 } from './1767870000000-organization-limits';
 import { ErrorRecordDetail1767890000000 } from './1767890000000-error-record-detail';
 import { TurnEnds1767900000000 } from './1767900000000-turn-ends';
+import { ScopeCloseErrors1767930000000 } from './1767930000000-scope-close-errors';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -82,4 +83,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   OrganizationLimits1767870000000,
   ErrorRecordDetail1767890000000,
   TurnEnds1767900000000,
+  ScopeCloseErrors1767930000000,
 ];
