@@ -40,6 +40,7 @@ import { OrganizationLimits1767870000000 } from './1767870000000-organization-li
 import { ErrorRecordDetail1767890000000 } from './1767890000000-error-record-detail';
 import { TurnEnds1767900000000 } from './1767900000000-turn-ends';
 import { AppProofFailureReason1767910000000 } from './1767910000000-app-proof-failure-reason';
+import { ScopeCloseErrors1767930000000 } from './1767930000000-scope-close-errors';
 
 /** Every migration in order. The baseline never changes (MIG-01); later changes are new files. */
 export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
@@ -84,4 +85,5 @@ export const MIGRATIONS: ReadonlyArray<new () => MigrationInterface> = [
   ErrorRecordDetail1767890000000,
   TurnEnds1767900000000,
   AppProofFailureReason1767910000000,
+  ScopeCloseErrors1767930000000,
 ];

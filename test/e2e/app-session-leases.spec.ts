@@ -2,6 +2,7 @@ import { FakeOpenAiServer, textReply, toolCallReply } from '../fakes/fake-openai
 import { startSdkServer, type RunningSdkServer, type TestTool } from '../fakes/mcp-test-servers';
 import { bearer, createChatFixture, eventsUntilEnd, sendMessage, type ChatFixture } from '../support/chat-fixture';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { createTestDatabase } from '../support/test-database';
 import { waitForExecutionState } from '../support/tool-probes';
 
 /**
@@ -31,9 +32,9 @@ describe('App session leases', () => {
     await t?.close();
   });
 
-  const post = (secret: string, path: string, body: unknown) => t.http().post(path).set('authorization', bearer(secret)).send(body as object);
-  const scopes = (connectionId: string) =>
-    t.database.query<{ id: string; session_id: string | null; close_result: Record<string, unknown> | null }>(
+  const post = (secret: string, path: string, body: unknown, on: TestApp = t) => on.http().post(path).set('authorization', bearer(secret)).send(body as object);
+  const scopes = (connectionId: string, on: TestApp = t) =>
+    on.database.query<{ id: string; session_id: string | null; close_result: Record<string, unknown> | null }>(
       'SELECT id, session_id, close_result FROM app_connection_scopes WHERE connection_id = $1 ORDER BY opened_at',
       [connectionId],
     );
@@ -51,15 +52,15 @@ describe('App session leases', () => {
   }
 
   /** A Chat whose Turn called the App once and left its session open on this node. */
-  async function openSession(): Promise<ChatFixture & { connectionId: string; scope: { id: string; session_id: string } }> {
-    const chat = await createChatFixture(t, { baseUrl: fake.baseUrl });
-    const app = (await post(chat.secret, '/v1/apps', { url: server.url }).expect(201)).body as { id: string };
-    const connection = (await post(chat.secret, `/v1/apps/${app.id}/connections`, {}).expect(201)).body as { id: string };
-    await t.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ tools: [{ kind: 'app', connectionId: connection.id, tools: ['note'] }] }).expect(200);
+  async function openSession(on: TestApp = t): Promise<ChatFixture & { connectionId: string; scope: { id: string; session_id: string } }> {
+    const chat = await createChatFixture(on, { baseUrl: fake.baseUrl });
+    const app = (await post(chat.secret, '/v1/apps', { url: server.url }, on).expect(201)).body as { id: string };
+    const connection = (await post(chat.secret, `/v1/apps/${app.id}/connections`, {}, on).expect(201)).body as { id: string };
+    await on.http().patch(`/v1/bots/${chat.botId}`).set('authorization', bearer(chat.secret)).send({ tools: [{ kind: 'app', connectionId: connection.id, tools: ['note'] }] }).expect(200);
     fake.enqueue(toolCallReply('c1', 'note', ['{"text":"a"}']), textReply(['Noted.']));
-    const admitted = await sendMessage(t, chat.secret, chat.chatId, 'Note it');
-    expect((await eventsUntilEnd(t, chat.secret, admitted.executionId)).at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
-    const [scope, ...others] = await scopes(connection.id);
+    const admitted = await sendMessage(on, chat.secret, chat.chatId, 'Note it');
+    expect((await eventsUntilEnd(on, chat.secret, admitted.executionId)).at(-1)).toMatchObject({ type: 'execution.ended', state: 'completed' });
+    const [scope, ...others] = await scopes(connection.id, on);
     expect(others).toEqual([]);
     expect(scope).toMatchObject({ session_id: expect.any(String), close_result: null });
     expect(server.openSessions()).toBe(1);
@@ -107,5 +108,30 @@ describe('App session leases', () => {
     expect(deletes(chat.scope.session_id)).toBe(2);
     await waitForExecutionState(t, chat.secret, cleanup, 'completed', 30_000);
     expect(await t.database.query('SELECT 1 FROM app_connections WHERE id = $1', [chat.connectionId])).toEqual([]);
+  });
+  it('[RES-06] a failed close keeps its error ID after the owner stops: the scope has no close result (not proven released, left to the cleanup) and names the sealed error record of the failed DELETE', async () => {
+    // The owner is a node of its own that stops in this test, on a database the test keeps.
+    const database = await createTestDatabase();
+    const owner = await startTestApp({ database, env: { OPENBOT_APP_SESSION_IDLE_SECONDS: '3600', OPENBOT_LEASE_SECONDS: '2' } });
+    try {
+      const chat = await openSession(owner);
+      // The server goes away: the owner's DELETE cannot reach it, and nothing proves the session ended.
+      await server.close();
+      server = await startSdkServer({ era: 'legacy', tools: () => [note] });
+      await owner.close();
+      const [scope] = await database.query<{ closed_at: Date | null; close_result: unknown; close_error_id: string | null }>(
+        'SELECT closed_at, close_result, close_error_id FROM app_connection_scopes WHERE id = $1',
+        [chat.scope.id],
+      );
+      expect(scope).toEqual({ closed_at: null, close_result: null, close_error_id: expect.any(String) });
+      // The ID names the failure's record, its cause sealed: readable with the owner gone.
+      const records = await database.query<{ category: string; origin: string; sealed: boolean }>(
+        'SELECT e.category, e.origin, s.id IS NOT NULL AS sealed FROM error_records e LEFT JOIN sealed_records s ON s.id = e.cause_id WHERE e.id = $1',
+        [scope!.close_error_id],
+      );
+      expect(records).toEqual([{ category: expect.any(String), origin: expect.stringMatching(/^app-session-close:/), sealed: true }]);
+    } finally {
+      await database.drop();
+    }
   });
 });

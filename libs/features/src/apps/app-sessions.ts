@@ -1,9 +1,10 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { newId } from '@openbot/domain';
+import { newId, type ErrorId } from '@openbot/domain';
 import { Engine } from '@openbot/engine';
-import type { McpConnection } from '@openbot/protocol';
+import { toFailure, type McpConnection } from '@openbot/protocol';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../../platform/src/config/runtime-config';
 import { Database } from '../../../platform/src/database/sql';
+import { SqlFailureRecorder } from '../../../platform/src/errors/sql-failure-recorder';
 import type { SendActor } from '../../../platform/src/vaults/vault-secrets';
 import { AppClient } from './app-client';
 
@@ -63,6 +64,7 @@ export class AppSessions implements BeforeApplicationShutdown {
     @Inject(AppClient) private readonly client: AppClient,
     @Inject(Engine) private readonly engine: Engine,
     @Inject(RUNTIME_CONFIG) config: RuntimeConfig,
+    @Inject(SqlFailureRecorder) private readonly failures: SqlFailureRecorder,
   ) {
     this.leaseSeconds = Math.max(config.leaseSeconds, 2);
     this.idleMs = config.appSessionIdleSeconds * 1000;
@@ -142,7 +144,10 @@ export class AppSessions implements BeforeApplicationShutdown {
     if (scope.uses === 0) void this.close(scope);
   }
 
-  /** Ends the session (DELETE for a legacy one) and stores the close result; a failed close leaves the row open for the cleanup (RES-06). */
+  /**
+   * Ends the session (DELETE for a legacy one) and stores the close result; a failed close leaves
+   * the row open for the cleanup and keeps its error ID there, after this node stops (RES-06).
+   */
   private async close(scope: Scope): Promise<void> {
     if (scope.closed) return;
     scope.closed = true;
@@ -152,11 +157,28 @@ export class AppSessions implements BeforeApplicationShutdown {
     let result: Record<string, unknown>;
     try {
       result = { ...(await scope.connection.close()) };
-    } catch {
+    } catch (error) {
+      await this.keepFailedClose(scope, error);
       return;
     }
     await this.db
       .count({ name: 'apps.scope_close', text: 'UPDATE app_connection_scopes SET closed_at = now(), close_result = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, JSON.stringify(result)] })
+      .catch(() => undefined);
+  }
+
+  /**
+   * A failed close: its cause sealed in an error record, its error ID on the scope row, both in
+   * one transaction. The row stays without a close result: not proven released (RES-06). A write
+   * the database refuses leaves the row as it was, for the cleanup.
+   */
+  private async keepFailedClose(scope: Scope, error: unknown): Promise<void> {
+    const failure = toFailure(error, 'close');
+    const errorId = newId<ErrorId>();
+    await this.db
+      .transaction(async (tx) => {
+        await this.failures.record(tx, { errorId, category: failure.category, origin: `app-session-close:${failure.reason}`, cause: failure });
+        await tx.query({ name: 'apps.scope_close_failed', text: 'UPDATE app_connection_scopes SET close_error_id = $2 WHERE id = $1 AND close_result IS NULL', values: [scope.id, errorId] });
+      })
       .catch(() => undefined);
   }
 

@@ -4,6 +4,7 @@ import type { CallRequest, FailureRecorder, Json, PhaseEvents } from '@openbot/e
 import { isRepeatSafe, McpFailure, toFailure, toolDigest, type ListedTool, type ToolDeclaration } from '@openbot/protocol';
 import type { Database, Sql } from '../../../platform/src/database/sql';
 import { PhaseSessions, type AppSessions, type SessionKey } from './app-sessions';
+import { mayUseConnection } from './app-view';
 import type { SendActor } from '../../../platform/src/vaults/vault-secrets';
 import { answer } from '../../../platform/src/turn-core/tool-answer';
 import type { BotTool } from '../../../platform/src/turn-core/tool-spec';
@@ -94,7 +95,7 @@ export async function checkDeclaration(db: Sql, declaration: ToolDeclaration, co
     values: [declaration.connectionId, context.organizationId],
   });
   if (connection === undefined) return new McpFailure('tool_changed', 'the connection was deleted');
-  if (connection.owner === 'member' && connection.member_id !== context.memberId) return new McpFailure('refused', "the connection is another member's own");
+  if (!mayUseConnection(connection, context.memberId)) return new McpFailure('refused', "the connection is another member's own");
   if (connection.revision === declaration.revision) return { revision: connection.revision };
   // A later revision: the saved declaration still holds only if that revision lists the same tool unchanged.
   const cached = await db.one<{ tools: unknown }>({

@@ -59,6 +59,15 @@ export const CONNECTION_VIEW_COLUMNS = `id, app_id AS "appId", owner, member_id 
  */
 export const VISIBLE_CONNECTION = `organization_id = $1 AND deleting_at IS NULL AND (owner = 'organization' OR member_id = $2 OR $3::boolean)`;
 
+/**
+ * Whether a member may use a connection (IDN-05): in a Bot's declared tools and in a Turn's App
+ * call, live or restored, alike. The organization's connections, and a member's own only for that
+ * member. Narrower than seeing (`VISIBLE_CONNECTION`): owners and admins see, not use, others' own.
+ */
+export function mayUseConnection(connection: { readonly owner: string; readonly member_id: string | null }, memberId: string | null): boolean {
+  return connection.owner === 'organization' || (memberId !== null && connection.member_id === memberId);
+}
+
 /** Sealed-record purpose of a connection's literal header and variable values. */
 export const CONNECTION_SECRETS_PURPOSE = 'app-connection.secrets';
 

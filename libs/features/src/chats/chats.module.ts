@@ -68,7 +68,14 @@ export class ChatsModule implements OnModuleInit {
   onModuleInit(): void {
     this.inputs.register(this.admissions);
     this.tools.register(clientTool(this.db));
-    this.tools.register(delegateTool({ db: this.db, readExecution: (id) => this.engine.get(id), maxDepth: this.config.maxDelegationDepth }));
+    this.tools.register(
+      delegateTool({
+        db: this.db,
+        readExecution: (id) => this.engine.get(id),
+        maxDepth: this.config.maxDelegationDepth,
+        admission: { limits: this.config.organizationLimits, defaultPrice: this.config.defaultPrice },
+      }),
+    );
     this.engine.register(
       turnWorkflow({
         db: this.db,

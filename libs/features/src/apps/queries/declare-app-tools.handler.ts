@@ -5,6 +5,7 @@ import { declare, modelToolName, type ToolDeclaration } from '@openbot/protocol'
 import type { BotTool } from '../../bots/bot-view';
 import { DeclareAppTools } from '../../bots/queries/declare-app-tools.query';
 import { Database } from '../../../../platform/src/database/sql';
+import { mayUseConnection } from '../app-view';
 import { ConnectionDiscovery } from '../connection-discovery';
 
 /**
@@ -33,13 +34,14 @@ export class DeclareAppToolsHandler implements IQueryHandler<DeclareAppTools> {
         continue;
       }
       const connectionId = tool.connectionId!;
-      const usable = isUuid(connectionId)
-        ? await this.db.one<{ revision: number }>(
-            `SELECT revision FROM app_connections WHERE id = $1 AND organization_id = $2 AND deleting_at IS NULL AND (owner = 'organization' OR member_id = $3)`,
-            [connectionId, caller.organizationId, caller.memberId],
+      const connection = isUuid(connectionId)
+        ? await this.db.one<{ owner: string; member_id: string | null }>(
+            `SELECT owner, member_id FROM app_connections WHERE id = $1 AND organization_id = $2 AND deleting_at IS NULL`,
+            [connectionId, caller.organizationId],
           )
         : undefined;
-      if (usable === undefined) {
+      // The same "may use" rule as the Turn's call (IDN-05).
+      if (connection === undefined || !mayUseConnection(connection, caller.memberId)) {
         issues.push({ path: `tools.${index}.connectionId`, message: 'this connection does not exist in this organization, or is not yours to use' });
         continue;
       }

@@ -3,8 +3,9 @@ import { AppConnectionEntity } from './app-connection.entity';
 
 /**
  * A physical scope of a connection (RES-07): an MCP connection open on one node, with its own
- * lease. `close_result` is what its close did (`deleted`, `already_closed`, `refused`, `local`, or
- * a failure with its error ID); a scope without one is not proven released (RES-06).
+ * lease. `close_result` is what its close did (`deleted`, `already_closed`, `refused`, `local`); a
+ * scope without one is not proven released (RES-06). A failed close leaves it open and keeps its
+ * error ID in `close_error_id`.
  */
 @Entity({ name: 'app_connection_scopes' })
 @Index('app_connection_scopes_connection_id_idx', ['connectionId'])
@@ -46,4 +47,8 @@ export class AppConnectionScopeEntity {
 
   @Column('jsonb', { name: 'close_result', nullable: true })
   closeResult!: unknown;
+
+  /** The sealed error record of the owner's last failed close: the scope stays open for the cleanup (RES-06). */
+  @Column('uuid', { name: 'close_error_id', nullable: true })
+  closeErrorId!: string | null;
 }

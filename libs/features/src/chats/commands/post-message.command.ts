@@ -2,7 +2,6 @@ import { Inject, Optional } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { Conflict, identityForMember, isFinal, isUuid, newId, NotFound, type MemberCaller } from '@openbot/domain';
 import { Engine, executionReads, inputHash, type Queryable } from '@openbot/engine';
-import { checkAdmission } from '../../../../platform/src/billing/admission';
 import { RUNTIME_CONFIG, type RuntimeConfig } from '../../../../platform/src/config/runtime-config';
 import { anyLimitSql } from '../../../../platform/src/billing/budget-usage';
 import { checkMessageFiles } from '../../files/message-files';
@@ -10,7 +9,7 @@ import { Database, type TransactionSql } from '../../../../platform/src/database
 import { executionIdentity } from '../../../../platform/src/identity/identity-codec';
 import { TURN } from '../../../../platform/src/turn-core/turn-contract';
 import type { TurnInput } from '../../../../platform/src/turn-core/turn-state';
-import { checkTurnAdmission } from './turn-admission-limits';
+import { checkInputAffordable, checkTurnAdmission } from './turn-admission-limits';
 import type { InputToAdmit, MessageAdmission } from '../../../../platform/src/turn-core/chat-inputs';
 
 export type { Admission, InputToAdmit, MessageAdmission } from '../../../../platform/src/turn-core/chat-inputs';
@@ -91,9 +90,8 @@ export async function admitInput(tx: TransactionSql, engine: Engine, input: Inpu
   // A Chat being deleted admits nothing and answers as if it were gone (RES-04).
   if (chat.closed_at !== null) throw new NotFound('Chat');
   if (fileIds.length > 0) await checkMessageFiles(tx, input.organizationId, await botModel(tx, chat.bot_id), fileIds);
-  // Nothing left on a budget or the credits (402, PLAT-08), no request left on a rate limit (429), or
-  // under credits no platform price for the Bot's model (402, decision 072): no Turn starts, queues or steers.
-  await checkAdmission(tx, { organizationId: input.organizationId, scopeKind: scope.kind, scopeId: scope.id, botId: chat.bot_id }, chat.limited, input.defaultPrice);
+  // The rules a delegate tool's task passes too (IDN-05): budgets, credits, the model's price.
+  await checkInputAffordable(tx, { organizationId: input.organizationId, scope, botId: chat.bot_id, limited: chat.limited, defaultPrice: input.defaultPrice });
   const active = chat.active_turn_id === null ? null : await readTurn(tx, chat.active_turn_id);
   let admission: MessageAdmission;
   /** A Turn this input starts or queues: its row goes in with the message, in one statement. */

@@ -1,5 +1,7 @@
 import { RateLimited } from '@openbot/domain';
 import type { Queryable } from '@openbot/engine';
+import { checkAdmission } from '../../../../platform/src/billing/admission';
+import type { DefaultPrice } from '../../../../platform/src/config/config';
 import type { TurnAdmissionLimits } from '../../../../platform/src/turn-core/chat-inputs';
 import { limitMessage, lockLimit } from '../../../../platform/src/limits/organization-limits';
 import { runningTurnsOf } from '../../../../platform/src/limits/running-turns';
@@ -33,4 +35,26 @@ export async function checkTurnAdmission(tx: Queryable, organizationId: string, 
   if (running >= limits.runningTurns) {
     throw new RateLimited(TURN_RETRY_AFTER_SECONDS, limitMessage('runningTurns', limits.runningTurns), 'runningTurns');
   }
+}
+
+/** Who an input is admitted for: the organization, the scope billed, and the Bot that answers it. */
+export interface InputRules {
+  readonly organizationId: string;
+  readonly scope: { readonly kind: string; readonly id: string };
+  readonly botId: string;
+  /** Whether a budget, rate limit or credit account applies (`anyLimitSql`, read by the caller). */
+  readonly limited: boolean;
+  readonly defaultPrice: DefaultPrice | null;
+}
+
+/**
+ * What every input to a Bot passes before it starts, queues or steers a Turn, whichever way it
+ * comes (IDN-05): an HTTP message, a reminder's post, a delegate tool's task. Something left on
+ * the budgets and credits (402 BudgetExceeded), a request left on the rate limits (429) and, under
+ * credits, a platform price for the Bot's model (402 ModelNotPriced). A new Turn then passes `checkTurnAdmission`.
+ */
+export async function checkInputAffordable(tx: Queryable, rules: InputRules): Promise<void> {
+  // Nothing left on a budget or the credits (402, PLAT-08), no request left on a rate limit (429), or
+  // under credits no platform price for the Bot's model (402, decision 072): one statement (decision 081).
+  await checkAdmission(tx, { organizationId: rules.organizationId, scopeKind: rules.scope.kind, scopeId: rules.scope.id, botId: rules.botId }, rules.limited, rules.defaultPrice);
 }

@@ -1,9 +1,12 @@
 import type { ToolCall } from '@openbot/core';
-import { isFinal, isUuid, newId, type ExecutionId } from '@openbot/domain';
+import { DomainFailure, isFinal, isUuid, newId, type ExecutionId } from '@openbot/domain';
 import type { ExecutionView } from '@openbot/engine';
 import type { Database, Sql } from '../../../../platform/src/database/sql';
 import { LimitsUnreadable } from '../../../../platform/src/billing/limits-unreadable';
 import { subtreeCost } from '../../../../platform/src/billing/tree-cost';
+import { ANY_LIMIT_SQL } from '../../../../platform/src/billing/budget-usage';
+import type { DefaultPrice } from '../../../../platform/src/config/config';
+import { checkInputAffordable, checkTurnAdmission, type TurnAdmissionLimits } from '../commands/turn-admission-limits';
 import type { BotTool } from '../../bots/bot-view';
 import type { ToolAnswer } from '../../../../platform/src/turn-core/tool-answer';
 import { routeIssues, type TurnTool } from '../../../../platform/src/turn-core/turn-tool';
@@ -16,6 +19,8 @@ export interface DelegateDeps {
   readonly readExecution: (id: ExecutionId) => Promise<ExecutionView | null>;
   /** OPENBOT_MAX_DELEGATION_DEPTH */
   readonly maxDepth: number;
+  /** The organization limits and default price a message's Turn is admitted under: a task's Turn passes the same (IDN-05). */
+  readonly admission: { readonly limits: TurnAdmissionLimits; readonly defaultPrice: DefaultPrice | null };
 }
 
 const error = (modelOutput: string): { answer: ToolAnswer } => ({ answer: { modelOutput: `Error: ${modelOutput}`, isError: true } });
@@ -44,6 +49,9 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     values: [tool.botId, state.organizationId],
   });
   if (bot === undefined) return error(`the Bot of "${call.name}" no longer exists; no task was started.`);
+  const chatId = newId();
+  const refused = await admissionRefusal(deps, state, tool.botId!, chatId);
+  if (refused !== null) return error(`${refused} No task was started.`);
   const limits = state.bot!.limits;
   const caps = {
     maxSteps: Math.max(1, limits.maxSteps - state.step),
@@ -52,7 +60,6 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
     // What this Turn and its tasks have not spent yet, from saved usage and holds (a failed read stops the call, DLG-01).
     ...(limits.maxCostMicros == null ? {} : { maxCostMicros: Math.max(1, limits.maxCostMicros - Number(await spentSoFar(deps.db, context.executionId))) }),
   };
-  const chatId = newId();
   const turnId = newId();
   const childId = context.startChild(
     TURN,
@@ -77,6 +84,33 @@ export async function startTask(context: TurnPhaseContext, state: TurnState, too
   ]);
   context.emit('task.started', { callId: call.callId, executionId: childId, botId: tool.botId ?? null }, { step: state.step });
   return { childId };
+}
+
+/**
+ * A task's Turn passes what a message's Turn passes (IDN-05), through the same functions as
+ * PostMessage: budgets, credits and the model's price for the target Bot, then the organization's
+ * `runningTurns` limit (tasks' Turns count). Its refusal is the message's own failure text, the
+ * call's error result. These reads run in a transaction of their own, before the checkpoint that
+ * writes the task: a phase cannot hold a lock into its checkpoint, so Turns racing for the last
+ * running slot may pass the limit by the few that raced, as a task started just before would.
+ */
+async function admissionRefusal(deps: DelegateDeps, state: TurnState, botId: string, chatId: string): Promise<string | null> {
+  try {
+    await deps.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ limited: boolean }>({
+        name: 'turn.delegate_limited',
+        text: `SELECT ${ANY_LIMIT_SQL} AS limited`,
+        values: [state.organizationId, state.scope.kind, state.scope.id, botId],
+      });
+      const rules = { organizationId: state.organizationId, scope: state.scope, botId, limited: rows[0]!.limited, defaultPrice: deps.admission.defaultPrice };
+      await checkInputAffordable(tx, rules);
+      await checkTurnAdmission(tx, state.organizationId, chatId, false, deps.admission.limits);
+    });
+    return null;
+  } catch (failure) {
+    if (failure instanceof DomainFailure) return failure.message;
+    throw failure;
+  }
 }
 
 /** What this Turn's subtree has cost; a read that fails is a stopped limit check, never a guess (DLG-01). */
