@@ -20,7 +20,7 @@ const target = join(root, 'docs', 'capability-map.md');
 const NOTES = {
   'PLAT-04': 'not built yet: node-to-node RPC arrives with Computers and Live sessions',
   'PLAT-07': 'not built yet: the ChatGPT OAuth provider',
-  'ARCH-04': 'partly: the model and object-store adapters are swapped in tests; the Vault port has one adapter (sealed in PostgreSQL), and the Computer port is not built yet',
+  'ARCH-04': 'partly: the model and object-store adapters are swapped in tests and the Vault is reached only through its port (VaultSecrets), which has one adapter today (sealed in PostgreSQL); the Computer port is not built yet',
   'RES-05': 'not built yet: Live sessions',
   'RES-06': 'partly: App sessions keep their close results (also through retention) and close on lease loss; physical leases of Computers and Live sessions, with their interactive writes and audio, are not built yet',
   'IDN-03': 'not built yet: Channels',
