@@ -172,6 +172,22 @@ describe('Apps and connections', () => {
     expect((tools.body as { data: Array<{ description: string }> }).data[0]!.description).toBe('adds two numbers, now differently');
   });
 
+  /**
+   * Starts a check of the connection as `secret` and holds it once its outside read is saved, before
+   * its final transaction (CONN-01): answers its execution ID and what lets it go on.
+   */
+  const heldCheck = async (secret: string, connectionId: string): Promise<{ executionId: string; release: () => void }> => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.app.get(Engine).faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
+    const executionId = ((await post(secret, `/v1/connections/${connectionId}/check`, {}).expect(202)).body as { executionId: string }).executionId;
+    await eventually(async () => {
+      const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [executionId]);
+      return calls.length === 1 && calls[0]!.status === 'succeeded';
+    }, 'the held check to save its read');
+    return { executionId, release };
+  };
+
   it('[CONN-01] a check proposes from its saved read; the final transaction refuses it when a concurrent check raised the revision; the result stays readable after the connection is removed', async () => {
     const org = await t.createOrganization('Check race');
     const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
@@ -182,14 +198,7 @@ describe('Apps and connections', () => {
     sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
     try {
       // The first check saves its read (revision 1, a changed tool list) and is held before its end.
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
-      const slow = await check();
-      await eventually(async () => {
-        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
-        return calls.length === 1 && calls[0]!.status === 'succeeded';
-      }, 'the held check to save its read');
+      const { executionId: slow, release } = await heldCheck(org.secret, connection.id);
       // Meanwhile a second check applies the same change: revision 2.
       const fast = await check();
       await waitForExecutionState(t, org.secret, fast, 'completed');
@@ -220,17 +229,9 @@ describe('Apps and connections', () => {
     const app = (await post(org.secret, '/v1/apps', { url: sdk.url }).expect(201)).body as { id: string };
     const connection = (await post(org.secret, `/v1/apps/${app.id}/connections`, {}).expect(201)).body as { id: string };
     await get(org.secret, `/v1/connections/${connection.id}/tools`).expect(200);
-    const engine = t.app.get(Engine);
     sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
     try {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
-      const slow = ((await post(member.secret, `/v1/connections/${connection.id}/check`, {}).expect(202)).body as { executionId: string }).executionId;
-      await eventually(async () => {
-        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
-        return calls.length === 1 && calls[0]!.status === 'succeeded';
-      }, 'the held check to save its read');
+      const { executionId: slow, release } = await heldCheck(member.secret, connection.id);
       await t.http().delete(`/v1/members/${member.memberId}`).set('authorization', bearer(org.secret)).expect(200);
       release();
       await eventually(async () => {
@@ -253,14 +254,7 @@ describe('Apps and connections', () => {
     const engine = t.app.get(Engine);
     sdkTools = [{ ...add, description: 'adds two numbers, now differently' }];
     try {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      engine.faults.arm('call.result.committed', { kind: 'pause', until: held }, { times: 1, when: (c) => c.callKey?.endsWith('probe') === true });
-      const slow = ((await post(org.secret, `/v1/connections/${connection.id}/check`, {}).expect(202)).body as { executionId: string }).executionId;
-      await eventually(async () => {
-        const calls = await t.database.query<{ status: string }>('SELECT status FROM execution_calls WHERE execution_id = $1', [slow]);
-        return calls.length === 1 && calls[0]!.status === 'succeeded';
-      }, 'the held check to save its read');
+      const { executionId: slow, release } = await heldCheck(org.secret, connection.id);
       // What installing a new grant does to the connection (code-exchange.workflow.ts): its generation rises.
       await t.database.query('UPDATE app_connections SET generation = generation + 1 WHERE id = $1', [connection.id]);
       release();
